@@ -1,0 +1,352 @@
+// Package submitter is the sending stage of bulkload's pipeline: it
+// authenticates with the OAuth 2.0 client-credentials flow, calls the Lead
+// Intake Service's createLead and submitLead mutations, and owns retries,
+// 401 handling and the one rate shared by every worker.
+//
+// A Client is built once per run and shared by all workers. The pool, the
+// results file and resume are the caller's; Create and Submit return each
+// row's outcome as values (a *CallError is a row-level failure), and only an
+// *AuthError (see IsFatal) means the run must stop.
+//
+// Nothing in this package's logs or errors contains an SSN, a date of birth,
+// the client secret or an access token.
+package submitter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/machinebox/graphql"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/bulkload/bulkload/lead"
+)
+
+// DefaultCreateDocument is the createLead mutation as the interface shows
+// it, selecting all five result fields.
+const DefaultCreateDocument = `mutation CreateLead($input: LeadInput!) { createLead(input: $input) { id resultCode note partnerLeadId bidValue } }`
+
+// DefaultSubmitDocument is the submitLead mutation. The interface does not
+// show its arguments, so this is a guess a partner can override by
+// configuration.
+const DefaultSubmitDocument = `mutation SubmitLead($id: String!) { submitLead(id: $id) { id resultCode note } }`
+
+// Defaults of Config.
+const (
+	DefaultMaxAttempts      = 5
+	DefaultCallTimeout      = 60 * time.Second
+	DefaultBackoffBase      = 500 * time.Millisecond
+	DefaultBackoffMax       = 30 * time.Second
+	DefaultTokenRetries     = 5
+	DefaultMaxResponseBytes = 1 << 20
+)
+
+// Config configures a Client. The caller resolves flags, environment and
+// config file into it; zero values take the documented defaults.
+type Config struct {
+	Endpoint     string // lead GraphQL URL
+	TokenURL     string // full token URL ({auth_url}/{tenant_id}/oauth2/v2.0/token)
+	ClientID     string
+	ClientSecret string // never logged, never in an error
+	Scope        string // "api://<app-id>/.default"
+	// Rate is API calls per second across all workers (createLead,
+	// submitLead and every retry attempt); 0 = unlimited until a 429.
+	Rate                    float64
+	MaxAttempts             int           // per call, including the first; default 5
+	CallTimeout             time.Duration // per HTTP attempt; default 60s
+	BackoffBase, BackoffMax time.Duration // full-jitter exponential; defaults 500ms, 30s
+	TokenRetries            int           // token endpoint network/429/5xx retries; default 5
+	CreateDocument          string        // default DefaultCreateDocument
+	SubmitDocument          string        // default DefaultSubmitDocument
+	MaxResponseBytes        int64         // reply body cap; default 1 MiB
+	// Transport is the base transport for the API and the token endpoint;
+	// nil = a clone of http.DefaultTransport keeping 256 idle connections.
+	Transport http.RoundTripper
+	Logger    *slog.Logger     // nil = discard
+	Now       func() time.Time // nil = time.Now (token expiry and rate decisions)
+}
+
+// Call describes how one Create or Submit went on the wire.
+type Call struct {
+	// Attempts is the number of HTTP attempts made for this call.
+	Attempts int
+	// Ambiguous reports that an earlier attempt may have reached the
+	// service (timeout or connection lost after the request was sent), so a
+	// "duplicate" answer may refer to this row's own earlier attempt.
+	Ambiguous bool
+}
+
+// Stats are a Client's counters since New.
+type Stats struct {
+	Calls, Attempts, Retries, Status429, Status401, TokensFetched int64
+	// CurrentRate is the shared rate in calls per second now; 0 means
+	// unlimited.
+	CurrentRate float64
+}
+
+// Client calls the Lead Intake Service. Build one per run with New and
+// share it: it is safe for concurrent use by many workers, which share one
+// token and one rate.
+type Client struct {
+	gql       *graphql.Client
+	createDoc string
+	submitDoc string
+	tokens    *tokenCache
+	rate      *rateControl
+	stats     *stats
+	now       func() time.Time
+}
+
+// New validates cfg and builds a Client. It does no network I/O. ctx bounds
+// the Client's background work (token fetches) and should live as long as
+// the run.
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	base := cfg.Transport
+	if base == nil {
+		dt := http.DefaultTransport.(*http.Transport).Clone()
+		dt.MaxIdleConns = 256
+		dt.MaxIdleConnsPerHost = 256
+		base = dt
+	}
+	tokenHTTP := &http.Client{Transport: base}
+	tokens := &tokenCache{
+		conf: clientcredentials.Config{
+			ClientID:     cfg.ClientID,
+			ClientSecret: cfg.ClientSecret,
+			TokenURL:     cfg.TokenURL,
+			Scopes:       []string{cfg.Scope},
+			AuthStyle:    oauth2.AuthStyleInParams,
+		},
+		bg:      context.WithValue(ctx, oauth2.HTTPClient, tokenHTTP),
+		now:     cfg.Now,
+		retries: cfg.TokenRetries,
+		base:    cfg.BackoffBase,
+		max:     cfg.BackoffMax,
+		timeout: min(cfg.CallTimeout, maxTokenAttemptTimeout),
+		secret:  cfg.ClientSecret,
+		log:     log,
+	}
+	c := &Client{
+		createDoc: cfg.CreateDocument,
+		submitDoc: cfg.SubmitDocument,
+		tokens:    tokens,
+		rate:      newRateControl(cfg.Rate, cfg.Now),
+		stats:     &stats{},
+		now:       cfg.Now,
+	}
+	tr := &transport{
+		base:        base,
+		tokens:      tokens,
+		rate:        c.rate,
+		stats:       c.stats,
+		log:         log,
+		now:         cfg.Now,
+		maxAttempts: cfg.MaxAttempts,
+		callTimeout: cfg.CallTimeout,
+		backoffBase: cfg.BackoffBase,
+		backoffMax:  cfg.BackoffMax,
+		maxBody:     cfg.MaxResponseBytes,
+	}
+	// The library's Log field stays unset: it would log the variables.
+	c.gql = graphql.NewClient(cfg.Endpoint, graphql.WithHTTPClient(&http.Client{Transport: tr}))
+	return c, nil
+}
+
+func (cfg *Config) validate() error {
+	var problems []string
+	checkURL := func(name, flag, v string) {
+		if v == "" {
+			problems = append(problems, fmt.Sprintf("%s is required (set %s)", name, flag))
+			return
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			problems = append(problems, fmt.Sprintf("%s %q is not an http(s) URL (check %s)", name, v, flag))
+		}
+	}
+	checkURL("endpoint", "--endpoint", cfg.Endpoint)
+	checkURL("token URL", "--token-url or --auth-url with --tenant-id", cfg.TokenURL)
+	if cfg.ClientID == "" {
+		problems = append(problems, "client id is required (set --client-id)")
+	}
+	if cfg.ClientSecret == "" {
+		problems = append(problems, "client secret is required (set BULKLOAD_CLIENT_SECRET or --client-secret-file)")
+	}
+	if cfg.Scope == "" {
+		problems = append(problems, "scope is required (set --app-id or --scope)")
+	}
+	if cfg.Rate < 0 {
+		problems = append(problems, fmt.Sprintf("rate %v is negative (check --rate)", cfg.Rate))
+	}
+	if cfg.MaxAttempts < 0 {
+		problems = append(problems, fmt.Sprintf("max attempts %d is negative (check --max-attempts)", cfg.MaxAttempts))
+	}
+	if cfg.CallTimeout < 0 || cfg.BackoffBase < 0 || cfg.BackoffMax < 0 {
+		problems = append(problems, "timeouts and backoff must not be negative (check --timeout)")
+	}
+	if cfg.TokenRetries < 0 || cfg.MaxResponseBytes < 0 {
+		problems = append(problems, "token retries and the response size cap must not be negative")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("submitter config: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func (cfg *Config) setDefaults() {
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.BackoffBase == 0 {
+		cfg.BackoffBase = DefaultBackoffBase
+	}
+	if cfg.BackoffMax == 0 {
+		cfg.BackoffMax = DefaultBackoffMax
+	}
+	if cfg.BackoffMax < cfg.BackoffBase {
+		cfg.BackoffMax = cfg.BackoffBase
+	}
+	if cfg.TokenRetries == 0 {
+		cfg.TokenRetries = DefaultTokenRetries
+	}
+	if cfg.CreateDocument == "" {
+		cfg.CreateDocument = DefaultCreateDocument
+	}
+	if cfg.SubmitDocument == "" {
+		cfg.SubmitDocument = DefaultSubmitDocument
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+}
+
+// Create calls createLead for one lead. A non-nil error is a *CallError
+// (the row failed; the others go on) or an *AuthError (IsFatal: stop the
+// run). Call says how many attempts it took and whether one of them may
+// have reached the service unanswered.
+func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, error) {
+	var out struct {
+		CreateLead *lead.Result `json:"createLead"`
+	}
+	req := graphql.NewRequest(c.createDoc)
+	req.Var("input", in)
+	call, err := c.run(ctx, "createLead", req, &out, in.SocialSecurityNumber, in.DateOfBirth)
+	if err != nil {
+		return lead.Result{}, call, err
+	}
+	if out.CreateLead == nil {
+		return lead.Result{}, call, &CallError{Op: "createLead", Status: http.StatusOK,
+			Message: "reply has no createLead result", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
+	}
+	return *out.CreateLead, call, nil
+}
+
+// Submit calls submitLead for the lead the service created with this id.
+// Errors are as for Create.
+func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, error) {
+	var out struct {
+		SubmitLead *lead.Result `json:"submitLead"`
+	}
+	req := graphql.NewRequest(c.submitDoc)
+	req.Var("id", id)
+	call, err := c.run(ctx, "submitLead", req, &out)
+	if err != nil {
+		return lead.Result{}, call, err
+	}
+	if out.SubmitLead == nil {
+		return lead.Result{}, call, &CallError{Op: "submitLead", Status: http.StatusOK,
+			Message: "reply has no submitLead result", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
+	}
+	return *out.SubmitLead, call, nil
+}
+
+// run performs one GraphQL call through the transport and turns what the
+// transport recorded into the call's outcome. redact lists input values
+// (SSN, date of birth) to remove from any message the service sends back.
+func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out any, redact ...string) (Call, error) {
+	c.stats.calls.Add(1)
+	rec := &callRecord{op: op}
+	err := c.gql.Run(context.WithValue(ctx, recordKey{}, rec), req, out)
+	call := Call{Attempts: rec.attempts, Ambiguous: rec.ambiguous}
+	switch {
+	case rec.err != nil:
+		var ce *CallError
+		if errors.As(rec.err, &ce) {
+			ce.Message = redactAll(ce.Message, redact)
+			for i := range ce.Errors {
+				ce.Errors[i].Message = redactAll(ce.Errors[i].Message, redact)
+			}
+		}
+		return call, rec.err
+	case len(rec.errs) > 0:
+		for i := range rec.errs {
+			rec.errs[i].Message = redactAll(rec.errs[i].Message, redact)
+		}
+		return call, &CallError{Op: op, Status: http.StatusOK, Code: rec.errs[0].Code,
+			Message: joinGraphQLErrors(rec.errs), Errors: rec.errs, Attempts: rec.attempts, Ambiguous: rec.ambiguous}
+	case err != nil:
+		// The reply passed the transport's checks but did not decode into
+		// the result type: the document selects something else.
+		return call, &CallError{Op: op, Status: http.StatusOK, Message: "decode reply: " + redactAll(err.Error(), redact),
+			Attempts: rec.attempts, Ambiguous: rec.ambiguous}
+	case rec.attempts == 0:
+		// Run returned before sending: ctx was already done.
+		return call, &CallError{Op: op, Message: "interrupted: " + context.Cause(ctx).Error(), Err: ctx.Err()}
+	}
+	return call, nil
+}
+
+func redactAll(s string, values []string) string {
+	for _, v := range values {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		}
+	}
+	return s
+}
+
+// CheckAuth fetches a token now with the Client's settings and describes it
+// (expiry, roles, audience, client id), for `bulkload auth check`. It never
+// returns the token itself. A refusal is an *AuthError.
+func (c *Client) CheckAuth(ctx context.Context) (TokenInfo, error) {
+	start := c.now()
+	tok, err := c.tokens.refresh(ctx)
+	if err != nil {
+		return TokenInfo{}, err
+	}
+	return decodeTokenInfo(tok, start), nil
+}
+
+// Stats returns the counters so far. Safe for concurrent use.
+func (c *Client) Stats() Stats {
+	return Stats{
+		Calls:         c.stats.calls.Load(),
+		Attempts:      c.stats.attempts.Load(),
+		Retries:       c.stats.retries.Load(),
+		Status429:     c.stats.status429.Load(),
+		Status401:     c.stats.status401.Load(),
+		TokensFetched: c.tokens.fetched.Load(),
+		CurrentRate:   c.rate.rate(),
+	}
+}

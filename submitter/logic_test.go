@@ -1,0 +1,313 @@
+package submitter
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+func TestBackoffDelay(t *testing.T) {
+	base, maxD := 100*time.Millisecond, time.Second
+	tests := []struct {
+		name    string
+		attempt int
+		rnd     float64
+		want    time.Duration
+	}{
+		{"first attempt zero draw", 1, 0, 0},
+		{"first attempt top draw", 1, 0.999, 99900 * time.Microsecond},
+		{"second attempt doubles", 2, 0.5, 100 * time.Millisecond},
+		{"third attempt quadruples", 3, 0.5, 200 * time.Millisecond},
+		{"capped at max", 10, 0.5, 500 * time.Millisecond},
+		{"huge attempt stays capped", 1000, 0.999, 999 * time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := backoffDelay(tc.attempt, base, maxD, tc.rnd); got != tc.want {
+				t.Errorf("backoffDelay(%d, %v, %v, %v) = %v, want %v", tc.attempt, base, maxD, tc.rnd, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		in     string
+		want   time.Duration
+		wantOK bool
+	}{
+		{"absent", "", 0, false},
+		{"seconds", "3", 3 * time.Second, true},
+		{"zero", "0", 0, true},
+		{"spaces", " 2 ", 2 * time.Second, true},
+		{"negative", "-1", 0, false},
+		{"garbage", "soon", 0, false},
+		{"http date", now.Add(7 * time.Second).Format(http.TimeFormat), 7 * time.Second, true},
+		{"date in the past", now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
+		{"huge seconds capped", "999999999", maxRetryAfter, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := parseRetryAfter(tc.in, now)
+			if got != tc.want || ok != tc.wantOK {
+				t.Errorf("parseRetryAfter(%q) = %v, %v, want %v, %v", tc.in, got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}
+
+func TestClassifyStatus(t *testing.T) {
+	tests := []struct {
+		status        int
+		want          outcome
+		wantAmbiguous bool
+	}{
+		{200, outcomeSuccess, false},
+		{204, outcomeSuccess, false},
+		{301, outcomePermanent, false},
+		{400, outcomePermanent, false},
+		{401, outcomeReauth, false},
+		{403, outcomePermanent, false},
+		{404, outcomePermanent, false},
+		{413, outcomePermanent, false},
+		{429, outcomeRetry, false},
+		{500, outcomePermanent, false},
+		{502, outcomeRetry, true},
+		{503, outcomeRetry, false},
+		{504, outcomeRetry, true},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
+			got, amb := classifyStatus(tc.status)
+			if got != tc.want || amb != tc.wantAmbiguous {
+				t.Errorf("classifyStatus(%d) = %v, %v, want %v, %v", tc.status, got, amb, tc.want, tc.wantAmbiguous)
+			}
+		})
+	}
+}
+
+func TestEarlyRefresh(t *testing.T) {
+	tests := []struct {
+		life, want time.Duration
+	}{
+		{3599 * time.Second, 5 * time.Minute},
+		{3600 * time.Second, 5 * time.Minute},
+		{10 * time.Minute, time.Minute},
+		{4 * time.Second, 400 * time.Millisecond},
+		{2 * time.Second, 200 * time.Millisecond},
+		{24 * time.Hour, 5 * time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.life.String(), func(t *testing.T) {
+			if got := earlyRefresh(tc.life); got != tc.want {
+				t.Errorf("earlyRefresh(%v) = %v, want %v", tc.life, got, tc.want)
+			}
+		})
+	}
+}
+
+// fakeClock is a settable clock for the rate controller and token cache.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func TestRateControlAIMD(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)}
+	r := newRateControl(20, clk.now)
+	steps := []struct {
+		name    string
+		advance time.Duration
+		do      func()
+		want    float64
+	}{
+		{"starts at the configured rate", 0, nil, 20},
+		{"a 429 halves it", 0, func() { r.on429() }, 10},
+		{"a second 429 of the same episode does not", 100 * time.Millisecond, func() { r.on429() }, 10},
+		{"no recovery inside the cooldown", 500 * time.Millisecond, func() { r.recoverLocked(clk.t) }, 10},
+		{"a 429 after the cooldown halves again", time.Second, func() { r.on429() }, 5},
+		{"recovers 5% of the ceiling per second", 2 * time.Second, func() { r.recoverLocked(clk.t) }, 7},
+		{"recovery continues", 10 * time.Second, func() { r.recoverLocked(clk.t) }, 17},
+		{"never above the ceiling", time.Minute, func() { r.recoverLocked(clk.t) }, 20},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			clk.advance(st.advance)
+			if st.do != nil {
+				st.do()
+			}
+			if got := r.rate(); !approx(got, st.want) {
+				t.Errorf("rate() = %v, want %v", got, st.want)
+			}
+			if got := float64(r.lim.Limit()); !approx(got, st.want) {
+				t.Errorf("limiter limit = %v, want %v", got, st.want)
+			}
+		})
+	}
+}
+
+func TestRateControlFloor(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)}
+	r := newRateControl(2, clk.now)
+	for i := 0; i < 10; i++ {
+		clk.advance(2 * time.Second)
+		r.on429()
+	}
+	if got := r.rate(); got != rateFloor {
+		t.Errorf("rate() after 10 episodes of 429 = %v, want the floor %v", got, rateFloor)
+	}
+}
+
+func TestRateControlUnlimitedLearnsFromObservedRate(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)}
+	r := newRateControl(0, clk.now)
+	// 100 calls per second for 3 seconds.
+	for i := 0; i < 300; i++ {
+		r.mu.Lock()
+		r.observeLocked(clk.t)
+		r.mu.Unlock()
+		clk.advance(10 * time.Millisecond)
+	}
+	if got := r.rate(); got != 0 {
+		t.Fatalf("rate() before any 429 = %v, want 0 (unlimited)", got)
+	}
+	r.on429()
+	if got := r.rate(); got < 40 || got > 60 {
+		t.Errorf("rate() after the first 429 at ~100 calls/s = %v, want about 50", got)
+	}
+	clk.advance(time.Hour)
+	r.mu.Lock()
+	r.recoverLocked(clk.t)
+	r.mu.Unlock()
+	if got := r.rate(); got < 80 || got > 120 {
+		t.Errorf("rate() after an hour without 429 = %v, want the observed ~100 as ceiling", got)
+	}
+}
+
+func approx(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+func TestTokenClassify(t *testing.T) {
+	const secret = "s3cr3t-value"
+	c := &tokenCache{secret: secret}
+	re := func(status int, code, desc string) error {
+		return fmt.Errorf("wrapped: %w", &oauth2.RetrieveError{
+			Response:         &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status))},
+			ErrorCode:        code,
+			ErrorDescription: desc,
+			Body:             []byte("body with " + secret),
+		})
+	}
+	tests := []struct {
+		name      string
+		err       error
+		wantFatal bool
+		wantCode  string
+		wantHint  string
+	}{
+		{"invalid_client", re(401, "invalid_client", "bad secret "+secret), true, "invalid_client", hintInvalidClient},
+		{"invalid_scope", re(400, "invalid_scope", ""), true, "invalid_scope", hintInvalidScope},
+		{"unauthorized_client", re(400, "unauthorized_client", ""), true, "unauthorized_client", hintUnauthorized},
+		{"404 at the token URL", re(404, "", ""), true, "http_404", hintTokenURL},
+		{"other 400", re(400, "invalid_request", ""), true, "invalid_request", hintOther},
+		{"503 is retried", re(503, "", ""), false, "", ""},
+		{"500 is retried", re(500, "server_error", ""), false, "", ""},
+		{"429 is retried", re(429, "", ""), false, "", ""},
+		{"network error is retried", errors.New("dial tcp: connection refused"), false, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ae := c.classify(tc.err)
+			if (ae != nil) != tc.wantFatal {
+				t.Fatalf("classify(%v) = %v, want fatal %v", tc.err, ae, tc.wantFatal)
+			}
+			if ae == nil {
+				if s := c.scrub(tc.err).Error(); strings.Contains(s, secret) {
+					t.Errorf("scrub(%v) = %q, contains the secret", tc.err, s)
+				}
+				return
+			}
+			if ae.Code != tc.wantCode || ae.Hint != tc.wantHint {
+				t.Errorf("classify(%v) = code %q hint %q, want %q, %q", tc.err, ae.Code, ae.Hint, tc.wantCode, tc.wantHint)
+			}
+			if !IsFatal(fmt.Errorf("createLead: %w", ae)) {
+				t.Errorf("IsFatal(wrapped %v) = false, want true", ae)
+			}
+			if strings.Contains(ae.Error(), secret) {
+				t.Errorf("AuthError.Error() = %q, contains the secret", ae.Error())
+			}
+			if !strings.Contains(ae.Error(), tc.wantHint) {
+				t.Errorf("AuthError.Error() = %q, want the hint %q in it", ae.Error(), tc.wantHint)
+			}
+		})
+	}
+}
+
+func TestDecodeTokenInfo(t *testing.T) {
+	fetched := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	enc := func(payload string) string {
+		return "eyJhbGciOiJSUzI1NiJ9." + base64.RawURLEncoding.EncodeToString([]byte(payload)) + ".c2ln"
+	}
+	tests := []struct {
+		name string
+		tok  *oauth2.Token
+		want TokenInfo
+	}{
+		{
+			"jwt with expires_in",
+			&oauth2.Token{AccessToken: enc(`{"aud":"sim-debt-core","roles":["Lead.Write","Lead.Read"],"appid":"cid","exp":1}`), ExpiresIn: 3599},
+			TokenInfo{ExpiresAt: fetched.Add(3599 * time.Second), Roles: []string{"Lead.Write", "Lead.Read"}, Audience: "sim-debt-core", ClientID: "cid"},
+		},
+		{
+			"jwt without expires_in uses exp, audience list, azp",
+			&oauth2.Token{AccessToken: enc(`{"aud":["a","b"],"azp":"cid2","exp":1795000000}`)},
+			TokenInfo{ExpiresAt: time.Unix(1795000000, 0), Audience: "a b", ClientID: "cid2"},
+		},
+		{
+			"opaque token",
+			&oauth2.Token{AccessToken: "opaque", ExpiresIn: 60},
+			TokenInfo{ExpiresAt: fetched.Add(time.Minute)},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := decodeTokenInfo(tc.tok, fetched)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) || !got.ExpiresAt.Equal(tc.want.ExpiresAt) {
+				t.Errorf("decodeTokenInfo(%q) = %+v, want %+v", tc.name, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCallErrorMessages(t *testing.T) {
+	tests := []struct {
+		name string
+		err  *CallError
+		want string
+	}{
+		{"http status", &CallError{Op: "createLead", Status: 500, Message: "HTTP 500 Internal Server Error", Attempts: 1},
+			"createLead: HTTP 500 Internal Server Error after 1 attempt"},
+		{"retries exhausted", &CallError{Op: "submitLead", Status: 503, Message: "HTTP 503 Service Unavailable", Attempts: 5},
+			"submitLead: HTTP 503 Service Unavailable after 5 attempts"},
+		{"graphql refusal", &CallError{Op: "submitLead", Status: 200, Message: joinGraphQLErrors([]GraphQLError{{Message: "lead x already submitted", Code: "SUBMIT_REFUSED"}, {Message: "second"}}),
+			Errors: []GraphQLError{{}, {}}, Attempts: 1},
+			"submitLead: GraphQL error [SUBMIT_REFUSED] lead x already submitted; second"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.err.Error(); got != tc.want {
+				t.Errorf("Error() = %q, want %q", got, tc.want)
+			}
+			if IsFatal(tc.err) {
+				t.Errorf("IsFatal(%v) = true, want false", tc.err)
+			}
+		})
+	}
+}

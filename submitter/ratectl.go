@@ -1,0 +1,128 @@
+package submitter
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// AIMD tuning of the shared rate.
+const (
+	rateFloor        = 0.5             // calls per second; never slower than this after 429s
+	rateCooldown     = time.Second     // 429s within this of a decrease are the same episode
+	rateRecoverShare = 0.05            // per second without 429, add this share of the ceiling
+	rateWindow       = 2 * time.Second // window of the observed call rate
+)
+
+// rateControl is the one rate.Limiter shared by every call of a Client, and
+// its additive-increase/multiplicative-decrease controller: a 429 halves the
+// rate for every worker, and each second without a 429 gives back 5% of the
+// ceiling until the ceiling is reached. The ceiling is the configured rate;
+// with no configured rate, the calls are not limited until the first 429,
+// whose ceiling becomes the call rate observed then. Safe for concurrent use.
+type rateControl struct {
+	now func() time.Time
+
+	mu           sync.Mutex
+	lim          *rate.Limiter
+	ceiling      float64 // 0 = unlimited
+	current      float64 // 0 = unlimited
+	lastDecrease time.Time
+	lastAdjust   time.Time
+	winStart     time.Time
+	winCount     int
+	observed     float64 // calls per second in the last complete window
+}
+
+func newRateControl(configured float64, now func() time.Time) *rateControl {
+	r := &rateControl{now: now, ceiling: configured, current: configured}
+	if configured > 0 {
+		r.lim = rate.NewLimiter(rate.Limit(configured), 1)
+	} else {
+		r.lim = rate.NewLimiter(rate.Inf, 1)
+	}
+	return r
+}
+
+// wait blocks until the shared rate allows one more HTTP attempt, or ctx
+// ends.
+func (r *rateControl) wait(ctx context.Context) error {
+	r.mu.Lock()
+	now := r.now()
+	r.observeLocked(now)
+	r.recoverLocked(now)
+	unlimited := r.current == 0
+	r.mu.Unlock()
+	if unlimited {
+		return ctx.Err()
+	}
+	return r.lim.Wait(ctx)
+}
+
+// observeLocked counts one call towards the observed call rate.
+func (r *rateControl) observeLocked(now time.Time) {
+	if r.winStart.IsZero() {
+		r.winStart = now
+	}
+	if el := now.Sub(r.winStart); el >= rateWindow {
+		r.observed = float64(r.winCount) / el.Seconds()
+		r.winStart, r.winCount = now, 0
+	}
+	r.winCount++
+}
+
+// observedLocked is the recent call rate in calls per second.
+func (r *rateControl) observedLocked(now time.Time) float64 {
+	if el := now.Sub(r.winStart); el >= rateWindow/4 && r.winCount > 0 {
+		cur := float64(r.winCount) / el.Seconds()
+		if cur > r.observed {
+			return cur
+		}
+	}
+	return r.observed
+}
+
+// recoverLocked raises the rate additively towards the ceiling.
+func (r *rateControl) recoverLocked(now time.Time) {
+	if r.current == 0 || r.current >= r.ceiling || now.Sub(r.lastDecrease) < rateCooldown {
+		return
+	}
+	inc := rateRecoverShare * r.ceiling * now.Sub(r.lastAdjust).Seconds()
+	if inc <= 0 {
+		return
+	}
+	r.current = min(r.ceiling, r.current+inc)
+	r.lastAdjust = now
+	r.lim.SetLimit(rate.Limit(r.current))
+}
+
+// on429 halves the shared rate, once per episode of 429s.
+func (r *rateControl) on429() (newRate float64, changed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if !r.lastDecrease.IsZero() && now.Sub(r.lastDecrease) < rateCooldown {
+		return r.current, false
+	}
+	if r.current == 0 {
+		obs := r.observedLocked(now)
+		if obs < 2*rateFloor {
+			obs = 2 * rateFloor
+		}
+		r.ceiling = obs
+		r.current = obs
+	}
+	r.current = max(r.current/2, min(rateFloor, r.ceiling))
+	r.lastDecrease, r.lastAdjust = now, now
+	r.lim.SetLimit(rate.Limit(r.current))
+	return r.current, true
+}
+
+// rate is the current calls per second, 0 when unlimited.
+func (r *rateControl) rate() float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.current
+}

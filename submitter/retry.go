@@ -1,0 +1,85 @@
+package submitter
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxRetryAfter bounds how long a Retry-After header can make a call wait.
+const maxRetryAfter = 10 * time.Minute
+
+// backoffDelay is the full-jitter exponential wait after failed attempt
+// number attempt (1-based): a uniform draw (rnd in [0,1)) below
+// min(max, base*2^(attempt-1)).
+func backoffDelay(attempt int, base, max time.Duration, rnd float64) time.Duration {
+	ceiling := base
+	for i := 1; i < attempt && ceiling < max; i++ {
+		ceiling *= 2
+	}
+	if ceiling > max {
+		ceiling = max
+	}
+	return time.Duration(rnd * float64(ceiling))
+}
+
+// parseRetryAfter reads a Retry-After header, in seconds or as an HTTP date,
+// as a wait from now. ok is false when the header is absent or unreadable.
+func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		if secs > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter, true
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	d = t.Sub(now)
+	if d < 0 {
+		d = 0
+	}
+	if d > maxRetryAfter {
+		d = maxRetryAfter
+	}
+	return d, true
+}
+
+// outcome is the classification of one HTTP attempt. Every remote outcome of
+// a GraphQL call is classified by classifyStatus and the transport's network
+// error handling, nowhere else.
+type outcome int
+
+const (
+	outcomeSuccess   outcome = iota // 2xx with data, or with GraphQL errors (a refusal, not retried)
+	outcomeRetry                    // network error, 429, 502, 503, 504
+	outcomeReauth                   // 401: drop the token, fetch one, retry once
+	outcomePermanent                // any other status: not retried
+)
+
+// classifyStatus classifies an HTTP status of the lead endpoint. ambiguous
+// reports whether the service may have processed the request even so (a
+// gateway that timed out or lost the upstream answer).
+func classifyStatus(status int) (o outcome, ambiguous bool) {
+	switch {
+	case status >= 200 && status < 300:
+		return outcomeSuccess, false
+	case status == http.StatusUnauthorized:
+		return outcomeReauth, false
+	case status == http.StatusTooManyRequests, status == http.StatusServiceUnavailable:
+		return outcomeRetry, false
+	case status == http.StatusBadGateway, status == http.StatusGatewayTimeout:
+		return outcomeRetry, true
+	default:
+		return outcomePermanent, false
+	}
+}

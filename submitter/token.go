@@ -1,0 +1,334 @@
+package submitter
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// Hints of AuthError: which setting to check.
+const (
+	hintInvalidClient = "check --client-id and the client secret (BULKLOAD_CLIENT_SECRET or --client-secret-file)"
+	hintInvalidScope  = "check --app-id or --scope"
+	hintUnauthorized  = "the operator has not granted this application access; ask your account manager"
+	hintTokenURL      = "check --auth-url / --tenant-id / --token-url"
+	hintOther         = "check --token-url, --client-id, --scope and the client secret"
+)
+
+// maxEarlyRefresh is how long before expiry a usual one-hour token is
+// renewed; a shorter-lived token is renewed a tenth of its lifetime early.
+const maxEarlyRefresh = 5 * time.Minute
+
+// maxTokenAttemptTimeout bounds one token request.
+const maxTokenAttemptTimeout = 30 * time.Second
+
+// TokenInfo describes a token fetched by CheckAuth, decoded from the JWT
+// payload without verifying it (it is our own token, just received over
+// TLS). It never holds the token itself.
+type TokenInfo struct {
+	ExpiresAt time.Time
+	Roles     []string
+	Audience  string
+	ClientID  string
+}
+
+// earlyRefresh is how long before expiry a token of this lifetime is
+// renewed: min(5 min, lifetime/10).
+func earlyRefresh(lifetime time.Duration) time.Duration {
+	return min(maxEarlyRefresh, lifetime/10)
+}
+
+// tokenCache holds the one access token shared by every worker of a Client.
+// It renews the token ahead of expiry with exactly one fetch in flight,
+// whose result every waiter shares; the fetch runs under the Client's
+// long-lived context, not a waiter's. Refused credentials are remembered as
+// a fatal *AuthError. Safe for concurrent use.
+type tokenCache struct {
+	conf    clientcredentials.Config
+	bg      context.Context // carries the HTTP client for the token endpoint
+	now     func() time.Time
+	retries int
+	base    time.Duration
+	max     time.Duration
+	timeout time.Duration
+	secret  string
+	log     *slog.Logger
+	fetched atomic.Int64
+
+	mu        sync.Mutex
+	cur       string    // current access token, "" when none
+	refreshAt time.Time // start a background renewal from here
+	hardAt    time.Time // stop using cur from here
+	fatal     *AuthError
+	inflight  *tokenFetch
+}
+
+// tokenFetch is one token request in flight; done is closed when tok or err
+// is set.
+type tokenFetch struct {
+	done chan struct{}
+	tok  *oauth2.Token
+	err  error
+}
+
+// get returns a token to send, fetching one if needed. A waiter whose ctx
+// ends stops waiting; the fetch goes on for the others.
+func (c *tokenCache) get(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	if c.fatal != nil {
+		c.mu.Unlock()
+		return "", c.fatal
+	}
+	now := c.now()
+	if c.cur != "" && now.Before(c.refreshAt) {
+		tok := c.cur
+		c.mu.Unlock()
+		return tok, nil
+	}
+	f := c.startLocked()
+	if c.cur != "" && now.Before(c.hardAt) {
+		// Renewal runs in the background; the current token is still good.
+		tok := c.cur
+		c.mu.Unlock()
+		return tok, nil
+	}
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+		if f.err != nil {
+			return "", f.err
+		}
+		return f.tok.AccessToken, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// refresh fetches a new token now (joining a fetch already in flight) and
+// returns it.
+func (c *tokenCache) refresh(ctx context.Context) (*oauth2.Token, error) {
+	c.mu.Lock()
+	if c.fatal != nil {
+		c.mu.Unlock()
+		return nil, c.fatal
+	}
+	f := c.startLocked()
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.tok, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// invalidate drops tok if it is still the current token, so that the many
+// workers that saw the same 401 cause one new fetch, not one each.
+func (c *tokenCache) invalidate(tok string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == tok {
+		c.cur = ""
+	}
+}
+
+// startLocked returns the fetch in flight, starting one if there is none.
+// c.mu must be held.
+func (c *tokenCache) startLocked() *tokenFetch {
+	if c.inflight != nil {
+		return c.inflight
+	}
+	f := &tokenFetch{done: make(chan struct{})}
+	c.inflight = f
+	go c.run(f)
+	return f
+}
+
+// run performs one fetch and publishes its result.
+func (c *tokenCache) run(f *tokenFetch) {
+	start := c.now()
+	tok, err := c.fetch()
+	c.mu.Lock()
+	var ae *AuthError
+	switch {
+	case err == nil:
+		c.cur = tok.AccessToken
+		c.refreshAt, c.hardAt = time.Time{}, time.Time{}
+		if tok.ExpiresIn > 0 {
+			life := time.Duration(tok.ExpiresIn) * time.Second
+			expiry := start.Add(life)
+			early := earlyRefresh(life)
+			c.refreshAt = expiry.Add(-early)
+			c.hardAt = expiry.Add(-early / 4)
+		} else {
+			// No lifetime given: keep the token until a 401 drops it.
+			c.refreshAt = start.Add(100 * 365 * 24 * time.Hour)
+			c.hardAt = c.refreshAt
+		}
+	case errors.As(err, &ae):
+		c.fatal = ae
+	}
+	c.inflight = nil
+	c.mu.Unlock()
+	f.tok, f.err = tok, err
+	close(f.done)
+}
+
+// fetch requests a token, retrying network errors, 429 and 5xx with
+// backoff. It returns an *AuthError when the credentials are refused.
+func (c *tokenCache) fetch() (*oauth2.Token, error) {
+	var last error
+	for attempt := 1; attempt <= c.retries+1; attempt++ {
+		if attempt > 1 {
+			d := backoffDelay(attempt-1, c.base, c.max, rand.Float64())
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-c.bg.Done():
+				t.Stop()
+				return nil, fmt.Errorf("get access token: %w", c.bg.Err())
+			}
+		}
+		ctx, cancel := context.WithTimeout(c.bg, c.timeout)
+		tok, err := c.conf.Token(ctx)
+		cancel()
+		if err == nil {
+			if tok.AccessToken == "" {
+				last = errors.New("token endpoint returned no access_token")
+				continue
+			}
+			c.fetched.Add(1)
+			c.log.Debug("access token fetched", "expiresIn", tok.ExpiresIn)
+			return tok, nil
+		}
+		if c.bg.Err() != nil {
+			return nil, fmt.Errorf("get access token: %w", c.bg.Err())
+		}
+		if ae := c.classify(err); ae != nil {
+			c.log.Error("token endpoint refused the credentials", "code", ae.Code, "hint", ae.Hint)
+			return nil, ae
+		}
+		last = c.scrub(err)
+		c.log.Warn("token request failed", "attempt", attempt, "error", last.Error())
+	}
+	return nil, fmt.Errorf("get access token: %d attempts failed, last: %w", c.retries+1, last)
+}
+
+// classify returns the fatal *AuthError for a refusal of the credentials, or
+// nil for a failure worth retrying.
+func (c *tokenCache) classify(err error) *AuthError {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) || re.Response == nil {
+		return nil
+	}
+	status := re.Response.StatusCode
+	ae := &AuthError{Code: re.ErrorCode, Status: status, Description: c.scrubString(re.ErrorDescription)}
+	switch re.ErrorCode {
+	case "invalid_client":
+		ae.Hint = hintInvalidClient
+		return ae
+	case "invalid_scope":
+		ae.Hint = hintInvalidScope
+		return ae
+	case "unauthorized_client":
+		ae.Hint = hintUnauthorized
+		return ae
+	}
+	switch {
+	case status == http.StatusNotFound:
+		if ae.Code == "" {
+			ae.Code = "http_404"
+		}
+		ae.Hint = hintTokenURL
+		return ae
+	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests, status >= 500:
+		return nil
+	case status >= 400:
+		if ae.Code == "" {
+			ae.Code = fmt.Sprintf("http_%d", status)
+		}
+		ae.Hint = hintOther
+		return ae
+	}
+	return nil
+}
+
+// scrub returns err with its message stripped of the secret, and without
+// the token endpoint's raw reply body (RetrieveError prints it).
+func (c *tokenCache) scrub(err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.Response != nil {
+		msg := "token endpoint answered HTTP " + re.Response.Status
+		if re.ErrorCode != "" {
+			msg += " " + re.ErrorCode
+		}
+		return errors.New(c.scrubString(msg))
+	}
+	return errors.New(c.scrubString(err.Error()))
+}
+
+func (c *tokenCache) scrubString(s string) string {
+	if c.secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.secret, "[REDACTED]")
+}
+
+// decodeTokenInfo reads the claims of a JWT access token without verifying
+// its signature. A token that is not a JWT gives only ExpiresAt.
+func decodeTokenInfo(tok *oauth2.Token, fetchedAt time.Time) TokenInfo {
+	var info TokenInfo
+	if tok.ExpiresIn > 0 {
+		info.ExpiresAt = fetchedAt.Add(time.Duration(tok.ExpiresIn) * time.Second)
+	}
+	parts := strings.Split(tok.AccessToken, ".")
+	if len(parts) != 3 {
+		return info
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return info
+	}
+	var claims struct {
+		Exp      json.Number     `json:"exp"`
+		Roles    []string        `json:"roles"`
+		Aud      json.RawMessage `json:"aud"`
+		AppID    string          `json:"appid"`
+		Azp      string          `json:"azp"`
+		ClientID string          `json:"client_id"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return info
+	}
+	info.Roles = claims.Roles
+	if exp, err := claims.Exp.Float64(); err == nil && exp > 0 && info.ExpiresAt.IsZero() {
+		info.ExpiresAt = time.Unix(int64(exp), 0)
+	}
+	var aud string
+	var auds []string
+	switch {
+	case json.Unmarshal(claims.Aud, &aud) == nil:
+		info.Audience = aud
+	case json.Unmarshal(claims.Aud, &auds) == nil:
+		info.Audience = strings.Join(auds, " ")
+	}
+	for _, id := range []string{claims.AppID, claims.Azp, claims.ClientID} {
+		if id != "" {
+			info.ClientID = id
+			break
+		}
+	}
+	return info
+}
