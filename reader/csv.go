@@ -1,0 +1,224 @@
+package reader
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/gocarina/gocsv"
+
+	"github.com/bulkload/bulkload/lead"
+)
+
+// csvRow is what gocsv fills for one CSV record: one string per LeadInput
+// field, tagged with the field's wire name. Headers are renamed to these
+// names before reading (RenormalizeHeaders), so the loose matching is ours,
+// not gocsv's, and no gocsv global setting is touched.
+type csvRow struct {
+	FirstName                string `csv:"firstName"`
+	LastName                 string `csv:"lastName"`
+	DateOfBirth              string `csv:"dateOfBirth"`
+	Email                    string `csv:"email"`
+	HomePhone                string `csv:"homePhone"`
+	CellPhone                string `csv:"cellPhone"`
+	Address1                 string `csv:"address1"`
+	Address2                 string `csv:"address2"`
+	City                     string `csv:"city"`
+	State                    string `csv:"state"`
+	ZipCode                  string `csv:"zipCode"`
+	LoanAmount               string `csv:"loanAmount"`
+	LeadID                   string `csv:"leadId"`
+	Ref                      string `csv:"ref"`
+	TrustedformCertificateID string `csv:"trustedformCertificateID"`
+	SocialSecurityNumber     string `csv:"socialSecurityNumber"`
+	GrossAnnualIncome        string `csv:"grossAnnualIncome"`
+	MonthlyIncome            string `csv:"monthlyIncome"`
+	ResidenceTypeID          string `csv:"residenceTypeId"`
+	IncomeSourceID           string `csv:"incomeSourceId"`
+	LoanPurposeID            string `csv:"loanPurposeId"`
+	TermsConsent             string `csv:"termsConsent"`
+	CoApplicant              string `csv:"coApplicant"`
+	LeadSourceID             string `csv:"leadSourceId"`
+}
+
+func (c *csvRow) values() lead.Values {
+	return lead.Values{
+		lead.FirstName:                c.FirstName,
+		lead.LastName:                 c.LastName,
+		lead.DateOfBirth:              c.DateOfBirth,
+		lead.Email:                    c.Email,
+		lead.HomePhone:                c.HomePhone,
+		lead.CellPhone:                c.CellPhone,
+		lead.Address1:                 c.Address1,
+		lead.Address2:                 c.Address2,
+		lead.City:                     c.City,
+		lead.State:                    c.State,
+		lead.ZipCode:                  c.ZipCode,
+		lead.LoanAmount:               c.LoanAmount,
+		lead.LeadID:                   c.LeadID,
+		lead.Ref:                      c.Ref,
+		lead.TrustedformCertificateID: c.TrustedformCertificateID,
+		lead.SocialSecurityNumber:     c.SocialSecurityNumber,
+		lead.GrossAnnualIncome:        c.GrossAnnualIncome,
+		lead.MonthlyIncome:            c.MonthlyIncome,
+		lead.ResidenceTypeID:          c.ResidenceTypeID,
+		lead.IncomeSourceID:           c.IncomeSourceID,
+		lead.LoanPurposeID:            c.LoanPurposeID,
+		lead.TermsConsent:             c.TermsConsent,
+		lead.CoApplicant:              c.CoApplicant,
+		lead.LeadSourceID:             c.LeadSourceID,
+	}
+}
+
+// csvSource reads CSV records through gocsv's synchronous Unmarshaller on a
+// csv.Reader configured here, cutting each record's original text out of a
+// tee below the csv.Reader.
+type csvSource struct {
+	r         *Reader
+	cr        *csv.Reader
+	um        *gocsv.Unmarshaller
+	tee       *tee
+	comma     rune
+	columns   int  // header columns, trailing empty names dropped
+	checkUTF8 bool // the input is meant to be UTF-8: flag rows that are not
+	row       int
+	line      int // line where the next unread byte is (1-based)
+	failed    error
+}
+
+func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 bool) (*csvSource, error) {
+	t := &tee{src: in}
+	br := bufio.NewReaderSize(t, bufSize)
+	if comma == 0 {
+		comma = sniffDelimiter(br)
+	}
+	cr := csv.NewReader(br) // reuses br: it is a *bufio.Reader of sufficient size
+	cr.Comma = comma
+	cr.FieldsPerRecord = -1 // counts are checked here, against the header
+	cr.ReuseRecord = true   // gocsv copies the strings into csvRow; the slice is not kept
+	s := &csvSource{r: r, cr: cr, tee: t, comma: comma, checkUTF8: checkUTF8, line: 1}
+
+	um, err := gocsv.NewUnmarshaller(cr, &csvRow{})
+	if err != nil {
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil, fmt.Errorf("read %s: the file is empty; a CSV input needs a header line", r.name)
+		case errors.Is(err, errRecordTooLong):
+			return nil, fmt.Errorf("read %s: header line longer than %d bytes; an unterminated quote is the likely cause", r.name, maxRecord)
+		}
+		return nil, fmt.Errorf("read %s header line: %w", r.name, err)
+	}
+	s.um = um
+	end := cr.InputOffset()
+	raw, skipped := trimRaw(t.span(0, end))
+	s.line += skipped + bytes.Count(raw, []byte{'\n'}) + 1
+	t.recStart = end
+	r.comma = comma
+	r.headerRaw = string(raw)
+
+	headers := um.Headers
+	s.columns = len(headers)
+	for s.columns > 0 && headers[s.columns-1] == "" {
+		s.columns--
+	}
+	renamed := make([]string, len(headers))
+	var taken [lead.NumFields]int // 1-based column that took the field
+	for i, h := range headers[:s.columns] {
+		res := res.resolve(h)
+		switch res.kind {
+		case colField:
+			if prev := taken[res.field]; prev != 0 {
+				r.unknown.add(duplicateName(shortName(h), res.field))
+				continue
+			}
+			taken[res.field] = i + 1
+			renamed[i] = res.field.String()
+		case colUnknown:
+			if h == "" {
+				r.unknown.add(fmt.Sprintf("(column %d has no header)", i+1))
+			} else {
+				r.unknown.add(shortName(h))
+			}
+		}
+	}
+	if err := um.RenormalizeHeaders(func([]string) []string { return renamed }); err != nil {
+		return nil, fmt.Errorf("read %s header line: %w", r.name, err)
+	}
+	return s, nil
+}
+
+func (s *csvSource) next() (Record, error) {
+	if s.failed != nil {
+		return Record{}, s.failed
+	}
+	for {
+		before := s.cr.InputOffset()
+		s.tee.recStart = before
+		out, err := s.um.Read()
+		after := s.cr.InputOffset()
+		if errors.Is(err, io.EOF) {
+			return Record{}, io.EOF
+		}
+		raw, skipped := trimRaw(s.tee.span(before, after))
+		start := s.line + skipped
+		s.line = start + bytes.Count(raw, []byte{'\n'}) + 1
+
+		var pe *csv.ParseError
+		switch {
+		case err == nil:
+		case errors.As(err, &pe):
+			s.row++
+			return Record{Row: s.row, Line: pe.StartLine, Raw: raw,
+				Err: fmt.Errorf("row %d (line %d): %w", s.row, pe.StartLine, parseProblem(pe))}, nil
+		case errors.Is(err, errRecordTooLong):
+			s.failed = fmt.Errorf("read %s row %d (line %d): record longer than %d bytes; an unterminated quote is the likely cause: close the quote or quote the field's own quotes as \"\"",
+				s.r.name, s.row+1, start, maxRecord)
+			return Record{}, s.failed
+		default:
+			s.failed = fmt.Errorf("read %s after row %d: %w", s.r.name, s.row, err)
+			return Record{}, s.failed
+		}
+
+		scan := scanFields(raw, s.comma, s.columns)
+		if scan.blank {
+			continue
+		}
+		s.row++
+		line, _ := s.cr.FieldPos(0)
+		rec := Record{Row: s.row, Line: line, Raw: raw}
+		switch {
+		case scan.fields < s.columns:
+			rec.Err = fmt.Errorf("row %d (line %d): %d fields, header has %d", s.row, line, scan.fields, s.columns)
+		case scan.extraSet:
+			rec.Err = fmt.Errorf("row %d (line %d): %d fields, header has %d, and the extra fields are not empty", s.row, line, scan.fields, s.columns)
+		case s.checkUTF8 && !utf8.Valid(raw):
+			rec.Err = fmt.Errorf("row %d (line %d): text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252", s.row, line)
+		default:
+			row, ok := out.(*csvRow)
+			if !ok {
+				return Record{}, fmt.Errorf("read %s row %d: unexpected %T from gocsv", s.r.name, s.row, out)
+			}
+			rec.Values = row.values()
+			if rec.Values == (lead.Values{}) {
+				rec.Err = fmt.Errorf("row %d (line %d): no known column has a value", s.row, line)
+			}
+		}
+		return rec, nil
+	}
+}
+
+// parseProblem rewords a csv.ParseError without its position (the caller
+// gives row and line) and without cell contents.
+func parseProblem(pe *csv.ParseError) error {
+	switch {
+	case errors.Is(pe.Err, csv.ErrBareQuote):
+		return fmt.Errorf("a quote inside an unquoted field at line %d column %d; quote the field and double its quotes: %w", pe.Line, pe.Column, pe.Err)
+	case errors.Is(pe.Err, csv.ErrQuote):
+		return fmt.Errorf("a quoted field is not closed properly at line %d column %d; a quote inside a quoted field must be doubled: %w", pe.Line, pe.Column, pe.Err)
+	}
+	return fmt.Errorf("line %d column %d: %w", pe.Line, pe.Column, pe.Err)
+}

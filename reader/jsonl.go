@@ -1,0 +1,205 @@
+package reader
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/bulkload/bulkload/lead"
+)
+
+// jsonlSource reads one JSON object a line through encoding/json.
+type jsonlSource struct {
+	r         *Reader
+	br        *bufio.Reader
+	res       *resolver
+	keys      map[string]colRes // resolution cache, at most maxKeyCache keys
+	long      []byte            // a line longer than the read buffer, assembled
+	checkUTF8 bool
+	row       int
+	line      int // line number of the last line read
+	failed    error
+}
+
+func newJSONLSource(r *Reader, in io.Reader, res *resolver, checkUTF8 bool) *jsonlSource {
+	return &jsonlSource{r: r, br: bufio.NewReaderSize(in, bufSize), res: res,
+		keys: make(map[string]colRes), checkUTF8: checkUTF8}
+}
+
+// readLine returns the next line without its line end. A line longer than
+// maxRecord is skipped to its end and reported as tooLong, without keeping
+// more than maxRecord bytes of it.
+func (s *jsonlSource) readLine() (line []byte, tooLong bool, err error) {
+	s.long = s.long[:0]
+	for {
+		frag, err := s.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if !tooLong {
+				if len(s.long)+len(frag) > maxRecord {
+					tooLong = true
+					s.long = s.long[:0]
+				} else {
+					s.long = append(s.long, frag...)
+				}
+			}
+			continue
+		}
+		if tooLong {
+			return nil, true, ignoreEOF(err)
+		}
+		if len(s.long) > 0 {
+			if len(s.long)+len(frag) > maxRecord+2 {
+				return nil, true, ignoreEOF(err)
+			}
+			s.long = append(s.long, frag...)
+			frag = s.long
+		}
+		if err == io.EOF && len(frag) == 0 {
+			return nil, false, io.EOF
+		}
+		if len(frag) > maxRecord+2 {
+			return nil, true, ignoreEOF(err)
+		}
+		return trimLineEnd(frag), false, ignoreEOF(err)
+	}
+}
+
+// ignoreEOF drops io.EOF after a last line without a line end: the line is
+// returned now and the next call reports the end.
+func ignoreEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+func (s *jsonlSource) next() (Record, error) {
+	if s.failed != nil {
+		return Record{}, s.failed
+	}
+	for {
+		line, tooLong, err := s.readLine()
+		if errors.Is(err, io.EOF) {
+			return Record{}, io.EOF
+		}
+		if err != nil {
+			s.failed = fmt.Errorf("read %s after line %d: %w", s.r.name, s.line, err)
+			return Record{}, s.failed
+		}
+		s.line++
+		if !tooLong && len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		s.row++
+		rec := Record{Row: s.row, Line: s.line, Raw: line}
+		switch {
+		case tooLong:
+			rec.Err = fmt.Errorf("row %d (line %d): line longer than %d bytes", s.row, s.line, maxRecord)
+		case s.checkUTF8 && !utf8.Valid(line):
+			rec.Err = fmt.Errorf("row %d (line %d): text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252", s.row, s.line)
+		default:
+			if err := s.parse(line, &rec.Values); err != nil {
+				rec.Values = lead.Values{}
+				rec.Err = fmt.Errorf("row %d (line %d): %w", s.row, s.line, err)
+			} else if rec.Values == (lead.Values{}) {
+				rec.Err = fmt.Errorf("row %d (line %d): no known key has a value", s.row, s.line)
+			}
+		}
+		return rec, nil
+	}
+}
+
+// parse reads one line's object into v. Strings are taken as they are,
+// numbers as their literal text, booleans as "true"/"false" and null as "".
+func (s *jsonlSource) parse(line []byte, v *lead.Values) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return notJSON(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errors.New("the line is not a JSON object")
+	}
+	var set [lead.NumFields]bool
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return notJSON(err)
+		}
+		key, ok := kt.(string)
+		if !ok {
+			return errors.New("the line is not a JSON object")
+		}
+		vt, err := dec.Token()
+		if err != nil {
+			return notJSON(err)
+		}
+		var text string
+		switch val := vt.(type) {
+		case string:
+			text = val
+		case json.Number:
+			text = string(val)
+		case bool:
+			text = "false"
+			if val {
+				text = "true"
+			}
+		case nil:
+		case json.Delim:
+			kind := "an object"
+			if val == '[' {
+				kind = "an array"
+			}
+			return fmt.Errorf("key %q holds %s; each key must hold a string, number, true, false or null", shortName(key), kind)
+		}
+		res := s.resolve(key)
+		switch res.kind {
+		case colUnknown:
+			s.r.unknown.add(shortName(key))
+		case colField:
+			if set[res.field] {
+				s.r.unknown.add(duplicateName(shortName(key), res.field))
+				continue
+			}
+			set[res.field] = true
+			v[res.field] = text
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return notJSON(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("text after the JSON object; put one object on each line")
+	}
+	return nil
+}
+
+func (s *jsonlSource) resolve(key string) colRes {
+	if res, ok := s.keys[key]; ok {
+		return res
+	}
+	res := s.res.resolve(key)
+	if len(s.keys) < maxKeyCache {
+		s.keys[key] = res
+	}
+	return res
+}
+
+// notJSON describes a JSON syntax error by its offset only: encoding/json's
+// own message quotes the offending character, which may be cell content.
+func notJSON(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("not valid JSON at byte %d of the line", se.Offset)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("not valid JSON: the object is not closed")
+	}
+	return errors.New("not valid JSON")
+}

@@ -1,0 +1,271 @@
+// Package reader is the first stage of the bulkload pipeline: it turns the
+// bytes of a partner's lead export (CSV or JSONL, optionally gzipped, from a
+// file or standard input) into records of raw cell text by LeadInput field.
+//
+// It streams in constant memory whatever the file's size, copes with what
+// real exports contain (byte-order marks, CRLF, quoted newlines, ; | or tab
+// delimiters, Latin-1 and Windows-1252 text, blank lines, trailing empty
+// columns, loosely named headers) and turns a malformed row into a Record
+// with an Err instead of stopping: only an unreadable input stops the run.
+// Validating and converting the values is the mapper's job.
+package reader
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"golang.org/x/text/encoding"
+
+	"github.com/bulkload/bulkload/lead"
+)
+
+// Format is the input's syntax.
+type Format int
+
+// The formats. FormatAuto picks the format from the file name.
+const (
+	FormatAuto Format = iota
+	FormatCSV
+	FormatJSONL
+)
+
+// String returns the name --format accepts.
+func (f Format) String() string {
+	switch f {
+	case FormatAuto:
+		return "auto"
+	case FormatCSV:
+		return "csv"
+	case FormatJSONL:
+		return "jsonl"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// ParseFormat reads the value of --format: "csv" (also "tsv"), "jsonl" (also
+// "ndjson"), or "" / "auto" for FormatAuto.
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return FormatAuto, nil
+	case "csv", "tsv":
+		return FormatCSV, nil
+	case "jsonl", "ndjson":
+		return FormatJSONL, nil
+	}
+	return FormatAuto, fmt.Errorf("unknown format %q: use csv or jsonl", s)
+}
+
+// Options are the reader's settings, resolved from flags and the partner's
+// mapping file by the caller. The zero value reads a UTF-8 file whose format
+// comes from its name and whose delimiter is sniffed.
+type Options struct {
+	// Format is FormatAuto to pick it from the file name (.csv, .tsv, .jsonl,
+	// .ndjson, each optionally .gz). Standard input needs an explicit format.
+	Format Format
+	// Delimiter separates CSV fields; 0 sniffs it from the header line
+	// (',', ';', '|' or tab).
+	Delimiter rune
+	// Encoding is "" or "utf-8" (the default), "latin1"/"iso-8859-1" or
+	// "windows-1252"/"cp1252". Spreadsheet exports called "Latin-1" are
+	// usually Windows-1252 (curly quotes at 0x91-0x94): prefer it.
+	Encoding string
+	// Columns renames partner headers to LeadInput field names (partner
+	// header -> lead.Field.String()), from the partner's mapping file. Keys
+	// match loosely like any header and win over the built-in names and
+	// synonyms; the target "-" drops the column without reporting it.
+	Columns map[string]string
+}
+
+// source is one format's record reader.
+type source interface {
+	next() (Record, error)
+}
+
+// Reader reads the records of one input. It is not safe for concurrent use,
+// except BytesRead and Size, which a progress display may call from another
+// goroutine. The caller closes it.
+type Reader struct {
+	name    string
+	format  Format
+	enc     encoding.Encoding // --encoding, for the rejects file; nil is UTF-8
+	count   *counter
+	size    int64
+	closers []io.Closer
+	src     source
+	unknown unknownSet
+
+	// CSV only, for the rejects file.
+	comma     rune
+	headerRaw string // the header line as it was, decoded, without its line end
+}
+
+// Record is one data row of the input. A malformed row is a Record with Err
+// set, never a Next error, so the run goes on with the next row.
+type Record struct {
+	// Row is the 1-based data row number, consecutive over every record
+	// Next returns, malformed ones included; the header and blank lines are
+	// not rows.
+	Row int
+	// Line is the input line where the record starts (1-based; a CSV record
+	// may span several lines).
+	Line int
+	// Values holds the raw text of each known column; "" when absent. It is
+	// empty when Err is set.
+	Values lead.Values
+	// Raw is the row's original text, decoded to UTF-8, without its line
+	// end, for the rejects file. It is valid only until the next call to
+	// Next: copy it (bytes.Clone) to keep it longer.
+	Raw []byte
+	// Err is set when the row is malformed. It says what is wrong, with the
+	// row and line, and never quotes cell contents.
+	Err error
+}
+
+// Open opens the named input; "-" reads stdin. Gzip is recognised by a .gz
+// suffix or by its magic bytes and decompressed on the fly. The caller
+// closes the Reader, which closes the file (never stdin).
+func Open(name string, stdin io.Reader, opts Options) (*Reader, error) {
+	if name == "-" {
+		return NewReader(stdin, name, opts)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("open input: %w", err)
+	}
+	r, err := NewReader(f, name, opts)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	r.closers = append(r.closers, f)
+	return r, nil
+}
+
+// NewReader reads an input from any stream; name is the file name ("-" for
+// stdin), used to pick the format and in error messages. It reads the CSV
+// header before returning. Closing the Reader does not close in.
+func NewReader(in io.Reader, name string, opts Options) (*Reader, error) {
+	format := opts.Format
+	if format == FormatAuto {
+		var err error
+		if format, err = formatFromName(name); err != nil {
+			return nil, err
+		}
+	}
+	enc, err := parseEncoding(opts.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	if d := opts.Delimiter; d != 0 && (d == '"' || d == '\r' || d == '\n' || d == 0xFFFD || d < 0) {
+		return nil, fmt.Errorf("invalid delimiter %q: use , ; | or tab", d)
+	}
+	res, err := newResolver(opts.Columns)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{name: displayName(name), format: format, count: &counter{r: in}, size: -1}
+	if st, ok := in.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
+			r.size = fi.Size()
+		}
+	}
+
+	br := bufio.NewReaderSize(r.count, bufSize)
+	if strings.HasSuffix(strings.ToLower(name), ".gz") || isGzip(peekPrefix(br, 2)) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: not a readable gzip file: %w", r.name, err)
+		}
+		r.closers = append(r.closers, zr)
+		br = bufio.NewReaderSize(zr, bufSize)
+	}
+	decoded, isDecoded := decode(br, enc)
+	r.enc = enc
+
+	switch format {
+	case FormatCSV:
+		r.src, err = newCSVSource(r, decoded, opts.Delimiter, res, !isDecoded)
+	case FormatJSONL:
+		r.src = newJSONLSource(r, decoded, res, !isDecoded)
+	default:
+		err = fmt.Errorf("unknown format %v: use csv or jsonl", format)
+	}
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func isGzip(p []byte) bool { return len(p) >= 2 && p[0] == 0x1f && p[1] == 0x8b }
+
+func displayName(name string) string {
+	if name == "-" {
+		return "standard input"
+	}
+	return name
+}
+
+// formatFromName picks the format from the file extension.
+func formatFromName(name string) (Format, error) {
+	if name == "-" {
+		return FormatAuto, errors.New("reading standard input: pass --format csv or --format jsonl")
+	}
+	base := strings.TrimSuffix(strings.ToLower(name), ".gz")
+	switch {
+	case strings.HasSuffix(base, ".csv"), strings.HasSuffix(base, ".tsv"):
+		return FormatCSV, nil
+	case strings.HasSuffix(base, ".jsonl"), strings.HasSuffix(base, ".ndjson"):
+		return FormatJSONL, nil
+	}
+	return FormatAuto, fmt.Errorf("cannot tell the format of %s from its name (.csv, .tsv, .jsonl or .ndjson, optionally .gz): pass --format csv or --format jsonl", name)
+}
+
+// Next returns the next record, or io.EOF after the last. Any other error
+// means the input cannot be read on (an I/O error, a corrupt gzip stream, a
+// CSV record over 1 MiB) and the run must stop; a malformed row is not an
+// error here but a Record with Err set.
+func (r *Reader) Next() (Record, error) {
+	return r.src.next()
+}
+
+// Unknown returns the column names that match no LeadInput field, each once,
+// in first-seen order (CSV: from the header; JSONL: keys as they appear so
+// far). A column whose field an earlier column already took is listed as a
+// duplicate. The rejects "error" column is known and not listed.
+func (r *Reader) Unknown() []string { return r.unknown.list() }
+
+// Format returns the input's format, as given or as picked from the name.
+func (r *Reader) Format() Format { return r.format }
+
+// BytesRead returns how many bytes have been read from the input so far
+// (compressed bytes for gzip), for a progress display. Safe to call from
+// another goroutine.
+func (r *Reader) BytesRead() int64 { return r.count.n.Load() }
+
+// Size returns the input's size in bytes when it is a regular file, else -1.
+// Safe to call from another goroutine.
+func (r *Reader) Size() int64 { return r.size }
+
+// Close releases the gzip reader and closes the file Open opened. It never
+// closes standard input or a stream given to NewReader.
+func (r *Reader) Close() error {
+	var errs []error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		if err := r.closers[i].Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.closers = nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close %s: %w", r.name, err)
+	}
+	return nil
+}

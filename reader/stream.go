@@ -1,0 +1,285 @@
+package reader
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
+)
+
+// maxRecord bounds one record: a JSONL line, or a CSV record however many
+// lines it spans. A longer JSONL line is a malformed row; a longer CSV record
+// stops the run, because csv.Reader cannot resynchronise inside an
+// unterminated quote.
+const maxRecord = 1 << 20
+
+// bufSize is the size of the read buffers between the stages.
+const bufSize = 64 << 10
+
+// errRecordTooLong is returned by the tee when csv.Reader pulls more than
+// maxRecord bytes for one record.
+var errRecordTooLong = errors.New("record too long")
+
+// counter counts the bytes read from the file, for BytesRead. The count is
+// atomic because a progress display reads it from another goroutine.
+type counter struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// tee keeps the bytes csv.Reader has pulled so that each record's original
+// text can be cut out by csv.Reader.InputOffset. Bytes before the current
+// record are dropped as reading goes on, so memory stays bounded; a record
+// longer than maxRecord makes Read fail instead of buffering the file.
+type tee struct {
+	src      io.Reader
+	buf      []byte // pulled bytes; buf[0] is at input offset base
+	base     int64
+	recStart int64 // offset where the current record starts; bytes before it may be dropped
+}
+
+func (t *tee) Read(p []byte) (int, error) {
+	if t.base+int64(len(t.buf))-t.recStart > maxRecord+bufSize {
+		return 0, errRecordTooLong
+	}
+	n, err := t.src.Read(p)
+	if n > 0 {
+		t.compact()
+		t.buf = append(t.buf, p[:n]...)
+	}
+	return n, err
+}
+
+// compact drops the bytes before recStart once they are at least half of the
+// buffer, so the copying stays proportional to the input.
+func (t *tee) compact() {
+	k := int(t.recStart - t.base)
+	if k <= 0 || k < len(t.buf)/2 {
+		return
+	}
+	n := copy(t.buf, t.buf[k:])
+	t.buf = t.buf[:n]
+	t.base = t.recStart
+}
+
+// span returns the pulled bytes between two input offsets. The slice is
+// valid until the next Read.
+func (t *tee) span(from, to int64) []byte {
+	lo, hi := from-t.base, to-t.base
+	if lo < 0 || hi > int64(len(t.buf)) || lo > hi {
+		return nil
+	}
+	return t.buf[lo:hi]
+}
+
+// parseEncoding maps --encoding to a decoder; nil means UTF-8.
+func parseEncoding(name string) (encoding.Encoding, error) {
+	switch strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(strings.TrimSpace(name))) {
+	case "", "utf8":
+		return nil, nil
+	case "latin1", "iso88591", "l1":
+		return charmap.ISO8859_1, nil
+	case "windows1252", "cp1252", "win1252":
+		return charmap.Windows1252, nil
+	}
+	return nil, fmt.Errorf("unknown encoding %q: use utf-8 (the default), latin1 (iso-8859-1) or windows-1252 (cp1252)", name)
+}
+
+// peekPrefix returns up to n leading bytes without consuming them.
+func peekPrefix(br *bufio.Reader, n int) []byte {
+	b, _ := br.Peek(n)
+	return b
+}
+
+// decode drops a UTF-8 byte-order mark and decodes the input to UTF-8. A
+// UTF-16 byte-order mark (Excel's "Unicode text" export) switches to a UTF-16
+// decoder when no encoding was asked for. It reports whether the text was
+// decoded, i.e. is valid UTF-8 by construction.
+func decode(br *bufio.Reader, enc encoding.Encoding) (io.Reader, bool) {
+	p := peekPrefix(br, 3)
+	switch {
+	case bytes.HasPrefix(p, []byte{0xEF, 0xBB, 0xBF}):
+		_, _ = br.Discard(3)
+	case enc == nil && (bytes.HasPrefix(p, []byte{0xFF, 0xFE}) || bytes.HasPrefix(p, []byte{0xFE, 0xFF})):
+		return unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM).NewDecoder().Reader(br), true
+	}
+	if enc == nil {
+		return br, false
+	}
+	return enc.NewDecoder().Reader(br), true
+}
+
+// sniffDelimiter picks the delimiter of the header line: the candidate that
+// occurs most often outside quotes; ties go to the earlier one in ", ; tab |"
+// and a header with none of them is one column, read with ",".
+func sniffDelimiter(br *bufio.Reader) rune {
+	line := peekLine(br)
+	candidates := [...]byte{',', ';', '\t', '|'}
+	var counts [len(candidates)]int
+	inQuote := false
+	for _, c := range line {
+		if c == '"' {
+			inQuote = !inQuote
+			continue
+		}
+		if inQuote {
+			continue
+		}
+		if c == '\n' {
+			break
+		}
+		for i, d := range candidates {
+			if c == d {
+				counts[i]++
+			}
+		}
+	}
+	best := 0
+	for i := range candidates {
+		if counts[i] > counts[best] {
+			best = i
+		}
+	}
+	return rune(candidates[best])
+}
+
+// peekLine returns the first line (up to the buffer size) without consuming
+// it, waiting for more input only until a newline has arrived.
+func peekLine(br *bufio.Reader) []byte {
+	for n := 512; ; n *= 2 {
+		if n > br.Size() {
+			n = br.Size()
+		}
+		b, err := br.Peek(n)
+		if bytes.IndexByte(b, '\n') >= 0 || err != nil || n == br.Size() {
+			return b
+		}
+	}
+}
+
+// trimRaw cuts a record's original text out of the bytes csv.Reader consumed
+// for it: the empty lines csv.Reader skipped before it and the line end after
+// it. It returns the text and the number of line ends skipped before it.
+func trimRaw(b []byte) ([]byte, int) {
+	skipped := 0
+	for {
+		switch {
+		case len(b) > 0 && b[0] == '\n':
+			b = b[1:]
+		case len(b) > 1 && b[0] == '\r' && b[1] == '\n':
+			b = b[2:]
+		default:
+			return trimLineEnd(b), skipped
+		}
+		skipped++
+	}
+}
+
+// trimLineEnd drops one trailing "\n" or "\r\n", or a final "\r".
+func trimLineEnd(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	return bytes.TrimSuffix(b, []byte{'\r'})
+}
+
+// fieldScan is what a quote-aware pass over a CSV record's original text
+// finds out.
+type fieldScan struct {
+	fields   int  // number of fields
+	blank    bool // every field is empty or spaces: a row of delimiters, not a lead
+	extraSet bool // a field beyond the first n (see scanFields) is not empty
+}
+
+// scanFields counts the fields of one record's original text the way
+// csv.Reader splits it (no lazy quotes, no leading-space trimming), and
+// checks whether the fields after the first n are empty, which is how
+// trailing empty columns look.
+func scanFields(raw []byte, comma rune, n int) fieldScan {
+	s := fieldScan{fields: 1, blank: true}
+	var delim []byte
+	if comma < 0x80 {
+		delim = []byte{byte(comma)}
+	} else {
+		delim = []byte(string(comma))
+	}
+	atStart, inQuote := true, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inQuote {
+			if c == '"' {
+				if i+1 < len(raw) && raw[i+1] == '"' {
+					s.setNonBlank(n)
+					i++
+					continue
+				}
+				inQuote = false
+				continue
+			}
+			if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+				s.setNonBlank(n)
+			}
+			continue
+		}
+		if c == delim[0] && bytes.HasPrefix(raw[i:], delim) {
+			s.fields++
+			i += len(delim) - 1
+			atStart = true
+			continue
+		}
+		if c == '"' && atStart {
+			inQuote = true
+			atStart = false
+			continue
+		}
+		atStart = false
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			s.setNonBlank(n)
+		}
+	}
+	return s
+}
+
+func (s *fieldScan) setNonBlank(n int) {
+	s.blank = false
+	if s.fields > n {
+		s.extraSet = true
+	}
+}
+
+// firstFieldEnd returns the offset just after the first field of a CSV
+// record's text and its delimiter, or len(raw) when the record has one field.
+func firstFieldEnd(raw []byte, comma rune) int {
+	delim := string(comma)
+	inQuote, atStart := false, true
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inQuote:
+			if c == '"' {
+				if i+1 < len(raw) && raw[i+1] == '"' {
+					i++
+				} else {
+					inQuote = false
+				}
+			}
+		case bytes.HasPrefix(raw[i:], []byte(delim)):
+			return i + len(delim)
+		case c == '"' && atStart:
+			inQuote = true
+		}
+		atStart = false
+	}
+	return len(raw)
+}
