@@ -1,0 +1,243 @@
+package leadsim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Exact bodies of the errors answered before the GraphQL executor runs.
+const (
+	bodyUnauthorized   = `{"errors":[{"message":"Unauthorized","extensions":{"code":"UNAUTHENTICATED"}}]}`
+	bodyRateLimited    = `{"errors":[{"message":"Too many requests: rate limit exceeded; retry after the Retry-After delay","extensions":{"code":"RATE_LIMITED"}}]}`
+	bodyUnavailable    = `{"errors":[{"message":"Service temporarily unavailable","extensions":{"code":"SERVICE_UNAVAILABLE"}}]}`
+	bodyInternal       = `{"errors":[{"message":"Internal server error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`
+	bodyTooLarge       = `{"errors":[{"message":"Request body too large","extensions":{"code":"PAYLOAD_TOO_LARGE"}}]}`
+	bodyBadRequest     = `{"errors":[{"message":"Request body is not a JSON GraphQL request","extensions":{"code":"BAD_REQUEST"}}]}`
+	bodyMethodNotAllow = `{"errors":[{"message":"Only POST is supported","extensions":{"code":"METHOD_NOT_ALLOWED"}}]}`
+)
+
+// queryCacheSize bounds the parsed documents kept per endpoint.
+const queryCacheSize = 1000
+
+// endpoint serves one GraphQL API: it reads the request, answers the
+// platform's HTTP-level errors (413, 429, 401, faults), then runs the
+// gqlgen executor with the caller's principal in the context.
+type endpoint struct {
+	s    *Server
+	name string
+	exec *executor.Executor
+	bufs sync.Pool
+}
+
+func newEndpoint(s *Server, name string, es graphql.ExecutableSchema) *endpoint {
+	e := &endpoint{s: s, name: name, exec: executor.New(es)}
+	e.exec.SetQueryCache(newQueryCache(queryCacheSize))
+	e.exec.Use(enableIntrospection{})
+	e.exec.SetRecoverFunc(func(ctx context.Context, err any) error {
+		s.log.Error("resolver panic", "endpoint", name, "panic", err)
+		return gqlerror.Errorf("internal server error")
+	})
+	e.bufs.New = func() any { return new(bytes.Buffer) }
+	return e
+}
+
+func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s := e.s
+	op, status := OpInvalid, http.StatusOK
+	defer func() { s.stats.request(op, status) }()
+
+	if r.Method != http.MethodPost {
+		status = http.StatusMethodNotAllowed
+		s.stats.reject(RejectBadRequest)
+		w.Header().Set("Allow", http.MethodPost)
+		writeRaw(w, status, bodyMethodNotAllow)
+		return
+	}
+	buf := e.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer e.bufs.Put(buf)
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)); err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			status = http.StatusRequestEntityTooLarge
+			s.stats.reject(RejectBodyTooLarge)
+			writeRaw(w, status, bodyTooLarge)
+			return
+		}
+		status = 499 // client went away mid-body; nothing useful to answer
+		return
+	}
+	var params graphql.RawParams
+	dec := json.NewDecoder(buf)
+	dec.UseNumber() // as gqlgen's own transport: Int variables must stay exact
+	if err := dec.Decode(&params); err != nil {
+		status = http.StatusBadRequest
+		s.stats.reject(RejectBadRequest)
+		writeRaw(w, status, bodyBadRequest)
+		return
+	}
+	params.Headers = r.Header
+	ctx := graphql.StartOperationTrace(r.Context())
+	rc, verrs := e.exec.CreateOperationContext(ctx, &params)
+	op = operationName(rc)
+
+	if s.limiter != nil && !s.limiter.Allow() {
+		status = http.StatusTooManyRequests
+		s.stats.reject(RejectRateLimited)
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(s.opts.RateLimit)))
+		writeRaw(w, status, bodyRateLimited)
+		return
+	}
+	p := s.authenticate(r)
+	if p == nil {
+		status = http.StatusUnauthorized
+		s.stats.reject(RejectUnauthenticated)
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		writeRaw(w, status, bodyUnauthorized)
+		return
+	}
+	if verrs != nil {
+		// gqlgen's answer to parse and validation failures: 422 with
+		// extensions.code GRAPHQL_PARSE_FAILED or GRAPHQL_VALIDATION_FAILED.
+		status = http.StatusOK
+		if errcode.GetErrorKind(verrs) == errcode.KindProtocol {
+			status = http.StatusUnprocessableEntity
+		}
+		s.stats.reject(RejectGraphQLValidation)
+		e.writeResponse(w, status, e.exec.DispatchError(graphql.WithOperationContext(ctx, rc), verrs))
+		return
+	}
+
+	drop := false
+	if op == OpCreateLead || op == OpSubmitLead {
+		switch u := s.rnd.Float64(); {
+		case u < s.opts.Fail503:
+			status = http.StatusServiceUnavailable
+			s.stats.reject(RejectFault503)
+			writeRaw(w, status, bodyUnavailable)
+			return
+		case u < s.opts.Fail503+s.opts.Fail500:
+			status = http.StatusInternalServerError
+			s.stats.reject(RejectFault500)
+			writeRaw(w, status, bodyInternal)
+			return
+		case u < s.opts.Fail503+s.opts.Fail500+s.opts.DropAfter:
+			drop = true
+		}
+	}
+	if err := sleep(ctx, e.latency(op), s.rnd); err != nil {
+		status = 499
+		return
+	}
+
+	ctx = context.WithValue(ctx, principalKey{}, p)
+	responses, ctx := e.exec.DispatchOperation(ctx, rc)
+	resp := responses(ctx)
+	if drop {
+		status = 0
+		s.stats.reject(RejectDropped)
+		dropConnection(w)
+		return
+	}
+	e.writeResponse(w, status, resp)
+}
+
+func (e *endpoint) latency(op string) Latency {
+	switch op {
+	case OpCreateLead:
+		return e.s.opts.CreateLatency
+	case OpSubmitLead:
+		return e.s.opts.SubmitLatency
+	case OpLead, OpCreditReport:
+		return e.s.opts.ReadLatency
+	}
+	return Latency{}
+}
+
+func (e *endpoint) writeResponse(w http.ResponseWriter, status int, resp *graphql.Response) {
+	buf := e.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer e.bufs.Put(buf)
+	if err := json.NewEncoder(buf).Encode(resp); err != nil {
+		e.s.log.Error("encode GraphQL response", "endpoint", e.name, "err", err)
+		writeRaw(w, http.StatusInternalServerError, bodyInternal)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func writeRaw(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+// dropConnection closes the client's connection without an answer, the
+// way a crashed proxy does after the service has processed the request.
+func dropConnection(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		// HTTP/2 or a wrapped writer: abort the handler instead, which
+		// resets the stream without a response.
+		panic(http.ErrAbortHandler)
+	}
+	_ = conn.Close()
+}
+
+// retryAfter is the Retry-After of a 429: the whole seconds until the
+// bucket holds a token again, at least 1.
+func retryAfter(perSecond float64) int {
+	return max(1, int(math.Ceil(1/perSecond)))
+}
+
+// operationName names a request in Stats: the first root field of the
+// selected operation, or OpInvalid.
+func operationName(rc *graphql.OperationContext) string {
+	if rc == nil || rc.Doc == nil {
+		return OpInvalid
+	}
+	opDef := rc.Operation
+	if opDef == nil {
+		opDef = rc.Doc.Operations.ForName(rc.OperationName)
+	}
+	if opDef == nil {
+		return OpInvalid
+	}
+	for _, sel := range opDef.SelectionSet {
+		if f, ok := sel.(*ast.Field); ok {
+			switch f.Name {
+			case OpCreateLead, OpSubmitLead, OpLead, OpCreditReport:
+				return f.Name
+			}
+		}
+	}
+	return OpInvalid
+}
+
+// enableIntrospection lets clients and tools read the schemas, as most
+// GraphQL servers do.
+type enableIntrospection struct{}
+
+func (enableIntrospection) ExtensionName() string                   { return "Introspection" }
+func (enableIntrospection) Validate(graphql.ExecutableSchema) error { return nil }
+func (enableIntrospection) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
+	rc.DisableIntrospection = false
+	return nil
+}

@@ -1,0 +1,183 @@
+package leadsim
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// sim is a simulator behind an httptest server, with a movable clock.
+type sim struct {
+	*Server
+	URL string
+	hs  *httptest.Server
+
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (s *sim) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now
+}
+
+func (s *sim) advance(d time.Duration) {
+	s.mu.Lock()
+	s.now = s.now.Add(d)
+	s.mu.Unlock()
+}
+
+func newSim(t *testing.T, opts Options) *sim {
+	t.Helper()
+	sm := &sim{now: time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)}
+	if opts.Now == nil {
+		opts.Now = sm.Now
+	}
+	srv, err := New(opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	sm.Server = srv
+	sm.hs = httptest.NewServer(srv.Handler())
+	sm.URL = sm.hs.URL
+	t.Cleanup(func() {
+		sm.hs.Close()
+		srv.Close()
+	})
+	return sm
+}
+
+func (s *sim) tokenURL() string { return s.URL + "/" + s.opts.TenantID + "/oauth2/v2.0/token" }
+
+func (s *sim) scope() string { return "api://" + s.opts.AppID + "/.default" }
+
+// tokenForm posts a token request and returns the status and decoded body.
+func (s *sim) tokenForm(t *testing.T, form url.Values) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.PostForm(s.tokenURL(), form)
+	if err != nil {
+		t.Fatalf("token request: %v", err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("decode token answer (status %d): %v", resp.StatusCode, err)
+	}
+	return resp.StatusCode, body
+}
+
+// token gets an access token for the client.
+func (s *sim) token(t *testing.T, id, secret string) string {
+	t.Helper()
+	status, body := s.tokenForm(t, url.Values{
+		"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}, "scope": {s.scope()},
+	})
+	tok, _ := body["access_token"].(string)
+	if status != http.StatusOK || tok == "" {
+		t.Fatalf("token for %s: status %d, body %v", id, status, body)
+	}
+	return tok
+}
+
+func (s *sim) defaultToken(t *testing.T) string {
+	t.Helper()
+	return s.token(t, DefaultClientID, DefaultClientSecret)
+}
+
+// gqlResult is a decoded GraphQL answer.
+type gqlResult struct {
+	status int
+	header http.Header
+	raw    string
+	Data   map[string]json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string         `json:"message"`
+		Extensions map[string]any `json:"extensions"`
+	} `json:"errors"`
+}
+
+func (r gqlResult) code() string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	c, _ := r.Errors[0].Extensions["code"].(string)
+	return c
+}
+
+// post sends a GraphQL request to path with token (none if "").
+func (s *sim) post(t *testing.T, path, token, query string, vars map[string]any) gqlResult {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		t.Fatalf("encode request: %v", err)
+	}
+	return s.postRaw(t, path, token, b)
+}
+
+func (s *sim) postRaw(t *testing.T, path, token string, body []byte) gqlResult {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read answer of %s: %v", path, err)
+	}
+	r := gqlResult{status: resp.StatusCode, header: resp.Header, raw: strings.TrimSpace(string(raw))}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("decode answer of %s (status %d): %v: %s", path, resp.StatusCode, err, raw)
+	}
+	return r
+}
+
+const createDoc = `mutation CreateLead($input: LeadInput!) { createLead(input: $input) { id resultCode note partnerLeadId bidValue } }`
+
+type wireLead struct {
+	ID            string  `json:"id"`
+	ResultCode    int     `json:"resultCode"`
+	Note          string  `json:"note"`
+	PartnerLeadID *string `json:"partnerLeadId"`
+	BidValue      *string `json:"bidValue"`
+}
+
+// create runs createLead and returns the lead, failing on any error.
+func (s *sim) create(t *testing.T, token string, input map[string]any) wireLead {
+	t.Helper()
+	r := s.post(t, "/graphql", token, createDoc, map[string]any{"input": input})
+	if r.status != http.StatusOK || len(r.Errors) > 0 {
+		t.Fatalf("createLead: status %d: %s", r.status, r.raw)
+	}
+	var l wireLead
+	if err := json.Unmarshal(r.Data["createLead"], &l); err != nil {
+		t.Fatalf("decode createLead: %v", err)
+	}
+	return l
+}
+
+// applicant returns a valid consenting input with the given SSN and leadId.
+func applicant(leadID, ssn string) map[string]any {
+	return map[string]any{
+		"firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1990-01-02",
+		"email": leadID + "@example.com", "homePhone": "5550000000",
+		"zipCode": "12345", "state": "NY", "loanAmount": 5000,
+		"leadId": leadID, "socialSecurityNumber": ssn, "termsConsent": true,
+	}
+}

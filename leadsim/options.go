@@ -1,0 +1,189 @@
+package leadsim
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+)
+
+// Permission names a client may hold, as the spec's section 5 lists them.
+const (
+	RoleWrite = "Lead.Write"
+	RoleRead  = "Lead.Read"
+)
+
+// Defaults of Options.
+const (
+	DefaultTenantID      = "sim-tenant"
+	DefaultAppID         = "sim-debt-core"
+	DefaultTokenLifetime = 3599 * time.Second
+	DefaultMaxBodyBytes  = 1 << 20
+	DefaultClientID      = "bulkload-sim-client"
+	DefaultClientSecret  = "bulkload-sim-secret"
+)
+
+// Client is an application registered with the simulated identity provider:
+// a partner's credentials, its permissions and its submission mode. The
+// secret is a fake, so it is printed by `bulkload sim`, but the simulator
+// itself never logs it.
+type Client struct {
+	ID, Secret string
+	Roles      []string // RoleWrite, RoleRead
+	Granted    bool     // false: the operator has not granted the app: token requests get unauthorized_client
+	AutoSubmit bool     // partner with automatic submission: the simulator submits its qualified leads itself
+}
+
+// DefaultClient returns the client the simulator registers when Options has
+// none: both permissions, granted, manual submission.
+func DefaultClient() Client {
+	return Client{
+		ID:      DefaultClientID,
+		Secret:  DefaultClientSecret,
+		Roles:   []string{RoleWrite, RoleRead},
+		Granted: true,
+	}
+}
+
+// Latency is the simulated time one operation takes: each call sleeps Fixed
+// plus a uniform draw from [0, Jitter), and stops early when the request's
+// context ends.
+type Latency struct{ Fixed, Jitter time.Duration }
+
+// Options configures a Server. The zero value is a fast, fault-free
+// simulator with DefaultClient; every realism knob is off by default. New
+// copies Options, so the caller may reuse it.
+type Options struct {
+	TenantID      string        // default DefaultTenantID
+	AppID         string        // the API's app id (debt_core_app_id): scope must be "api://"+AppID+"/.default", tokens' aud = AppID; default DefaultAppID
+	Clients       []Client      // default: DefaultClient()
+	TokenLifetime time.Duration // default 3599s; may be a few seconds in tests
+
+	CreateLatency, SubmitLatency, TokenLatency, ReadLatency Latency
+
+	RateLimit float64 // GraphQL requests per second (both endpoints), token bucket; 0 = unlimited
+	RateBurst int     // default max(1, RateLimit/10)
+
+	// Fail503, Fail500 and DropAfter are fractions of createLead and
+	// submitLead requests: answered 503 before processing; answered 500
+	// before processing; processed fully, then the connection is dropped
+	// without an answer. They take disjoint slices of one draw in that
+	// order, so their sum should not exceed 1.
+	Fail503, Fail500, DropAfter float64
+	TokenFail503                float64 // fraction of token requests answered 503
+
+	MaxBodyBytes   int64         // default 1 MiB; over it: 413
+	RotateKeyEvery time.Duration // 0 = never; else the signing key is replaced every interval (old tokens become invalid)
+	Seed           int64         // faults and jitter are drawn from a source seeded with it
+
+	Logger *slog.Logger     // nil = discard; never given SSNs, dates of birth, secrets or tokens
+	Now    func() time.Time // clock of token issue and expiry; nil = time.Now (tests move it to expire tokens without waiting)
+}
+
+// withDefaults returns a copy of o with defaults filled in, or an error
+// naming the first invalid setting.
+func (o Options) withDefaults() (Options, error) {
+	if o.TenantID == "" {
+		o.TenantID = DefaultTenantID
+	}
+	if o.AppID == "" {
+		o.AppID = DefaultAppID
+	}
+	if len(o.Clients) == 0 {
+		o.Clients = []Client{DefaultClient()}
+	} else {
+		o.Clients = append([]Client(nil), o.Clients...)
+	}
+	seen := make(map[string]bool, len(o.Clients))
+	for i, c := range o.Clients {
+		if c.ID == "" {
+			return o, fmt.Errorf("leadsim options: client %d has no ID: give every client an ID", i)
+		}
+		if seen[c.ID] {
+			return o, fmt.Errorf("leadsim options: client %q is listed twice: give each client once", c.ID)
+		}
+		seen[c.ID] = true
+		o.Clients[i].Roles = append([]string(nil), c.Roles...)
+	}
+	if o.TokenLifetime == 0 {
+		o.TokenLifetime = DefaultTokenLifetime
+	}
+	if o.TokenLifetime < time.Second {
+		return o, fmt.Errorf("leadsim options: token lifetime %v is below 1s: use at least 1s", o.TokenLifetime)
+	}
+	for name, l := range map[string]Latency{"create": o.CreateLatency, "submit": o.SubmitLatency, "token": o.TokenLatency, "read": o.ReadLatency} {
+		if l.Fixed < 0 || l.Jitter < 0 {
+			return o, fmt.Errorf("leadsim options: %s latency %v+%v is negative: use durations >= 0", name, l.Fixed, l.Jitter)
+		}
+	}
+	if o.RateLimit < 0 || math.IsNaN(o.RateLimit) {
+		return o, fmt.Errorf("leadsim options: rate limit %v: use a rate >= 0 (0 = unlimited)", o.RateLimit)
+	}
+	if o.RateBurst <= 0 {
+		o.RateBurst = max(1, int(o.RateLimit/10))
+	}
+	for name, f := range map[string]float64{"fail-503": o.Fail503, "fail-500": o.Fail500, "drop-after": o.DropAfter, "token-fail-503": o.TokenFail503} {
+		if !(f >= 0 && f <= 1) {
+			return o, fmt.Errorf("leadsim options: %s fraction %v is outside [0,1]", name, f)
+		}
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxBodyBytes < 0 {
+		return o, errors.New("leadsim options: max body size is negative: use a size > 0")
+	}
+	if o.RotateKeyEvery < 0 {
+		return o, errors.New("leadsim options: key rotation interval is negative: use 0 (never) or a positive interval")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o, nil
+}
+
+// RegisterFlags binds the flags of `bulkload sim` to o. The flags
+// --client-id, --client-secret and --auto-submit configure o.Clients[0]; if
+// o has no client, RegisterFlags adds DefaultClient() first. Call it before
+// fs.Parse and pass o to New after.
+func (o *Options) RegisterFlags(fs *flag.FlagSet) {
+	if len(o.Clients) == 0 {
+		o.Clients = []Client{DefaultClient()}
+	}
+	if o.TenantID == "" {
+		o.TenantID = DefaultTenantID
+	}
+	if o.AppID == "" {
+		o.AppID = DefaultAppID
+	}
+	if o.TokenLifetime == 0 {
+		o.TokenLifetime = DefaultTokenLifetime
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	c := &o.Clients[0]
+	fs.StringVar(&o.TenantID, "tenant-id", o.TenantID, "tenant id of the simulated identity provider (token URL is BASE/TENANT/oauth2/v2.0/token)")
+	fs.StringVar(&o.AppID, "app-id", o.AppID, "the API's app id: scope is api://APP-ID/.default and tokens' audience is APP-ID")
+	fs.StringVar(&c.ID, "client-id", c.ID, "client id of the simulated partner application")
+	fs.StringVar(&c.Secret, "client-secret", c.Secret, "client secret of the simulated partner (a fake, not sensitive)")
+	fs.BoolVar(&c.AutoSubmit, "auto-submit", c.AutoSubmit, "the partner has automatic submission: the simulator submits its qualified leads itself")
+	fs.DurationVar(&o.TokenLifetime, "token-lifetime", o.TokenLifetime, "lifetime of issued access tokens (expires_in)")
+	fs.DurationVar(&o.CreateLatency.Fixed, "create-latency", o.CreateLatency.Fixed, "fixed latency of each createLead")
+	fs.DurationVar(&o.CreateLatency.Jitter, "create-jitter", o.CreateLatency.Jitter, "random extra latency of each createLead, uniform in [0, jitter)")
+	fs.DurationVar(&o.SubmitLatency.Fixed, "submit-latency", o.SubmitLatency.Fixed, "fixed latency of each submitLead")
+	fs.DurationVar(&o.SubmitLatency.Jitter, "submit-jitter", o.SubmitLatency.Jitter, "random extra latency of each submitLead")
+	fs.DurationVar(&o.TokenLatency.Fixed, "token-latency", o.TokenLatency.Fixed, "fixed latency of each token request")
+	fs.DurationVar(&o.ReadLatency.Fixed, "read-latency", o.ReadLatency.Fixed, "fixed latency of each lead or creditReport query")
+	fs.Float64Var(&o.RateLimit, "rate-limit", o.RateLimit, "GraphQL requests per second over both endpoints (token bucket); over it: 429 with Retry-After; 0 = unlimited")
+	fs.IntVar(&o.RateBurst, "rate-burst", o.RateBurst, "token bucket size of --rate-limit; 0 = max(1, rate/10)")
+	fs.Float64Var(&o.Fail503, "fail-503", o.Fail503, "fraction of createLead/submitLead requests answered 503 before processing")
+	fs.Float64Var(&o.Fail500, "fail-500", o.Fail500, "fraction of createLead/submitLead requests answered 500 before processing")
+	fs.Float64Var(&o.DropAfter, "drop-after", o.DropAfter, "fraction of createLead/submitLead requests processed, then answered by dropping the connection")
+	fs.Float64Var(&o.TokenFail503, "token-fail-503", o.TokenFail503, "fraction of token requests answered 503")
+	fs.DurationVar(&o.RotateKeyEvery, "rotate-key-every", o.RotateKeyEvery, "replace the signing key at this interval, revoking every token issued before; 0 = never")
+	fs.Int64Var(&o.MaxBodyBytes, "max-body", o.MaxBodyBytes, "largest request body in bytes; over it: 413")
+	fs.Int64Var(&o.Seed, "seed", o.Seed, "seed of the random source of faults and jitter")
+}

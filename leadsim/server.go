@@ -1,0 +1,173 @@
+package leadsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/bulkload/bulkload/leadsim/graph/debtapi"
+	"github.com/bulkload/bulkload/leadsim/graph/leadapi"
+)
+
+// Server is one simulated platform: identity provider, lead endpoint and
+// debt core endpoint sharing one lead store, one key and one set of
+// counters. It is safe for concurrent use. The caller calls Close when done.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	clients map[string]*Client
+	keys    *keyring
+	store   *store
+	stats   *counters
+	rnd     *lockedRand
+	limiter *rate.Limiter // nil: unlimited
+	lead    *endpoint
+	debt    *endpoint
+	mux     *http.ServeMux
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     sync.WaitGroup
+}
+
+// New starts a simulator with opts (see Options for defaults). It makes a
+// 2048-bit signing key, which takes a fraction of a second, and starts the
+// key rotation goroutine when opts.RotateKeyEvery is set.
+func New(opts Options) (*Server, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:    o,
+		log:     o.Logger,
+		clients: make(map[string]*Client, len(o.Clients)),
+		store:   newStore(),
+		stats:   newCounters(),
+		rnd:     &lockedRand{r: rand.New(rand.NewPCG(uint64(o.Seed), 0x6c656164))},
+		stop:    make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	for i := range o.Clients {
+		s.clients[o.Clients[i].ID] = &s.opts.Clients[i]
+	}
+	if s.keys, err = newKeyring(); err != nil {
+		return nil, fmt.Errorf("start simulator: %w", err)
+	}
+	if o.RateLimit > 0 {
+		s.limiter = rate.NewLimiter(rate.Limit(o.RateLimit), o.RateBurst)
+	}
+	s.lead = newEndpoint(s, "lead", leadapi.NewExecutableSchema(leadapi.Config{Resolvers: resolver{s}}))
+	s.debt = newEndpoint(s, "debt-core", debtapi.NewExecutableSchema(debtapi.Config{Resolvers: debtQuery{s}}))
+
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("/{tenant}/oauth2/v2.0/token", s.serveToken)
+	s.mux.Handle("/graphql", s.lead)
+	s.mux.Handle("/debt-core/graphql", s.debt)
+	s.mux.HandleFunc("GET /_sim/stats", s.serveStats)
+	s.mux.HandleFunc("POST /_sim/rotate-key", s.serveRotate)
+
+	if o.RotateKeyEvery > 0 {
+		s.done.Add(1)
+		go s.rotateEvery(o.RotateKeyEvery)
+	}
+	return s, nil
+}
+
+// Handler returns the one handler of every route, relative to a base URL B:
+//
+//	POST B/{tenant}/oauth2/v2.0/token   identity provider
+//	POST B/graphql                      lead endpoint
+//	POST B/debt-core/graphql            debt core endpoint (creditReport)
+//	GET  B/_sim/stats                   Stats as JSON
+//	POST B/_sim/rotate-key              RotateKey on demand
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// RotateKey replaces the signing key, revoking every token issued so far.
+func (s *Server) RotateKey() {
+	if err := s.keys.rotate(); err != nil {
+		s.log.Error("rotate signing key", "err", err)
+		return
+	}
+	s.log.Info("signing key rotated")
+}
+
+// Stats returns a snapshot of the counters; the caller owns the copy.
+func (s *Server) Stats() Stats { return s.stats.snapshot() }
+
+// Close stops the key rotation goroutine. The handler keeps serving; Close
+// may be called more than once.
+func (s *Server) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.done.Wait()
+}
+
+func (s *Server) rotateEvery(d time.Duration) {
+	defer s.done.Done()
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.RotateKey()
+		}
+	}
+}
+
+func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(s.Stats())
+}
+
+func (s *Server) serveRotate(w http.ResponseWriter, _ *http.Request) {
+	s.RotateKey()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// lockedRand is a seeded random source safe for concurrent use.
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+func (l *lockedRand) Float64() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Float64()
+}
+
+func (l *lockedRand) Int64N(n int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Int64N(n)
+}
+
+// sleep waits the latency l, or until ctx ends.
+func sleep(ctx context.Context, l Latency, rnd *lockedRand) error {
+	d := l.Fixed
+	if l.Jitter > 0 {
+		d += time.Duration(rnd.Int64N(int64(l.Jitter)))
+	}
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
