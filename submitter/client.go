@@ -305,14 +305,14 @@ func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out a
 		}
 		return call, &CallError{Op: op, Status: http.StatusOK, Code: rec.errs[0].Code,
 			Message: joinGraphQLErrors(rec.errs), Errors: rec.errs, Attempts: rec.attempts, Ambiguous: rec.ambiguous}
+	case rec.attempts == 0 && ctx.Err() != nil:
+		// Run returned before sending: ctx was already done.
+		return call, &CallError{Op: op, Message: "interrupted: " + ctx.Err().Error(), Err: ctx.Err()}
 	case err != nil:
 		// The reply passed the transport's checks but did not decode into
 		// the result type: the document selects something else.
 		return call, &CallError{Op: op, Status: http.StatusOK, Message: "decode reply: " + redactAll(err.Error(), redact),
 			Attempts: rec.attempts, Ambiguous: rec.ambiguous}
-	case rec.attempts == 0:
-		// Run returned before sending: ctx was already done.
-		return call, &CallError{Op: op, Message: "interrupted: " + context.Cause(ctx).Error(), Err: ctx.Err()}
 	}
 	return call, nil
 }

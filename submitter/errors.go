@@ -90,6 +90,9 @@ func (e *CallError) Error() string {
 	if len(e.Errors) > 0 && e.Status >= 200 && e.Status < 300 {
 		return e.Op + ": GraphQL error " + e.Message
 	}
+	if e.Attempts == 0 {
+		return e.Op + ": " + e.Message
+	}
 	s := "s"
 	if e.Attempts == 1 {
 		s = ""
