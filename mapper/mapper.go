@@ -1,0 +1,323 @@
+package mapper
+
+import (
+	"hash/maphash"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bulkload/bulkload/lead"
+)
+
+// The rules a FieldError names. They are fixed text: a rule never carries the
+// value it rejected, so no message can leak an SSN or a date of birth.
+const (
+	ruleNotUTF8          = "not valid UTF-8 (is the file Latin-1? try --encoding windows-1252)"
+	ruleRequired         = "required"
+	ruleDateFormat       = "must be a date as YYYY-MM-DD, MM/DD/YYYY or M/D/YYYY"
+	ruleDateTwoDigitYear = "year must have 4 digits (2-digit years are ambiguous)"
+	ruleDateNotReal      = "not a real calendar date (dates are read as YYYY-MM-DD or MM/DD/YYYY, month first)"
+	ruleDateFuture       = "must not be in the future"
+	ruleDateTooOld       = "must not be before 1900"
+	rulePhone            = "must be 10 digits (no country code)"
+	ruleSSNDigits        = "must be 9 digits"
+	ruleSSNArea000       = "area number 000 is never issued"
+	ruleSSNArea666       = "area number 666 is never issued"
+	ruleSSNArea9xx       = "area numbers 900-999 are never issued"
+	ruleSSNGroup         = "group number 00 is never issued"
+	ruleSSNSerial        = "serial number 0000 is never issued"
+	ruleState            = "must be a two-letter USPS state code or a state name"
+	ruleZip              = "must be 5 digits"
+	ruleZipShort         = "must be 5 digits (a spreadsheet may have dropped a leading zero)"
+	ruleBool             = "must be true or false (also yes/no, y/n, t/f, 1/0)"
+	ruleConsent          = "must be true (the service does not process leads without consent)"
+	ruleMoneyText        = "must be a whole-dollar amount"
+	ruleMoneyWhole       = "must be whole dollars"
+	ruleMoneyNegative    = "must not be negative"
+	ruleTooLarge         = "too large (GraphQL Int is 32-bit)"
+	ruleResidence        = "must be 1-4 or a label (Home Owner, Rent, Living with Family, Other)"
+	ruleIncomeSource     = "must be a positive integer or a label (Employed, Social Security, Pension)"
+	ruleLoanPurpose      = "must be a positive integer or a label (Debt Consolidation, Home Improvement)"
+	ruleEmail            = "must be a valid e-mail address (name@example.com)"
+	ruleCertificate      = "must be a UUID or an http(s) URL"
+	ruleDuplicatePrefix  = "duplicate of row "
+)
+
+// maxInt32 is the largest GraphQL Int.
+const maxInt32 = 1<<31 - 1
+
+// FieldError is one field of one row that failed a rule. It names the field
+// and the rule and never the value, so it is safe to log and to write to the
+// results file even for the SSN and the date of birth.
+type FieldError struct {
+	Field lead.Field
+	// Rule is the rule the value broke, e.g. "must be 5 digits" or
+	// "duplicate of row 3"; it never contains the value.
+	Rule string
+}
+
+// Error returns "field: rule", e.g. "zipCode: must be 5 digits".
+func (e FieldError) Error() string { return e.Field.String() + ": " + e.Rule }
+
+// Errors is all the errors of one row, in field order. Map returns a nil
+// Errors for a valid row; test it with len, not by comparing an error
+// interface holding it with nil.
+type Errors []FieldError
+
+// Error joins the errors with "; ".
+func (e Errors) Error() string {
+	var b strings.Builder
+	for i, fe := range e {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(fe.Error())
+	}
+	return b.String()
+}
+
+// Options configures a Mapper.
+type Options struct {
+	// Mapping is the partner's mapping file; nil means none. Only its Values
+	// are used here (the reader applies Columns). The Mapper copies what it
+	// needs, so the caller may reuse the Mapping.
+	Mapping *Mapping
+	// Now tells the date that "in the future" is measured against; nil means
+	// time.Now. It is called once, by New.
+	Now func() time.Time
+}
+
+// Mapper maps records to LeadInputs. It holds the index of the leadIds seen so
+// far, so it is not safe for concurrent use: one goroutine maps the rows of one
+// file, in input order, with one Mapper.
+type Mapper struct {
+	values [lead.NumFields]map[string]string // lower-cased trimmed partner value -> value
+	today  int                               // yyyymmdd
+	seed   maphash.Seed
+	seen   map[uint64]uint32 // hash of leadId -> first row
+}
+
+// New returns a Mapper with an empty duplicate-leadId index and a random hash
+// seed of its own.
+func New(opts Options) *Mapper {
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	y, mo, d := now().Date()
+	m := &Mapper{
+		today: y*10000 + int(mo)*100 + d,
+		seed:  maphash.MakeSeed(),
+		seen:  make(map[uint64]uint32),
+	}
+	if opts.Mapping != nil {
+		for f, vm := range opts.Mapping.Values {
+			if f < 0 || f >= lead.NumFields || len(vm) == 0 {
+				continue
+			}
+			lm := make(map[string]string, len(vm))
+			for k, v := range vm {
+				lm[strings.ToLower(strings.TrimSpace(k))] = v
+			}
+			m.values[f] = lm
+		}
+	}
+	return m
+}
+
+// scalars backs all the *int and *bool fields of one Input, so a row costs
+// one allocation for them instead of one per field.
+type scalars struct {
+	ints  [6]int
+	bools [2]bool
+}
+
+// Map validates and normalises one record. row is the 1-based data row; it is
+// remembered with the row's leadId so that a later duplicate can name it. Map
+// returns all of the row's errors at once; the Input is meaningful only when
+// the Errors are empty. v is not modified or retained.
+func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
+	var (
+		in   lead.Input
+		errs Errors
+		sc   *scalars
+	)
+	fail := func(f lead.Field, rule string) { errs = append(errs, FieldError{Field: f, Rule: rule}) }
+	setInt := func(i int, p **int, n int) {
+		if sc == nil {
+			sc = new(scalars)
+		}
+		sc.ints[i] = n
+		*p = &sc.ints[i]
+	}
+	setBool := func(i int, p **bool, b bool) {
+		if sc == nil {
+			sc = new(scalars)
+		}
+		sc.bools[i] = b
+		*p = &sc.bools[i]
+	}
+
+	for f := lead.Field(0); f < lead.NumFields; f++ {
+		if f == lead.LeadSourceID {
+			continue // never sent, whatever the file holds
+		}
+		s := v[f]
+		if !utf8.ValidString(s) {
+			fail(f, ruleNotUTF8)
+			continue
+		}
+		s = strings.TrimSpace(s)
+		if s != "" && m.values[f] != nil {
+			if mv, ok := lookupFold(m.values[f], s); ok {
+				s = strings.TrimSpace(mv)
+			}
+		}
+		if s == "" {
+			switch f {
+			case lead.DateOfBirth:
+				fail(f, ruleRequired)
+			case lead.TermsConsent:
+				fail(f, ruleConsent)
+			}
+			continue
+		}
+		var rule string
+		switch f {
+		case lead.FirstName:
+			in.FirstName = s
+		case lead.LastName:
+			in.LastName = s
+		case lead.Address1:
+			in.Address1 = s
+		case lead.Address2:
+			in.Address2 = s
+		case lead.City:
+			in.City = s
+		case lead.Ref:
+			in.Ref = s
+		case lead.LeadID:
+			in.LeadID = s
+			rule = m.checkDuplicate(row, s)
+		case lead.DateOfBirth:
+			in.DateOfBirth, rule = normDate(s, m.today)
+		case lead.Email:
+			if isEmail(s) {
+				in.Email = s
+			} else {
+				rule = ruleEmail
+			}
+		case lead.HomePhone:
+			in.HomePhone, rule = normPhone(s)
+		case lead.CellPhone:
+			in.CellPhone, rule = normPhone(s)
+		case lead.State:
+			in.State, rule = normState(s)
+		case lead.ZipCode:
+			in.ZipCode, rule = normZip(s)
+		case lead.SocialSecurityNumber:
+			in.SocialSecurityNumber, rule = normSSN(s)
+		case lead.TrustedformCertificateID:
+			if isCertificate(s) {
+				in.TrustedformCertificateID = s
+			} else {
+				rule = ruleCertificate
+			}
+		case lead.LoanAmount, lead.GrossAnnualIncome, lead.MonthlyIncome:
+			var n int
+			if n, rule = parseMoney(s); rule == "" {
+				switch f {
+				case lead.LoanAmount:
+					setInt(0, &in.LoanAmount, n)
+				case lead.GrossAnnualIncome:
+					setInt(1, &in.GrossAnnualIncome, n)
+				default:
+					setInt(2, &in.MonthlyIncome, n)
+				}
+			}
+		case lead.ResidenceTypeID:
+			if n, ok := residenceType(s); ok {
+				setInt(3, &in.ResidenceTypeID, n)
+			} else {
+				rule = ruleResidence
+			}
+		case lead.IncomeSourceID:
+			if n, ok := incomeSource(s); ok {
+				setInt(4, &in.IncomeSourceID, n)
+			} else {
+				rule = ruleIncomeSource
+			}
+		case lead.LoanPurposeID:
+			if n, ok := loanPurpose(s); ok {
+				setInt(5, &in.LoanPurposeID, n)
+			} else {
+				rule = ruleLoanPurpose
+			}
+		case lead.TermsConsent:
+			b, ok := parseBool(s)
+			switch {
+			case !ok:
+				rule = ruleBool
+			case !b:
+				rule = ruleConsent
+			default:
+				setBool(0, &in.TermsConsent, true)
+			}
+		case lead.CoApplicant:
+			if b, ok := parseBool(s); ok {
+				setBool(1, &in.CoApplicant, b)
+			} else {
+				rule = ruleBool
+			}
+		}
+		if rule != "" {
+			fail(f, rule)
+		}
+	}
+	return in, errs
+}
+
+// checkDuplicate registers id for row the first time it is seen and returns
+// the duplicate rule naming the first row after that. Ids are compared by a
+// 64-bit hash with a per-Mapper random seed: two different ids collide with a
+// chance of about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows), and a
+// collision does not repeat on the next run.
+func (m *Mapper) checkDuplicate(row int, id string) string {
+	h := maphash.String(m.seed, id)
+	if first, ok := m.seen[h]; ok {
+		return ruleDuplicatePrefix + strconv.FormatUint(uint64(first), 10)
+	}
+	r := uint32(0)
+	if row > 0 && row <= 1<<32-1 {
+		r = uint32(row)
+	}
+	m.seen[h] = r
+	return ""
+}
+
+// lookupFold looks s up in a map whose keys are lower case, without
+// allocating for ASCII values of up to 64 bytes.
+func lookupFold(m map[string]string, s string) (string, bool) {
+	var buf [64]byte
+	if len(s) <= len(buf) {
+		ascii := true
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c >= utf8.RuneSelf {
+				ascii = false
+				break
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[i] = c
+		}
+		if ascii {
+			v, ok := m[string(buf[:len(s)])]
+			return v, ok
+		}
+	}
+	v, ok := m[strings.ToLower(s)]
+	return v, ok
+}
