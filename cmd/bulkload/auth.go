@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// authOptions are the settings of authentication, shared by upload and
+// auth check. The client secret is deliberately not among the flags: it
+// comes only from BULKLOAD_CLIENT_SECRET or --client-secret-file, so it never
+// appears in a process listing or a shell history.
+type authOptions struct {
+	endpoint   string
+	tokenURL   string
+	authURL    string
+	tenantID   string
+	clientID   string
+	appID      string
+	scope      string
+	secretFile string
+	simulate   bool
+}
+
+func (o *authOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.endpoint, "endpoint", "", "lead GraphQL endpoint, e.g. https://HOST/graphql")
+	fs.StringVar(&o.tokenURL, "token-url", "", "full token URL (or give --auth-url and --tenant-id)")
+	fs.StringVar(&o.authURL, "auth-url", "", "identity provider base URL; the token URL is AUTH_URL/TENANT_ID/oauth2/v2.0/token")
+	fs.StringVar(&o.tenantID, "tenant-id", "", "tenant id of the service operator")
+	fs.StringVar(&o.clientID, "client-id", "", "client (application) id issued for this environment")
+	fs.StringVar(&o.appID, "app-id", "", "debt core app id; the scope is api://APP_ID/.default")
+	fs.StringVar(&o.scope, "scope", "", "OAuth scope (overrides --app-id)")
+	fs.StringVar(&o.secretFile, "client-secret-file", "", "file holding the client secret (or set BULKLOAD_CLIENT_SECRET)")
+	fs.BoolVar(&o.simulate, "simulate", false, "run against the built-in simulator on 127.0.0.1 with matching credentials (no other settings needed)")
+}
+
+// resolved is authOptions after defaults and derivations.
+type resolved struct {
+	endpoint string
+	tokenURL string
+	clientID string
+	secret   string
+	scope    string
+}
+
+// resolve derives the token URL and scope and reads the secret. It checks
+// every setting before any network I/O and says which one is missing.
+func (o *authOptions) resolve(getenv func(string) string, needEndpoint bool) (resolved, error) {
+	r := resolved{endpoint: o.endpoint, tokenURL: o.tokenURL, clientID: o.clientID, scope: o.scope}
+	var missing []string
+	if needEndpoint && r.endpoint == "" {
+		missing = append(missing, "--endpoint (BULKLOAD_ENDPOINT)")
+	}
+	if r.tokenURL == "" {
+		if o.authURL == "" || o.tenantID == "" {
+			missing = append(missing, "--token-url, or --auth-url with --tenant-id")
+		} else {
+			r.tokenURL = strings.TrimRight(o.authURL, "/") + "/" + url.PathEscape(o.tenantID) + "/oauth2/v2.0/token"
+		}
+	}
+	if r.clientID == "" {
+		missing = append(missing, "--client-id (BULKLOAD_CLIENT_ID)")
+	}
+	if r.scope == "" {
+		if o.appID == "" {
+			missing = append(missing, "--app-id or --scope")
+		} else {
+			r.scope = "api://" + o.appID + "/.default"
+		}
+	}
+	switch {
+	case o.secretFile != "":
+		b, err := os.ReadFile(o.secretFile)
+		if err != nil {
+			return r, usageErrorf("--client-secret-file: %v", err)
+		}
+		r.secret = strings.TrimSpace(string(b))
+		if r.secret == "" {
+			return r, usageErrorf("--client-secret-file %s is empty", o.secretFile)
+		}
+	case getenv(envPrefix+"CLIENT_SECRET") != "":
+		r.secret = getenv(envPrefix + "CLIENT_SECRET")
+	default:
+		missing = append(missing, "the client secret (BULKLOAD_CLIENT_SECRET or --client-secret-file)")
+	}
+	if len(missing) > 0 {
+		return r, usageErrorf("missing settings: %s (or use --simulate to run against the built-in simulator)", strings.Join(missing, "; "))
+	}
+	for name, u := range map[string]string{"--endpoint": r.endpoint, "token URL": r.tokenURL} {
+		if u == "" {
+			continue
+		}
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+			return r, usageErrorf("%s %q is not an http(s) URL", name, u)
+		}
+	}
+	return r, nil
+}
+
+func runAuthCheck(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet("auth check", "auth check [flags]", e.stderr)
+	var (
+		auth    authOptions
+		logs    logOptions
+		cfgPath string
+		timeout time.Duration
+	)
+	auth.register(fs)
+	logs.register(fs)
+	fs.StringVar(&cfgPath, "config", "", "YAML file of settings (keys are flag names)")
+	fs.DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long")
+	pos, err := parseArgs(fs, args)
+	if err == nil && len(pos) > 0 {
+		err = usageErrorf("auth check takes no arguments, got %q", pos)
+	}
+	if err == nil {
+		if cfgPath == "" {
+			cfgPath = e.getenv(envPrefix + "CONFIG")
+		}
+		err = applyPrecedence(fs, e.getenv, cfgPath)
+	}
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	log, err := logs.logger(e.stderr)
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+
+	var cfg resolved
+	if auth.simulate {
+		sim, err := startSim(ctx, log)
+		if err != nil {
+			return exitFor(e.stderr, err)
+		}
+		defer sim.close()
+		cfg = sim.credentials()
+	} else if cfg, err = auth.resolve(e.getenv, false); err != nil {
+		return exitFor(e.stderr, err)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client, err := submitter.New(ctx, submitter.Config{
+		Endpoint: cfg.endpoint, TokenURL: cfg.tokenURL, ClientID: cfg.clientID,
+		ClientSecret: cfg.secret, Scope: cfg.scope, Logger: log,
+	})
+	if err != nil {
+		return exitFor(e.stderr, usageErrorf("%v", err))
+	}
+	info, err := client.CheckAuth(ctx)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "bulkload: auth check failed: %v\n", err)
+		if submitter.IsFatal(err) {
+			return exitAuth
+		}
+		if errors.Is(err, context.Canceled) {
+			return exitInterrupted
+		}
+		return exitUsage
+	}
+	fmt.Fprintf(e.stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  audience:   %s\n  roles:      %s\n  expires at: %s (in %s)\n",
+		cfg.tokenURL, info.ClientID, info.Audience, strings.Join(info.Roles, ", "),
+		info.ExpiresAt.UTC().Format(time.RFC3339), time.Until(info.ExpiresAt).Round(time.Second))
+	if !contains(info.Roles, "Lead.Write") {
+		fmt.Fprintln(e.stdout, "  warning: the token lacks Lead.Write: createLead and submitLead will be refused")
+	}
+	return exitOK
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

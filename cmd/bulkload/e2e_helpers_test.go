@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// TestMain lets a test run this test binary as the bulkload command
+// itself (for signals and SIGKILL): with BULKLOAD_TEST_AS_MAIN=1 it runs
+// main with the arguments it was given.
+func TestMain(m *testing.M) {
+	if os.Getenv("BULKLOAD_TEST_AS_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+const (
+	simSecret = leadsim.DefaultClientSecret
+	samples   = "../../samples"
+)
+
+// sim is a leadsim server for one test.
+type sim struct {
+	*leadsim.Server
+	url string
+}
+
+func startTestSim(t *testing.T, opts leadsim.Options) *sim {
+	t.Helper()
+	s, err := leadsim.New(opts)
+	if err != nil {
+		t.Fatalf("leadsim.New: %v", err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		s.Close()
+	})
+	return &sim{Server: s, url: ts.URL}
+}
+
+// args are the flags that point upload at the simulator.
+func (s *sim) args() []string {
+	return []string{
+		"--endpoint", s.url + "/graphql",
+		"--auth-url", s.url,
+		"--tenant-id", leadsim.DefaultTenantID,
+		"--client-id", leadsim.DefaultClientID,
+		"--app-id", leadsim.DefaultAppID,
+	}
+}
+
+// cliResult is what one bulkload command did.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs bulkload in-process with the given environment.
+func runCLI(t *testing.T, env map[string]string, args ...string) cliResult {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string { return env[k] }
+	code := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errb)
+	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+func secretEnv() map[string]string {
+	return map[string]string{"BULKLOAD_CLIENT_SECRET": simSecret}
+}
+
+// subprocess starts this test binary as the bulkload command.
+func subprocess(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Stdout = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start bulkload: %v", err)
+	}
+	return cmd, &stderr
+}
+
+// waitForLines polls a results file until it has at least n lines after
+// the header, or the deadline passes. It bounds a wait, it asserts no speed.
+func waitForLines(t *testing.T, path string, n int, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(path)
+		if bytes.Count(b, []byte("\n")) > n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s did not reach %d lines within %v", path, n, limit)
+}
+
+// resultRow is one line of a results file, read independently of report.
+type resultRow map[string]string
+
+// readResults reads every line of a CSV results file.
+func readResults(t *testing.T, path string) []resultRow {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("open results: %v", err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("read results %s: %v", path, err)
+	}
+	if len(recs) == 0 {
+		t.Fatalf("results %s is empty", path)
+	}
+	want := "row,leadId,ref,status,id,resultCode,note,bidValue,attempts,error"
+	if got := strings.Join(recs[0], ","); got != want {
+		t.Fatalf("results header = %q, want %q", got, want)
+	}
+	var rows []resultRow
+	for _, rec := range recs[1:] {
+		r := resultRow{}
+		for i, h := range recs[0] {
+			r[h] = rec[i]
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// finalByRow checks that a compacted results file has exactly one line per
+// row 1..n, in order, with a final status, and returns them by row.
+func finalByRow(t *testing.T, path string, n int) map[int]resultRow {
+	t.Helper()
+	rows := readResults(t, path)
+	if len(rows) != n {
+		t.Fatalf("results has %d lines, want one per input row (%d)", len(rows), n)
+	}
+	out := map[int]resultRow{}
+	for i, r := range rows {
+		row, _ := strconv.Atoi(r["row"])
+		if row != i+1 {
+			t.Fatalf("results line %d is row %q, want row %d (input order)", i+1, r["row"], i+1)
+		}
+		switch r["status"] {
+		case "invalid", "processed", "submitted", "submit_failed", "failed":
+		default:
+			t.Errorf("row %d has status %q, want a final status", row, r["status"])
+		}
+		out[row] = r
+	}
+	return out
+}
+
+// expectation is one line of samples/leads.expected.csv.
+type expectation struct {
+	leadID     string
+	resultCode int
+	bidValue   string
+	submitted  bool
+}
+
+func readExpected(t *testing.T) map[int]expectation {
+	t.Helper()
+	f, err := os.Open(filepath.Join(samples, "leads.expected.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	out := map[int]expectation{}
+	for _, rec := range recs[1:] {
+		row, _ := strconv.Atoi(rec[col["row"]])
+		code, _ := strconv.Atoi(rec[col["resultCode"]])
+		out[row] = expectation{
+			leadID:     rec[col["leadId"]],
+			resultCode: code,
+			bidValue:   rec[col["bidValue"]],
+			submitted:  rec[col["submitted"]] == "true",
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("leads.expected.csv has no rows")
+	}
+	return out
+}
+
+// countStatus counts final statuses.
+func countStatus(rows map[int]resultRow) map[string]int {
+	c := map[string]int{}
+	for _, r := range rows {
+		c[r["status"]]++
+	}
+	return c
+}
+
+// readSummaryJSON decodes a --summary-json file into a generic map.
+func readSummaryJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("summary json: %v", err)
+	}
+	return m
+}
+
+// sensitiveValues returns every SSN and date of birth of a sample CSV, as
+// written and in the normalised forms the mapper sends.
+func sensitiveValues(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals []string
+	for i, h := range recs[0] {
+		if h != "socialSecurityNumber" && h != "dateOfBirth" {
+			continue
+		}
+		for _, rec := range recs[1:] {
+			v := strings.TrimSpace(rec[i])
+			if v == "" {
+				continue
+			}
+			vals = append(vals, v, strings.ReplaceAll(v, "-", ""))
+		}
+	}
+	if len(vals) == 0 {
+		t.Fatalf("%s has no SSN or dateOfBirth values to look for", path)
+	}
+	return vals
+}
+
+func assertNoSensitive(t *testing.T, what, text string, values []string) {
+	t.Helper()
+	for _, v := range values {
+		if strings.Contains(text, v) {
+			t.Errorf("%s contains a sensitive input value (SSN or date of birth)", what)
+			return
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// progress shows how far an upload is: a one-line bar redrawn on a
+// terminal, or a log line every logEvery for cron jobs and pipes.
+type progress struct {
+	out      io.Writer
+	mode     string // "bar", "log" or "off"
+	log      *slog.Logger
+	done     *atomic.Int64
+	input    func() (read, size int64)
+	begin    time.Time
+	quit     chan struct{}
+	finished sync.WaitGroup
+}
+
+const (
+	barEvery = 250 * time.Millisecond
+	logEvery = 10 * time.Second
+)
+
+func newProgress(out io.Writer, mode string, log *slog.Logger, done *atomic.Int64, input func() (int64, int64)) *progress {
+	if mode == "auto" {
+		mode = "log"
+		if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			mode = "bar"
+		}
+	}
+	return &progress{out: out, mode: mode, log: log, done: done, input: input, quit: make(chan struct{})}
+}
+
+// start begins the display in its own goroutine; stop ends it.
+func (p *progress) start() {
+	p.begin = time.Now()
+	if p.mode == "off" {
+		return
+	}
+	every := logEvery
+	if p.mode == "bar" {
+		every = barEvery
+	}
+	p.finished.Add(1)
+	go func() {
+		defer p.finished.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.quit:
+				if p.mode == "bar" {
+					p.draw()
+					fmt.Fprintln(p.out)
+				}
+				return
+			case <-t.C:
+				if p.mode == "bar" {
+					p.draw()
+				} else {
+					p.logLine()
+				}
+			}
+		}
+	}()
+}
+
+func (p *progress) stop() {
+	close(p.quit)
+	p.finished.Wait()
+}
+
+// figures returns rows done, rows per second, the input fraction read (-1
+// when the size is unknown) and the estimated time left.
+func (p *progress) figures() (int64, float64, float64, time.Duration) {
+	done := p.done.Load()
+	elapsed := time.Since(p.begin)
+	rate := float64(done) / elapsed.Seconds()
+	read, size := p.input()
+	frac := -1.0
+	var eta time.Duration
+	if size > 0 {
+		frac = min(float64(read)/float64(size), 1)
+		if frac > 0 {
+			eta = time.Duration(float64(elapsed) * (1 - frac) / frac).Round(time.Second)
+		}
+	}
+	return done, rate, frac, eta
+}
+
+func (p *progress) draw() {
+	done, rate, frac, eta := p.figures()
+	if frac < 0 {
+		fmt.Fprintf(p.out, "\r%d rows done  %.1f rows/s   ", done, rate)
+		return
+	}
+	const width = 30
+	filled := int(frac * width)
+	bar := make([]byte, width)
+	for i := range bar {
+		bar[i] = '-'
+		if i < filled {
+			bar[i] = '#'
+		}
+	}
+	fmt.Fprintf(p.out, "\r[%s] %3.0f%%  %d rows  %.1f rows/s  ETA %s   ", bar, frac*100, done, rate, eta)
+}
+
+func (p *progress) logLine() {
+	done, rate, frac, eta := p.figures()
+	args := []any{"rows_done", done, "rows_per_s", fmt.Sprintf("%.1f", rate)}
+	if frac >= 0 {
+		args = append(args, "input_read_pct", fmt.Sprintf("%.1f", frac*100), "eta", eta.String())
+	}
+	p.log.Info("progress", args...)
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// simHandle is a leadsim server listening on a loopback address.
+type simHandle struct {
+	sim    *leadsim.Server
+	srv    *http.Server
+	base   string
+	opts   leadsim.Options
+	client leadsim.Client
+	done   chan error
+}
+
+// startSim starts the simulator in-process on 127.0.0.1 with a random port,
+// for upload --simulate and auth check --simulate. Its own per-request log
+// lines appear only at debug level, so they do not bury the upload's.
+func startSim(ctx context.Context, log *slog.Logger) (*simHandle, error) {
+	var simLog *slog.Logger
+	if log.Enabled(ctx, slog.LevelDebug) {
+		simLog = log.With("component", "leadsim")
+	}
+	return serveSim(ctx, "127.0.0.1:0", leadsim.Options{Logger: simLog})
+}
+
+func serveSim(ctx context.Context, addr string, opts leadsim.Options) (*simHandle, error) {
+	if opts.TenantID == "" {
+		opts.TenantID = leadsim.DefaultTenantID
+	}
+	if opts.AppID == "" {
+		opts.AppID = leadsim.DefaultAppID
+	}
+	client := leadsim.DefaultClient()
+	if len(opts.Clients) > 0 {
+		client = opts.Clients[0]
+	}
+	sim, err := leadsim.New(opts)
+	if err != nil {
+		return nil, usageErrorf("simulator: %v", err)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		sim.Close()
+		return nil, usageErrorf("simulator: listen on %s: %v", addr, err)
+	}
+	h := &simHandle{
+		sim:    sim,
+		srv:    &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second},
+		base:   "http://" + ln.Addr().String(),
+		opts:   opts,
+		client: client,
+		done:   make(chan error, 1),
+	}
+	go func() { h.done <- h.srv.Serve(ln) }()
+	return h, nil
+}
+
+// credentials are the settings that make a client talk to this simulator.
+func (h *simHandle) credentials() resolved {
+	return resolved{
+		endpoint: h.base + "/graphql",
+		tokenURL: h.base + "/" + h.opts.TenantID + "/oauth2/v2.0/token",
+		clientID: h.client.ID,
+		secret:   h.client.Secret,
+		scope:    "api://" + h.opts.AppID + "/.default",
+	}
+}
+
+// close stops the server, giving open requests a moment to finish.
+func (h *simHandle) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := h.srv.Shutdown(ctx)
+	h.sim.Close()
+	if serr := <-h.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// runSim serves the simulator until interrupted.
+func runSim(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("sim", "sim [flags]", e.stderr)
+	var (
+		opts leadsim.Options
+		logs logOptions
+		addr string
+	)
+	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "listen address (keep it on loopback: the simulator's credentials are public)")
+	opts.RegisterFlags(fs)
+	logs.register(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("sim takes no arguments, got %q", pos)
+	}
+	log, err := logs.logger(e.stderr)
+	if err != nil {
+		return err
+	}
+	opts.Logger = log
+	h, err := serveSim(ctx, addr, opts)
+	if err != nil {
+		return err
+	}
+	c := h.credentials()
+
+	// The simulator's secret is a public fake, but it still goes to upload
+	// through a file, the way a real secret must.
+	secretFile := filepath.Join(os.TempDir(), "bulkload-sim-secret")
+	if err := os.WriteFile(secretFile, []byte(c.secret+"\n"), 0o600); err != nil {
+		h.close()
+		return fmt.Errorf("write simulator secret file: %w", err)
+	}
+	fmt.Fprintf(e.stdout, `leadsim serving on %s
+  lead endpoint:      %s
+  debt core endpoint: %s/debt-core/graphql
+  token URL:          %s
+  stats:              %s/_sim/stats
+  client id:          %s
+  client secret:      %s (a public fake; also written to %s)
+  scope:              %s
+
+Upload a file to it with:
+  bulkload upload --endpoint %s --token-url %s --client-id %s --scope %s --client-secret-file %s samples/leads.csv
+`, h.base, c.endpoint, h.base, c.tokenURL, h.base, c.clientID, c.secret, secretFile, c.scope,
+		c.endpoint, c.tokenURL, c.clientID, c.scope, secretFile)
+
+	select {
+	case <-ctx.Done():
+	case err := <-h.done:
+		h.done <- err
+	}
+	return h.close()
+}

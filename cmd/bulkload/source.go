@@ -1,0 +1,251 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"hash"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/mapper"
+	"github.com/bulkload/bulkload/reader"
+	"github.com/bulkload/bulkload/report"
+)
+
+// inputOptions are the flags of reading and validating, shared by validate
+// and upload, so that upload reads exactly as validate does.
+type inputOptions struct {
+	format      string
+	delimiter   string
+	encoding    string
+	mapping     string
+	results     string
+	rejects     string
+	summaryJSON string
+}
+
+func (o *inputOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.format, "format", "", "input format: csv or jsonl (default: from the file name; required for stdin)")
+	fs.StringVar(&o.delimiter, "delimiter", "", `CSV delimiter: ",", ";", "|" or "tab" (default: sniffed from the header)`)
+	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8, latin1 or windows-1252")
+	fs.StringVar(&o.mapping, "mapping", "", "YAML mapping file: column renames and value maps for this partner's export")
+	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME.results.csv beside the input)")
+	fs.StringVar(&o.rejects, "rejects", "", "write the rows that failed validation here, in the input's own format plus an error column (mode 0600: it holds the partner's data)")
+	fs.StringVar(&o.summaryJSON, "summary-json", "", "also write the summary as JSON to this path")
+}
+
+// resultsPath returns the results file path: --results, or NAME.results.csv
+// beside the input ("leads.csv.gz" gives "leads.results.csv").
+func (o *inputOptions) resultsPath(input string) string {
+	if o.results != "" {
+		return o.results
+	}
+	if input == "-" {
+		return "stdin.results.csv"
+	}
+	base := filepath.Base(input)
+	for _, ext := range []string{".gz", ".csv", ".jsonl", ".ndjson", ".txt"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return filepath.Join(filepath.Dir(input), base+".results.csv")
+}
+
+func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) {
+	var opts reader.Options
+	if o.format != "" {
+		f, err := reader.ParseFormat(o.format)
+		if err != nil {
+			return opts, usageErrorf("--format: %v", err)
+		}
+		opts.Format = f
+	}
+	switch d := o.delimiter; d {
+	case "":
+	case "tab", `\t`, "\t":
+		opts.Delimiter = '\t'
+	default:
+		r, size := utf8.DecodeRuneInString(d)
+		if size != len(d) || r == '"' || r == '\r' || r == '\n' || r == utf8.RuneError {
+			return opts, usageErrorf(`--delimiter %q: want one character such as ",", ";", "|" or "tab"`, d)
+		}
+		opts.Delimiter = r
+	}
+	opts.Encoding = o.encoding
+	if m != nil {
+		opts.Columns = m.Columns
+	}
+	return opts, nil
+}
+
+// countingReader counts the bytes read through it; BytesRead is safe to
+// call from the progress goroutine.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// source is the reading and validating stage shared by validate and upload:
+// it owns the input file, the reader, the mapper and the rejects file. It is
+// used by one goroutine.
+type source struct {
+	name    string
+	file    io.Closer
+	counter *countingReader
+	sha     hash.Hash
+	size    int64
+	r       *reader.Reader
+	m       *mapper.Mapper
+	log     *slog.Logger
+
+	rejectsFile *os.File
+	rejects     *reader.Rejects
+
+	sawLeadSource bool
+}
+
+// item is one row of the input after validation.
+type item struct {
+	row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Error
+	input lead.Input // meaningful only when row.Status is valid
+}
+
+func openSource(name string, stdin io.Reader, o *inputOptions, log *slog.Logger) (*source, error) {
+	var mapping *mapper.Mapping
+	if o.mapping != "" {
+		m, err := mapper.LoadMapping(o.mapping)
+		if err != nil {
+			return nil, usageErrorf("--mapping: %v", err)
+		}
+		mapping = m
+	}
+	ropts, err := o.readerOptions(mapping)
+	if err != nil {
+		return nil, err
+	}
+
+	s := &source{name: name, sha: sha256.New(), size: -1, log: log}
+	var in io.Reader
+	if name == "-" {
+		in = stdin
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usageErrorf("input: %v", err)
+		}
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			s.size = st.Size()
+		}
+		s.file = f
+		in = f
+	}
+	s.counter = &countingReader{r: io.TeeReader(in, s.sha)}
+	r, err := reader.NewReader(s.counter, name, ropts)
+	if err != nil {
+		s.close()
+		return nil, usageErrorf("input %s: %v", name, err)
+	}
+	s.r = r
+	s.m = mapper.New(mapper.Options{Mapping: mapping})
+
+	if o.rejects != "" {
+		f, err := os.OpenFile(o.rejects, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			s.close()
+			return nil, usageErrorf("--rejects: %v", err)
+		}
+		// O_CREATE's mode does not apply to an existing file.
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			s.close()
+			return nil, fmt.Errorf("--rejects: %w", err)
+		}
+		s.rejectsFile = f
+		s.rejects = reader.NewRejects(f, r)
+	}
+	return s, nil
+}
+
+// next returns the next row, validated. io.EOF ends the input; any other
+// error means the input cannot be read on and the run stops.
+func (s *source) next() (item, error) {
+	rec, err := s.r.Next()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return item{}, io.EOF
+		}
+		return item{}, fmt.Errorf("read %s: %w", s.name, err)
+	}
+	it := item{row: report.Row{
+		Row:    rec.Row,
+		LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
+		Ref:    strings.TrimSpace(rec.Values[lead.Ref]),
+		Status: report.StatusValid,
+	}}
+	if rec.Values[lead.LeadSourceID] != "" {
+		s.sawLeadSource = true
+	}
+	if rec.Err != nil {
+		it.row.Status = report.StatusInvalid
+		it.row.Error = rec.Err.Error()
+	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
+		it.row.Status = report.StatusInvalid
+		it.row.Error = errs.Error()
+	} else {
+		it.input = in
+	}
+	if it.row.Status == report.StatusInvalid && s.rejects != nil {
+		if err := s.rejects.Write(&rec, it.row.Error); err != nil {
+			return item{}, fmt.Errorf("write --rejects file: %w", err)
+		}
+	}
+	return it, nil
+}
+
+// progress returns the input bytes read and the input's size (-1 unknown).
+func (s *source) progress() (int64, int64) { return s.counter.n.Load(), s.size }
+
+// inputSHA256 is the hash of every input byte read so far: after the whole
+// input is read, the file's SHA-256.
+func (s *source) inputSHA256() string { return hex.EncodeToString(s.sha.Sum(nil)) }
+
+// warnOnce logs, once per run, what the user should know about the columns.
+func (s *source) warnColumns() {
+	if u := s.r.Unknown(); len(u) > 0 {
+		s.log.Warn("columns not recognised, ignored (add them to a --mapping file if they carry lead data)", "columns", strings.Join(u, ", "))
+	}
+	if s.sawLeadSource {
+		s.log.Warn("leadSourceId column ignored: the service derives the lead source from the credentials")
+	}
+}
+
+func (s *source) close() error {
+	var errs []error
+	if s.rejects != nil {
+		errs = append(errs, s.rejects.Flush())
+	}
+	if s.rejectsFile != nil {
+		errs = append(errs, s.rejectsFile.Close())
+	}
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.file != nil {
+		errs = append(errs, s.file.Close())
+	}
+	return errors.Join(errs...)
+}

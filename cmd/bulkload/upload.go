@@ -1,0 +1,476 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// uploadOptions are the flags of upload beyond reading and authentication.
+type uploadOptions struct {
+	concurrency  int
+	rate         float64
+	maxAttempts  int
+	timeout      time.Duration
+	drainTimeout time.Duration
+	resume       bool
+	noSubmit     bool
+	createDoc    string
+	submitDoc    string
+	progress     string
+}
+
+func runUpload(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet("upload", "upload [flags] FILE", e.stderr)
+	var (
+		in      inputOptions
+		auth    authOptions
+		up      uploadOptions
+		logs    logOptions
+		cfgPath string
+	)
+	in.register(fs)
+	auth.register(fs)
+	logs.register(fs)
+	fs.StringVar(&cfgPath, "config", "", "YAML file of settings (keys are flag names)")
+	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
+	fs.Float64Var(&up.rate, "rate", 20, "API calls per second across all workers, createLead, submitLead and retries together (0: unlimited). The service's limits are not published: 20/s is this tool's assumption; a 429 slows the rate automatically")
+	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call, the first included, for retryable failures (network, 429, 502, 503, 504)")
+	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt (createLead runs a credit pull before it answers)")
+	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long calls in flight may take to finish")
+	fs.BoolVar(&up.resume, "resume", false, "continue from the results file of an earlier run: skip finished rows, submit created ones, resend failed and missing ones")
+	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (partners configured for automatic submission)")
+	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
+	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead (the interface does not show its arguments: this default is an assumption; it must take $id: String!)")
+	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, a log line every 10s otherwise), bar, log or off")
+
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	if cfgPath == "" {
+		cfgPath = e.getenv(envPrefix + "CONFIG")
+	}
+	if err := applyPrecedence(fs, e.getenv, cfgPath); err != nil {
+		return exitFor(e.stderr, err)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return exitFor(e.stderr, usageErrorf("upload takes exactly one FILE, got %d", len(pos)))
+	}
+	if err := up.check(); err != nil {
+		return exitFor(e.stderr, err)
+	}
+	log, err := logs.logger(e.stderr)
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+
+	var creds resolved
+	if auth.simulate {
+		sim, err := startSim(ctx, log)
+		if err != nil {
+			return exitFor(e.stderr, err)
+		}
+		defer sim.close()
+		creds = sim.credentials()
+		log.Info("simulator started", "endpoint", creds.endpoint, "token_url", creds.tokenURL)
+	} else if creds, err = auth.resolve(e.getenv, true); err != nil {
+		return exitFor(e.stderr, err)
+	}
+
+	u := &uploader{env: e, in: &in, up: &up, creds: creds, log: log, input: pos[0]}
+	code := u.run(ctx)
+	return code
+}
+
+func (o *uploadOptions) check() error {
+	switch {
+	case o.concurrency < 1:
+		return usageErrorf("--concurrency %d: want at least 1", o.concurrency)
+	case o.rate < 0:
+		return usageErrorf("--rate %v: want 0 (unlimited) or more", o.rate)
+	case o.maxAttempts < 1:
+		return usageErrorf("--max-attempts %d: want at least 1", o.maxAttempts)
+	case o.timeout <= 0:
+		return usageErrorf("--timeout %v: want a positive duration", o.timeout)
+	}
+	switch o.progress {
+	case "auto", "bar", "log", "off":
+	default:
+		return usageErrorf("--progress %q: want auto, bar, log or off", o.progress)
+	}
+	return nil
+}
+
+// uploader runs one upload.
+type uploader struct {
+	env   *env
+	in    *inputOptions
+	up    *uploadOptions
+	creds resolved
+	log   *slog.Logger
+	input string
+
+	client  *submitter.Client
+	done    atomic.Int64 // rows with a final status, for the progress display
+	skipped atomic.Int64 // rows a resumed run found finished
+	// taken counts the rows whose handling began: journalled at once, or
+	// handed to a worker. After an interrupt, rows read but never handed
+	// out are not counted: --resume reads them again.
+	taken atomic.Int64
+}
+
+// job is one valid row for the workers.
+type job struct {
+	row   report.Row
+	input lead.Input
+	// prior is the row's last line in the results file of an earlier run
+	// when that run created the lead but did not finish submitting it.
+	prior *report.Row
+}
+
+// line is one line for the results journal. A worker that must not go on
+// before the line is on disk (a created lead, before submitLead) waits on
+// written.
+type line struct {
+	row       report.Row
+	countOnly bool // a row finished in an earlier run: count it, write nothing
+	durable   bool
+	written   chan struct{}
+}
+
+func (u *uploader) run(ctx context.Context) int {
+	e := u.env
+	resultsPath := u.in.resultsPath(u.input)
+
+	var state *report.State
+	if u.up.resume {
+		st, err := report.LoadState(resultsPath)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			u.log.Warn("--resume: no results file yet, starting from the first row", "path", resultsPath)
+		case err != nil:
+			return exitFor(e.stderr, usageErrorf("--resume: %v", err))
+		default:
+			state = st
+			if n := st.IgnoredPartialLines(); n > 0 {
+				u.log.Warn("--resume: ignored a half-written last line of the results file", "lines", n)
+			}
+			u.log.Info("--resume: results of the earlier run loaded", "rows", st.Len())
+		}
+	}
+
+	// Calls in flight outlive the first signal by up to --drain-timeout:
+	// workCtx is cut loose from ctx and cancelled only after the drain.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	stopDrain := context.AfterFunc(ctx, func() {
+		u.log.Warn("interrupted: no new rows are taken; waiting for calls in flight", "drain_timeout", u.up.drainTimeout)
+		time.AfterFunc(u.up.drainTimeout, cancelWork)
+	})
+	defer stopDrain()
+
+	client, err := submitter.New(workCtx, submitter.Config{
+		Endpoint:       u.creds.endpoint,
+		TokenURL:       u.creds.tokenURL,
+		ClientID:       u.creds.clientID,
+		ClientSecret:   u.creds.secret,
+		Scope:          u.creds.scope,
+		Rate:           u.up.rate,
+		MaxAttempts:    u.up.maxAttempts,
+		CallTimeout:    u.up.timeout,
+		CreateDocument: u.up.createDoc,
+		SubmitDocument: u.up.submitDoc,
+		Logger:         u.log,
+	})
+	if err != nil {
+		return exitFor(e.stderr, usageErrorf("%v", err))
+	}
+	u.client = client
+
+	// A bad credential stops the run before the first row is read.
+	authCtx, cancelAuth := context.WithTimeout(ctx, 2*u.up.timeout)
+	_, err = client.CheckAuth(authCtx)
+	cancelAuth()
+	if err != nil {
+		return u.authFailure(err, ctx)
+	}
+
+	src, err := openSource(u.input, e.stdin, u.in, u.log)
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	defer src.close()
+
+	journal, err := report.OpenJournal(resultsPath, u.up.resume && state != nil)
+	if err != nil {
+		return exitFor(e.stderr, fmt.Errorf("results file: %w", err))
+	}
+
+	sum := &report.Summary{Mode: "upload", Version: version, Start: time.Now(), Settings: u.settings(resultsPath)}
+	prog := newProgress(u.env.stderr, u.up.progress, u.log, &u.done, src.progress)
+	prog.start()
+
+	runErr := u.pipeline(ctx, workCtx, src, state, journal, sum)
+	prog.stop()
+
+	interrupted := ctx.Err() != nil
+	if cerr := journal.Compact(); cerr != nil {
+		u.log.Error("compacting the results file failed; the journal is intact and valid for --resume", "path", resultsPath, "err", cerr)
+		if runErr == nil {
+			runErr = cerr
+		}
+	}
+	src.warnColumns()
+	if err := src.close(); err != nil && runErr == nil {
+		runErr = err
+	}
+
+	st := client.Stats()
+	sum.RowsRead = int(u.taken.Load())
+	sum.End = time.Now()
+	sum.Interrupted = interrupted
+	sum.InputSHA256 = src.inputSHA256()
+	sum.APICalls = int(st.Calls)
+	sum.Retries = int(st.Retries)
+	sum.TokensFetched = int(st.TokensFetched)
+	if werr := writeSummary(e.stderr, sum, u.in.summaryJSON); werr != nil && runErr == nil {
+		runErr = werr
+	}
+	u.log.Info("results written", "path", resultsPath)
+
+	switch {
+	case submitter.IsFatal(runErr):
+		return u.authFailure(runErr, ctx)
+	case interrupted:
+		fmt.Fprintf(e.stderr, "bulkload: interrupted; run the same command with --resume to finish\n")
+		return exitInterrupted
+	case runErr != nil:
+		return exitFor(e.stderr, runErr)
+	case sum.Check() != nil:
+		return exitRowsFailed
+	case sum.Invalid+sum.Failed+sum.SubmitFailed > 0:
+		return exitRowsFailed
+	}
+	return exitOK
+}
+
+func (u *uploader) authFailure(err error, ctx context.Context) int {
+	switch {
+	case submitter.IsFatal(err):
+		fmt.Fprintf(u.env.stderr, "bulkload: authentication failed: %v\n", err)
+		return exitAuth
+	case ctx.Err() != nil:
+		return exitInterrupted
+	default:
+		fmt.Fprintf(u.env.stderr, "bulkload: cannot get an access token: %v\n", err)
+		return exitAuth
+	}
+}
+
+// pipeline reads rows, sends the valid ones through a pool of workers and
+// journals every outcome. ctx ends on the first signal (stop reading);
+// workCtx ends when the drain time is over or on a fatal error.
+func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *report.State, journal *report.Journal, sum *report.Summary) error {
+	g, gctx := errgroup.WithContext(workCtx)
+	jobs := make(chan job, u.up.concurrency)
+	lines := make(chan line, 4*u.up.concurrency)
+
+	// Producer: the only reader of the input. It stops taking rows at the
+	// first signal or when the run fails.
+	g.Go(func() error {
+		defer close(jobs)
+		for {
+			if ctx.Err() != nil || gctx.Err() != nil {
+				return nil
+			}
+			it, err := src.next()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			j, l, err := u.plan(it, state)
+			if err != nil {
+				return err
+			}
+			if l != nil {
+				u.taken.Add(1)
+				lines <- *l
+				continue
+			}
+			select {
+			case jobs <- j:
+			case <-gctx.Done():
+				return nil
+			}
+		}
+	})
+
+	// Pool: one errgroup with a limit; a row's failure is a value, only a
+	// fatal error (refused credentials) is returned and cancels the rest.
+	g.Go(func() error {
+		defer close(lines)
+		pool, pctx := errgroup.WithContext(gctx)
+		pool.SetLimit(u.up.concurrency)
+		for j := range jobs {
+			if ctx.Err() != nil || pctx.Err() != nil {
+				continue // interrupted or failing: drain without sending
+			}
+			u.taken.Add(1)
+			pool.Go(func() error { return u.work(pctx, j, lines) })
+		}
+		return pool.Wait()
+	})
+
+	// Writer: the one goroutine that owns the results journal. It drains
+	// lines until they stop, even after a write error, so that no worker
+	// blocks; the first write error fails the run.
+	var writeErr error
+	g.Go(func() error {
+		for l := range lines {
+			if writeErr == nil && !l.countOnly {
+				if l.durable {
+					writeErr = journal.AppendDurable(l.row)
+				} else {
+					writeErr = journal.Append(l.row)
+				}
+			}
+			if l.written != nil {
+				close(l.written)
+			}
+			if l.row.Status.Final() {
+				sum.Count(l.row)
+				u.done.Add(1)
+			}
+		}
+		return writeErr
+	})
+	return g.Wait()
+}
+
+// plan decides what to do with one row: a line to journal now (invalid, or
+// finished in an earlier run) or a job for the workers.
+func (u *uploader) plan(it item, state *report.State) (job, *line, error) {
+	var prior report.Row
+	var hasPrior bool
+	if state != nil {
+		prior, hasPrior = state.Get(it.row.Row)
+	}
+	if hasPrior && prior.LeadID != it.row.LeadID {
+		return job{}, nil, usageErrorf("--resume: the results file does not belong to this input: row %d has leadId %q there but %q here", it.row.Row, prior.LeadID, it.row.LeadID)
+	}
+	if it.row.Status == report.StatusInvalid {
+		if hasPrior && prior.Status == report.StatusInvalid {
+			return job{}, &line{row: prior, countOnly: true}, nil
+		}
+		return job{}, &line{row: it.row}, nil
+	}
+	if hasPrior {
+		switch prior.Status {
+		case report.StatusProcessed, report.StatusSubmitted:
+			u.skipped.Add(1)
+			return job{}, &line{row: prior, countOnly: true}, nil
+		case report.StatusCreated, report.StatusSubmitFailed:
+			p := prior
+			return job{row: it.row, input: it.input, prior: &p}, nil, nil
+		}
+	}
+	return job{row: it.row, input: it.input}, nil, nil
+}
+
+// work sends one row: createLead, then submitLead for a qualified lead. It
+// returns an error only when the run must stop.
+func (u *uploader) work(ctx context.Context, j job, lines chan<- line) error {
+	row := j.row
+	row.Status, row.Error = "", ""
+	if j.prior != nil {
+		// Created by an earlier run: never create it again.
+		row.ID, row.ResultCode, row.BidValue, row.Note = j.prior.ID, j.prior.ResultCode, j.prior.BidValue, j.prior.Note
+		row.Attempts = j.prior.Attempts
+	} else {
+		res, call, err := u.client.Create(ctx, j.input)
+		row.Attempts = call.Attempts
+		if err != nil {
+			if submitter.IsFatal(err) {
+				return err
+			}
+			row.Status, row.Error = report.StatusFailed, err.Error()
+			u.log.Debug("createLead failed", "row", row.Row, "leadId", row.LeadID, "err", err)
+			lines <- line{row: row}
+			return nil
+		}
+		row.ID, row.ResultCode, row.Note = res.ID, res.ResultCode, res.Note
+		if res.BidValue != nil {
+			row.BidValue = *res.BidValue
+		}
+		if call.Ambiguous {
+			row.Note += " [bulkload: sent " + strconv.Itoa(call.Attempts) + " times after an answer was lost; a duplicate result may be this row's own earlier attempt: reconcile by leadId]"
+		}
+		if !lead.NeedsSubmission(res.ResultCode) || u.up.noSubmit {
+			row.Status = report.StatusProcessed
+			lines <- line{row: row}
+			return nil
+		}
+		// The lead is worth a bid: its id is on disk before submitLead.
+		created := row
+		created.Status = report.StatusCreated
+		written := make(chan struct{})
+		lines <- line{row: created, durable: true, written: written}
+		<-written
+	}
+	if u.up.noSubmit {
+		row.Status = report.StatusProcessed
+		lines <- line{row: row}
+		return nil
+	}
+	res, call, err := u.client.Submit(ctx, row.ID)
+	row.Attempts += call.Attempts
+	if err != nil {
+		if submitter.IsFatal(err) {
+			// Record what is known so that --resume submits it later.
+			row.Status, row.Error = report.StatusSubmitFailed, err.Error()
+			lines <- line{row: row}
+			return err
+		}
+		row.Status, row.Error = report.StatusSubmitFailed, err.Error()
+		lines <- line{row: row}
+		return nil
+	}
+	row.Status = report.StatusSubmitted
+	if res.Note != "" {
+		row.Note = res.Note
+	}
+	lines <- line{row: row}
+	return nil
+}
+
+// settings records what shaped the run, secrets excluded.
+func (u *uploader) settings(results string) map[string]string {
+	s := u.in.settings(u.input, results)
+	s["endpoint"] = u.creds.endpoint
+	s["token_url"] = u.creds.tokenURL
+	s["client_id"] = u.creds.clientID
+	s["scope"] = u.creds.scope
+	s["concurrency"] = strconv.Itoa(u.up.concurrency)
+	s["rate"] = strconv.FormatFloat(u.up.rate, 'f', -1, 64)
+	s["max_attempts"] = strconv.Itoa(u.up.maxAttempts)
+	s["timeout"] = u.up.timeout.String()
+	s["resume"] = strconv.FormatBool(u.up.resume)
+	s["no_submit"] = strconv.FormatBool(u.up.noSubmit)
+	return s
+}

@@ -1,0 +1,399 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// uploadSample uploads samples/leads.csv to s with extra flags and returns
+// the CLI result, the final rows and the path of the summary JSON.
+func uploadSample(t *testing.T, s *sim, extra ...string) (cliResult, map[int]resultRow, string) {
+	t.Helper()
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	summary := filepath.Join(dir, "summary.json")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--summary-json", summary, "--rate", "0", "--progress", "off")
+	args = append(args, extra...)
+	args = append(args, filepath.Join(samples, "leads.csv"))
+	res := runCLI(t, secretEnv(), args...)
+	exp := readExpected(t)
+	return res, finalByRow(t, results, len(exp)), summary
+}
+
+func TestUploadCleanSample(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	res, rows, summary := uploadSample(t, s, "--concurrency", "8")
+	if res.code != exitOK {
+		t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, exitOK, res.stderr)
+	}
+	exp := readExpected(t)
+	wantSubmitted := 0
+	for row, e := range exp {
+		r := rows[row]
+		if r["leadId"] != e.leadID {
+			t.Errorf("row %d leadId = %q, want %q", row, r["leadId"], e.leadID)
+		}
+		if got := r["resultCode"]; got != strconv.Itoa(e.resultCode) {
+			t.Errorf("row %d resultCode = %s, want %d", row, got, e.resultCode)
+		}
+		if r["bidValue"] != e.bidValue {
+			t.Errorf("row %d bidValue = %q, want %q", row, r["bidValue"], e.bidValue)
+		}
+		want := "processed"
+		if e.submitted {
+			want = "submitted"
+			wantSubmitted++
+		}
+		if r["status"] != want {
+			t.Errorf("row %d status = %q, want %q", row, r["status"], want)
+		}
+		if r["id"] == "" || r["attempts"] != "1" {
+			t.Errorf("row %d id = %q, attempts = %q, want an id and 1 attempt", row, r["id"], r["attempts"])
+		}
+	}
+	st := s.Stats()
+	if st.Submissions != wantSubmitted {
+		t.Errorf("simulator saw %d submissions, want %d (the 1013-1017 rows)", st.Submissions, wantSubmitted)
+	}
+	if got := st.Requests[leadsim.OpSubmitLead][200]; got != wantSubmitted {
+		t.Errorf("submitLead calls = %d, want %d", got, wantSubmitted)
+	}
+	for id, n := range st.CreateCalls {
+		if n != 1 {
+			t.Errorf("leadId %q created %d times, want once", id, n)
+		}
+	}
+	if st.TokensIssued != 1 {
+		t.Errorf("tokens issued = %d, want 1 shared by all workers", st.TokensIssued)
+	}
+	sj := readSummaryJSON(t, summary)
+	if len(sj) == 0 {
+		t.Error("summary JSON is empty")
+	}
+	if !strings.Contains(res.stderr, "accounting") {
+		t.Errorf("summary on stderr lacks the accounting line:\n%s", res.stderr)
+	}
+}
+
+func TestUploadNoSubmit(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	res, rows, _ := uploadSample(t, s, "--no-submit")
+	if res.code != exitOK {
+		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	if c := countStatus(rows); c["processed"] != len(rows) {
+		t.Errorf("statuses = %v, want all %d processed", c, len(rows))
+	}
+	if st := s.Stats(); st.Submissions != 0 || len(st.Requests[leadsim.OpSubmitLead]) != 0 {
+		t.Errorf("submitLead was called with --no-submit: %+v", st.Requests[leadsim.OpSubmitLead])
+	}
+}
+
+func TestUploadShortLivedTokens(t *testing.T) {
+	// Tokens live 1 s; the run lasts several seconds.
+	s := startTestSim(t, leadsim.Options{
+		TokenLifetime: time.Second,
+		CreateLatency: leadsim.Latency{Fixed: 150 * time.Millisecond},
+	})
+	begin := time.Now()
+	res, rows, _ := uploadSample(t, s, "--concurrency", "3")
+	elapsed := time.Since(begin)
+	if res.code != exitOK {
+		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	if c := countStatus(rows); c["failed"]+c["submit_failed"] > 0 {
+		t.Errorf("statuses = %v, want no failures", c)
+	}
+	st := s.Stats()
+	calls := st.Requests[leadsim.OpCreateLead][200] + st.Requests[leadsim.OpSubmitLead][200]
+	// About one token per lifetime (renewed a tenth early), not one per call.
+	maxTokens := int(elapsed/(900*time.Millisecond)) + 2
+	if st.TokensIssued < 2 || st.TokensIssued > maxTokens {
+		t.Errorf("tokens issued = %d over %v with 1s tokens and %d calls, want 2..%d", st.TokensIssued, elapsed.Round(time.Millisecond), calls, maxTokens)
+	}
+}
+
+func TestUploadKeyRotation(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{
+		RotateKeyEvery: 300 * time.Millisecond,
+		CreateLatency:  leadsim.Latency{Fixed: 60 * time.Millisecond},
+	})
+	res, rows, _ := uploadSample(t, s, "--concurrency", "4")
+	if res.code != exitOK {
+		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	if c := countStatus(rows); c["failed"]+c["submit_failed"] > 0 {
+		t.Errorf("statuses = %v, want no failures across key rotations", c)
+	}
+	st := s.Stats()
+	if st.Rejections[leadsim.RejectUnauthenticated] == 0 || st.TokensIssued < 2 {
+		t.Errorf("no token was revoked mid-run (401s %d, tokens %d): the test did not test rotation", st.Rejections[leadsim.RejectUnauthenticated], st.TokensIssued)
+	}
+}
+
+func TestUploadServerRateLimitSlowsClient(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{RateLimit: 25, RateBurst: 2})
+	res, rows, _ := uploadSample(t, s, "--concurrency", "8", "--rate", "100")
+	if res.code != exitOK {
+		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	if c := countStatus(rows); c["failed"]+c["submit_failed"] > 0 {
+		t.Errorf("statuses = %v, want no failures under a server rate limit", c)
+	}
+	st := s.Stats()
+	n429 := st.Rejections[leadsim.RejectRateLimited]
+	ok := st.Requests[leadsim.OpCreateLead][200] + st.Requests[leadsim.OpSubmitLead][200]
+	if n429 == 0 {
+		t.Fatal("no 429 seen: the server limit did not bite, the test tests nothing")
+	}
+	// A client that did not slow down would be refused for most of its
+	// calls at 4x the server's rate; one that backs off sees a handful.
+	if n429 > ok/2 {
+		t.Errorf("%d 429s for %d successful calls: the client did not slow down", n429, ok)
+	}
+}
+
+func TestUploadTransient503(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{Fail503: 0.1, Seed: 7})
+	res, rows, summary := uploadSample(t, s, "--concurrency", "8", "--max-attempts", "8")
+	if res.code != exitOK {
+		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	if c := countStatus(rows); c["failed"]+c["submit_failed"] > 0 {
+		t.Errorf("statuses = %v, want 503s retried away", c)
+	}
+	if s.Stats().Rejections[leadsim.RejectFault503] == 0 {
+		t.Fatal("no 503 was injected: the test tests nothing")
+	}
+	_ = summary
+}
+
+func TestUploadPermanent500(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{Fail500: 0.2, Seed: 11})
+	res, rows, _ := uploadSample(t, s, "--concurrency", "8")
+	if res.code != exitRowsFailed {
+		t.Fatalf("upload exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	st := s.Stats()
+	n500 := st.Rejections[leadsim.RejectFault500]
+	c := countStatus(rows)
+	if n500 == 0 || c["failed"]+c["submit_failed"] != n500 {
+		t.Errorf("statuses = %v, 500s injected = %d: want one failed row per 500 (a 500 is not retried)", c, n500)
+	}
+	for row, r := range rows {
+		switch r["status"] {
+		case "failed", "submit_failed":
+			if !strings.Contains(r["error"], "500") || r["attempts"] == "" {
+				t.Errorf("row %d error = %q attempts = %q, want the HTTP 500 named", row, r["error"], r["attempts"])
+			}
+		case "processed", "submitted":
+		default:
+			t.Errorf("row %d status %q", row, r["status"])
+		}
+	}
+}
+
+func TestUploadDroppedConnections(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{DropAfter: 0.2, Seed: 5})
+	res, rows, _ := uploadSample(t, s, "--concurrency", "8")
+	if res.code != exitOK && res.code != exitRowsFailed {
+		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
+	}
+	if s.Stats().Rejections[leadsim.RejectDropped] == 0 {
+		t.Fatal("no connection was dropped: the test tests nothing")
+	}
+	// finalByRow already proved one final status per row; a lost answer is
+	// retried, so no row may end "failed".
+	for row, r := range rows {
+		if r["status"] == "failed" {
+			t.Errorf("row %d failed after a dropped connection: %s", row, r["error"])
+		}
+		if r["status"] == "submit_failed" && !strings.Contains(r["error"], "lost") {
+			t.Errorf("row %d submit_failed without saying an answer was lost: %s", row, r["error"])
+		}
+	}
+}
+
+func TestUploadWrongSecret(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	const wrong = "not-the-secret-xyzzy"
+	dir := t.TempDir()
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", filepath.Join(dir, "r.csv"), "--log-level", "debug", filepath.Join(samples, "leads.csv"))
+	res := runCLI(t, map[string]string{"BULKLOAD_CLIENT_SECRET": wrong}, args...)
+	if res.code != exitAuth {
+		t.Fatalf("upload exit = %d, want %d\n%s", res.code, exitAuth, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "invalid_client") || !strings.Contains(res.stderr, "secret") {
+		t.Errorf("stderr does not say which setting to check:\n%s", res.stderr)
+	}
+	if strings.Contains(res.stderr+res.stdout, wrong) {
+		t.Error("the secret appears in the output")
+	}
+	st := s.Stats()
+	if st.Requests[leadsim.OpToken][401] != 1 || len(st.Requests[leadsim.OpCreateLead]) != 0 {
+		t.Errorf("token requests %v, createLead %v: want one refused token request and no lead sent", st.Requests[leadsim.OpToken], st.Requests[leadsim.OpCreateLead])
+	}
+}
+
+func TestUploadNeverLeaksSensitiveData(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{Fail503: 0.1, Fail500: 0.05, DropAfter: 0.05, RotateKeyEvery: 200 * time.Millisecond, Seed: 3})
+	dir := t.TempDir()
+	results := filepath.Join(dir, "r.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--log-level", "debug", "--log-format", "json", "--rate", "0", filepath.Join(samples, "leads.csv"))
+	res := runCLI(t, secretEnv(), args...)
+	if res.code != exitOK && res.code != exitRowsFailed {
+		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := sensitiveValues(t, filepath.Join(samples, "leads.csv"))
+	assertNoSensitive(t, "stderr", res.stderr, vals)
+	assertNoSensitive(t, "results file", string(b), vals)
+	if strings.Contains(res.stderr, simSecret) {
+		t.Error("stderr contains the client secret")
+	}
+	if strings.Contains(res.stderr, "eyJ") {
+		t.Error("stderr contains what looks like a JWT")
+	}
+	fi, err := os.Stat(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("results file mode = %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+// journalRows reads a (possibly uncompacted) journal: the last line of each
+// row, and every row that ever had a created line.
+func journalRows(t *testing.T, path string) (last map[int]resultRow, created map[int]bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Drop a half-written last line, as --resume does.
+	if i := strings.LastIndexByte(string(b), '\n'); i >= 0 {
+		b = b[:i+1]
+	}
+	tmp := filepath.Join(t.TempDir(), "journal.csv")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	last, created = map[int]resultRow{}, map[int]bool{}
+	for _, r := range readResults(t, tmp) {
+		row, _ := strconv.Atoi(r["row"])
+		last[row] = r
+		if r["status"] == "created" || r["status"] == "submitted" || r["status"] == "submit_failed" {
+			created[row] = true
+		}
+	}
+	return last, created
+}
+
+func TestUploadKilledThenResumed(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 80 * time.Millisecond}})
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	input := filepath.Join(samples, "leads.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--concurrency", "4", "--rate", "0", "--progress", "off", input)
+
+	cmd, out := subprocess(t, args...)
+	waitForLines(t, results, 12, 60*time.Second)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	before, createdBefore := journalRows(t, results)
+	if len(before) == 0 || len(before) >= 50 {
+		t.Fatalf("killed run left %d rows; the kill did not land mid-run\n%s", len(before), out)
+	}
+
+	res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...)
+	if res.code != exitOK {
+		t.Fatalf("resume exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	exp := readExpected(t)
+	rows := finalByRow(t, results, len(exp))
+	for row, e := range exp {
+		if e.submitted && rows[row]["status"] != "submitted" {
+			t.Errorf("row %d (qualified) ended %q, want submitted", row, rows[row]["status"])
+		}
+	}
+	for row := range createdBefore {
+		if rows[row]["status"] != "submitted" {
+			t.Errorf("row %d was created before the kill but ended %q", row, rows[row]["status"])
+		}
+	}
+	// Only rows in flight at the kill (at most --concurrency) may have been
+	// sent twice.
+	twice := 0
+	for id, n := range s.Stats().CreateCalls {
+		if n > 2 {
+			t.Errorf("leadId %q created %d times", id, n)
+		}
+		if n == 2 {
+			twice++
+		}
+	}
+	if twice > 4 {
+		t.Errorf("%d leads created twice, want at most the 4 in flight at the kill", twice)
+	}
+}
+
+func TestUploadSIGTERMThenResume(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 80 * time.Millisecond}})
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	input := filepath.Join(samples, "leads.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--concurrency", "4", "--rate", "0", "--progress", "off", input)
+
+	cmd, out := subprocess(t, args...)
+	waitForLines(t, results, 8, 60*time.Second)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit after SIGTERM = %d (%v), want %d\n%s", code, err, exitInterrupted, out)
+	}
+	// The interrupted run compacted its journal: every line is final and in
+	// row order, and no row is missing before the last one written.
+	partial := readResults(t, results)
+	if len(partial) == 0 || len(partial) >= 50 {
+		t.Fatalf("interrupted run wrote %d rows, want some but not all", len(partial))
+	}
+	for _, r := range partial {
+		if r["status"] == "created" {
+			t.Errorf("row %s left as created after a graceful stop", r["row"])
+		}
+	}
+
+	res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...)
+	if res.code != exitOK {
+		t.Fatalf("resume exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	rows := finalByRow(t, results, 50)
+	if c := countStatus(rows); c["failed"]+c["submit_failed"]+c["invalid"] > 0 {
+		t.Errorf("statuses after resume = %v", c)
+	}
+	for id, n := range s.Stats().CreateCalls {
+		if n != 1 {
+			t.Errorf("leadId %q created %d times; a graceful stop must not resend", id, n)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/bulkload/bulkload/report"
+)
+
+// ctxCheckEvery is how many rows validate reads between looks at the
+// context: often enough to stop within milliseconds, rare enough to cost
+// nothing per row.
+const ctxCheckEvery = 1024
+
+func runValidate(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet("validate", "validate [flags] FILE", e.stderr)
+	var (
+		in      inputOptions
+		logs    logOptions
+		cfgPath string
+	)
+	in.register(fs)
+	logs.register(fs)
+	fs.StringVar(&cfgPath, "config", "", "YAML file of settings (keys are flag names)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	if cfgPath == "" {
+		cfgPath = e.getenv(envPrefix + "CONFIG")
+	}
+	if err := applyPrecedence(fs, e.getenv, cfgPath); err != nil {
+		return exitFor(e.stderr, err)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return exitFor(e.stderr, usageErrorf("validate takes exactly one FILE, got %d", len(pos)))
+	}
+	log, err := logs.logger(e.stderr)
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+
+	sum, err := validateFile(ctx, pos[0], e, &in, log)
+	if sum != nil {
+		if werr := writeSummary(e.stderr, sum, in.summaryJSON); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case err != nil:
+		return exitFor(e.stderr, err)
+	case sum.Check() != nil || sum.Invalid > 0:
+		return exitRowsFailed
+	}
+	return exitOK
+}
+
+// validateFile reads, maps and records every row of the input. It returns
+// the summary even when it stops early, so that what was done is reported.
+func validateFile(ctx context.Context, name string, e *env, in *inputOptions, log *slog.Logger) (*report.Summary, error) {
+	src, err := openSource(name, e.stdin, in, log)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+
+	resultsPath := in.resultsPath(name)
+	w, err := report.Create(resultsPath)
+	if err != nil {
+		return nil, fmt.Errorf("results file: %w", err)
+	}
+	sum := &report.Summary{Mode: "validate", Version: version, Start: time.Now(), Settings: in.settings(name, resultsPath)}
+
+	for n := 0; ; n++ {
+		if n%ctxCheckEvery == 0 && ctx.Err() != nil {
+			sum.Interrupted = true
+			err = ctx.Err()
+			break
+		}
+		it, rerr := src.next()
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
+		if werr := w.Write(it.row); werr != nil {
+			err = fmt.Errorf("write results file %s: %w", resultsPath, werr)
+			break
+		}
+		sum.RowsRead++
+		sum.Count(it.row)
+	}
+	if cerr := w.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("write results file %s: %w", resultsPath, cerr)
+	}
+	if cerr := src.close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	src.warnColumns()
+	sum.End = time.Now()
+	sum.InputSHA256 = src.inputSHA256()
+	log.Info("results written", "path", resultsPath)
+	return sum, err
+}
+
+// settings records the options that shaped a run, for --summary-json.
+func (o *inputOptions) settings(input, results string) map[string]string {
+	return map[string]string{
+		"input":     input,
+		"format":    o.format,
+		"delimiter": o.delimiter,
+		"encoding":  o.encoding,
+		"mapping":   o.mapping,
+		"results":   results,
+		"rejects":   o.rejects,
+	}
+}
+
+// writeSummary prints the summary and, when asked, writes it as JSON.
+func writeSummary(stderr io.Writer, sum *report.Summary, jsonPath string) error {
+	if err := sum.WriteText(stderr); err != nil {
+		return err
+	}
+	if jsonPath != "" {
+		if err := sum.WriteJSON(jsonPath); err != nil {
+			return fmt.Errorf("--summary-json: %w", err)
+		}
+	}
+	return nil
+}
