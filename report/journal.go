@@ -1,0 +1,323 @@
+package report
+
+import (
+	"bufio"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Buffering of Journal.Append: buffered lines reach the OS after this many
+// lines or this long after the last flush, whichever comes first (checked at
+// each Append; an idle journal keeps its buffer until the next write, Sync,
+// Compact or Close).
+const (
+	flushEveryLines = 256
+	flushAfter      = 200 * time.Millisecond
+)
+
+// Journal is the results file of an upload, appended to as rows complete, in
+// completion order; a reader takes the last line of each row. At the end of
+// the run Compact rewrites it as one line per row in row order.
+//
+// A Journal is not safe for concurrent use: one goroutine owns it (the one
+// that owns the results file) and closes it, with Compact or Close.
+type Journal struct {
+	path      string
+	format    Format
+	f         *os.File
+	enc       *encoder
+	pending   int
+	lastFlush time.Time
+	now       func() time.Time
+	// rename replaces the journal with its compacted copy; tests inject a
+	// failing one to show that the journal survives.
+	rename func(oldpath, newpath string) error
+}
+
+// OpenJournal opens the results file at path for an upload, in the format
+// FormatFor(path) gives, with mode 0600. With resume false it creates or
+// truncates the file. With resume true it appends to the existing file (or
+// creates it if there is none), after cutting off a half-written last line; a
+// corrupt line elsewhere is an error wrapping ErrCorrupt and the file is left
+// as it is.
+func OpenJournal(path string, resume bool) (*Journal, error) {
+	j := &Journal{path: path, format: FormatFor(path), now: time.Now, rename: os.Rename}
+	if !resume {
+		f, err := createPrivate(path)
+		if err != nil {
+			return nil, err
+		}
+		j.f = f
+		j.enc = newEncoder(f, j.format)
+		if err := errors.Join(j.enc.writeHeader(), j.enc.flush()); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("write results file %s: %w", path, err)
+		}
+		j.lastFlush = j.now()
+		return j, nil
+	}
+
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open results file to resume: %w", err)
+	}
+	fail := func(err error) (*Journal, error) {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		return fail(fmt.Errorf("open results file %s: restrict it to mode 0600: %w", path, err))
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fail(fmt.Errorf("open results file to resume: %w", err))
+	}
+	res, err := scan(f, st.Size(), j.format, path, func(*scanned) error { return nil })
+	if err != nil {
+		return fail(err)
+	}
+	if res.validEnd < st.Size() {
+		if err := f.Truncate(res.validEnd); err != nil {
+			return fail(fmt.Errorf("results file %s: cut off the half-written last line: %w", path, err))
+		}
+	}
+	if _, err := f.Seek(res.validEnd, io.SeekStart); err != nil {
+		return fail(fmt.Errorf("results file %s: %w", path, err))
+	}
+	j.f = f
+	j.enc = newEncoder(f, j.format)
+	if res.validEnd == 0 {
+		if err := errors.Join(j.enc.writeHeader(), j.enc.flush()); err != nil {
+			return fail(fmt.Errorf("write results file %s: %w", path, err))
+		}
+	}
+	j.lastFlush = j.now()
+	return j, nil
+}
+
+// Append adds a row's line. It is buffered: it reaches the OS within
+// flushEveryLines lines or flushAfter, so a crash may lose the last few
+// lines, which resume then redoes. Use AppendDurable for a line that must
+// not be lost.
+func (j *Journal) Append(r Row) error {
+	if j.f == nil {
+		return fmt.Errorf("append to results file %s: journal is closed", j.path)
+	}
+	if err := j.enc.write(&r); err != nil {
+		return fmt.Errorf("append row %d to results file %s: %w", r.Row, j.path, err)
+	}
+	j.pending++
+	if j.pending >= flushEveryLines || j.now().Sub(j.lastFlush) >= flushAfter {
+		return j.flush()
+	}
+	return nil
+}
+
+// AppendDurable adds a row's line and writes it, with everything buffered
+// before it, through to the OS before returning, so that it survives the
+// process being killed (not a power cut: see Sync). Use it for `created`
+// lines, before calling submitLead.
+func (j *Journal) AppendDurable(r Row) error {
+	if j.f == nil {
+		return fmt.Errorf("append to results file %s: journal is closed", j.path)
+	}
+	if err := j.enc.write(&r); err != nil {
+		return fmt.Errorf("append row %d to results file %s: %w", r.Row, j.path, err)
+	}
+	return j.flush()
+}
+
+// Sync flushes the buffer and asks the OS to put the file on stable storage
+// (fsync), which also survives a power cut. It costs milliseconds: call it
+// now and then, not per line.
+func (j *Journal) Sync() error {
+	if j.f == nil {
+		return fmt.Errorf("sync results file %s: journal is closed", j.path)
+	}
+	if err := j.flush(); err != nil {
+		return err
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("sync results file %s: %w", j.path, err)
+	}
+	return nil
+}
+
+func (j *Journal) flush() error {
+	if err := j.enc.flush(); err != nil {
+		return fmt.Errorf("write results file %s: %w", j.path, err)
+	}
+	j.pending = 0
+	j.lastFlush = j.now()
+	return nil
+}
+
+// Close flushes the buffer and closes the file without compacting it: the
+// file stays a journal, which LoadState reads as well.
+func (j *Journal) Close() error {
+	if j.f == nil {
+		return nil
+	}
+	err := j.flush()
+	if cerr := j.f.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close results file %s: %w", j.path, cerr)
+	}
+	j.f = nil
+	return err
+}
+
+// lineRef locates the line of one row in a results file, in 16 bytes: its
+// offset, its length and status code packed in meta, and its row number.
+type lineRef struct {
+	off  int64
+	meta uint32 // length<<3 | statusCode
+	row  int32
+}
+
+// maxLine bounds a line's length so that it fits lineRef.meta.
+const maxLine = 1<<29 - 1
+
+func newLineRef(s *scanned) (lineRef, error) {
+	n := s.end - s.start
+	if n > maxLine {
+		return lineRef{}, fmt.Errorf("%w: row %d: line of %d bytes is longer than %d", ErrCorrupt, s.row.Row, n, maxLine)
+	}
+	return lineRef{off: s.start, meta: uint32(n)<<3 | uint32(statusCode(s.row.Status)), row: int32(s.row.Row)}, nil
+}
+
+func (r lineRef) len() int       { return int(r.meta >> 3) }
+func (r lineRef) status() Status { return statusOf(uint8(r.meta & 7)) }
+
+// readRefs scans the results file f and returns the last line of each row,
+// sorted by row.
+func readRefs(f *os.File, path string, format Format) ([]lineRef, scanResult, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, scanResult{}, fmt.Errorf("read results file %s: %w", path, err)
+	}
+	var refs []lineRef
+	res, err := scan(f, st.Size(), format, path, func(s *scanned) error {
+		r, err := newLineRef(s)
+		refs = append(refs, r)
+		return err
+	})
+	if err != nil {
+		return nil, res, err
+	}
+	// Offsets grow in file order, so (row, offset) puts each row's last
+	// line last among its lines.
+	slices.SortFunc(refs, func(a, b lineRef) int {
+		return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.off, b.off))
+	})
+	return lastPerRow(refs), res, nil
+}
+
+// Compact flushes the journal, then rewrites it as one line per row (its
+// last line) in row order: it writes a new file in the same directory (mode
+// 0600), syncs it and renames it over the journal, so a crash or an error
+// during compaction leaves the journal whole. The Journal is closed
+// afterwards, whether or not Compact succeeded.
+//
+// Memory: 16 bytes per journal line (offset, length, status and row of each
+// line), never the rows themselves; the lines are copied with ReadAt.
+func (j *Journal) Compact() (err error) {
+	if j.f == nil {
+		return fmt.Errorf("compact results file %s: journal is closed", j.path)
+	}
+	defer func() {
+		if cerr := j.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := j.flush(); err != nil {
+		return err
+	}
+	return compact(j.f, j.path, j.format, j.rename)
+}
+
+func compact(f *os.File, path string, format Format, rename func(string, string) error) (err error) {
+	refs, res, err := readRefs(f, path, format)
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	if res.partial != 0 {
+		return fmt.Errorf("compact results file %s: %w: its last line is half-written", path, ErrCorrupt)
+	}
+
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".compact-*")
+	if err != nil {
+		return fmt.Errorf("compact results file %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("compact results file %s: %w", path, err)
+	}
+	bw := bufio.NewWriterSize(tmp, 256<<10)
+	if format == FormatCSV {
+		if _, err := bw.WriteString(Header + "\n"); err != nil {
+			return fmt.Errorf("compact results file %s: %w", path, err)
+		}
+	}
+	var buf []byte
+	for _, r := range refs {
+		buf = slices.Grow(buf[:0], r.len())[:r.len()]
+		if _, err := f.ReadAt(buf, r.off); err != nil {
+			return fmt.Errorf("compact results file %s: read row %d: %w", path, r.row, err)
+		}
+		if _, err := bw.Write(buf); err != nil {
+			return fmt.Errorf("compact results file %s: %w", path, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("compact results file %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("compact results file %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("compact results file %s: %w", path, err)
+	}
+	if err := rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("compact results file %s: replace it with the compacted copy (the journal is intact; --resume reads it): %w", path, err)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// lastPerRow keeps the last lineRef of each row of refs sorted by row.
+func lastPerRow(refs []lineRef) []lineRef {
+	out := refs[:0]
+	for i, r := range refs {
+		if i+1 < len(refs) && refs[i+1].row == r.row {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// syncDir makes a rename in dir durable. It is best effort: some file
+// systems cannot sync a directory, and the rename has happened either way.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	d.Close()
+}

@@ -1,0 +1,326 @@
+// Package report is the last stage of the pipeline: it writes the results
+// file (one line per input row, CSV or JSONL), keeps it as an append-only
+// journal during an upload and compacts it at the end, reads it back for
+// --resume, and prints the run's summary with its accounting check.
+//
+// The results file has ten columns and nothing else: it has no column for an
+// SSN or a date of birth, and its note and error come from the service and the
+// mapper, which never carry those values.
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Status is the outcome of one row, as written in the results file's status
+// column.
+type Status string
+
+// The statuses of a row. Validate writes valid and invalid; upload writes
+// invalid, created (journal only), processed, submitted, submit_failed and
+// failed.
+const (
+	// StatusValid: the row passed validation (validate only).
+	StatusValid Status = "valid"
+	// StatusInvalid: the row failed validation and was never sent.
+	StatusInvalid Status = "invalid"
+	// StatusCreated: createLead answered with a code needing submission and
+	// submitLead has not finished yet. A journal line, never final: resume
+	// submits the row by its id without creating it again.
+	StatusCreated Status = "created"
+	// StatusProcessed: createLead answered and no submission was needed.
+	StatusProcessed Status = "processed"
+	// StatusSubmitted: createLead and submitLead both succeeded.
+	StatusSubmitted Status = "submitted"
+	// StatusSubmitFailed: the lead exists, only its submission failed.
+	StatusSubmitFailed Status = "submit_failed"
+	// StatusFailed: createLead failed; the error says why.
+	StatusFailed Status = "failed"
+)
+
+// Final reports whether a row with this status is done: every status but
+// created, which a later line of the same row replaces.
+func (s Status) Final() bool { return s != StatusCreated }
+
+// Known reports whether s is one of the statuses above.
+func (s Status) Known() bool { return statusCode(s) != 0 }
+
+// statusCode is the status's one-byte code in State; 0 for an unknown status.
+func statusCode(s Status) uint8 {
+	switch s {
+	case StatusValid:
+		return 1
+	case StatusInvalid:
+		return 2
+	case StatusCreated:
+		return 3
+	case StatusProcessed:
+		return 4
+	case StatusSubmitted:
+		return 5
+	case StatusSubmitFailed:
+		return 6
+	case StatusFailed:
+		return 7
+	}
+	return 0
+}
+
+// statusOf is the inverse of statusCode.
+func statusOf(c uint8) Status {
+	switch c {
+	case 1:
+		return StatusValid
+	case 2:
+		return StatusInvalid
+	case 3:
+		return StatusCreated
+	case 4:
+		return StatusProcessed
+	case 5:
+		return StatusSubmitted
+	case 6:
+		return StatusSubmitFailed
+	case 7:
+		return StatusFailed
+	}
+	return ""
+}
+
+// Row is one line of the results file. Row is the input row number the
+// caller assigns (0 or more); ResultCode and Attempts of 0 are written as an
+// empty column (JSON null). The struct has no field for an SSN or a date of
+// birth on purpose.
+type Row struct {
+	Row        int
+	LeadID     string
+	Ref        string
+	Status     Status
+	ID         string
+	ResultCode int // 0 = empty column
+	Note       string
+	BidValue   string
+	Attempts   int // 0 = empty column
+	Error      string
+}
+
+// Header is the results file's columns, in order, comma-separated: the CSV
+// header line (without its newline) and the JSONL keys.
+const Header = "row,leadId,ref,status,id,resultCode,note,bidValue,attempts,error"
+
+// numColumns is the number of columns in Header.
+const numColumns = 10
+
+// maxRow bounds row numbers so that State and Compact can keep them in an
+// int32.
+const maxRow = math.MaxInt32
+
+// Format is the results file's encoding.
+type Format int
+
+// The two formats of the results file.
+const (
+	// FormatCSV is a header line and one CSV record a row (RFC 4180 quoting,
+	// LF line ends). As encoding/csv reads it, a CR LF inside a quoted note
+	// or error comes back as LF.
+	FormatCSV Format = iota
+	// FormatJSONL is one JSON object a line with the ten column keys;
+	// resultCode and attempts are numbers, or null when empty.
+	FormatJSONL
+)
+
+// String names the format.
+func (f Format) String() string {
+	if f == FormatJSONL {
+		return "jsonl"
+	}
+	return "csv"
+}
+
+// FormatFor returns the format a results file at path is written in: JSONL
+// for .jsonl and .ndjson (any case), CSV for anything else.
+func FormatFor(path string) Format {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl", ".ndjson":
+		return FormatJSONL
+	}
+	return FormatCSV
+}
+
+// errBadRow is wrapped by the errors a Row fails validation with.
+var errBadRow = errors.New("invalid results row")
+
+func checkRow(r *Row) error {
+	if r.Row < 0 || r.Row > maxRow {
+		return fmt.Errorf("%w: row number %d out of range 0..%d", errBadRow, r.Row, maxRow)
+	}
+	if !r.Status.Known() {
+		return fmt.Errorf("%w: row %d: unknown status %q", errBadRow, r.Row, r.Status)
+	}
+	return nil
+}
+
+// encoder writes rows to a buffered writer in one format. Its owner flushes.
+type encoder struct {
+	format Format
+	bw     *bufio.Writer
+	cw     *csv.Writer
+	rec    []string
+	buf    []byte
+}
+
+func newEncoder(w io.Writer, f Format) *encoder {
+	e := &encoder{format: f, bw: bufio.NewWriterSize(w, 64<<10)}
+	if f == FormatCSV {
+		e.cw = csv.NewWriter(e.bw)
+		e.rec = make([]string, numColumns)
+	}
+	return e
+}
+
+func (e *encoder) writeHeader() error {
+	if e.format != FormatCSV {
+		return nil
+	}
+	_, err := e.bw.WriteString(Header + "\n")
+	return err
+}
+
+func itoaEmpty(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// write encodes one row; it is in the user-space buffer until flush.
+func (e *encoder) write(r *Row) error {
+	if err := checkRow(r); err != nil {
+		return err
+	}
+	if e.format == FormatCSV {
+		e.rec[0] = strconv.Itoa(r.Row)
+		e.rec[1] = r.LeadID
+		e.rec[2] = r.Ref
+		e.rec[3] = string(r.Status)
+		e.rec[4] = r.ID
+		e.rec[5] = itoaEmpty(r.ResultCode)
+		e.rec[6] = r.Note
+		e.rec[7] = r.BidValue
+		e.rec[8] = itoaEmpty(r.Attempts)
+		e.rec[9] = r.Error
+		return e.cw.Write(e.rec)
+	}
+	e.buf = appendJSON(e.buf[:0], r)
+	_, err := e.bw.Write(e.buf)
+	return err
+}
+
+// flush moves everything written so far to the underlying writer.
+func (e *encoder) flush() error {
+	if e.cw != nil {
+		e.cw.Flush()
+		if err := e.cw.Error(); err != nil {
+			return err
+		}
+	}
+	return e.bw.Flush()
+}
+
+// appendJSON appends r as one JSON object and a newline. It is hand-written
+// because encoding/json costs an allocation per pointer field and per call.
+func appendJSON(b []byte, r *Row) []byte {
+	b = append(b, `{"row":`...)
+	b = strconv.AppendInt(b, int64(r.Row), 10)
+	b = append(b, `,"leadId":`...)
+	b = appendJSONString(b, r.LeadID)
+	b = append(b, `,"ref":`...)
+	b = appendJSONString(b, r.Ref)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, string(r.Status))
+	b = append(b, `,"id":`...)
+	b = appendJSONString(b, r.ID)
+	b = append(b, `,"resultCode":`...)
+	b = appendJSONIntOrNull(b, r.ResultCode)
+	b = append(b, `,"note":`...)
+	b = appendJSONString(b, r.Note)
+	b = append(b, `,"bidValue":`...)
+	b = appendJSONString(b, r.BidValue)
+	b = append(b, `,"attempts":`...)
+	b = appendJSONIntOrNull(b, r.Attempts)
+	b = append(b, `,"error":`...)
+	b = appendJSONString(b, r.Error)
+	return append(b, "}\n"...)
+}
+
+func appendJSONIntOrNull(b []byte, n int) []byte {
+	if n == 0 {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, int64(n), 10)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string, escaping as encoding/json does
+// (without HTML escaping); invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

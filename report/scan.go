@@ -1,0 +1,322 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gocarina/gocsv"
+)
+
+// ErrCorrupt is wrapped by the error for a results file line that is neither
+// a valid row nor a half-written last line.
+var ErrCorrupt = errors.New("corrupt results file")
+
+// maxPartial bounds the half-written last line scan will consider: a longer
+// unterminated tail is reported as corrupt rather than ignored.
+const maxPartial = 1 << 20
+
+// csvRow is a results CSV record as gocsv decodes it. The numbers are strings
+// so that they are parsed strictly here (gocsv would accept "1.5" as 1).
+type csvRow struct {
+	Row        string `csv:"row"`
+	LeadID     string `csv:"leadId"`
+	Ref        string `csv:"ref"`
+	Status     string `csv:"status"`
+	ID         string `csv:"id"`
+	ResultCode string `csv:"resultCode"`
+	Note       string `csv:"note"`
+	BidValue   string `csv:"bidValue"`
+	Attempts   string `csv:"attempts"`
+	Error      string `csv:"error"`
+}
+
+// jsonRow is a results JSONL line; a missing or null number is 0.
+type jsonRow struct {
+	Row        *int   `json:"row"`
+	LeadID     string `json:"leadId"`
+	Ref        string `json:"ref"`
+	Status     string `json:"status"`
+	ID         string `json:"id"`
+	ResultCode *int   `json:"resultCode"`
+	Note       string `json:"note"`
+	BidValue   string `json:"bidValue"`
+	Attempts   *int   `json:"attempts"`
+	Error      string `json:"error"`
+}
+
+func atoiEmpty(col, s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s is not an integer", col)
+	}
+	return n, nil
+}
+
+func (c *csvRow) toRow() (Row, error) {
+	if c.Row == "" {
+		return Row{}, errors.New("row is empty")
+	}
+	n, err := atoiEmpty("row", c.Row)
+	if err != nil {
+		return Row{}, err
+	}
+	code, err := atoiEmpty("resultCode", c.ResultCode)
+	if err != nil {
+		return Row{}, err
+	}
+	att, err := atoiEmpty("attempts", c.Attempts)
+	if err != nil {
+		return Row{}, err
+	}
+	r := Row{Row: n, LeadID: c.LeadID, Ref: c.Ref, Status: Status(c.Status), ID: c.ID,
+		ResultCode: code, Note: c.Note, BidValue: c.BidValue, Attempts: att, Error: c.Error}
+	return r, checkRow(&r)
+}
+
+func (j *jsonRow) toRow() (Row, error) {
+	if j.Row == nil {
+		return Row{}, errors.New("row is missing")
+	}
+	r := Row{Row: *j.Row, LeadID: j.LeadID, Ref: j.Ref, Status: Status(j.Status), ID: j.ID,
+		Note: j.Note, BidValue: j.BidValue, Error: j.Error}
+	if j.ResultCode != nil {
+		r.ResultCode = *j.ResultCode
+	}
+	if j.Attempts != nil {
+		r.Attempts = *j.Attempts
+	}
+	return r, checkRow(&r)
+}
+
+// scanned is one complete line of a results file: the row and the byte span
+// [start, end) of its line, newline included.
+type scanned struct {
+	row        Row
+	start, end int64
+}
+
+// scanResult is what a whole-file scan found.
+type scanResult struct {
+	validEnd int64 // offset just past the last complete line (0: empty, or a partial header only)
+	partial  int   // half-written last lines ignored (0 or 1)
+	lines    int   // complete row lines
+}
+
+// scan reads the results file in r (size bytes) and calls fn for each
+// complete row line in file order. A half-written last line is not passed to
+// fn: it is counted in partial, and validEnd stops before it. Any other
+// malformed line is an error wrapping ErrCorrupt that names the line (its
+// content is not quoted: it is partner data).
+func scan(r io.ReaderAt, size int64, f Format, name string, fn func(*scanned) error) (scanResult, error) {
+	if f == FormatJSONL {
+		return scanJSONL(r, size, name, fn)
+	}
+	return scanCSV(r, size, name, fn)
+}
+
+func readTail(r io.ReaderAt, start, size int64) ([]byte, bool) {
+	if size-start > maxPartial {
+		return nil, false
+	}
+	b := make([]byte, size-start)
+	if _, err := r.ReadAt(b, start); err != nil && !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	return b, true
+}
+
+func scanCSV(r io.ReaderAt, size int64, name string, fn func(*scanned) error) (scanResult, error) {
+	var res scanResult
+	if size == 0 {
+		return res, nil
+	}
+	head, _ := readTail(r, 0, min(size, int64(len(Header)+1)))
+	if size <= int64(len(Header)) && strings.HasPrefix(Header, string(head)) {
+		// Killed while writing the header: there is no row yet.
+		res.partial = 1
+		return res, nil
+	}
+	if !bytes.Equal(head, []byte(Header+"\n")) {
+		return res, fmt.Errorf("%w: %s line 1: the header is not %q: not a bulkload results file", ErrCorrupt, name, Header)
+	}
+
+	cr := csv.NewReader(io.NewSectionReader(r, 0, size))
+	cr.FieldsPerRecord = 0 // the header's count: a short record is caught
+	cr.ReuseRecord = true
+	um, err := gocsv.NewUnmarshaller(cr, csvRow{})
+	if err != nil {
+		return res, fmt.Errorf("%w: %s line 1: %w", ErrCorrupt, name, err)
+	}
+	res.validEnd = cr.InputOffset()
+	lastNL := func(end int64) bool {
+		var b [1]byte
+		_, err := r.ReadAt(b[:], end-1)
+		return err == nil && b[0] == '\n'
+	}
+	for {
+		start := cr.InputOffset()
+		v, err := um.Read()
+		end := cr.InputOffset()
+		if errors.Is(err, io.EOF) {
+			return res, nil
+		}
+		if err != nil || (end == size && !lastNL(end)) {
+			if tail, ok := readTail(r, start, size); ok && partialCSV(tail) {
+				res.partial = 1
+				return res, nil
+			}
+			line, _ := cr.FieldPos(0)
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				line = pe.StartLine
+				err = pe.Err
+			}
+			if err == nil {
+				err = errors.New("line is not terminated")
+			}
+			return res, fmt.Errorf("%w: %s line %d: %w", ErrCorrupt, name, line, err)
+		}
+		c := v.(csvRow)
+		row, err := c.toRow()
+		if err != nil {
+			line, _ := cr.FieldPos(0)
+			return res, fmt.Errorf("%w: %s line %d: %w", ErrCorrupt, name, line, err)
+		}
+		// csv.Reader skips blank lines: keep them out of the span.
+		for start < end {
+			var b [1]byte
+			if _, err := r.ReadAt(b[:], start); err != nil || (b[0] != '\n' && b[0] != '\r') {
+				break
+			}
+			start++
+		}
+		res.lines++
+		res.validEnd = end
+		if err := fn(&scanned{row: row, start: start, end: end}); err != nil {
+			return res, err
+		}
+	}
+}
+
+// partialCSV reports whether tail, the unterminated rest of a results CSV, is
+// a prefix of one record: closed with a newline (and a quote, if it was cut
+// inside a quoted field) it parses as a single record of at most ten fields.
+func partialCSV(tail []byte) bool {
+	tail = bytes.TrimLeft(tail, "\r\n")
+	if len(tail) == 0 {
+		return true
+	}
+	suffixes := []string{"\n", "\"\n"}
+	if tail[len(tail)-1] == '\n' {
+		// A terminated line is whole; only a newline inside a quoted field
+		// that was cut short can end a partial record.
+		suffixes = suffixes[1:]
+	}
+	for _, suffix := range suffixes {
+		cr := csv.NewReader(io.MultiReader(bytes.NewReader(tail), strings.NewReader(suffix)))
+		cr.FieldsPerRecord = -1
+		rec, err := cr.Read()
+		if err != nil || len(rec) > numColumns {
+			continue
+		}
+		if _, err := cr.Read(); errors.Is(err, io.EOF) {
+			return true
+		}
+	}
+	return false
+}
+
+func scanJSONL(r io.ReaderAt, size int64, name string, fn func(*scanned) error) (scanResult, error) {
+	var res scanResult
+	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 64<<10)
+	var (
+		off  int64
+		line []byte
+		long []byte
+	)
+	for n := 1; ; n++ {
+		var err error
+		line, err = br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		start := off
+		off += int64(len(line))
+		if err != nil && !errors.Is(err, io.EOF) {
+			return res, fmt.Errorf("read %s: %w", name, err)
+		}
+		if len(line) == 0 || line[len(line)-1] != '\n' {
+			// Unterminated: the end of the file.
+			if len(bytes.TrimSpace(line)) == 0 {
+				return res, nil
+			}
+			if partialJSON(line) {
+				res.partial = 1
+				return res, nil
+			}
+			return res, fmt.Errorf("%w: %s line %d: unterminated line is not a JSON object", ErrCorrupt, name, n)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			res.validEnd = off
+			continue
+		}
+		var j jsonRow
+		if err := json.Unmarshal(line, &j); err != nil {
+			return res, fmt.Errorf("%w: %s line %d: %w", ErrCorrupt, name, n, jsonErr(err))
+		}
+		row, err := j.toRow()
+		if err != nil {
+			return res, fmt.Errorf("%w: %s line %d: %w", ErrCorrupt, name, n, err)
+		}
+		res.lines++
+		res.validEnd = off
+		if err := fn(&scanned{row: row, start: start, end: off}); err != nil {
+			return res, err
+		}
+	}
+}
+
+// jsonErr keeps a JSON error's kind and offset but not the text around it.
+func jsonErr(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON at byte %d", se.Offset)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("%s: want %s", te.Field, te.Type)
+	}
+	return errors.New("invalid JSON")
+}
+
+// partialJSON reports whether tail, an unterminated last line, is a prefix of
+// a JSON object: a whole object, or one cut short.
+func partialJSON(tail []byte) bool {
+	tail = bytes.TrimSpace(tail)
+	if len(tail) == 0 || tail[0] != '{' {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(tail))
+	for {
+		_, err := dec.Token()
+		if err == nil {
+			continue
+		}
+		return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	}
+}

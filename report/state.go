@@ -1,0 +1,156 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/gocarina/gocsv"
+)
+
+// State is what a previous run left in a results file, for --resume: the
+// last line of each row, journal or compacted file alike.
+//
+// It keeps 16 bytes per row in memory (the offset, length and status of the
+// row's last line) and reads the rest of a row from the file when Get asks
+// for it, so it holds the file open: the caller closes the State. It is not
+// safe for concurrent use.
+type State struct {
+	path    string
+	format  Format
+	f       *os.File
+	refs    []lineRef // sorted by row, one per row
+	partial int
+	lines   int
+
+	buf  []byte
+	feed *strings.Reader
+	um   *gocsv.Unmarshaller
+}
+
+// LoadState reads the results file at path. A half-written last line (the
+// process was killed while writing it) is ignored and counted in
+// IgnoredPartialLines; any other malformed line is an error wrapping
+// ErrCorrupt that names the line. A missing file is an error wrapping
+// fs.ErrNotExist.
+func LoadState(path string) (*State, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results file to resume: %w", err)
+	}
+	s := &State{path: path, format: FormatFor(path), f: f}
+	refs, res, err := readRefs(f, path, s.format)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if len(refs) < cap(refs)/2 {
+		refs = slices.Clip(slices.Clone(refs))
+	}
+	s.refs, s.partial, s.lines = refs, res.partial, res.lines
+	return s, nil
+}
+
+func (s *State) find(row int) (lineRef, bool) {
+	if row < 0 || row > maxRow {
+		return lineRef{}, false
+	}
+	i, ok := slices.BinarySearchFunc(s.refs, int32(row), func(r lineRef, row int32) int {
+		return int(r.row) - int(row)
+	})
+	if !ok {
+		return lineRef{}, false
+	}
+	return s.refs[i], true
+}
+
+// Status returns the status of the row's last line without reading the file;
+// false if the file has no line for the row.
+func (s *State) Status(row int) (Status, bool) {
+	r, ok := s.find(row)
+	if !ok {
+		return "", false
+	}
+	return r.status(), true
+}
+
+// Get returns the row's last line, read back from the file; false if the
+// file has no line for the row. It panics if the State is closed. The
+// resume rules: skip invalid, processed and submitted rows; submit created
+// and submit_failed rows by their ID without creating them again; send
+// failed and missing rows again.
+func (s *State) Get(row int) (Row, bool) {
+	r, ok := s.find(row)
+	if !ok {
+		return Row{}, false
+	}
+	got, err := s.read(r)
+	if err != nil {
+		// The file changed under us since LoadState: report the status we
+		// saw, which is what resume decides on.
+		return Row{Row: row, Status: r.status()}, true
+	}
+	return got, true
+}
+
+func (s *State) read(r lineRef) (Row, error) {
+	if s.f == nil {
+		panic("report: State.Get after Close")
+	}
+	s.buf = slices.Grow(s.buf[:0], r.len())[:r.len()]
+	if _, err := s.f.ReadAt(s.buf, r.off); err != nil {
+		return Row{}, err
+	}
+	if s.format == FormatJSONL {
+		var j jsonRow
+		if err := json.Unmarshal(s.buf, &j); err != nil {
+			return Row{}, err
+		}
+		return j.toRow()
+	}
+	if s.um == nil {
+		// One gocsv Unmarshaller for every Get: it reads the header once,
+		// then one record per Get from the feed.
+		s.feed = strings.NewReader(Header + "\n")
+		cr := csv.NewReader(s.feed)
+		cr.FieldsPerRecord = 0
+		um, err := gocsv.NewUnmarshaller(cr, csvRow{})
+		if err != nil {
+			return Row{}, err
+		}
+		s.um = um
+	}
+	// The reader never asks for more than the record it was given, so it
+	// never sees the feed's end between Gets.
+	s.feed.Reset(string(s.buf))
+	v, err := s.um.Read()
+	if err != nil {
+		s.um = nil // its reader may be mid-record: start over next time
+		return Row{}, err
+	}
+	c := v.(csvRow)
+	return c.toRow()
+}
+
+// Len returns the number of rows the file has a line for.
+func (s *State) Len() int { return len(s.refs) }
+
+// Lines returns the number of complete lines read, superseded ones included.
+func (s *State) Lines() int { return s.lines }
+
+// IgnoredPartialLines returns the number of half-written last lines ignored
+// (0 or 1): the row of such a line is as its previous line says, or missing.
+func (s *State) IgnoredPartialLines() int { return s.partial }
+
+// Close closes the results file the State reads rows from.
+func (s *State) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}

@@ -1,0 +1,402 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bulkload/bulkload/lead"
+)
+
+// ErrAccounting is wrapped by Summary.Check's error: rows read and rows
+// accounted for differ, so some row was lost or counted twice.
+var ErrAccounting = errors.New("accounting mismatch")
+
+// ErrBid is wrapped by ParseBid's error for a bid value it cannot read.
+var ErrBid = errors.New("unparseable bid value")
+
+// ReasonSeparator joins the reasons of one row's error (the mapper's
+// Errors.Error uses it); Count splits on it so that a row with several
+// errors counts once per reason.
+const ReasonSeparator = "; "
+
+// topReasons is how many failure reasons the summary lists.
+const topReasons = 10
+
+// Reasons counts failure reasons: the error texts, which never carry a
+// row's values (e.g. "zipCode: must be 5 digits").
+type Reasons map[string]int
+
+// Add counts one occurrence of reason.
+func (r *Reasons) Add(reason string) {
+	if *r == nil {
+		*r = make(Reasons)
+	}
+	(*r)[reason]++
+}
+
+// ReasonCount is one failure reason and how many times it occurred.
+type ReasonCount struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+}
+
+// Top returns the n most frequent reasons, most frequent first, ties in
+// alphabetical order.
+func (r Reasons) Top(n int) []ReasonCount {
+	out := make([]ReasonCount, 0, len(r))
+	for k, v := range r {
+		out = append(out, ReasonCount{k, v})
+	}
+	slices.SortFunc(out, func(a, b ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason))
+	})
+	return out[:min(n, len(out))]
+}
+
+// Summary is the account of one run, printed on stderr (WriteText) and
+// written for --summary-json (WriteJSON). The caller fills the run-level
+// fields (Mode, Version, InputSHA256, Settings, Start, End, Interrupted,
+// RowsRead, APICalls, Retries, TokensFetched) and calls Count once per row
+// with the row's final line; Count fills the rest. RowsRead must be counted
+// apart from Count (as rows come out of the reader): the accounting check
+// compares the two. A Summary is not safe for concurrent use.
+type Summary struct {
+	Mode        string            `json:"mode"` // "validate" or "upload"
+	Version     string            `json:"version"`
+	InputSHA256 string            `json:"inputSha256"`
+	Settings    map[string]string `json:"settings"` // the options that shaped the run; never a secret
+	Start       time.Time         `json:"start"`
+	End         time.Time         `json:"end"`
+	Interrupted bool              `json:"interrupted"`
+
+	RowsRead int `json:"rowsRead"`
+
+	Valid        int `json:"valid"`
+	Invalid      int `json:"invalid"`
+	Processed    int `json:"processed"`
+	Submitted    int `json:"submitted"`
+	SubmitFailed int `json:"submitFailed"`
+	Failed       int `json:"failed"`
+	// Created counts rows left at created: submission pending, as after an
+	// interrupted run; --resume submits them.
+	Created int `json:"created"`
+	// Unknown counts rows with a status Count does not know.
+	Unknown int `json:"unknown"`
+
+	// Qualified counts rows with a result code of 1013-1017, whatever their
+	// status; BidCents sums their bid values exactly, in cents.
+	Qualified      int   `json:"qualified"`
+	BidCents       int64 `json:"totalBidCents"`
+	BidUnparseable int   `json:"bidUnparseable"`
+
+	APICalls      int `json:"apiCalls"`
+	Retries       int `json:"retries"`
+	TokensFetched int `json:"tokensFetched"`
+
+	Reasons Reasons `json:"-"`
+}
+
+// Count tallies one row by its final line: its status, its bid if the lead
+// qualified, and its error's reasons (once each).
+func (s *Summary) Count(r Row) {
+	switch r.Status {
+	case StatusValid:
+		s.Valid++
+	case StatusInvalid:
+		s.Invalid++
+	case StatusProcessed:
+		s.Processed++
+	case StatusSubmitted:
+		s.Submitted++
+	case StatusSubmitFailed:
+		s.SubmitFailed++
+	case StatusFailed:
+		s.Failed++
+	case StatusCreated:
+		s.Created++
+	default:
+		s.Unknown++
+	}
+	if lead.NeedsSubmission(r.ResultCode) {
+		s.Qualified++
+		if r.BidValue != "" {
+			if c, err := ParseBid(r.BidValue); err == nil {
+				s.BidCents += c
+			} else {
+				s.BidUnparseable++
+			}
+		}
+	}
+	if r.Error != "" {
+		for reason := range strings.SplitSeq(r.Error, ReasonSeparator) {
+			if reason = strings.TrimSpace(reason); reason != "" {
+				s.Reasons.Add(reason)
+			}
+		}
+	}
+}
+
+type term struct {
+	name string
+	n    int
+}
+
+// terms are the statuses the accounting adds up: those of the mode, and any
+// other that occurred.
+func (s *Summary) terms() []term {
+	all := []term{
+		{"valid", s.Valid}, {"invalid", s.Invalid}, {"processed", s.Processed},
+		{"submitted", s.Submitted}, {"submit_failed", s.SubmitFailed}, {"failed", s.Failed},
+		{"created", s.Created}, {"unknown", s.Unknown},
+	}
+	var out []term
+	for _, t := range all {
+		var always bool
+		switch t.name {
+		case "valid":
+			always = s.Mode == "validate"
+		case "invalid":
+			always = true
+		case "created", "unknown":
+			always = false
+		default:
+			always = s.Mode != "validate"
+		}
+		if always || t.n != 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (s *Summary) accounted() int {
+	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Created + s.Unknown
+}
+
+// accounting is the check's sentence, e.g. "1000 read = 990 valid + 10
+// invalid: OK".
+func (s *Summary) accounting() (string, bool) {
+	var b strings.Builder
+	total := s.accounted()
+	ok := total == s.RowsRead && s.Unknown == 0
+	rel := "="
+	if total != s.RowsRead {
+		rel = "!="
+	}
+	fmt.Fprintf(&b, "%d read %s ", s.RowsRead, rel)
+	for i, t := range s.terms() {
+		if i > 0 {
+			b.WriteString(" + ")
+		}
+		fmt.Fprintf(&b, "%d %s", t.n, t.name)
+	}
+	if ok {
+		b.WriteString(": OK")
+		return b.String(), true
+	}
+	switch {
+	case total < s.RowsRead:
+		fmt.Fprintf(&b, ": %d rows read have no final status", s.RowsRead-total)
+	case total > s.RowsRead:
+		fmt.Fprintf(&b, ": %d more rows counted than read", total-s.RowsRead)
+	default:
+		fmt.Fprintf(&b, ": %d rows with an unknown status", s.Unknown)
+	}
+	return b.String(), false
+}
+
+// Check returns an error wrapping ErrAccounting unless every row read has
+// exactly one known status counted.
+func (s *Summary) Check() error {
+	msg, ok := s.accounting()
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrAccounting, msg)
+}
+
+// Elapsed is the run's duration, End minus Start (0 if either is unset).
+func (s *Summary) Elapsed() time.Duration {
+	if s.Start.IsZero() || s.End.IsZero() {
+		return 0
+	}
+	return s.End.Sub(s.Start)
+}
+
+// RowsPerSecond is RowsRead over Elapsed; 0 when nothing elapsed.
+func (s *Summary) RowsPerSecond() float64 {
+	sec := s.Elapsed().Seconds()
+	if sec <= 0 {
+		return 0
+	}
+	return float64(s.RowsRead) / sec
+}
+
+// WriteText prints the summary for a person: counts, bid total, calls,
+// timing, top failure reasons and the accounting check, which on a mismatch
+// reads "ACCOUNTING MISMATCH".
+func (s *Summary) WriteText(w io.Writer) error {
+	var b strings.Builder
+	mode := cmp.Or(s.Mode, "upload")
+	state := "finished"
+	if s.Interrupted {
+		state = "INTERRUPTED"
+	}
+	fmt.Fprintf(&b, "bulkload %s %s\n", mode, state)
+	line := func(name string, n int, note string) {
+		fmt.Fprintf(&b, "  %-15s %8d", name, n)
+		if note != "" {
+			b.WriteString("  " + note)
+		}
+		b.WriteByte('\n')
+	}
+	line("rows read", s.RowsRead, "")
+	if s.Mode == "validate" {
+		line("valid", s.Valid, "")
+		line("invalid", s.Invalid, "")
+	} else {
+		line("invalid", s.Invalid, "not sent")
+		line("processed", s.Processed, "")
+		line("qualified", s.Qualified, "result codes 1013-1017")
+		line("submitted", s.Submitted, "")
+		line("submit_failed", s.SubmitFailed, "lead created, submission failed")
+		line("failed", s.Failed, "")
+		if s.Created != 0 {
+			line("created", s.Created, "submission pending: rerun with --resume")
+		}
+		bid := FormatCents(s.BidCents)
+		if s.BidUnparseable != 0 {
+			bid += fmt.Sprintf("  (%d bid values unparseable, not included)", s.BidUnparseable)
+		}
+		fmt.Fprintf(&b, "  %-15s %8s\n", "total bid value", bid)
+		line("API calls", s.APICalls, fmt.Sprintf("%d retries", s.Retries))
+		line("tokens fetched", s.TokensFetched, "")
+	}
+	if s.Unknown != 0 {
+		line("unknown status", s.Unknown, "")
+	}
+	el := s.Elapsed().Round(time.Millisecond)
+	fmt.Fprintf(&b, "  %-15s %8s  %.1f rows/s\n", "elapsed", el, s.RowsPerSecond())
+	if top := s.Reasons.Top(topReasons); len(top) > 0 {
+		fmt.Fprintf(&b, "top failure reasons (%d distinct):\n", len(s.Reasons))
+		for _, r := range top {
+			fmt.Fprintf(&b, "  %8d  %s\n", r.Count, r.Reason)
+		}
+	}
+	if msg, ok := s.accounting(); ok {
+		fmt.Fprintf(&b, "accounting: %s\n", msg)
+	} else {
+		fmt.Fprintf(&b, "ACCOUNTING MISMATCH: %s\n", msg)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJSON writes the summary as one JSON object to path, mode 0600 like
+// the results file (it names the partner's files; it holds no secret and no
+// lead data). Reasons are written as the top ten with their counts.
+func (s *Summary) WriteJSON(path string) error {
+	msg, ok := s.accounting()
+	out := struct {
+		*Summary
+		ElapsedSeconds  float64       `json:"elapsedSeconds"`
+		RowsPerSecond   float64       `json:"rowsPerSecond"`
+		TotalBidValue   string        `json:"totalBidValue"`
+		TopReasons      []ReasonCount `json:"topReasons"`
+		DistinctReasons int           `json:"distinctReasons"`
+		AccountingOK    bool          `json:"accountingOK"`
+		Accounting      string        `json:"accounting"`
+	}{s, s.Elapsed().Seconds(), s.RowsPerSecond(), FormatCents(s.BidCents),
+		s.Reasons.Top(topReasons), len(s.Reasons), ok, msg}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write summary %s: %w", path, err)
+	}
+	return nil
+}
+
+// ParseBid reads a bid value, a currency string such as "$42.50",
+// "$1,042.50" or "42.50", as a whole number of cents, exactly (no floats). It
+// accepts an optional "$", digits with optional thousands commas (groups of
+// three), and an optional point with one or two decimals.
+func ParseBid(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimPrefix(t, "$")
+	whole, frac, hasPoint := strings.Cut(t, ".")
+	if hasPoint && (len(frac) == 0 || len(frac) > 2 || !allDigits(frac)) {
+		return 0, ErrBid
+	}
+	if strings.Contains(whole, ",") {
+		groups := strings.Split(whole, ",")
+		if len(groups[0]) == 0 || len(groups[0]) > 3 {
+			return 0, ErrBid
+		}
+		for _, g := range groups[1:] {
+			if len(g) != 3 {
+				return 0, ErrBid
+			}
+		}
+		whole = strings.Join(groups, "")
+	}
+	if len(whole) == 0 || len(whole) > 15 || !allDigits(whole) {
+		return 0, ErrBid
+	}
+	dollars, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return 0, ErrBid
+	}
+	var cents int64
+	if hasPoint {
+		c, _ := strconv.ParseInt(frac, 10, 64)
+		if len(frac) == 1 {
+			c *= 10
+		}
+		cents = c
+	}
+	return dollars*100 + cents, nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// FormatCents writes an amount in cents as dollars, e.g. "$1,042.50".
+func FormatCents(c int64) string {
+	sign := ""
+	if c < 0 {
+		sign, c = "-", -c
+	}
+	d := strconv.FormatInt(c/100, 10)
+	var b strings.Builder
+	for i, ch := range d {
+		if i > 0 && (len(d)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	return fmt.Sprintf("%s$%s.%02d", sign, b.String(), c%100)
+}

@@ -1,0 +1,71 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Writer writes a results file sequentially, rows in the order given: the
+// results of `bulkload validate`. Its owner calls Close; it is not safe for
+// concurrent use.
+type Writer struct {
+	enc  *encoder
+	file *os.File // set when Create opened it
+	path string
+}
+
+// Create creates (or truncates) the results file at path with mode 0600, in
+// the format FormatFor(path) gives, and writes the CSV header. The caller
+// closes the Writer.
+func Create(path string) (*Writer, error) {
+	f, err := createPrivate(path)
+	if err != nil {
+		return nil, err
+	}
+	w := NewWriter(f, FormatFor(path))
+	w.file, w.path = f, path
+	return w, nil
+}
+
+// createPrivate opens path for writing, truncated, with mode 0600 even when
+// the file already existed with a wider mode.
+func createPrivate(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create results file: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create results file %s: restrict it to mode 0600: %w", path, err)
+	}
+	return f, nil
+}
+
+// NewWriter returns a Writer that writes rows to w in format f (the CSV
+// header first). Close flushes it; closing w is the caller's job.
+func NewWriter(w io.Writer, f Format) *Writer {
+	e := newEncoder(w, f)
+	_ = e.writeHeader() // into the buffer: an error shows at the first flush
+	return &Writer{enc: e}
+}
+
+// Write adds one row. It is buffered: Close flushes it. It fails for a row
+// with a negative row number or an unknown status.
+func (w *Writer) Write(r Row) error {
+	return w.enc.write(&r)
+}
+
+// Close flushes the buffered rows and, if Create opened the file, closes it.
+func (w *Writer) Close() error {
+	err := w.enc.flush()
+	if w.file != nil {
+		err = errors.Join(err, w.file.Close())
+		w.file = nil
+	}
+	if err != nil && w.path != "" {
+		return fmt.Errorf("write results file %s: %w", w.path, err)
+	}
+	return err
+}
