@@ -131,7 +131,7 @@ func TestCSV(t *testing.T) {
 		{name: "bom and crlf", file: "a.csv", in: "\ufeffFirst Name,Last Name\r\nAnn,Lee\r\nBob,Ray\r\n",
 			want: []string{"1@2 firstName=Ann lastName=Lee", "2@3 firstName=Bob lastName=Ray"}, unknown: []string{}},
 		{name: "quoted comma and newline", file: "a.csv",
-			in: "fname,lname,address\nAnn,Lee,\"1 Main St, Apt 2\"\nBob,Ray,\"line1\r\nline2\"\nCy,Do,x\n",
+			in:   "fname,lname,address\nAnn,Lee,\"1 Main St, Apt 2\"\nBob,Ray,\"line1\r\nline2\"\nCy,Do,x\n",
 			want: []string{"1@2 firstName=Ann lastName=Lee address1=1 Main St, Apt 2", "2@3 firstName=Bob lastName=Ray address1=line1\nline2", "3@5 firstName=Cy lastName=Do address1=x"}},
 		{name: "quoted quote", file: "a.csv", in: "fname,lname\n\"Ann \"\"A\"\"\",Lee\n",
 			want: []string{`1@2 firstName=Ann "A" lastName=Lee`}},
@@ -181,7 +181,7 @@ func TestCSV(t *testing.T) {
 		{name: "header synonyms and loose matching", file: "a.csv",
 			in: "FIRSTNAME,last_name,E-Mail,Zip Code,D.O.B.,SSN,Mobile,Phone #,TCPA Consent,xxTrustedFormCertUrl,Lead Source,Loan Amount ($),Co-App,Residence Type,Annual Income,Address Line 2,St\n" +
 				"Ann,Lee,a@b.c,12345,1980-01-02,123456789,5551234567,5557654321,yes,https://cert/x,7,5000,no,1,60000,Apt 2,TX\n",
-			want: []string{"1@2 firstName=Ann lastName=Lee dateOfBirth=1980-01-02 email=a@b.c homePhone=5557654321 cellPhone=5551234567 address2=Apt 2 state=TX zipCode=12345 loanAmount=5000 trustedformCertificateID=https://cert/x socialSecurityNumber=123456789 grossAnnualIncome=60000 residenceTypeId=1 termsConsent=yes coApplicant=no leadSourceId=7"},
+			want:    []string{"1@2 firstName=Ann lastName=Lee dateOfBirth=1980-01-02 email=a@b.c homePhone=5557654321 cellPhone=5551234567 address2=Apt 2 state=TX zipCode=12345 loanAmount=5000 trustedformCertificateID=https://cert/x socialSecurityNumber=123456789 grossAnnualIncome=60000 residenceTypeId=1 termsConsent=yes coApplicant=no leadSourceId=7"},
 			unknown: []string{}},
 		{name: "mapping renames win over names and synonyms", file: "a.csv", in: "Cust Ref,ref,Notes\nR1,L1,n\n",
 			opts: Options{Columns: map[string]string{"cust_ref": "ref", "REF": "leadId", "notes": "-"}},
