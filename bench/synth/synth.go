@@ -405,7 +405,7 @@ func (g *Generator) email(i int, first, last string, r *rand.Rand) string {
 // phone returns a 10-digit number unique per index within one area-code list.
 func (g *Generator) phone(npas []int, i, offset int, mixed bool) string {
 	s := ((i%phoneBlock)*phoneScramble + offset) % phoneBlock
-	npa := npas[(i/phoneBlock)%len(npas)]
+	npa := npas[(i+i/phoneBlock)%len(npas)] // s is unique within a block; blocks differ in area code
 	nxx := 200 + s/10000
 	line := s % 10000
 	var d [10]byte
