@@ -164,9 +164,23 @@ func checkRow(r *Row) error {
 		return fmt.Errorf("%w: row number %d out of range 0..%d", errBadRow, r.Row, maxRow)
 	}
 	if !r.Status.Known() {
-		return fmt.Errorf("%w: row %d: unknown status %q", errBadRow, r.Row, r.Status)
+		return fmt.Errorf("%w: row %d: unknown status%s", errBadRow, r.Row, quoteStatus(r.Status))
 	}
 	return nil
+}
+
+// quoteStatus quotes an unknown status for an error message if it looks like
+// a status name; otherwise it could be partner data from a corrupt line.
+func quoteStatus(s Status) string {
+	if len(s) == 0 || len(s) > 16 {
+		return ""
+	}
+	for _, c := range s {
+		if (c < 'a' || c > 'z') && c != '_' {
+			return ""
+		}
+	}
+	return fmt.Sprintf(" %q", s)
 }
 
 // encoder writes rows to a buffered writer in one format. Its owner flushes.

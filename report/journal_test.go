@@ -1,0 +1,282 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// journalLines is an upload's journal in completion order: rows interleave,
+// qualified rows have a created line then their final line, and row 4 was
+// retried (failed, then processed on a later line).
+func journalLines() []Row {
+	return []Row{
+		{Row: 3, LeadID: "L3", Status: StatusCreated, ID: "id-3", ResultCode: 1013, BidValue: "$1,042.50", Attempts: 1},
+		{Row: 1, LeadID: "L1", Status: StatusInvalid, Error: "zipCode: must be 5 digits"},
+		{Row: 4, LeadID: "L4", Status: StatusFailed, Attempts: 5, Error: "createLead: HTTP 503, \"gave up\"\nafter 5 attempts"},
+		{Row: 2, LeadID: "L2", Status: StatusCreated, ID: "id-2", ResultCode: 1017, Note: "q, \"2\"", BidValue: "$42.50", Attempts: 1},
+		{Row: 3, LeadID: "L3", Status: StatusSubmitted, ID: "id-3", ResultCode: 1013, BidValue: "$1,042.50", Attempts: 2},
+		{Row: 5, LeadID: "L5", Status: StatusProcessed, ID: "id-5", ResultCode: 1020, Note: "done", Attempts: 1},
+		{Row: 4, LeadID: "L4", Status: StatusProcessed, ID: "id-4", ResultCode: 1020, Note: "done\non retry", Attempts: 1},
+		{Row: 2, LeadID: "L2", Status: StatusSubmitFailed, ID: "id-2", ResultCode: 1017, Note: "q, \"2\"", BidValue: "$42.50", Attempts: 3, Error: "submitLead: HTTP 500"},
+	}
+}
+
+// lastLines is what a reader of journalLines must see: the last line of each
+// row, in row order.
+func lastLines(lines []Row) []Row {
+	last := map[int]Row{}
+	maxRow := 0
+	for _, r := range lines {
+		last[r.Row] = r
+		maxRow = max(maxRow, r.Row)
+	}
+	var out []Row
+	for i := 0; i <= maxRow; i++ {
+		if r, ok := last[i]; ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func appendAll(t *testing.T, j *Journal, rows []Row) {
+	t.Helper()
+	for _, r := range rows {
+		var err error
+		if r.Status == StatusCreated {
+			err = j.AppendDurable(r)
+		} else {
+			err = j.Append(r)
+		}
+		if err != nil {
+			t.Fatalf("Append(%+v): %v", r, err)
+		}
+	}
+}
+
+// encodeRows is the exact text a results file of rows has.
+func encodeRows(t *testing.T, f Format, rows []Row) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := NewWriter(&b, f)
+	for _, r := range rows {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestCompact(t *testing.T) {
+	for _, ext := range []string{".csv", ".jsonl"} {
+		t.Run(ext, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "results"+ext)
+			j, err := OpenJournal(path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := journalLines()
+			appendAll(t, j, lines)
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			journal, _ := os.ReadFile(path)
+			if want := encodeRows(t, FormatFor(path), lines); string(journal) != want {
+				t.Fatalf("journal = %q, want %q", journal, want)
+			}
+			// The journal reads as its last lines before compaction.
+			s := loadState(t, path)
+			for _, want := range lastLines(lines) {
+				if got, ok := s.Get(want.Row); !ok || got != want {
+					t.Errorf("journal Get(%d) = %+v, %v; want %+v", want.Row, got, ok, want)
+				}
+			}
+
+			j, err = OpenJournal(path, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Compact(); err != nil {
+				t.Fatalf("Compact: %v", err)
+			}
+			got, _ := os.ReadFile(path)
+			if want := encodeRows(t, FormatFor(path), lastLines(lines)); string(got) != want {
+				t.Errorf("compacted = %q, want %q", got, want)
+			}
+			st, err := os.Stat(path)
+			if err != nil || st.Mode().Perm() != 0o600 {
+				t.Errorf("compacted mode = %v, %v; want 0600", st.Mode().Perm(), err)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("directory after Compact holds %d files, want 1 (no temp file left)", len(ents))
+			}
+			if err := j.Append(lines[0]); err == nil {
+				t.Errorf("Append after Compact = nil, want an error (the journal is closed)")
+			}
+		})
+	}
+}
+
+func TestCompactRenameFails(t *testing.T) {
+	for _, ext := range []string{".csv", ".jsonl"} {
+		t.Run(ext, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "results"+ext)
+			j, err := OpenJournal(path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendAll(t, j, journalLines())
+			errRename := errors.New("injected rename failure")
+			j.rename = func(oldpath, newpath string) error {
+				// The compacted copy is complete when rename is called.
+				b, err := os.ReadFile(oldpath)
+				if want := encodeRows(t, FormatFor(path), lastLines(journalLines())); err != nil || string(b) != want {
+					t.Errorf("compacted copy = %q, %v; want %q", b, err, want)
+				}
+				return errRename
+			}
+			if err := j.Compact(); !errors.Is(err, errRename) {
+				t.Fatalf("Compact = %v, want the rename error", err)
+			}
+			got, _ := os.ReadFile(path)
+			if want := encodeRows(t, FormatFor(path), journalLines()); string(got) != want {
+				t.Errorf("journal after failed Compact = %q, want it intact %q", got, want)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("directory after failed Compact holds %d files, want 1 (temp file removed)", len(ents))
+			}
+		})
+	}
+}
+
+func TestResumeAppendsThenCompacts(t *testing.T) {
+	for _, ext := range []string{".csv", ".jsonl"} {
+		t.Run(ext, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "results"+ext)
+			lines := journalLines()
+			first, second := lines[:4], lines[4:]
+			j, err := OpenJournal(path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendAll(t, j, first)
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s := loadState(t, path)
+			if st, ok := s.Status(2); !ok || st != StatusCreated {
+				t.Errorf("Status(2) = %q, %v; want created", st, ok)
+			}
+			if s.Lines() != len(first) || s.Len() != 4 {
+				t.Errorf("Lines, Len = %d, %d; want %d, 4", s.Lines(), s.Len(), len(first))
+			}
+			j, err = OpenJournal(path, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendAll(t, j, second)
+			if err := j.Compact(); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(path)
+			if want := encodeRows(t, FormatFor(path), lastLines(lines)); string(got) != want {
+				t.Errorf("resumed and compacted = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestOpenJournalResumeMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.csv")
+	j, err := OpenJournal(path, true)
+	if err != nil {
+		t.Fatalf("OpenJournal(missing, resume) = %v", err)
+	}
+	if err := j.Append(Row{Row: 1, Status: StatusInvalid}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if want := Header + "\n1,,,invalid,,,,,,\n"; string(got) != want {
+		t.Errorf("file = %q, want %q", got, want)
+	}
+}
+
+func TestOpenJournalResumeCorrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.csv")
+	content := Header + "\n1,,,nonsense,,,,,,\n2,,,invalid,,,,,,\n"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenJournal(path, true); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("OpenJournal(corrupt, resume) = %v, want ErrCorrupt naming line 2", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != content {
+		t.Errorf("file after refused resume = %q, want it untouched", got)
+	}
+}
+
+// TestJournalDurability: AppendDurable is on disk (to the OS) when it
+// returns; Append is buffered until a line count or a time bound.
+func TestJournalDurability(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	j, err := OpenJournal(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	j.now = func() time.Time { return clock }
+	j.lastFlush = clock
+	size := func() int {
+		b, _ := os.ReadFile(path)
+		return len(b)
+	}
+
+	if err := j.Append(Row{Row: 1, Status: StatusProcessed}); err != nil {
+		t.Fatal(err)
+	}
+	if n := size(); n != 0 {
+		t.Errorf("after one Append the file has %d bytes, want 0 (buffered)", n)
+	}
+	if err := j.AppendDurable(Row{Row: 2, Status: StatusCreated, ID: "id-2", ResultCode: 1013}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := size(), len(encodeRows(t, FormatJSONL, []Row{{Row: 1, Status: StatusProcessed}, {Row: 2, Status: StatusCreated, ID: "id-2", ResultCode: 1013}})); got != want {
+		t.Errorf("after AppendDurable the file has %d bytes, want %d (both lines written)", got, want)
+	}
+
+	before := size()
+	clock = clock.Add(flushAfter)
+	if err := j.Append(Row{Row: 3, Status: StatusProcessed}); err != nil {
+		t.Fatal(err)
+	}
+	if size() == before {
+		t.Errorf("Append %v after the last flush did not flush", flushAfter)
+	}
+
+	before = size()
+	for i := range flushEveryLines {
+		if err := j.Append(Row{Row: 10 + i, Status: StatusProcessed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if size() == before {
+		t.Errorf("%d Appends did not flush", flushEveryLines)
+	}
+	if err := j.Sync(); err != nil {
+		t.Errorf("Sync: %v", err)
+	}
+}
