@@ -29,6 +29,9 @@ const (
 	bodyMethodNotAllow = `{"errors":[{"message":"Only POST is supported","extensions":{"code":"METHOD_NOT_ALLOWED"}}]}`
 )
 
+// statusRecorded marks a request whose answer is already counted.
+const statusRecorded = -1
+
 // queryCacheSize bounds the parsed documents kept per endpoint.
 const queryCacheSize = 1000
 
@@ -36,14 +39,15 @@ const queryCacheSize = 1000
 // platform's HTTP-level errors (413, 429, 401, faults), then runs the
 // gqlgen executor with the caller's principal in the context.
 type endpoint struct {
-	s    *Server
-	name string
-	exec *executor.Executor
-	bufs sync.Pool
+	s      *Server
+	name   string
+	schema *ast.Schema
+	exec   *executor.Executor
+	bufs   sync.Pool
 }
 
 func newEndpoint(s *Server, name string, es graphql.ExecutableSchema) *endpoint {
-	e := &endpoint{s: s, name: name, exec: executor.New(es)}
+	e := &endpoint{s: s, name: name, schema: es.Schema(), exec: executor.New(es)}
 	e.exec.SetQueryCache(newQueryCache(queryCacheSize))
 	e.exec.Use(enableIntrospection{})
 	e.exec.SetRecoverFunc(func(ctx context.Context, err any) error {
@@ -57,7 +61,13 @@ func newEndpoint(s *Server, name string, es graphql.ExecutableSchema) *endpoint 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := e.s
 	op, status := OpInvalid, http.StatusOK
-	defer func() { s.stats.request(op, status) }()
+	cw := &countingWriter{ResponseWriter: w, stats: s.stats, op: &op}
+	w = cw
+	defer func() {
+		if !cw.counted && status != statusRecorded {
+			s.stats.request(op, status)
+		}
+	}()
 
 	if r.Method != http.MethodPost {
 		status = http.StatusMethodNotAllowed
@@ -92,6 +102,13 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := graphql.StartOperationTrace(r.Context())
 	rc, verrs := e.exec.CreateOperationContext(ctx, &params)
 	op = operationName(rc)
+	if rc != nil && rc.Operation != nil {
+		// gqlparser's variable coercion is laxer than the specification's;
+		// the strict check runs first and its message wins.
+		if gerr := checkVariables(e.schema, rc.Operation, params.Variables); gerr != nil {
+			verrs = gqlerror.List{gerr}
+		}
+	}
 
 	if s.limiter != nil && !s.limiter.Allow() {
 		status = http.StatusTooManyRequests
@@ -146,8 +163,11 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	responses, ctx := e.exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
 	if drop {
-		status = 0
+		// Count before dropping: the client sees the drop at once and may
+		// read the counters before this handler returns.
+		s.stats.request(op, 0)
 		s.stats.reject(RejectDropped)
+		status = statusRecorded
 		dropConnection(w)
 		return
 	}
@@ -200,6 +220,34 @@ func dropConnection(w http.ResponseWriter) {
 	}
 	_ = conn.Close()
 }
+
+// countingWriter counts the answer when its status is written, before the
+// client can see it, so a test reading the counters right after an answer
+// finds it counted.
+type countingWriter struct {
+	http.ResponseWriter
+	stats   *counters
+	op      *string
+	counted bool
+}
+
+func (c *countingWriter) WriteHeader(status int) {
+	if !c.counted {
+		c.counted = true
+		c.stats.request(*c.op, status)
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	if !c.counted {
+		c.WriteHeader(http.StatusOK)
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection to drop it.
+func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // retryAfter is the Retry-After of a 429: the whole seconds until the
 // bucket holds a token again, at least 1.

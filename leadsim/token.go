@@ -180,7 +180,14 @@ type tokenError struct {
 
 func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
-	defer func() { s.stats.request(OpToken, status) }()
+	op := OpToken
+	cw := &countingWriter{ResponseWriter: w, stats: s.stats, op: &op}
+	w = cw
+	defer func() {
+		if !cw.counted {
+			s.stats.request(OpToken, status)
+		}
+	}()
 
 	if err := sleep(r.Context(), s.opts.TokenLatency, s.rnd); err != nil {
 		status = 499 // client went away; nothing is written
@@ -206,7 +213,7 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		s.writeTokenError(w, r, tokenError{status, "server_error", 50000, "There was an error issuing a token."})
 		return
 	}
-	s.stats.tokenIssued()
+	s.stats.tokenIssued() // before the answer, so a client reading the counters finds it
 	life := int(s.opts.TokenLifetime / time.Second)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store, no-cache")

@@ -1,0 +1,316 @@
+package leadsim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSchemaValidation(t *testing.T) {
+	s := newSim(t, Options{})
+	tok := s.defaultToken(t)
+	with := func(k string, v any) map[string]any {
+		in := applicant("v-"+k, "666660400")
+		if v == nil {
+			delete(in, k)
+		} else {
+			in[k] = v
+		}
+		return in
+	}
+	tests := []struct {
+		name    string
+		query   string
+		vars    map[string]any
+		wantMsg string
+	}{
+		{"unknown input field", createDoc, map[string]any{"input": with("middleName", "Q")}, "middleName"},
+		{"leadSourceId sent", createDoc, map[string]any{"input": with("leadSourceId", 7)}, "leadSourceId"},
+		{"string loanAmount", createDoc, map[string]any{"input": with("loanAmount", "5000")}, "loanAmount"},
+		{"missing dateOfBirth", createDoc, map[string]any{"input": with("dateOfBirth", nil)}, "dateOfBirth"},
+		{"null dateOfBirth", createDoc, map[string]any{"input": with("dateOfBirth", json.RawMessage("null"))}, "dateOfBirth"},
+		{"string termsConsent", createDoc, map[string]any{"input": with("termsConsent", "true")}, "termsConsent"},
+		{"wrong result field", `mutation($input: LeadInput!) { createLead(input: $input) { id leadStatus } }`, map[string]any{"input": with("x", nil)}, "leadStatus"},
+		{"inline unknown field", `mutation { createLead(input: {dateOfBirth: "1990-01-01", nickname: "x"}) { id } }`, nil, "nickname"},
+		{"inline string loanAmount", `mutation { createLead(input: {dateOfBirth: "1990-01-01", loanAmount: "5000"}) { id } }`, nil, "Int"},
+		{"syntax error", `mutation { createLead(`, nil, ""},
+		{"number homePhone", createDoc, map[string]any{"input": with("homePhone", 5551234567)}, "String cannot represent"},
+		{"fractional loanAmount", createDoc, map[string]any{"input": with("loanAmount", 5000.5)}, "Int cannot represent"},
+		{"loanAmount over 32 bits", createDoc, map[string]any{"input": with("loanAmount", int64(1)<<40)}, "32-bit"},
+		{"input missing", createDoc, nil, "was not provided"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.post(t, "/graphql", tok, tc.query, tc.vars)
+			code := r.code()
+			if r.status != http.StatusUnprocessableEntity || (code != "GRAPHQL_VALIDATION_FAILED" && code != "GRAPHQL_PARSE_FAILED") {
+				t.Fatalf("%s = %d %s, want 422 GRAPHQL_VALIDATION_FAILED", tc.name, r.status, r.raw)
+			}
+			if !strings.Contains(r.raw, tc.wantMsg) {
+				t.Errorf("%s message %q does not name %q", tc.name, r.Errors[0].Message, tc.wantMsg)
+			}
+			if len(r.Data) > 0 {
+				t.Errorf("%s returned data %s", tc.name, r.raw)
+			}
+		})
+	}
+	st := s.Stats()
+	if st.LeadsCreated != 0 || st.Rejections[RejectGraphQLValidation] != len(tests) {
+		t.Errorf("Stats: created %d, validation rejections %d; want 0, %d", st.LeadsCreated, st.Rejections[RejectGraphQLValidation], len(tests))
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	s := newSim(t, Options{RateLimit: 0.5, RateBurst: 2})
+	tok := s.defaultToken(t)
+	const doc = `query { lead(id: "x") { id } }`
+	for i := range 2 {
+		if r := s.post(t, "/graphql", tok, doc, nil); r.status != http.StatusOK {
+			t.Fatalf("request %d within the burst = %d, want 200", i, r.status)
+		}
+	}
+	r := s.post(t, "/graphql", tok, doc, nil)
+	if r.status != http.StatusTooManyRequests || r.code() != "RATE_LIMITED" {
+		t.Fatalf("request past the burst = %d %s, want 429 RATE_LIMITED", r.status, r.raw)
+	}
+	if ra, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || ra != 2 {
+		t.Errorf("Retry-After = %q, want 2 (1/rate)", r.header.Get("Retry-After"))
+	}
+	if r := s.post(t, "/debt-core/graphql", tok, `query { creditReport(id: "x") { id } }`, nil); r.status != http.StatusTooManyRequests {
+		t.Errorf("debt core past the shared limit = %d, want 429", r.status)
+	}
+	st := s.Stats()
+	if st.Rejections[RejectRateLimited] != 2 || st.Requests[OpLead][429] != 1 || st.Requests[OpCreditReport][429] != 1 {
+		t.Errorf("Stats: rate_limited %d, lead 429 %d, creditReport 429 %d; want 2, 1, 1", st.Rejections[RejectRateLimited], st.Requests[OpLead][429], st.Requests[OpCreditReport][429])
+	}
+}
+
+func TestFaults(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       Options
+		wantStatus int // 0: connection dropped
+		wantCalls  int
+		wantReject string
+	}{
+		{"503", Options{Fail503: 1}, 503, 0, RejectFault503},
+		{"500", Options{Fail500: 1}, 500, 0, RejectFault500},
+		{"drop after processing", Options{DropAfter: 1}, 0, 1, RejectDropped},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(t, tc.opts)
+			tok := s.defaultToken(t)
+			b, _ := json.Marshal(map[string]any{"query": createDoc, "variables": map[string]any{"input": applicant("f-1", "777770400")}})
+			req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(b))
+			req.Header.Set("Authorization", "Bearer "+tok)
+			resp, err := http.DefaultClient.Do(req)
+			status := 0
+			if err == nil {
+				status = resp.StatusCode
+				resp.Body.Close()
+			} else if !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "EOF") {
+				t.Fatalf("request error %v, want a dropped connection (EOF)", err)
+			}
+			if status != tc.wantStatus {
+				t.Fatalf("createLead with %s = status %d (err %v), want %d", tc.name, status, err, tc.wantStatus)
+			}
+			st := s.Stats()
+			if st.CreateCalls["f-1"] != tc.wantCalls || st.Rejections[tc.wantReject] != 1 || st.Requests[OpCreateLead][tc.wantStatus] != 1 {
+				t.Errorf("Stats: calls[f-1] %d, %s %d, requests %v; want %d, 1", st.CreateCalls["f-1"], tc.wantReject, st.Rejections[tc.wantReject], st.Requests, tc.wantCalls)
+			}
+			// Faults hit only createLead and submitLead.
+			if r := s.post(t, "/graphql", tok, `query { lead(id: "x") { id } }`, nil); r.status != http.StatusOK {
+				t.Errorf("lead query under %s faults = %d, want 200", tc.name, r.status)
+			}
+		})
+	}
+}
+
+func TestTokenFault503(t *testing.T) {
+	s := newSim(t, Options{TokenFail503: 1})
+	status, body := s.tokenForm(t, map[string][]string{"grant_type": {"client_credentials"}})
+	if status != http.StatusServiceUnavailable || body["error"] != "temporarily_unavailable" {
+		t.Errorf("token under TokenFail503 = %d %v, want 503 temporarily_unavailable", status, body["error"])
+	}
+}
+
+func TestBodyTooLarge(t *testing.T) {
+	s := newSim(t, Options{MaxBodyBytes: 512})
+	tok := s.defaultToken(t)
+	in := applicant("big", "")
+	in["address2"] = strings.Repeat("x", 600)
+	r := s.post(t, "/graphql", tok, createDoc, map[string]any{"input": in})
+	if r.status != http.StatusRequestEntityTooLarge || r.code() != "PAYLOAD_TOO_LARGE" {
+		t.Errorf("oversized createLead = %d %s, want 413", r.status, r.raw)
+	}
+	if got := s.Stats().Rejections[RejectBodyTooLarge]; got != 1 {
+		t.Errorf("Rejections[body_too_large] = %d, want 1", got)
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	s := newSim(t, Options{})
+	tok := s.defaultToken(t)
+	if r := s.postRaw(t, "/graphql", tok, []byte("not json")); r.status != http.StatusBadRequest {
+		t.Errorf("non-JSON body = %d, want 400", r.status)
+	}
+	resp, err := http.Get(s.URL + "/graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET /graphql = %d, want 405", resp.StatusCode)
+	}
+	if got := s.Stats().Requests[OpInvalid]; got[400] != 1 || got[405] != 1 {
+		t.Errorf("Requests[invalid] = %v, want one 400 and one 405", got)
+	}
+}
+
+func TestLatencyHonoursContext(t *testing.T) {
+	s := newSim(t, Options{CreateLatency: Latency{Fixed: time.Hour}})
+	tok := s.defaultToken(t)
+	b, _ := json.Marshal(map[string]any{"query": createDoc, "variables": map[string]any{"input": applicant("slow", "")}})
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	client := &http.Client{Timeout: 200 * time.Millisecond}
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("createLead with 1h latency answered %d, want a client timeout", resp.StatusCode)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Stats().Requests[OpCreateLead][499] != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("handler did not give up when the client went away: %v", s.Stats().Requests)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := s.Stats().CreateCalls["slow"]; got != 0 {
+		t.Errorf("CreateCalls[slow] = %d, want 0 (abandoned before processing)", got)
+	}
+}
+
+func TestStatsJSON(t *testing.T) {
+	s := newSim(t, Options{})
+	tok := s.defaultToken(t)
+	s.create(t, tok, applicant("j-1", "888880400"))
+	s.create(t, tok, applicant("j-1", "888880400"))
+	resp, err := http.Get(s.URL + "/_sim/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got Stats
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatalf("decode /_sim/stats: %v", err)
+	}
+	tests := []struct {
+		name      string
+		got, want int
+	}{
+		{"tokensIssued", got.TokensIssued, 1},
+		{"leadsCreated", got.LeadsCreated, 2},
+		{"createCalls[j-1]", got.CreateCalls["j-1"], 2},
+		{"requests[createLead][200]", got.Requests[OpCreateLead][200], 2},
+		{"requests[token][200]", got.Requests[OpToken][200], 1},
+		{"resultCodes[1015]", got.ResultCodes[1015], 1},
+		{"resultCodes[1002]", got.ResultCodes[1002], 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("stats %s = %d, want %d", tc.name, tc.got, tc.want)
+			}
+		})
+	}
+	// Stats is a copy: changing it does not change the server's counters.
+	snap := s.Stats()
+	snap.CreateCalls["j-1"] = 99
+	if s.Stats().CreateCalls["j-1"] != 2 {
+		t.Error("Stats() shares its maps with the server")
+	}
+}
+
+func TestLogsLeakNoSecrets(t *testing.T) {
+	var logs bytes.Buffer
+	s := newSim(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	tok := s.defaultToken(t)
+	s.tokenForm(t, map[string][]string{"grant_type": {"client_credentials"}, "client_id": {DefaultClientID}, "client_secret": {"wrong-secret-value"}, "scope": {s.scope()}})
+	in := applicant("leak-1", "987650400")
+	s.create(t, tok, in)
+	s.create(t, tok, in)
+	for _, secret := range []string{"987650400", "1990-01-02", DefaultClientSecret, "wrong-secret-value", tok} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("logs contain %q:\n%s", secret[:min(len(secret), 12)], logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "leak-1") {
+		t.Errorf("logs do not name the lead: %s", logs.String())
+	}
+}
+
+func TestRegisterFlags(t *testing.T) {
+	var o Options
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	o.RegisterFlags(fs)
+	err := fs.Parse([]string{
+		"--tenant-id", "t1", "--app-id", "a1", "--client-id", "c1", "--client-secret", "s1", "--auto-submit",
+		"--token-lifetime", "5s", "--create-latency", "2s", "--create-jitter", "1s", "--submit-latency", "300ms",
+		"--rate-limit", "50", "--fail-503", "0.1", "--fail-500", "0.05", "--drop-after", "0.01",
+		"--rotate-key-every", "1m", "--max-body", "2048", "--seed", "7",
+	})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	c := o.Clients[0]
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"tenant", o.TenantID, "t1"}, {"app", o.AppID, "a1"}, {"client id", c.ID, "c1"}, {"secret", c.Secret, "s1"},
+		{"auto submit", c.AutoSubmit, true}, {"granted", c.Granted, true}, {"lifetime", o.TokenLifetime, 5 * time.Second},
+		{"create latency", o.CreateLatency, Latency{2 * time.Second, time.Second}}, {"submit latency", o.SubmitLatency.Fixed, 300 * time.Millisecond},
+		{"rate", o.RateLimit, 50.0}, {"503", o.Fail503, 0.1}, {"500", o.Fail500, 0.05}, {"drop", o.DropAfter, 0.01},
+		{"rotate", o.RotateKeyEvery, time.Minute}, {"max body", o.MaxBodyBytes, int64(2048)}, {"seed", o.Seed, int64(7)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("flag %s = %v, want %v", tc.name, tc.got, tc.want)
+			}
+		})
+	}
+	if err := fs.Parse([]string{"--fail-503", "x"}); err == nil {
+		t.Error("Parse(--fail-503 x) succeeded, want an error")
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"fraction above 1", Options{Fail503: 1.5}},
+		{"negative rate", Options{RateLimit: -1}},
+		{"client without id", Options{Clients: []Client{{Secret: "x"}}}},
+		{"duplicate client", Options{Clients: []Client{DefaultClient(), DefaultClient()}}},
+		{"sub-second token", Options{TokenLifetime: time.Millisecond}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if s, err := New(tc.opts); err == nil {
+				s.Close()
+				t.Errorf("New(%s) succeeded, want an error", tc.name)
+			}
+		})
+	}
+}
