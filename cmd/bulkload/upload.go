@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,12 @@ type uploadOptions struct {
 	createDoc    string
 	submitDoc    string
 	progress     string
+	// alreadySubmitted recognises a submitLead refusal that means the lead
+	// is submitted already (an earlier attempt whose answer was lost, or a
+	// partner with automatic submission). The interface does not show
+	// submitLead's errors, so this is an assumption, and a setting.
+	alreadySubmitted string
+	alreadyRE        *regexp.Regexp
 }
 
 func runUpload(ctx context.Context, e *env, args []string) int {
@@ -54,6 +61,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (partners configured for automatic submission)")
 	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
 	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead (the interface does not show its arguments: this default is an assumption; it must take $id: String!)")
+	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression: a submitLead error matching it means the lead is submitted already, so the row counts as submitted (the interface does not show submitLead's errors; empty disables)")
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, a log line every 10s otherwise), bar, log or off")
 
 	pos, err := parseArgs(fs, args)
@@ -111,6 +119,13 @@ func (o *uploadOptions) check() error {
 	case "auto", "bar", "log", "off":
 	default:
 		return usageErrorf("--progress %q: want auto, bar, log or off", o.progress)
+	}
+	if o.alreadySubmitted != "" {
+		re, err := regexp.Compile(o.alreadySubmitted)
+		if err != nil {
+			return usageErrorf("--already-submitted: %v", err)
+		}
+		o.alreadyRE = re
 	}
 	return nil
 }
@@ -438,8 +453,13 @@ func (u *uploader) work(ctx context.Context, j job, lines chan<- line) error {
 		lines <- line{row: row}
 		return nil
 	}
-	res, call, err := u.client.Submit(ctx, row.ID)
-	row.Attempts += call.Attempts
+	res, _, err := u.client.Submit(ctx, row.ID)
+	if err != nil && u.submittedAlready(err) {
+		row.Status = report.StatusSubmitted
+		row.Note = "submitted (submitLead answered that the lead already was: an earlier attempt's answer was lost, or the partner submits automatically)"
+		lines <- line{row: row}
+		return nil
+	}
 	if err != nil {
 		if submitter.IsFatal(err) {
 			// Record what is known so that --resume submits it later.
@@ -457,6 +477,21 @@ func (u *uploader) work(ctx context.Context, j job, lines chan<- line) error {
 	}
 	lines <- line{row: row}
 	return nil
+}
+
+// submittedAlready reports whether a submitLead error says the lead is
+// submitted already.
+func (u *uploader) submittedAlready(err error) bool {
+	var ce *submitter.CallError
+	if u.up.alreadyRE == nil || !errors.As(err, &ce) {
+		return false
+	}
+	for _, ge := range ce.Errors {
+		if u.up.alreadyRE.MatchString(ge.Message) {
+			return true
+		}
+	}
+	return false
 }
 
 // settings records what shaped the run, secrets excluded.

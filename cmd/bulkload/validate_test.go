@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+func TestValidateCleanSample(t *testing.T) {
+	for _, name := range []string{"leads.csv", "leads.jsonl"} {
+		t.Run(name, func(t *testing.T) {
+			results := filepath.Join(t.TempDir(), "r.csv")
+			res := runCLI(t, nil, "validate", "--results", results, filepath.Join(samples, name))
+			if res.code != exitOK {
+				t.Fatalf("validate %s exit = %d, want 0\n%s", name, res.code, res.stderr)
+			}
+			exp := readExpected(t)
+			rows := finalByRowStatus(t, results, len(exp), "valid")
+			for row, e := range exp {
+				if rows[row]["leadId"] != e.leadID {
+					t.Errorf("row %d leadId = %q, want %q", row, rows[row]["leadId"], e.leadID)
+				}
+			}
+			if !strings.Contains(res.stderr, "OK") {
+				t.Errorf("summary lacks the accounting check:\n%s", res.stderr)
+			}
+		})
+	}
+}
+
+// finalByRowStatus reads a validate results file: one line per row, in
+// order, each with the given status.
+func finalByRowStatus(t *testing.T, path string, n int, status string) map[int]resultRow {
+	t.Helper()
+	rows := readResults(t, path)
+	if len(rows) != n {
+		t.Fatalf("results has %d rows, want %d", len(rows), n)
+	}
+	out := map[int]resultRow{}
+	for i, r := range rows {
+		if r["status"] != status {
+			t.Errorf("row %s status = %q, want %q (error %q)", r["row"], r["status"], status, r["error"])
+		}
+		out[i+1] = r
+	}
+	return out
+}
+
+// TestValidateMessySamples checks every real-world problem of the messy
+// samples end to end against golden results files (go test -update).
+func TestValidateMessySamples(t *testing.T) {
+	cases := []struct {
+		name  string
+		input string
+		flags []string
+	}{
+		{"messy", "messy.csv", nil},
+		{"messy-latin1", "messy-latin1.csv", []string{"--encoding", "windows-1252"}},
+		{"partner-acme", "partner-acme.csv", []string{"--mapping", filepath.Join(samples, "mapping.yaml")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			results := filepath.Join(dir, "results.csv")
+			rejects := filepath.Join(dir, "rejects.csv")
+			args := append([]string{"validate", "--results", results, "--rejects", rejects}, tc.flags...)
+			res := runCLI(t, nil, append(args, filepath.Join(samples, tc.input))...)
+			if res.code != exitOK && res.code != exitRowsFailed {
+				t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
+			}
+			got, err := os.ReadFile(results)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tc.name+".results.golden.csv")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/bulkload -run TestValidateMessySamples -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("results differ from %s (review, then -update):\ngot:\n%s\nwant:\n%s", golden, got, want)
+			}
+
+			// The rejects file: 0600, one line per invalid row plus the header.
+			rows := readResults(t, results)
+			invalid := 0
+			for _, r := range rows {
+				if r["status"] == "invalid" {
+					invalid++
+				}
+			}
+			if res.code == exitRowsFailed && invalid == 0 || res.code == exitOK && invalid > 0 {
+				t.Errorf("exit %d with %d invalid rows", res.code, invalid)
+			}
+			fi, err := os.Stat(rejects)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("rejects mode = %v, want 0600", fi.Mode().Perm())
+			}
+			if fi2, _ := os.Stat(results); fi2.Mode().Perm() != 0o600 {
+				t.Errorf("results mode = %v, want 0600", fi2.Mode().Perm())
+			}
+			vals := sensitiveValuesLoose(t, filepath.Join(samples, tc.input))
+			assertNoSensitive(t, "stderr", res.stderr, vals)
+			assertNoSensitive(t, "results", string(got), vals)
+		})
+	}
+}
+
+// TestValidateRejectsFeedBack proves a rejects file is a valid input with
+// the same settings: every row in it is read again and fails again.
+func TestValidateRejectsFeedBack(t *testing.T) {
+	dir := t.TempDir()
+	rejects := filepath.Join(dir, "rejects.csv")
+	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r1.csv"), "--rejects", rejects, filepath.Join(samples, "messy.csv"))
+	if res.code != exitRowsFailed {
+		t.Fatalf("validate messy exit = %d, want 1\n%s", res.code, res.stderr)
+	}
+	first := readResults(t, filepath.Join(dir, "r1.csv"))
+	invalid := 0
+	for _, r := range first {
+		if r["status"] == "invalid" {
+			invalid++
+		}
+	}
+	res = runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r2.csv"), rejects)
+	if res.code != exitRowsFailed {
+		t.Fatalf("validate rejects exit = %d, want 1\n%s", res.code, res.stderr)
+	}
+	again := readResults(t, filepath.Join(dir, "r2.csv"))
+	if len(again) != invalid {
+		t.Errorf("rejects file has %d rows, want the %d invalid rows", len(again), invalid)
+	}
+}
+
+// sensitiveValuesLoose finds SSN- and DOB-looking cells of any sample by
+// shape, whatever its header: 9 digits with optional dashes, and dates.
+func sensitiveValuesLoose(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals []string
+	for _, f := range strings.FieldsFunc(string(b), func(r rune) bool { return strings.ContainsRune(",;\t|\"\r\n", r) }) {
+		f = strings.TrimSpace(f)
+		digits := strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return r
+			}
+			return -1
+		}, f)
+		isSSN := len(digits) == 9 && len(f) <= 11 && strings.Trim(f, "0123456789- ") == ""
+		isDate := len(f) >= 8 && len(f) <= 10 && strings.Trim(f, "0123456789/-") == "" && strings.Count(f, "/")+strings.Count(f, "-") == 2
+		if isSSN || isDate {
+			vals = append(vals, f)
+		}
+		if isSSN {
+			vals = append(vals, digits)
+		}
+	}
+	return vals
+}
+
+func TestValidateStdin(t *testing.T) {
+	input, err := os.ReadFile(filepath.Join(samples, "leads.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(t.TempDir(), "r.jsonl")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"validate", "--format", "csv", "--results", results, "-"},
+		func(string) string { return "" }, bytes.NewReader(input), &out, &errb)
+	if code != exitOK {
+		t.Fatalf("validate - exit = %d, want 0\n%s", code, errb.String())
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte("\n")); n != len(readExpected(t)) {
+		t.Errorf("JSONL results have %d lines, want %d", n, len(readExpected(t)))
+	}
+	if !bytes.Contains(b, []byte(`"status":"valid"`)) {
+		t.Errorf("JSONL results lack a valid row:\n%s", b)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "Usage"},
+		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"validate without file", []string{"validate"}, "exactly one FILE"},
+		{"validate two files", []string{"validate", "a.csv", "b.csv"}, "exactly one FILE"},
+		{"missing file", []string{"validate", "--results", filepath.Join(dir, "r.csv"), filepath.Join(dir, "nope.csv")}, "no such file"},
+		{"bad encoding", []string{"validate", "--encoding", "ebcdic", "--results", filepath.Join(dir, "r.csv"), filepath.Join(samples, "leads.csv")}, "ebcdic"},
+		{"bad delimiter", []string{"validate", "--delimiter", "ab", filepath.Join(samples, "leads.csv")}, "--delimiter"},
+		{"unknown flag", []string{"validate", "--frob", filepath.Join(samples, "leads.csv")}, "frob"},
+		{"stdin without format", []string{"validate", "--results", filepath.Join(dir, "r.csv"), "-"}, "format"},
+		{"upload without settings", []string{"upload", filepath.Join(samples, "leads.csv")}, "--simulate"},
+		{"upload bad concurrency", []string{"upload", "--simulate", "--concurrency", "0", filepath.Join(samples, "leads.csv")}, "--concurrency"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runCLI(t, nil, tc.args...)
+			if res.code != exitUsage {
+				t.Errorf("run(%q) exit = %d, want %d\n%s", tc.args, res.code, exitUsage, res.stderr)
+			}
+			if !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("run(%q) stderr lacks %q:\n%s", tc.args, tc.want, res.stderr)
+			}
+		})
+	}
+}
+
+func TestHelpShowsExitTable(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"validate", "-h"}, {"upload", "-h"}} {
+		res := runCLI(t, nil, args...)
+		if res.code != exitOK {
+			t.Errorf("run(%q) exit = %d, want 0", args, res.code)
+		}
+		if !strings.Contains(res.stdout+res.stderr, "130") {
+			t.Errorf("run(%q) does not show the exit table", args)
+		}
+	}
+}
+
+// TestSettingPrecedence proves flag beats environment beats config file.
+func TestSettingPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "bulkload.yaml")
+	fromFile, fromEnv, fromFlag := filepath.Join(dir, "file.csv"), filepath.Join(dir, "env.csv"), filepath.Join(dir, "flag.csv")
+	if err := os.WriteFile(cfg, []byte("results: "+fromFile+"\nencoding: utf-8\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	input := filepath.Join(samples, "leads.csv")
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"file", nil, []string{"validate", "--config", cfg, input}, fromFile},
+		{"env over file", map[string]string{"BULKLOAD_RESULTS": fromEnv}, []string{"validate", "--config", cfg, input}, fromEnv},
+		{"flag over env", map[string]string{"BULKLOAD_RESULTS": fromEnv}, []string{"validate", "--config", cfg, "--results", fromFlag, input}, fromFlag},
+		{"config from env", map[string]string{"BULKLOAD_CONFIG": cfg}, []string{"validate", input}, fromFile},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, p := range []string{fromFile, fromEnv, fromFlag} {
+				os.Remove(p)
+			}
+			res := runCLI(t, tc.env, tc.args...)
+			if res.code != exitOK {
+				t.Fatalf("exit = %d\n%s", res.code, res.stderr)
+			}
+			if _, err := os.Stat(tc.want); err != nil {
+				t.Errorf("results not at %s: %v", tc.want, err)
+			}
+		})
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("client-secret: hunter2\n"), 0o600)
+	res := runCLI(t, nil, "upload", "--config", bad, input)
+	if res.code != exitUsage || strings.Contains(res.stderr, "hunter2") || !strings.Contains(res.stderr, "BULKLOAD_CLIENT_SECRET") {
+		t.Errorf("a secret in the config file: exit %d, stderr:\n%s", res.code, res.stderr)
+	}
+}
+
+func TestValidateInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"validate", "--results", filepath.Join(t.TempDir(), "r.csv"), filepath.Join(samples, "leads.csv")},
+		func(string) string { return "" }, nil, &out, &errb)
+	if code != exitInterrupted {
+		t.Errorf("validate with a cancelled context exit = %d, want %d\n%s", code, exitInterrupted, errb.String())
+	}
+}
