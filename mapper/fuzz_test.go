@@ -112,3 +112,16 @@ func FuzzEmail(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCertificate checks that the fast path of isCertificate for URLs
+// agrees with url.Parse.
+func FuzzCertificate(f *testing.F) {
+	for _, s := range []string{"https://a.b/c", "http://x:80", "HTTPS://X.COM/a?b#c", "https://x/%zz", "https://:1/", "http://a b/", "https://x:/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if isPlainURL(s) && !isURLSlow(s) {
+			t.Errorf("isPlainURL(%q) = true, but url.Parse rejects it", s)
+		}
+	})
+}

@@ -432,6 +432,14 @@ func isCertificate(s string) bool {
 			return true
 		}
 	}
+	if isPlainURL(s) {
+		return true
+	}
+	return isURLSlow(s)
+}
+
+// isURLSlow is the URL rule itself; isPlainURL is its fast path.
+func isURLSlow(s string) bool {
 	if strings.ContainsAny(s, " \t\r\n") {
 		return false
 	}
@@ -440,4 +448,47 @@ func isCertificate(s string) bool {
 		return false
 	}
 	return u.Host != "" && u.Hostname() != ""
+}
+
+// isPlainURL reports whether s is an http or https URL whose host is plain
+// letters, digits, dots and hyphens, with an optional port, and whose rest
+// holds no escapes or spaces: URLs that url.Parse accepts with that host.
+// Anything else is left to isURLSlow.
+func isPlainURL(s string) bool {
+	var rest string
+	switch {
+	case len(s) > 8 && strings.EqualFold(s[:8], "https://"):
+		rest = s[8:]
+	case len(s) > 7 && strings.EqualFold(s[:7], "http://"):
+		rest = s[7:]
+	default:
+		return false
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	host, tail := rest[:end], rest[end:]
+	if h, port, ok := strings.Cut(host, ":"); ok {
+		if port == "" || !allDigits(port) {
+			return false
+		}
+		host = h
+	}
+	if host == "" {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	for i := 0; i < len(tail); i++ {
+		c := tail[i]
+		if c <= ' ' || c >= 0x7f || c == '%' {
+			return false
+		}
+	}
+	return true
 }

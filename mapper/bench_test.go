@@ -1,0 +1,51 @@
+package mapper
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/bulkload/bulkload/lead"
+)
+
+// BenchmarkMap measures one row: a realistic valid row with the usual
+// formatting to normalise, and a row with several errors. Each iteration
+// gets a fresh leadId so the duplicate index grows as it does in a run.
+func BenchmarkMap(b *testing.B) {
+	bad := validRow()
+	bad[lead.ZipCode], bad[lead.HomePhone], bad[lead.SocialSecurityNumber] = "2134", "555-1234", "666-12-3456"
+	bad[lead.LoanAmount], bad[lead.TermsConsent], bad[lead.DateOfBirth] = "25000.50", "no", "13/01/1990"
+	canonical := validRow()
+	canonical[lead.DateOfBirth], canonical[lead.HomePhone], canonical[lead.CellPhone] = "1980-02-29", "5551234567", "5559876543"
+	canonical[lead.State], canonical[lead.ZipCode], canonical[lead.SocialSecurityNumber] = "MA", "02134", "123456789"
+	canonical[lead.LoanAmount], canonical[lead.GrossAnnualIncome], canonical[lead.MonthlyIncome] = "25000", "85000", "7083"
+	canonical[lead.ResidenceTypeID], canonical[lead.IncomeSourceID], canonical[lead.TermsConsent] = "1", "1", "true"
+	for _, bc := range []struct {
+		name string
+		row  lead.Values
+	}{
+		{"valid", validRow()},
+		{"valid_canonical", canonical},
+		{"errors", bad},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ids := make([]string, 1<<16)
+			for i := range ids {
+				ids[i] = "L-" + strconv.Itoa(i)
+			}
+			m := newTestMapper(nil)
+			v := bc.row
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if i&(len(ids)-1) == 0 && i > 0 {
+					m = newTestMapper(nil) // keep every leadId new
+				}
+				v[lead.LeadID] = ids[i&(len(ids)-1)]
+				in, errs := m.Map(i+1, &v)
+				if (len(errs) == 0) != (bc.name != "errors") || (bc.name != "errors" && in.DateOfBirth == "") {
+					b.Fatalf("Map(%s) = %v", bc.name, errs)
+				}
+			}
+		})
+	}
+}
