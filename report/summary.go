@@ -252,7 +252,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "bulkload %s %s\n", mode, state)
 	line := func(name string, n int, note string) {
-		fmt.Fprintf(&b, "  %-15s %8d", name, n)
+		fmt.Fprintf(&b, "  %-16s %12d", name, n)
 		if note != "" {
 			b.WriteString("  " + note)
 		}
@@ -272,11 +272,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if s.Created != 0 {
 			line("created", s.Created, "submission pending: rerun with --resume")
 		}
-		bid := FormatCents(s.BidCents)
+		fmt.Fprintf(&b, "  %-16s %12s", "total bid value", FormatCents(s.BidCents))
 		if s.BidUnparseable != 0 {
-			bid += fmt.Sprintf("  (%d bid values unparseable, not included)", s.BidUnparseable)
+			fmt.Fprintf(&b, "  plus %d unparseable bid value(s), not included", s.BidUnparseable)
 		}
-		fmt.Fprintf(&b, "  %-15s %8s\n", "total bid value", bid)
+		b.WriteByte('\n')
 		line("API calls", s.APICalls, fmt.Sprintf("%d retries", s.Retries))
 		line("tokens fetched", s.TokensFetched, "")
 	}
@@ -284,11 +284,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 		line("unknown status", s.Unknown, "")
 	}
 	el := s.Elapsed().Round(time.Millisecond)
-	fmt.Fprintf(&b, "  %-15s %8s  %.1f rows/s\n", "elapsed", el, s.RowsPerSecond())
+	fmt.Fprintf(&b, "  %-16s %12s  %.1f rows/s\n", "elapsed", el, s.RowsPerSecond())
 	if top := s.Reasons.Top(topReasons); len(top) > 0 {
 		fmt.Fprintf(&b, "top failure reasons (%d distinct):\n", len(s.Reasons))
 		for _, r := range top {
-			fmt.Fprintf(&b, "  %8d  %s\n", r.Count, r.Reason)
+			fmt.Fprintf(&b, "  %12d  %s\n", r.Count, r.Reason)
 		}
 	}
 	if msg, ok := s.accounting(); ok {

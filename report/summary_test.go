@@ -1,0 +1,258 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func TestParseBid(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		cents int64
+		ok    bool
+	}{
+		{"$42.50", 4250, true},
+		{"$1,042.50", 104250, true},
+		{"42.50", 4250, true},
+		{"$0.01", 1, true},
+		{"$42", 4200, true},
+		{"$42.5", 4250, true},
+		{" $7.00 ", 700, true},
+		{"$1,234,567.89", 123456789, true},
+		{"$999,999,999,999,999.99", 99999999999999999, true},
+		{"", 0, false},
+		{"$", 0, false},
+		{"garbage", 0, false},
+		{"$42.505", 0, false},
+		{"$42.", 0, false},
+		{"$.50", 0, false},
+		{"$1,04.50", 0, false},
+		{"$,100", 0, false},
+		{"$1000,000", 0, false},
+		{"-$5.00", 0, false},
+		{"$-5.00", 0, false},
+		{"$4 2", 0, false},
+		{"$42.5x", 0, false},
+		{"1e3", 0, false},
+		{"$9999999999999999", 0, false},
+		{"€42.50", 0, false},
+	} {
+		got, err := ParseBid(tc.in)
+		if tc.ok && (err != nil || got != tc.cents) {
+			t.Errorf("ParseBid(%q) = %d, %v; want %d", tc.in, got, err, tc.cents)
+		}
+		if !tc.ok && !errors.Is(err, ErrBid) {
+			t.Errorf("ParseBid(%q) = %d, %v; want ErrBid", tc.in, got, err)
+		}
+	}
+}
+
+func TestFormatCents(t *testing.T) {
+	for _, tc := range []struct {
+		in   int64
+		want string
+	}{
+		{0, "$0.00"}, {1, "$0.01"}, {4250, "$42.50"}, {104250, "$1,042.50"}, {123456789, "$1,234,567.89"}, {-4250, "-$42.50"}, {100000, "$1,000.00"},
+	} {
+		if got := FormatCents(tc.in); got != tc.want {
+			t.Errorf("FormatCents(%d) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// uploadSummary is a finished upload of 12 rows with every status, bids
+// (one unparseable) and several reasons.
+func uploadSummary() *Summary {
+	s := &Summary{
+		Mode: "upload", Version: "v1.2.3", InputSHA256: strings.Repeat("ab", 32),
+		Settings: map[string]string{"concurrency": "8", "rate": "20/s"},
+		Start:    time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC),
+		End:      time.Date(2026, 11, 22, 5, 1, 2, 500_000_000, time.UTC),
+		RowsRead: 12, APICalls: 15, Retries: 3, TokensFetched: 2,
+	}
+	for _, r := range []Row{
+		{Row: 1, Status: StatusInvalid, Error: "zipCode: must be 5 digits; email: not an e-mail address"},
+		{Row: 2, Status: StatusInvalid, Error: "zipCode: must be 5 digits"},
+		{Row: 3, Status: StatusInvalid, Error: "termsConsent: must be true; zipCode: must be 5 digits"},
+		{Row: 4, Status: StatusProcessed, ResultCode: 1020},
+		{Row: 5, Status: StatusProcessed, ResultCode: 1020},
+		{Row: 6, Status: StatusSubmitted, ResultCode: 1013, BidValue: "$1,042.50"},
+		{Row: 7, Status: StatusSubmitted, ResultCode: 1017, BidValue: "$42.50"},
+		{Row: 8, Status: StatusSubmitted, ResultCode: 1015, BidValue: "n/a"},
+		{Row: 9, Status: StatusSubmitFailed, ResultCode: 1014, BidValue: "$0.05", Error: "submitLead: HTTP 500"},
+		{Row: 10, Status: StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
+		{Row: 11, Status: StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
+		{Row: 12, Status: StatusProcessed, ResultCode: 1016, BidValue: "$10"},
+	} {
+		s.Count(r)
+	}
+	return s
+}
+
+func validateSummary() *Summary {
+	s := &Summary{
+		Mode: "validate", Version: "v1.2.3",
+		Start: time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC),
+		End:   time.Date(2026, 11, 22, 5, 0, 4, 0, time.UTC),
+	}
+	for i := range 1000 {
+		s.RowsRead++
+		r := Row{Row: i + 1, Status: StatusValid}
+		if i%100 == 0 {
+			r.Status, r.Error = StatusInvalid, "state: must be a two-letter code"
+		}
+		s.Count(r)
+	}
+	return s
+}
+
+func TestCount(t *testing.T) {
+	s := uploadSummary()
+	want := map[string]int{"Invalid": 3, "Processed": 3, "Submitted": 3, "SubmitFailed": 1, "Failed": 2, "Qualified": 5, "BidUnparseable": 1}
+	v := reflect.ValueOf(s).Elem()
+	for field, n := range want {
+		if got := int(v.FieldByName(field).Int()); got != n {
+			t.Errorf("after Count, %s = %d, want %d", field, got, n)
+		}
+	}
+	if s.BidCents != 104250+4250+5+1000 {
+		t.Errorf("BidCents = %d, want %d", s.BidCents, 104250+4250+5+1000)
+	}
+	wantTop := []ReasonCount{
+		{"zipCode: must be 5 digits", 3},
+		{"createLead: HTTP 503 after 5 attempts", 2},
+		{"email: not an e-mail address", 1},
+		{"submitLead: HTTP 500", 1},
+		{"termsConsent: must be true", 1},
+	}
+	if got := s.Reasons.Top(10); !reflect.DeepEqual(got, wantTop) {
+		t.Errorf("Top(10) = %v, want %v", got, wantTop)
+	}
+	if got := s.Reasons.Top(2); !reflect.DeepEqual(got, wantTop[:2]) {
+		t.Errorf("Top(2) = %v, want %v", got, wantTop[:2])
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		adjust func(*Summary)
+		ok     bool
+		text   string
+	}{
+		{"upload ok", func(*Summary) {}, true, "accounting: 12 read = 3 invalid + 3 processed + 3 submitted + 1 submit_failed + 2 failed: OK"},
+		{"row lost", func(s *Summary) { s.RowsRead = 13 }, false, "ACCOUNTING MISMATCH: 13 read != 3 invalid + 3 processed + 3 submitted + 1 submit_failed + 2 failed: 1 rows read have no final status"},
+		{"row twice", func(s *Summary) { s.Count(Row{Row: 4, Status: StatusProcessed}) }, false, "ACCOUNTING MISMATCH: 12 read != 3 invalid + 4 processed"},
+		{"unknown status", func(s *Summary) { s.RowsRead++; s.Count(Row{Row: 13, Status: "weird"}) }, false, "+ 1 unknown: 1 rows with an unknown status"},
+		{"created pending", func(s *Summary) { s.RowsRead++; s.Count(Row{Row: 13, Status: StatusCreated, ResultCode: 1013}) }, true, "+ 2 failed + 1 created: OK"},
+		{"validate ok", nil, true, "accounting: 1000 read = 990 valid + 10 invalid: OK"},
+		{"validate mismatch", func(s *Summary) { s.RowsRead = 0 }, false, "ACCOUNTING MISMATCH: 0 read != 990 valid + 10 invalid: 1000 more rows counted than read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := uploadSummary()
+			if strings.HasPrefix(tc.name, "validate") {
+				s = validateSummary()
+			}
+			if tc.adjust != nil {
+				tc.adjust(s)
+			}
+			err := s.Check()
+			if tc.ok != (err == nil) || (err != nil && !errors.Is(err, ErrAccounting)) {
+				t.Errorf("Check() = %v, want ok=%v", err, tc.ok)
+			}
+			var b bytes.Buffer
+			if err := s.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), tc.text) {
+				t.Errorf("WriteText = %q, want it to contain %q", b.String(), tc.text)
+			}
+		})
+	}
+}
+
+func TestSummaryGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sum  func() *Summary
+	}{
+		{"upload", uploadSummary},
+		{"validate", validateSummary},
+		{"upload-interrupted-mismatch", func() *Summary {
+			s := uploadSummary()
+			s.Interrupted = true
+			s.RowsRead = 14
+			s.RowsRead++
+			s.Count(Row{Row: 13, Status: StatusCreated, ResultCode: 1013, BidValue: "$1.00"})
+			return s
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.sum().WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./report -update to create it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("WriteText =\n%s\nwant (%s)\n%s", b.String(), golden, want)
+			}
+		})
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "summary.json")
+	s := uploadSummary()
+	s.Interrupted = true
+	if err := s.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("summary mode = %v, %v; want 0600", st.Mode().Perm(), err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("summary JSON: %v", err)
+	}
+	for key, want := range map[string]any{
+		"mode": "upload", "version": "v1.2.3", "inputSha256": strings.Repeat("ab", 32), "interrupted": true,
+		"rowsRead": 12.0, "invalid": 3.0, "processed": 3.0, "qualified": 5.0, "submitted": 3.0, "submitFailed": 1.0, "failed": 2.0,
+		"totalBidCents": 109505.0, "totalBidValue": "$1,095.05", "bidUnparseable": 1.0,
+		"apiCalls": 15.0, "retries": 3.0, "tokensFetched": 2.0, "elapsedSeconds": 62.5, "rowsPerSecond": 12 / 62.5,
+		"start": "2026-11-22T05:00:00Z", "end": "2026-11-22T05:01:02.5Z",
+		"accountingOK": true, "distinctReasons": 5.0,
+		"settings": map[string]any{"concurrency": "8", "rate": "20/s"},
+	} {
+		if !reflect.DeepEqual(got[key], want) {
+			t.Errorf("summary JSON %q = %#v, want %#v", key, got[key], want)
+		}
+	}
+	top, _ := got["topReasons"].([]any)
+	if len(top) != 5 || !reflect.DeepEqual(top[0], map[string]any{"reason": "zipCode: must be 5 digits", "count": 3.0}) {
+		t.Errorf("summary JSON topReasons = %v, want 5 with zipCode first", top)
+	}
+}
