@@ -169,6 +169,13 @@ func (c *tokenCache) run(f *tokenFetch) {
 		if tok.ExpiresIn > 0 {
 			life := time.Duration(tok.ExpiresIn) * time.Second
 			expiry := start.Add(life)
+			// A JWT's exp is whole seconds and may fall before start +
+			// expires_in; trust it only when it is in that window, so that
+			// a skewed server clock cannot make every token look expired.
+			if exp := jwtExpiry(tok.AccessToken); exp.After(start) && exp.Before(expiry) {
+				expiry = exp
+				life = exp.Sub(start)
+			}
 			early := earlyRefresh(life)
 			c.refreshAt = expiry.Add(-early)
 			c.hardAt = expiry.Add(-early / 4)
@@ -286,20 +293,40 @@ func (c *tokenCache) scrubString(s string) string {
 	return strings.ReplaceAll(s, c.secret, "[REDACTED]")
 }
 
+// jwtExpiry is the exp claim of a JWT, unverified, or the zero time.
+func jwtExpiry(raw string) time.Time {
+	var claims struct {
+		Exp json.Number `json:"exp"`
+	}
+	if !decodeClaims(raw, &claims) {
+		return time.Time{}
+	}
+	exp, err := claims.Exp.Float64()
+	if err != nil || exp <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(int64(exp), 0)
+}
+
+// decodeClaims decodes the payload of a JWT into v, without verifying it.
+func decodeClaims(raw string, v any) bool {
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return false
+	}
+	return json.Unmarshal(payload, v) == nil
+}
+
 // decodeTokenInfo reads the claims of a JWT access token without verifying
 // its signature. A token that is not a JWT gives only ExpiresAt.
 func decodeTokenInfo(tok *oauth2.Token, fetchedAt time.Time) TokenInfo {
 	var info TokenInfo
 	if tok.ExpiresIn > 0 {
 		info.ExpiresAt = fetchedAt.Add(time.Duration(tok.ExpiresIn) * time.Second)
-	}
-	parts := strings.Split(tok.AccessToken, ".")
-	if len(parts) != 3 {
-		return info
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
-	if err != nil {
-		return info
 	}
 	var claims struct {
 		Exp      json.Number     `json:"exp"`
@@ -309,7 +336,7 @@ func decodeTokenInfo(tok *oauth2.Token, fetchedAt time.Time) TokenInfo {
 		Azp      string          `json:"azp"`
 		ClientID string          `json:"client_id"`
 	}
-	if err := json.Unmarshal(payload, &claims); err != nil {
+	if !decodeClaims(tok.AccessToken, &claims) {
 		return info
 	}
 	info.Roles = claims.Roles
