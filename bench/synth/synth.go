@@ -53,7 +53,7 @@ const (
 	FlawFeb30           // dateOfBirth on February 30
 	FlawEmail           // email without "@"
 	FlawState           // state that is no USPS code
-	FlawPhone           // homePhone with 9 digits
+	FlawPhone           // homePhone two digits short
 	FlawMissingDOB      // dateOfBirth empty
 
 	numFlaws
@@ -81,7 +81,7 @@ func (f Flaw) String() string {
 	case FlawState:
 		return "state-unknown"
 	case FlawPhone:
-		return "phone-9-digits"
+		return "phone-short"
 	case FlawMissingDOB:
 		return "dob-missing"
 	}
@@ -345,7 +345,7 @@ func (g *Generator) plant(f Flaw, i int, v *lead.Values, dob time.Time, loan int
 		v[lead.State] = g.t.badStates[r.IntN(len(g.t.badStates))]
 	case FlawPhone:
 		p := v[lead.HomePhone]
-		v[lead.HomePhone] = p[:len(p)-1]
+		v[lead.HomePhone] = p[:len(p)-2] // two: "1-512-555-014" would still be 10 digits
 	case FlawMissingDOB:
 		v[lead.DateOfBirth] = ""
 	}
