@@ -1,7 +1,9 @@
 package mapper
 
 import (
+	"encoding/csv"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/bulkload/bulkload/lead"
@@ -47,5 +49,32 @@ func BenchmarkMap(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkCSVBaseline parses the valid row as one CSV line with
+// encoding/csv, the yardstick of the performance aim: compare its ns/op with
+// BenchmarkMap/valid's, run together, on this shared machine.
+func BenchmarkCSVBaseline(b *testing.B) {
+	row := validRow()
+	var sb strings.Builder
+	w := csv.NewWriter(&sb)
+	if err := w.Write(row[:]); err != nil {
+		b.Fatal(err)
+	}
+	w.Flush()
+	line := sb.String()
+	const lines = 1024
+	text := strings.Repeat(line, lines)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += lines {
+		r := csv.NewReader(strings.NewReader(text))
+		r.ReuseRecord = true
+		for {
+			if _, err := r.Read(); err != nil {
+				break
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/bulkload/bulkload/lead"
 )
@@ -126,11 +127,40 @@ func New(opts Options) *Mapper {
 	return m
 }
 
-// scalars backs all the *int and *bool fields of one Input, so a row costs
-// one allocation for them instead of one per field.
+// scalars backs all the *int and *bool fields of one Input and the text of
+// its normalised strings, so a row costs one allocation for them instead of
+// one per field.
 type scalars struct {
 	ints  [6]int
 	bools [2]bool
+	n     int
+	// text holds normalised strings that are not substrings of the record:
+	// a converted date (10 bytes), two phones (10 each), an SSN (9). Bytes
+	// are only appended, never changed, so strings made from them by intern
+	// stay immutable.
+	text [40]byte
+}
+
+// arena hands out the scalars of one row, allocated on first use.
+type arena struct{ sc *scalars }
+
+func (a *arena) get() *scalars {
+	if a.sc == nil {
+		a.sc = new(scalars)
+	}
+	return a.sc
+}
+
+// intern returns b as a string backed by the row's text, or by a copy when
+// that is full. b is not retained.
+func (a *arena) intern(b []byte) string {
+	sc := a.get()
+	if len(b) == 0 || len(b) > len(sc.text)-sc.n {
+		return string(b)
+	}
+	start := sc.n
+	sc.n += copy(sc.text[start:], b)
+	return unsafe.String(&sc.text[start], len(b))
 }
 
 // Map validates and normalises one record. row is the 1-based data row; it is
@@ -141,20 +171,16 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 	var (
 		in   lead.Input
 		errs Errors
-		sc   *scalars
+		a    arena
 	)
 	fail := func(f lead.Field, rule string) { errs = append(errs, FieldError{Field: f, Rule: rule}) }
 	setInt := func(i int, p **int, n int) {
-		if sc == nil {
-			sc = new(scalars)
-		}
+		sc := a.get()
 		sc.ints[i] = n
 		*p = &sc.ints[i]
 	}
 	setBool := func(i int, p **bool, b bool) {
-		if sc == nil {
-			sc = new(scalars)
-		}
+		sc := a.get()
 		sc.bools[i] = b
 		*p = &sc.bools[i]
 	}
@@ -201,7 +227,7 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 			in.LeadID = s
 			rule = m.checkDuplicate(row, s)
 		case lead.DateOfBirth:
-			in.DateOfBirth, rule = normDate(s, m.today)
+			in.DateOfBirth, rule = normDate(s, m.today, &a)
 		case lead.Email:
 			if isEmail(s) {
 				in.Email = s
@@ -209,15 +235,15 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 				rule = ruleEmail
 			}
 		case lead.HomePhone:
-			in.HomePhone, rule = normPhone(s)
+			in.HomePhone, rule = normPhone(s, &a)
 		case lead.CellPhone:
-			in.CellPhone, rule = normPhone(s)
+			in.CellPhone, rule = normPhone(s, &a)
 		case lead.State:
 			in.State, rule = normState(s)
 		case lead.ZipCode:
 			in.ZipCode, rule = normZip(s)
 		case lead.SocialSecurityNumber:
-			in.SocialSecurityNumber, rule = normSSN(s)
+			in.SocialSecurityNumber, rule = normSSN(s, &a)
 		case lead.TrustedformCertificateID:
 			if isCertificate(s) {
 				in.TrustedformCertificateID = s

@@ -40,8 +40,8 @@ func daysIn(y, m int) int {
 }
 
 // normDate reads YYYY-MM-DD, MM/DD/YYYY or M/D/YYYY and returns YYYY-MM-DD.
-// today is yyyymmdd.
-func normDate(s string, today int) (string, string) {
+// today is yyyymmdd; a holds the string of a converted date.
+func normDate(s string, today int, a *arena) (string, string) {
 	var y, m, d int
 	iso := false
 	switch {
@@ -87,12 +87,12 @@ func normDate(s string, today int) (string, string) {
 		byte('0' + m/10), byte('0' + m%10), '-',
 		byte('0' + d/10), byte('0' + d%10),
 	}
-	return string(b[:]), ""
+	return a.intern(b[:]), ""
 }
 
 // normPhone strips spaces, dots, dashes, parentheses and a leading +1 (or a
 // leading 1 of an 11-digit number) and wants exactly 10 digits.
-func normPhone(s string) (string, string) {
+func normPhone(s string, a *arena) (string, string) {
 	var buf [11]byte
 	n := 0
 	plus := false
@@ -127,12 +127,12 @@ func normPhone(s string) (string, string) {
 	if clean { // s is only digits: no copy needed
 		return s[len(s)-10:], ""
 	}
-	return string(digits), ""
+	return a.intern(digits), ""
 }
 
 // normSSN strips dashes and spaces and wants 9 digits that could have been
 // issued.
-func normSSN(s string) (string, string) {
+func normSSN(s string, a *arena) (string, string) {
 	var buf [9]byte
 	n := 0
 	clean := true
@@ -169,7 +169,7 @@ func normSSN(s string) (string, string) {
 	if clean {
 		return s, ""
 	}
-	return string(buf[:]), ""
+	return a.intern(buf[:]), ""
 }
 
 // normZip wants 5 digits and cuts ZIP+4 (12345-6789 or 9 digits) to five.
