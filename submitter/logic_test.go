@@ -183,12 +183,19 @@ func TestRateControlUnlimitedLearnsFromObservedRate(t *testing.T) {
 	if got := r.rate(); got < 40 || got > 60 {
 		t.Errorf("rate() after the first 429 at ~100 calls/s = %v, want about 50", got)
 	}
-	clk.advance(time.Hour)
-	r.mu.Lock()
-	r.recoverLocked(clk.t)
-	r.mu.Unlock()
-	if got := r.rate(); got < 80 || got > 120 {
-		t.Errorf("rate() after an hour without 429 = %v, want the observed ~100 as ceiling", got)
+	// Back to unlimited after climbing from half to twice the observed
+	// rate at 5% of the ceiling per second: 15 s.
+	for _, step := range []struct {
+		advance time.Duration
+		want    float64
+	}{{5 * time.Second, 100}, {5 * time.Second, 150}, {5 * time.Second, 0}} {
+		clk.advance(step.advance)
+		r.mu.Lock()
+		r.recoverLocked(clk.t)
+		r.mu.Unlock()
+		if got := r.rate(); (step.want == 0) != (got == 0) || (got != 0 && (got < step.want*0.8 || got > step.want*1.2)) {
+			t.Errorf("rate() later = %v, want about %v (0 = unlimited)", got, step.want)
+		}
 	}
 }
 

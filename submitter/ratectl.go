@@ -19,11 +19,14 @@ const (
 // rateControl is the one rate.Limiter shared by every call of a Client, and
 // its additive-increase/multiplicative-decrease controller: a 429 halves the
 // rate for every worker, and each second without a 429 gives back 5% of the
-// ceiling until the ceiling is reached. The ceiling is the configured rate;
-// with no configured rate, the calls are not limited until the first 429,
-// whose ceiling becomes the call rate observed then. Safe for concurrent use.
+// ceiling until the ceiling is reached. The ceiling is the configured rate.
+// With no configured rate, calls are not limited until a 429; then the rate
+// becomes half the call rate observed, the ceiling twice it, and once the
+// rate has climbed back to the ceiling the calls are unlimited again. Safe
+// for concurrent use.
 type rateControl struct {
-	now func() time.Time
+	now        func() time.Time
+	configured float64
 
 	mu           sync.Mutex
 	lim          *rate.Limiter
@@ -37,7 +40,7 @@ type rateControl struct {
 }
 
 func newRateControl(configured float64, now func() time.Time) *rateControl {
-	r := &rateControl{now: now, ceiling: configured, current: configured}
+	r := &rateControl{now: now, configured: configured, ceiling: configured, current: configured}
 	if configured > 0 {
 		r.lim = rate.NewLimiter(rate.Limit(configured), 1)
 	} else {
@@ -75,7 +78,8 @@ func (r *rateControl) observeLocked(now time.Time) {
 
 // observedLocked is the recent call rate in calls per second.
 func (r *rateControl) observedLocked(now time.Time) float64 {
-	if el := now.Sub(r.winStart); el >= rateWindow/4 && r.winCount > 0 {
+	if r.winCount > 0 {
+		el := max(now.Sub(r.winStart), rateWindow/20)
 		cur := float64(r.winCount) / el.Seconds()
 		if cur > r.observed {
 			return cur
@@ -95,6 +99,11 @@ func (r *rateControl) recoverLocked(now time.Time) {
 	}
 	r.current = min(r.ceiling, r.current+inc)
 	r.lastAdjust = now
+	if r.configured == 0 && r.current >= r.ceiling {
+		r.current, r.ceiling = 0, 0
+		r.lim.SetLimit(rate.Inf)
+		return
+	}
 	r.lim.SetLimit(rate.Limit(r.current))
 }
 
@@ -111,7 +120,7 @@ func (r *rateControl) on429() (newRate float64, changed bool) {
 		if obs < 2*rateFloor {
 			obs = 2 * rateFloor
 		}
-		r.ceiling = obs
+		r.ceiling = 2 * obs
 		r.current = obs
 	}
 	r.current = max(r.current/2, min(rateFloor, r.ceiling))

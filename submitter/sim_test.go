@@ -290,15 +290,15 @@ func TestSimKeyRotation(t *testing.T) {
 
 func TestSimRateLimited(t *testing.T) {
 	t.Parallel()
-	env := startSim(t, leadsim.Options{RateLimit: 40, RateBurst: 2}, func(c *Config) { c.Rate = 200 })
-	out := runLeads(t, env.c, 0, 120, 16, false)
+	env := startSim(t, leadsim.Options{RateLimit: 50, RateBurst: 2}, func(c *Config) { c.Rate = 100 })
+	out := runLeads(t, env.c, 0, 100, 16, false)
 	if f := failures(out); len(f) > 0 {
 		t.Fatalf("%d of %d calls failed, first: %s", len(f), len(out), f[0])
 	}
 	checkCodes(t, out)
 	s := env.c.Stats()
-	if s.Status429 == 0 || s.CurrentRate >= 200 || s.CurrentRate <= 0 {
-		t.Errorf("Stats() = %+v, want 429s seen and the shared rate lowered below 200", s)
+	if s.Status429 == 0 || s.CurrentRate >= 100 || s.CurrentRate <= 0 {
+		t.Errorf("Stats() = %+v, want 429s seen and the shared rate lowered below 100", s)
 	}
 	if got := env.srv.Stats().Rejections[leadsim.RejectRateLimited]; int64(got) != s.Status429 {
 		t.Errorf("leadsim rate-limited %d requests, Stats().Status429 = %d, want equal", got, s.Status429)
