@@ -175,14 +175,16 @@ func scanCSV(r io.ReaderAt, size int64, name string, fn func(*scanned) error) (s
 				res.partial = 1
 				return res, nil
 			}
-			line, _ := cr.FieldPos(0)
+			var line int
 			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				line = pe.StartLine
-				err = pe.Err
-			}
-			if err == nil {
+			switch {
+			case errors.As(err, &pe):
+				line, err = pe.StartLine, pe.Err
+			case err == nil:
+				line, _ = cr.FieldPos(0)
 				err = errors.New("line is not terminated")
+			default:
+				line = lineOf(r, start)
 			}
 			return res, fmt.Errorf("%w: %s line %d: %w", ErrCorrupt, name, line, err)
 		}
@@ -204,6 +206,22 @@ func scanCSV(r io.ReaderAt, size int64, name string, fn func(*scanned) error) (s
 		res.validEnd = end
 		if err := fn(&scanned{row: row, start: start, end: end}); err != nil {
 			return res, err
+		}
+	}
+}
+
+// lineOf returns the line number of offset off: one more than the newlines
+// before it. It reads the file again, so it is for error messages only.
+func lineOf(r io.ReaderAt, off int64) int {
+	br := bufio.NewReader(io.NewSectionReader(r, 0, off))
+	n := 1
+	for {
+		b, err := br.ReadSlice('\n')
+		if len(b) > 0 && b[len(b)-1] == '\n' {
+			n++
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return n
 		}
 	}
 }
