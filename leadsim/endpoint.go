@@ -43,19 +43,21 @@ type endpoint struct {
 	name   string
 	schema *ast.Schema
 	exec   *executor.Executor
+	cache  *queryCache // parsed and validated documents
 	bufs   sync.Pool
 }
 
 func newEndpoint(s *Server, name string, es graphql.ExecutableSchema) *endpoint {
-	e := &endpoint{s: s, name: name, schema: es.Schema(), exec: executor.New(es)}
-	e.exec.SetQueryCache(newQueryCache(queryCacheSize))
-	e.exec.Use(enableIntrospection{})
-	e.exec.SetRecoverFunc(func(ctx context.Context, err any) error {
-		s.log.Error("resolver panic", "endpoint", name, "panic", err)
-		return gqlerror.Errorf("internal server error")
-	})
+	e := &endpoint{s: s, name: name, schema: es.Schema(), exec: executor.New(es), cache: newQueryCache(queryCacheSize)}
+	e.exec.SetRecoverFunc(e.recoverFunc)
 	e.bufs.New = func() any { return new(bytes.Buffer) }
 	return e
+}
+
+// recoverFunc turns a resolver panic into a GraphQL error and a log line.
+func (e *endpoint) recoverFunc(_ context.Context, err any) error {
+	e.s.log.Error("resolver panic", "endpoint", e.name, "panic", err)
+	return gqlerror.Errorf("internal server error")
 }
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -99,16 +101,9 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	params.Headers = r.Header
-	ctx := graphql.StartOperationTrace(r.Context())
-	rc, verrs := e.exec.CreateOperationContext(ctx, &params)
+	ctx := r.Context()
+	rc, verrs := e.operation(&params)
 	op = operationName(rc)
-	if rc != nil && rc.Operation != nil {
-		// gqlparser's variable coercion is laxer than the specification's;
-		// the strict check runs first and its message wins.
-		if gerr := checkVariables(e.schema, rc.Operation, params.Variables); gerr != nil {
-			verrs = gqlerror.List{gerr}
-		}
-	}
 
 	if s.limiter != nil && !s.limiter.Allow() {
 		status = http.StatusTooManyRequests
@@ -277,15 +272,4 @@ func operationName(rc *graphql.OperationContext) string {
 		}
 	}
 	return OpInvalid
-}
-
-// enableIntrospection lets clients and tools read the schemas, as most
-// GraphQL servers do.
-type enableIntrospection struct{}
-
-func (enableIntrospection) ExtensionName() string                   { return "Introspection" }
-func (enableIntrospection) Validate(graphql.ExecutableSchema) error { return nil }
-func (enableIntrospection) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
-	rc.DisableIntrospection = false
-	return nil
 }

@@ -22,11 +22,14 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
@@ -41,6 +44,7 @@ func main() {
 
 type config struct {
 	url, tenant, appID, clientID, secret string
+	cpuProfile                           string
 	n, conns                             int
 	duration                             time.Duration
 }
@@ -57,6 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.n, "n", 50000, "number of createLead calls")
 	fs.IntVar(&cfg.conns, "c", 32, "concurrent connections")
 	fs.DurationVar(&cfg.duration, "duration", 30*time.Second, "stop after this long even if fewer than -n calls were made")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (client and in-process server) to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -107,7 +112,18 @@ func load(ctx context.Context, cfg config, stdout io.Writer) error {
 		errs     = map[string]int{}
 		wg       sync.WaitGroup
 	)
-	start := time.Now()
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("create CPU profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("start CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	start, cpuStart := time.Now(), cpuTime()
 	for range cfg.conns {
 		wg.Add(1)
 		go func() {
@@ -141,13 +157,21 @@ func load(ctx context.Context, cfg config, stdout io.Writer) error {
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), cpuTime()-cpuStart
 
 	total := 0
 	for _, v := range statuses {
 		total += v
 	}
 	fmt.Fprintf(stdout, "createLead: %d answered in %v with %d connections: %.0f calls/s\n", total, elapsed.Round(time.Millisecond), cfg.conns, float64(total)/elapsed.Seconds())
+	if total > 0 {
+		// The machine is shared: wall-clock calls/s depends on what else
+		// runs. CPU time per call (this process: the load generator, and
+		// the simulator when in-process) does not.
+		per := cpu / time.Duration(total)
+		fmt.Fprintf(stdout, "CPU time of this process: %v, %v per call (client and in-process server together); %d CPUs: %.0f calls/s if they were all ours\n",
+			cpu.Round(time.Millisecond), per.Round(100*time.Nanosecond), runtime.NumCPU(), float64(runtime.NumCPU())/per.Seconds())
+	}
 	for _, k := range slices.Sorted(maps.Keys(statuses)) {
 		fmt.Fprintf(stdout, "  HTTP %d: %d\n", k, statuses[k])
 	}
@@ -199,6 +223,15 @@ func leadBody(b []byte, i int64) []byte {
 	b = fmt.Appendf(b, "%09d", 100000000+i%900000000)
 	b = append(b, `","termsConsent":true}}}`...)
 	return b
+}
+
+// cpuTime is the user plus system CPU time of this process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 var errNoResult = errors.New("200 answer without a resultCode")
