@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -122,6 +123,29 @@ type source struct {
 type item struct {
 	row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Error
 	input lead.Input // meaningful only when row.Status is valid
+	// reason replaces row.Error in the summary's failure reasons when the
+	// error names positions (a malformed record's row, line and column),
+	// so that the same problem on many rows counts as one reason.
+	reason string
+}
+
+// positions matches the row, line and column numbers of a reader error.
+var positions = regexp.MustCompile(`( at)? ?\b(row|line|column|byte) \d+( \(line \d+\))?( column \d+)?:?`)
+
+// malformedReason turns a reader error into a reason without positions.
+func malformedReason(err error) string {
+	msg := positions.ReplaceAllString(err.Error(), "")
+	msg = strings.ReplaceAll(msg, "; ", ", ")
+	return "malformed record: " + strings.TrimSpace(msg)
+}
+
+// summaryRow is the row as the summary counts it.
+func (it item) summaryRow() report.Row {
+	r := it.row
+	if it.reason != "" {
+		r.Error = it.reason
+	}
+	return r
 }
 
 func openSource(name string, stdin io.Reader, o *inputOptions, log *slog.Logger) (*source, error) {
@@ -201,7 +225,8 @@ func (s *source) next() (item, error) {
 	}
 	if rec.Err != nil {
 		it.row.Status = report.StatusInvalid
-		it.row.Error = rec.Err.Error()
+		it.row.Error = "malformed record: " + rec.Err.Error()
+		it.reason = malformedReason(rec.Err)
 	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
 		it.row.Status = report.StatusInvalid
 		it.row.Error = errs.Error()

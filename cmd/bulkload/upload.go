@@ -162,6 +162,7 @@ type job struct {
 // written.
 type line struct {
 	row       report.Row
+	reason    string // the summary's reason when it differs from row.Error
 	countOnly bool // a row finished in an earlier run: count it, write nothing
 	durable   bool
 	written   chan struct{}
@@ -369,7 +370,11 @@ func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *re
 				close(l.written)
 			}
 			if l.row.Status.Final() {
-				sum.Count(l.row)
+				counted := l.row
+				if l.reason != "" {
+					counted.Error = l.reason
+				}
+				sum.Count(counted)
 				u.done.Add(1)
 			}
 		}
@@ -393,7 +398,7 @@ func (u *uploader) plan(it item, state *report.State) (job, *line, error) {
 		if hasPrior && prior.Status == report.StatusInvalid {
 			return job{}, &line{row: prior, countOnly: true}, nil
 		}
-		return job{}, &line{row: it.row}, nil
+		return job{}, &line{row: it.row, reason: it.reason}, nil
 	}
 	if hasPrior {
 		switch prior.Status {

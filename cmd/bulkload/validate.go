@@ -97,7 +97,7 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 			break
 		}
 		sum.RowsRead++
-		sum.Count(it.row)
+		sum.Count(it.summaryRow())
 	}
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("write results file %s: %w", resultsPath, cerr)
