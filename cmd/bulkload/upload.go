@@ -163,7 +163,7 @@ type job struct {
 type line struct {
 	row       report.Row
 	reason    string // the summary's reason when it differs from row.Error
-	countOnly bool // a row finished in an earlier run: count it, write nothing
+	countOnly bool   // a row finished in an earlier run: count it, write nothing
 	durable   bool
 	written   chan struct{}
 }
