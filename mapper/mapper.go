@@ -1,7 +1,6 @@
 package mapper
 
 import (
-	"hash/maphash"
 	"strconv"
 	"strings"
 	"time"
@@ -95,8 +94,7 @@ type Options struct {
 type Mapper struct {
 	values [lead.NumFields]map[string]string // lower-cased trimmed partner value -> value
 	today  int                               // yyyymmdd
-	seed   maphash.Seed
-	seen   map[uint64]uint32 // hash of leadId -> first row
+	ids    *idIndex                          // leadId -> first row
 }
 
 // New returns a Mapper with an empty duplicate-leadId index and a random hash
@@ -109,8 +107,7 @@ func New(opts Options) *Mapper {
 	y, mo, d := now().Date()
 	m := &Mapper{
 		today: y*10000 + int(mo)*100 + d,
-		seed:  maphash.MakeSeed(),
-		seen:  make(map[uint64]uint32),
+		ids:   newIDIndex(),
 	}
 	if opts.Mapping != nil {
 		for f, vm := range opts.Mapping.Values {
@@ -310,15 +307,13 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 // chance of about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows), and a
 // collision does not repeat on the next run.
 func (m *Mapper) checkDuplicate(row int, id string) string {
-	h := maphash.String(m.seed, id)
-	if first, ok := m.seen[h]; ok {
-		return ruleDuplicatePrefix + strconv.FormatUint(uint64(first), 10)
-	}
 	r := uint32(0)
-	if row > 0 && row <= 1<<32-1 {
+	if row > 0 && uint64(row) <= 1<<32-1 {
 		r = uint32(row)
 	}
-	m.seen[h] = r
+	if first, dup := m.ids.firstRow(id, r); dup {
+		return ruleDuplicatePrefix + strconv.FormatUint(uint64(first), 10)
+	}
 	return ""
 }
 
