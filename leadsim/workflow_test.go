@@ -24,8 +24,10 @@ func TestCreditScore(t *testing.T) {
 		{"123450550", 850, 1017},
 		{"123450551", 300, CodeComplete},
 		{"123459999", 300 + 9999%551, CodeComplete},
-		{"12345abcd", 300, CodeComplete},
-		{"12", 300, CodeComplete},
+		{"123-45-0400", 700, 1015},
+		{"12345abcd", 300 + 2345%551, CodeComplete},
+		{"12", 312, CodeComplete},
+		{"", 300, CodeComplete},
 	}
 	for _, tc := range tests {
 		t.Run(tc.ssn, func(t *testing.T) {
@@ -71,6 +73,7 @@ func TestCreateLeadOutcomes(t *testing.T) {
 		{"consent false", noConsent, 1001, "Terms consent not given; lead not processed", nil},
 		{"consent absent", absentConsent, 1001, "Terms consent not given; lead not processed", nil},
 		{"duplicate by SSN", applicant("dup-ssn", "999990300"), 1002, "Duplicate of lead " + first.ID, nil},
+		{"duplicate by SSN with dashes", applicant("dup-ssn-dashes", "999-99-0300"), 1002, "Duplicate of lead " + first.ID, nil},
 		{"duplicate by email and phone", map[string]any{"dateOfBirth": "1980-01-01", "email": "dup@example.com", "homePhone": "5551234567", "termsConsent": true, "socialSecurityNumber": "777770500", "leadId": "c-dup"}, 1002, "Duplicate of lead " + contactFirst.ID, nil},
 		{"same email other phone", map[string]any{"dateOfBirth": "1980-01-01", "email": "dup@example.com", "homePhone": "5559999999", "termsConsent": true, "leadId": "c-other"}, 1020, NoteNoSSN, nil},
 		{"no SSN", noSSN, 1020, "Processing complete: no SSN, credit report not pulled; not qualified", nil},
@@ -107,8 +110,8 @@ func TestCreateLeadOutcomes(t *testing.T) {
 		})
 	}
 	st := s.Stats()
-	if st.LeadsCreated != len(tests)+2 || st.ResultCodes[1002] != 2 || st.ResultCodes[1001] != 2 || st.CreateCalls["q13"] != 1 {
-		t.Errorf("Stats = created %d codes %v calls[q13] %d, want %d created, two 1001, two 1002, one call", st.LeadsCreated, st.ResultCodes, st.CreateCalls["q13"], len(tests)+2)
+	if st.LeadsCreated != len(tests)+2 || st.ResultCodes[1002] != 3 || st.ResultCodes[1001] != 2 || st.CreateCalls["q13"] != 1 {
+		t.Errorf("Stats = created %d codes %v calls[q13] %d, want %d created, two 1001, three 1002, one call", st.LeadsCreated, st.ResultCodes, st.CreateCalls["q13"], len(tests)+2)
 	}
 }
 

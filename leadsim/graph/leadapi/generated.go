@@ -277,7 +277,8 @@ var sources = []*ast.Source{
 #     note "Duplicate of lead <id of the earlier lead>", bidValue null.
 #  3. No SSN: resultCode 1020, note "Processing complete: no SSN, credit
 #     report not pulled; not qualified", bidValue null.
-#  4. Credit pull: score = 300 + (last four SSN digits as an integer mod 551).
+#  4. Credit pull: score = 300 + (last four SSN digits as an integer mod 551;
+#     non-digits ignored, fewer than four digits count as their value).
 #     A credit report (new UUID, status "COMPLETE") is stored for the lead.
 #     score < 600: resultCode 1020, note "Processing complete: credit score
 #     below 600; not qualified", bidValue null.
@@ -299,9 +300,12 @@ gets a validation error.
 ASSUMPTION: the co-applicant fields are not shown in the spec and are not in
 the schema; coApplicant itself is accepted and ignored.
 ASSUMPTION: formats (10-digit phones, 9-digit SSN, 5-digit zip, two-letter
-state, YYYY-MM-DD) are not enforced by the schema; the workflow uses the
-last four characters of the SSN if they are digits, else treats the score
-as 300.
+state, YYYY-MM-DD) are not enforced by the schema. The workflow reads only
+the digits of socialSecurityNumber (an SSN without digits counts as none);
+email and homePhone are compared exactly for deduplication.
+ASSUMPTION: Int is the GraphQL specification's 32-bit Int, and variables
+are coerced as the specification says: "5000" is not an Int and 5551234567
+is not a String.
 """
 input LeadInput {
   firstName: String

@@ -26,9 +26,12 @@ type Lead struct {
 // ASSUMPTION: the co-applicant fields are not shown in the spec and are not in
 // the schema; coApplicant itself is accepted and ignored.
 // ASSUMPTION: formats (10-digit phones, 9-digit SSN, 5-digit zip, two-letter
-// state, YYYY-MM-DD) are not enforced by the schema; the workflow uses the
-// last four characters of the SSN if they are digits, else treats the score
-// as 300.
+// state, YYYY-MM-DD) are not enforced by the schema. The workflow reads only
+// the digits of socialSecurityNumber (an SSN without digits counts as none);
+// email and homePhone are compared exactly for deduplication.
+// ASSUMPTION: Int is the GraphQL specification's 32-bit Int, and variables
+// are coerced as the specification says: "5000" is not an Int and 5551234567
+// is not a String.
 type LeadInput struct {
 	FirstName   *string `json:"firstName,omitempty"`
 	LastName    *string `json:"lastName,omitempty"`
