@@ -3,12 +3,15 @@ package reader
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/bulkload/bulkload/lead"
 )
@@ -178,6 +181,12 @@ func FuzzJSONL(f *testing.F) {
 			if err != nil {
 				t.Fatalf("Next() error = %v on a small input", err)
 			}
+			if !skipsReference(data) && utf8.Valid(rec.Raw) {
+				want, ok := referenceJSONLValues(t, rec.Raw)
+				if ok != (rec.Err == nil) || (ok && want != rec.Values) {
+					t.Fatalf("line %q: read %q, %v; reference json.Decoder reads %q, ok %v", rec.Raw, rec.Values, rec.Err, want, ok)
+				}
+			}
 			rec.Raw = nil
 			recs = append(recs, rec)
 		}
@@ -198,4 +207,55 @@ func FuzzJSONL(f *testing.F) {
 			t.Fatalf("read %d rows, input has %d non-blank lines", len(recs), want)
 		}
 	})
+}
+
+// referenceJSONLValues reads one line with json.Decoder.Token, the plain
+// encoding/json way: the first key for a field wins, values as the reader
+// documents them. ok is false when the line is not a flat JSON object or
+// has no known value.
+func referenceJSONLValues(t *testing.T, line []byte) (v lead.Values, ok bool) {
+	t.Helper()
+	res, err := newResolver(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return v, false
+	}
+	var set [lead.NumFields]bool
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return v, false
+		}
+		vt, err := dec.Token()
+		if err != nil {
+			return v, false
+		}
+		var text string
+		switch val := vt.(type) {
+		case string:
+			text = val
+		case json.Number:
+			text = string(val)
+		case bool:
+			text = fmt.Sprint(val)
+		case nil:
+		default:
+			return v, false
+		}
+		if r := res.resolve(kt.(string)); r.kind == colField && !set[r.field] {
+			set[r.field] = true
+			v[r.field] = text
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return v, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return v, false
+	}
+	return v, v != lead.Values{}
 }

@@ -115,78 +115,126 @@ func (s *jsonlSource) next() (Record, error) {
 
 // parse reads one line's object into v. Strings are taken as they are,
 // numbers as their literal text, booleans as "true"/"false" and null as "".
+// encoding/json validates the line (json.Valid) and decodes escaped
+// strings; the walk over the validated object is done here, because
+// json.Decoder.Token costs hundreds of allocations a line.
 func (s *jsonlSource) parse(line []byte, v *lead.Values) error {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return notJSON(err)
+	if !json.Valid(line) {
+		return invalidJSON(line)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	p := skipSpace(line, 0)
+	if line[p] != '{' {
 		return errors.New("the line is not a JSON object")
 	}
 	var set [lead.NumFields]bool
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return notJSON(err)
-		}
-		key, ok := kt.(string)
-		if !ok {
-			return errors.New("the line is not a JSON object")
-		}
-		vt, err := dec.Token()
-		if err != nil {
-			return notJSON(err)
-		}
+	p = skipSpace(line, p+1)
+	for line[p] != '}' {
+		keyEnd := stringEnd(line, p)
+		rawKey := line[p:keyEnd]
+		p = skipSpace(line, keyEnd)
+		p = skipSpace(line, p+1) // the colon
 		var text string
-		switch val := vt.(type) {
-		case string:
-			text = val
-		case json.Number:
-			text = string(val)
-		case bool:
-			text = "false"
-			if val {
-				text = "true"
-			}
-		case nil:
-		case json.Delim:
+		switch c := line[p]; {
+		case c == '"':
+			end := stringEnd(line, p)
+			text = jsonString(line[p:end])
+			p = end
+		case c == '{' || c == '[':
 			kind := "an object"
-			if val == '[' {
+			if c == '[' {
 				kind = "an array"
 			}
-			return fmt.Errorf("key %q holds %s; each key must hold a string, number, true, false or null", shortName(key), kind)
+			return fmt.Errorf("key %q holds %s; each key must hold a string, number, true, false or null", shortName(jsonString(rawKey)), kind)
+		case c == 't':
+			text, p = "true", p+4
+		case c == 'f':
+			text, p = "false", p+5
+		case c == 'n':
+			p += 4
+		default: // a number: its literal text
+			end := p
+			for end < len(line) && bytes.IndexByte([]byte("0123456789+-.eE"), line[end]) >= 0 {
+				end++
+			}
+			text, p = string(line[p:end]), end
 		}
-		res := s.resolve(key)
+		res := s.resolve(rawKey)
 		switch res.kind {
 		case colUnknown:
-			s.r.unknown.add(shortName(key))
+			s.r.unknown.add(shortName(jsonString(rawKey)))
 		case colField:
 			if set[res.field] {
-				s.r.unknown.add(duplicateName(shortName(key), res.field))
-				continue
+				s.r.unknown.add(duplicateName(shortName(jsonString(rawKey)), res.field))
+				break
 			}
 			set[res.field] = true
 			v[res.field] = text
 		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return notJSON(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("text after the JSON object; put one object on each line")
+		p = skipSpace(line, p)
+		if line[p] == ',' {
+			p = skipSpace(line, p+1)
+		}
 	}
 	return nil
 }
 
-func (s *jsonlSource) resolve(key string) colRes {
-	if res, ok := s.keys[key]; ok {
+// skipSpace returns the offset of the first non-space byte at or after p.
+func skipSpace(b []byte, p int) int {
+	for p < len(b) && (b[p] == ' ' || b[p] == '\t' || b[p] == '\r' || b[p] == '\n') {
+		p++
+	}
+	return p
+}
+
+// stringEnd returns the offset just after the JSON string starting at p.
+func stringEnd(b []byte, p int) int {
+	for i := p + 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// jsonString decodes a validated JSON string literal, quotes included.
+func jsonString(lit []byte) string {
+	if bytes.IndexByte(lit, '\\') < 0 {
+		return string(lit[1 : len(lit)-1])
+	}
+	var out string
+	if err := json.Unmarshal(lit, &out); err != nil {
+		return string(lit[1 : len(lit)-1])
+	}
+	return out
+}
+
+// invalidJSON says why a line is not valid JSON, by byte offset only:
+// encoding/json's own message quotes the offending character, which may be
+// cell content.
+func invalidJSON(line []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	var first json.RawMessage
+	if err := dec.Decode(&first); err != nil {
+		return notJSON(err)
+	}
+	if !bytes.HasPrefix(first, []byte{'{'}) {
+		return errors.New("the line is not a JSON object")
+	}
+	return errors.New("text after the JSON object; put one object on each line")
+}
+
+// resolve resolves a key given as its JSON string literal, through a cache
+// keyed by the literal (the lookup does not allocate).
+func (s *jsonlSource) resolve(rawKey []byte) colRes {
+	if res, ok := s.keys[string(rawKey)]; ok {
 		return res
 	}
-	res := s.res.resolve(key)
+	res := s.res.resolve(jsonString(rawKey))
 	if len(s.keys) < maxKeyCache {
-		s.keys[key] = res
+		s.keys[string(rawKey)] = res
 	}
 	return res
 }

@@ -207,6 +207,9 @@ type fieldScan struct {
 // checks whether the fields after the first n are empty, which is how
 // trailing empty columns look.
 func scanFields(raw []byte, comma rune, n int) fieldScan {
+	if comma < 0x80 && bytes.IndexByte(raw, '"') < 0 {
+		return scanUnquoted(raw, byte(comma), n)
+	}
 	s := fieldScan{fields: 1, blank: true}
 	var delim []byte
 	if comma < 0x80 {
@@ -249,6 +252,30 @@ func scanFields(raw []byte, comma rune, n int) fieldScan {
 		}
 	}
 	return s
+}
+
+// scanUnquoted is scanFields for the common record without quotes.
+func scanUnquoted(raw []byte, comma byte, n int) fieldScan {
+	s := fieldScan{fields: bytes.Count(raw, []byte{comma}) + 1}
+	s.blank = onlyBlank(raw, comma)
+	if s.fields > n && !s.blank {
+		off := 0
+		for range n {
+			off += bytes.IndexByte(raw[off:], comma) + 1
+		}
+		s.extraSet = !onlyBlank(raw[off:], comma)
+	}
+	return s
+}
+
+// onlyBlank reports whether b holds only delimiters and spaces.
+func onlyBlank(b []byte, comma byte) bool {
+	for _, c := range b {
+		if c != comma && c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *fieldScan) setNonBlank(n int) {
