@@ -71,7 +71,7 @@ type cliResult struct {
 }
 
 // runCLI runs bulkload in-process with the given environment.
-func runCLI(t *testing.T, env map[string]string, args ...string) cliResult {
+func runCLI(t testing.TB, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	getenv := func(k string) string { return env[k] }

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bulkload/bulkload/bench/synth"
+	"github.com/bulkload/bulkload/lead"
+)
+
+// writeSynthetic writes n realistic rows (mixed formats, 2% flawed) to a
+// CSV file and returns its path.
+func writeSynthetic(tb testing.TB, n int) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "leads.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	g, err := synth.New(synth.Options{Seed: 1, Style: synth.Mixed, Qualified: 0.5, NoSSN: 0.1, Invalid: 0.02})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	w := synth.NewCSVWriter(bw)
+	if err := w.WriteHeader(); err != nil {
+		tb.Fatal(err)
+	}
+	var v lead.Values
+	for i := range n {
+		g.Row(i, &v)
+		if err := w.Write(&v); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkValidate measures `bulkload validate` per row, results file
+// included: go test ./cmd/bulkload -run - -bench Validate -benchmem.
+func BenchmarkValidate(b *testing.B) {
+	const rows = 100_000
+	input := writeSynthetic(b, rows)
+	results := filepath.Join(b.TempDir(), "r.csv")
+	b.ResetTimer()
+	for b.Loop() {
+		res := runCLI(b, nil, "validate", "--results", results, input)
+		if res.code != exitRowsFailed {
+			b.Fatalf("exit %d: %s", res.code, res.stderr)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+}
