@@ -163,14 +163,20 @@ func (a *arena) intern(b []byte) string {
 // Map validates and normalises one record. row is the 1-based data row; it is
 // remembered with the row's leadId so that a later duplicate can name it. Map
 // returns all of the row's errors at once; the Input is meaningful only when
-// the Errors are empty. v is not modified or retained.
+// the Errors are empty. Map does not modify v; the Input may share its
+// strings.
 func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 	var (
 		in   lead.Input
 		errs Errors
 		a    arena
 	)
-	fail := func(f lead.Field, rule string) { errs = append(errs, FieldError{Field: f, Rule: rule}) }
+	fail := func(f lead.Field, rule string) {
+		if errs == nil {
+			errs = make(Errors, 0, 8) // one allocation for most bad rows
+		}
+		errs = append(errs, FieldError{Field: f, Rule: rule})
+	}
 	setInt := func(i int, p **int, n int) {
 		sc := a.get()
 		sc.ints[i] = n
