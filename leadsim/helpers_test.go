@@ -122,6 +122,15 @@ func (s *sim) post(t *testing.T, path, token, query string, vars map[string]any)
 	return s.postRaw(t, path, token, b)
 }
 
+func (s *sim) postJSON(t *testing.T, path, token string, body map[string]any) gqlResult {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatalf("encode request: %v", err)
+	}
+	return s.postRaw(t, path, token, b)
+}
+
 func (s *sim) postRaw(t *testing.T, path, token string, body []byte) gqlResult {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, s.URL+path, bytes.NewReader(body))
