@@ -27,6 +27,7 @@ type uploadOptions struct {
 	timeout      time.Duration
 	drainTimeout time.Duration
 	resume       bool
+	overwrite    bool
 	noSubmit     bool
 	createDoc    string
 	submitDoc    string
@@ -58,6 +59,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt (createLead runs a credit pull before it answers)")
 	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long calls in flight may take to finish")
 	fs.BoolVar(&up.resume, "resume", false, "continue from the results file of an earlier run: skip finished rows, submit created ones, resend failed and missing ones")
+	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds the outcomes of an earlier upload (its leads would be sent again)")
 	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (partners configured for automatic submission)")
 	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
 	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead (the interface does not show its arguments: this default is an assumption; it must take $id: String!)")
@@ -182,10 +184,17 @@ func (u *uploader) run(ctx context.Context) int {
 			return exitFor(e.stderr, usageErrorf("--resume: %v", err))
 		default:
 			state = st
+			defer st.Close()
 			if n := st.IgnoredPartialLines(); n > 0 {
 				u.log.Warn("--resume: ignored a half-written last line of the results file", "lines", n)
 			}
 			u.log.Info("--resume: results of the earlier run loaded", "rows", st.Len())
+		}
+	}
+
+	if !u.up.resume && !u.up.overwrite {
+		if err := refuseToOverwrite(resultsPath); err != nil {
+			return exitFor(e.stderr, err)
 		}
 	}
 
@@ -481,6 +490,27 @@ func (u *uploader) work(ctx context.Context, j job, lines chan<- line) error {
 		row.Note = res.Note
 	}
 	lines <- line{row: row}
+	return nil
+}
+
+// refuseToOverwrite fails when the results file holds the outcomes of an
+// earlier upload: starting over would send its leads again. The results of a
+// validate run (valid, invalid) may be overwritten.
+func refuseToOverwrite(path string) error {
+	st, err := report.LoadState(path)
+	if err != nil {
+		return nil // missing or not a results file: nothing to lose
+	}
+	defer st.Close()
+	sent := 0
+	for status, n := range st.Counts() {
+		if status != report.StatusValid && status != report.StatusInvalid {
+			sent += n
+		}
+	}
+	if sent > 0 {
+		return usageErrorf("results file %s holds the outcomes of an earlier upload (%d rows sent): pass --resume to continue it, --results to write elsewhere, or --overwrite to start over and send its leads again", path, sent)
+	}
 	return nil
 }
 

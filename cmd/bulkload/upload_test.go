@@ -397,3 +397,38 @@ func TestUploadSIGTERMThenResume(t *testing.T) {
 		}
 	}
 }
+
+func TestUploadRefusesToOverwriteEarlierUpload(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	input := filepath.Join(samples, "leads.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--rate", "0", "--progress", "off")
+
+	// A validate run's results may be overwritten by an upload.
+	if res := runCLI(t, nil, "validate", "--results", results, input); res.code != exitOK {
+		t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
+	}
+	if res := runCLI(t, secretEnv(), append(args, input)...); res.code != exitOK {
+		t.Fatalf("first upload exit = %d\n%s", res.code, res.stderr)
+	}
+	created := s.Stats().LeadsCreated
+
+	res := runCLI(t, secretEnv(), append(args, input)...)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "--resume") {
+		t.Errorf("second upload without --resume: exit %d, want %d and a hint\n%s", res.code, exitUsage, res.stderr)
+	}
+	if got := s.Stats().LeadsCreated; got != created {
+		t.Errorf("the refused run created %d leads", got-created)
+	}
+
+	// --resume over a finished file sends nothing.
+	if res := runCLI(t, secretEnv(), append(args, "--resume", input)...); res.code != exitOK {
+		t.Fatalf("resume of a finished run exit = %d\n%s", res.code, res.stderr)
+	}
+	if got := s.Stats().LeadsCreated; got != created {
+		t.Errorf("resuming a finished run created %d leads", got-created)
+	}
+	finalByRow(t, results, 50)
+}
