@@ -426,3 +426,32 @@ func TestSynonymsResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestScanFields(t *testing.T) {
+	cases := []struct {
+		raw   string
+		comma rune
+		n     int
+		want  fieldScan
+	}{
+		{"a,b,c", ',', 3, fieldScan{fields: 3}},
+		{"a,b,,", ',', 2, fieldScan{fields: 4}},
+		{"a,b,, x", ',', 2, fieldScan{fields: 4, extraSet: true}},
+		{`a,"b,c",d`, ',', 3, fieldScan{fields: 3}},
+		{`a,"b,""c""",,""`, ',', 2, fieldScan{fields: 4}},
+		{`a,b,"x"`, ',', 2, fieldScan{fields: 3, extraSet: true}},
+		{`a,b,""""`, ',', 2, fieldScan{fields: 3, extraSet: true}},
+		{",  ,\t", ',', 3, fieldScan{fields: 3, blank: true}},
+		{`"",""`, ',', 2, fieldScan{fields: 2, blank: true}},
+		{"a¦b¦c", '¦', 3, fieldScan{fields: 3}},
+		{"a¦\"b¦c\"¦¦", '¦', 2, fieldScan{fields: 4}},
+		{"a;b,c", ';', 2, fieldScan{fields: 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.raw, func(t *testing.T) {
+			if got := scanFields([]byte(tc.raw), tc.comma, tc.n); got != tc.want {
+				t.Errorf("scanFields(%q, %q, %d) = %+v, want %+v", tc.raw, tc.comma, tc.n, got, tc.want)
+			}
+		})
+	}
+}
