@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync/atomic"
 	"testing"
 )
@@ -15,7 +14,7 @@ import (
 // (token check, JSON, gqlgen, workflow) with no latency configured: in
 // process, without a network, so it shows the simulator's own cost.
 func BenchmarkCreateLead(b *testing.B) {
-	srv, err := New(Options{})
+	srv, err := New(Options{SigningKey: testKey(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,5 +61,3 @@ func (w *discardWriter) Write(b []byte) (int, error) {
 	return io.Discard.Write(b)
 }
 func (w *discardWriter) WriteHeader(s int) { w.status = s }
-
-var _ = strconv.Itoa

@@ -2,6 +2,8 @@ package leadsim
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -294,6 +296,14 @@ func TestRegisterFlags(t *testing.T) {
 	}
 }
 
+func smallKey(t *testing.T) *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
 func TestNewRejectsBadOptions(t *testing.T) {
 	tests := []struct {
 		name string
@@ -304,6 +314,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"client without id", Options{Clients: []Client{{Secret: "x"}}}},
 		{"duplicate client", Options{Clients: []Client{DefaultClient(), DefaultClient()}}},
 		{"sub-second token", Options{TokenLifetime: time.Millisecond}},
+		{"small signing key", Options{SigningKey: smallKey(t)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,11 +2,15 @@ package leadsim
 
 import (
 	"bytes"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +45,9 @@ func newSim(t *testing.T, opts Options) *sim {
 	if opts.Now == nil {
 		opts.Now = sm.Now
 	}
+	if opts.SigningKey == nil {
+		opts.SigningKey = testKey(t)
+	}
 	srv, err := New(opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -53,6 +60,25 @@ func newSim(t *testing.T, opts Options) *sim {
 		srv.Close()
 	})
 	return sm
+}
+
+// testKey returns the committed test signing key: parsing it is fast where
+// making a key takes seconds under -race on a busy machine.
+func testKey(t testing.TB) *rsa.PrivateKey {
+	t.Helper()
+	b, err := os.ReadFile("testdata/signing-key.pem")
+	if err != nil {
+		t.Fatalf("read test key: %v", err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		t.Fatal("testdata/signing-key.pem holds no PEM block")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		t.Fatalf("parse test key: %v", err)
+	}
+	return k.(*rsa.PrivateKey)
 }
 
 func (s *sim) tokenURL() string { return s.URL + "/" + s.opts.TenantID + "/oauth2/v2.0/token" }

@@ -1,6 +1,7 @@
 package leadsim
 
 import (
+	"crypto/rsa"
 	"errors"
 	"flag"
 	"fmt"
@@ -78,6 +79,12 @@ type Options struct {
 	RotateKeyEvery time.Duration // 0 = never; else the signing key is replaced every interval (old tokens become invalid)
 	Seed           int64         // faults and jitter are drawn from a source seeded with it
 
+	// SigningKey is the first token signing key; nil makes a 2048-bit key
+	// at start, which takes a fraction of a second (seconds under -race on
+	// a busy machine), so tests that start many simulators may share one.
+	// Rotation always makes a new key. New does not modify it.
+	SigningKey *rsa.PrivateKey
+
 	Logger *slog.Logger     // nil = discard; never given SSNs, dates of birth, secrets or tokens
 	Now    func() time.Time // clock of token issue and expiry; nil = time.Now (tests move it to expire tokens without waiting)
 }
@@ -137,6 +144,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.RotateKeyEvery < 0 {
 		return o, errors.New("leadsim options: key rotation interval is negative: use 0 (never) or a positive interval")
+	}
+	if o.SigningKey != nil {
+		if err := o.SigningKey.Validate(); err != nil || o.SigningKey.N.BitLen() < 2048 {
+			return o, fmt.Errorf("leadsim options: signing key is invalid or under 2048 bits: give an RSA key of 2048 bits or more, or none")
+		}
 	}
 	if o.Now == nil {
 		o.Now = time.Now

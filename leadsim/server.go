@@ -60,7 +60,7 @@ func New(opts Options) (*Server, error) {
 	for i := range o.Clients {
 		s.clients[o.Clients[i].ID] = &s.opts.Clients[i]
 	}
-	if s.keys, err = newKeyring(); err != nil {
+	if s.keys, err = newKeyring(o.SigningKey); err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
 	if o.RateLimit > 0 {
