@@ -228,7 +228,7 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		ExtExpiresIn int    `json:"ext_expires_in"`
 		AccessToken  string `json:"access_token"`
 	}{"Bearer", life, life, tok})
-	s.log.Info("token issued", "client_id", c.ID, "expires_in", life)
+	s.log.Debug("token issued", "client_id", c.ID, "expires_in", life)
 }
 
 // checkTokenRequest validates a client-credentials request and returns the

@@ -276,7 +276,7 @@ func (r resolver) CreateLead(ctx context.Context, in leadapi.LeadInput) (*leadap
 	}
 	rec := r.s.store.createLead(p.client, &in)
 	r.s.stats.created(rec.partnerLeadID, rec.code, rec.submitted)
-	r.s.log.Info("lead created", "client_id", p.client.ID, "lead", rec.id, "partner_lead_id", rec.partnerLeadID, "result_code", rec.code)
+	r.s.log.Debug("lead created", "client_id", p.client.ID, "lead", rec.id, "partner_lead_id", rec.partnerLeadID, "result_code", rec.code)
 	return rec.wire(), nil
 }
 
@@ -292,7 +292,7 @@ func (r resolver) SubmitLead(ctx context.Context, id string) (*leadapi.Lead, err
 		return nil, gerr
 	}
 	r.s.stats.submitted()
-	r.s.log.Info("lead submitted", "client_id", p.client.ID, "lead", rec.id)
+	r.s.log.Debug("lead submitted", "client_id", p.client.ID, "lead", rec.id)
 	return rec.wire(), nil
 }
 
