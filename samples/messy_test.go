@@ -13,11 +13,13 @@ import (
 // messyHeader is the header of messy.csv: loose spellings and synonyms of
 // the interface's names, an unknown column (Sales Rep) and two trailing
 // empty header cells, as a spreadsheet export leaves them.
-var messyHeader = []string{
-	"First Name", "last_name", "dob", "Email Address", "phone", "mobile", "Street", "Apt",
-	"CITY", "State", "zip", "loan_amount", "Lead ID", "Reference", "xxTrustedFormCertUrl", "ssn",
-	"Annual Income", "Monthly Income", "Residence Type", "Income Source", "Loan Purpose", "consent",
-	"Co Applicant", "Sales Rep", "", "",
+func messyHeader() []string {
+	return []string{
+		"First Name", "last_name", "dob", "Email Address", "phone", "mobile", "Street", "Apt",
+		"CITY", "State", "zip", "loan_amount", "Lead ID", "Reference", "xxTrustedFormCertUrl", "ssn",
+		"Annual Income", "Monthly Income", "Residence Type", "Income Source", "Loan Purpose", "consent",
+		"Co Applicant", "Sales Rep", "", "",
+	}
 }
 
 // messyRow is one record of messy.csv with what it exercises and, for a
@@ -119,7 +121,7 @@ func csvCell(s string) string {
 func messyCSV() []byte {
 	var b bytes.Buffer
 	b.WriteString("\ufeff")
-	b.WriteString(strings.Join(messyHeader, ";"))
+	b.WriteString(strings.Join(messyHeader(), ";"))
 	for _, r := range messyRows() {
 		b.WriteString("\r\n")
 		if r.raw != "" {
