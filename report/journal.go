@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -202,9 +203,16 @@ func readRefs(f *os.File, path string, format Format) ([]lineRef, scanResult, er
 		return nil, scanResult{}, fmt.Errorf("read results file %s: %w", path, err)
 	}
 	var refs []lineRef
+	const sample = 1024
 	res, err := scan(f, st.Size(), format, path, func(s *scanned) error {
 		r, err := newLineRef(s)
 		refs = append(refs, r)
+		if len(refs) == sample && s.end > 0 {
+			// Size the slice once from the lines so far, rather than
+			// doubling it (which would hold old and new arrays at once).
+			est := int(st.Size() / s.end * sample * 11 / 10)
+			refs = slices.Grow(refs, est-len(refs))
+		}
 		return err
 	})
 	if err != nil {
@@ -279,7 +287,7 @@ func compact(f *os.File, path string, format Format, rename func(string, string)
 		if _, err := f.ReadAt(buf, r.off); err != nil {
 			return fmt.Errorf("compact results file %s: read row %d: %w", path, r.row, err)
 		}
-		if _, err := bw.Write(buf); err != nil {
+		if _, err := bw.Write(bytes.TrimLeft(buf, "\r\n")); err != nil {
 			return fmt.Errorf("compact results file %s: %w", path, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -278,5 +279,22 @@ func TestJournalDurability(t *testing.T) {
 	}
 	if err := j.Sync(); err != nil {
 		t.Errorf("Sync: %v", err)
+	}
+}
+
+func TestStateCounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.csv")
+	j, err := OpenJournal(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(t, j, journalLines())
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := loadState(t, path)
+	want := map[Status]int{StatusInvalid: 1, StatusSubmitted: 1, StatusProcessed: 2, StatusSubmitFailed: 1}
+	if got := s.Counts(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Counts() = %v, want %v", got, want)
 	}
 }

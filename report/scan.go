@@ -99,7 +99,8 @@ func (j *jsonRow) toRow() (Row, error) {
 }
 
 // scanned is one complete line of a results file: the row and the byte span
-// [start, end) of its line, newline included.
+// [start, end) of its line, newline included. A CSV span may begin with blank
+// lines, which csv.Reader skips.
 type scanned struct {
 	row        Row
 	start, end int64
@@ -193,14 +194,6 @@ func scanCSV(r io.ReaderAt, size int64, name string, fn func(*scanned) error) (s
 		if err != nil {
 			line, _ := cr.FieldPos(0)
 			return res, fmt.Errorf("%w: %s line %d: %w", ErrCorrupt, name, line, err)
-		}
-		// csv.Reader skips blank lines: keep them out of the span.
-		for start < end {
-			var b [1]byte
-			if _, err := r.ReadAt(b[:], start); err != nil || (b[0] != '\n' && b[0] != '\r') {
-				break
-			}
-			start++
 		}
 		res.lines++
 		res.validEnd = end

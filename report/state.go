@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -26,9 +27,10 @@ type State struct {
 	partial int
 	lines   int
 
-	buf  []byte
-	feed *strings.Reader
-	um   *gocsv.Unmarshaller
+	block    []byte // a cached block of the file, for Gets in file order
+	blockOff int64
+	feed     *strings.Reader
+	um       *gocsv.Unmarshaller
 }
 
 // LoadState reads the results file at path. A half-written last line (the
@@ -47,7 +49,7 @@ func LoadState(path string) (*State, error) {
 		f.Close()
 		return nil, err
 	}
-	if len(refs) < cap(refs)/2 {
+	if len(refs) < cap(refs)*3/4 {
 		refs = slices.Clip(slices.Clone(refs))
 	}
 	s.refs, s.partial, s.lines = refs, res.partial, res.lines
@@ -100,13 +102,13 @@ func (s *State) read(r lineRef) (Row, error) {
 	if s.f == nil {
 		panic("report: State.Get after Close")
 	}
-	s.buf = slices.Grow(s.buf[:0], r.len())[:r.len()]
-	if _, err := s.f.ReadAt(s.buf, r.off); err != nil {
+	line, err := s.readLine(r)
+	if err != nil {
 		return Row{}, err
 	}
 	if s.format == FormatJSONL {
 		var j jsonRow
-		if err := json.Unmarshal(s.buf, &j); err != nil {
+		if err := json.Unmarshal(line, &j); err != nil {
 			return Row{}, err
 		}
 		return j.toRow()
@@ -125,7 +127,7 @@ func (s *State) read(r lineRef) (Row, error) {
 	}
 	// The reader never asks for more than the record it was given, so it
 	// never sees the feed's end between Gets.
-	s.feed.Reset(string(s.buf))
+	s.feed.Reset(string(line))
 	v, err := s.um.Read()
 	if err != nil {
 		s.um = nil // its reader may be mid-record: start over next time
@@ -133,6 +135,34 @@ func (s *State) read(r lineRef) (Row, error) {
 	}
 	c := v.(csvRow)
 	return c.toRow()
+}
+
+// blockSize is how much of the file a Get reads at once: Gets in row order
+// on a compacted file then cost one read per block, not one per row.
+const blockSize = 32 << 10
+
+// readLine returns the line r locates, from the cached block if it holds
+// it; a read that continues the last one reads a whole block. The result is valid until the next readLine.
+func (s *State) readLine(r lineRef) ([]byte, error) {
+	n := int64(r.len())
+	if r.off >= s.blockOff && r.off+n <= s.blockOff+int64(len(s.block)) {
+		return s.block[r.off-s.blockOff : r.off-s.blockOff+n], nil
+	}
+	size := n
+	if r.off == s.blockOff+int64(len(s.block)) {
+		// Reading on from the last read: probably rows in file order.
+		size = max(n, blockSize)
+	}
+	s.block = slices.Grow(s.block[:0], int(size))[:size]
+	m, err := s.f.ReadAt(s.block, r.off)
+	s.block, s.blockOff = s.block[:m], r.off
+	if int64(m) < n {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return s.block[:n], nil
 }
 
 // Len returns the number of rows the file has a line for.

@@ -5,8 +5,7 @@ package report
 func (s *State) Counts() map[Status]int {
 	c := make(map[Status]int)
 	for _, r := range s.refs {
-		st, _ := s.Status(int(r.row))
-		c[st]++
+		c[r.status()]++
 	}
 	return c
 }
