@@ -545,3 +545,82 @@ func TestNewValidates(t *testing.T) {
 		})
 	}
 }
+
+// syncClock is a settable clock safe for the token cache's goroutines.
+type syncClock struct{ ns atomic.Int64 }
+
+func (c *syncClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *syncClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+func TestFakeTokenRenewedAheadOfExpiry(t *testing.T) {
+	clk := &syncClock{}
+	clk.ns.Store(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC).UnixNano())
+	var seen sync.Map // tokens the service saw
+	f := &fakeService{graphql: func(n int64, w http.ResponseWriter, r *http.Request, auth string) {
+		seen.Store(auth, true)
+		writeJSON(w, 200, okCreate)
+	}}
+	c, _ := newFakeClient(t, f, func(cfg *Config) { cfg.Now = clk.now })
+	create := func() {
+		t.Helper()
+		if _, _, err := c.Create(context.Background(), testInput()); err != nil {
+			t.Fatalf("Create() = %v", err)
+		}
+	}
+	waitTokens := func(want int64) {
+		t.Helper()
+		for i := 0; i < 200 && f.tokens.Load() < want; i++ {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// The token lives 3599 s and is renewed 5 minutes (300 s) early.
+	steps := []struct {
+		name       string
+		advance    time.Duration
+		wantTokens int64
+	}{
+		{"first call fetches", 0, 1},
+		{"cached long before expiry", 3000 * time.Second, 1},
+		{"still cached just before the renewal point", 298 * time.Second, 1},
+		{"renewed in the background after the renewal point", 2 * time.Second, 2},
+		{"the renewed token is cached", 1000 * time.Second, 2},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			clk.advance(st.advance)
+			create()
+			waitTokens(st.wantTokens)
+			if got := f.tokens.Load(); got != st.wantTokens {
+				t.Errorf("tokens issued = %d, want %d", got, st.wantTokens)
+			}
+		})
+	}
+	if _, ok := seen.Load("Bearer tok-2"); !ok {
+		t.Errorf("the renewed token tok-2 was never sent")
+	}
+}
+
+func TestFakeWaiterStopsWaitingFetchGoesOn(t *testing.T) {
+	release := make(chan struct{})
+	f := &fakeService{
+		token: func(n int64, w http.ResponseWriter, r *http.Request) bool {
+			<-release
+			return false
+		},
+		graphql: func(n int64, w http.ResponseWriter, r *http.Request, auth string) { writeJSON(w, 200, okCreate) },
+	}
+	c, _ := newFakeClient(t, f, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, _, err := c.Create(ctx, testInput())
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Create() with a 50ms deadline while the token fetch hangs = %v, want context.DeadlineExceeded", err)
+	}
+	close(release)
+	if _, _, err := c.Create(context.Background(), testInput()); err != nil {
+		t.Fatalf("Create() after the fetch was released = %v", err)
+	}
+	if got := f.tokens.Load(); got != 1 {
+		t.Errorf("tokens issued = %d, want 1 (the first waiter's fetch went on and was shared)", got)
+	}
+}

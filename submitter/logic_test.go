@@ -318,3 +318,24 @@ func TestCallErrorMessages(t *testing.T) {
 		})
 	}
 }
+
+func TestTokenLifetime(t *testing.T) {
+	tests := []struct {
+		name string
+		tok  *oauth2.Token
+		want time.Duration
+	}{
+		{"ExpiresIn field", &oauth2.Token{ExpiresIn: 3599}, 3599 * time.Second},
+		{"raw JSON number", (&oauth2.Token{}).WithExtra(map[string]any{"expires_in": float64(2)}), 2 * time.Second},
+		{"raw string", (&oauth2.Token{}).WithExtra(map[string]any{"expires_in": "60"}), time.Minute},
+		{"Expiry only", &oauth2.Token{Expiry: time.Now().Add(10*time.Second - time.Millisecond)}, 10 * time.Second},
+		{"nothing", &oauth2.Token{}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tokenLifetime(tc.tok); got != tc.want {
+				t.Errorf("tokenLifetime(%s) = %v, want %v", tc.name, got, tc.want)
+			}
+		})
+	}
+}

@@ -247,9 +247,15 @@ func TestSimShortLivedTokens(t *testing.T) {
 	if tokens < lo || tokens > hi || tokens*10 > len(out) {
 		t.Errorf("tokens issued over %v with %v tokens and %d calls = %d, want %d..%d", elapsed, life, len(out), tokens, lo, hi)
 	}
-	if s := env.c.Stats(); int(s.TokensFetched) != tokens {
+	s := env.c.Stats()
+	if int(s.TokensFetched) != tokens {
 		t.Errorf("Stats().TokensFetched = %d, want leadsim's %d", s.TokensFetched, tokens)
 	}
+	// Renewal ahead of expiry, not 401s, should replace the tokens.
+	if s.Status401 >= int64(tokens) {
+		t.Errorf("Stats().Status401 = %d with %d tokens, want renewals ahead of expiry, not after 401s", s.Status401, tokens)
+	}
+	t.Logf("%d calls over %v: %d tokens, %d 401s", len(out), elapsed, tokens, s.Status401)
 	checkLogs(t, env, out)
 }
 
@@ -375,6 +381,7 @@ func TestSimDroppedConnectionsAreAmbiguous(t *testing.T) {
 	if ambiguous == 0 {
 		t.Errorf("no ambiguous call with 30%% of connections dropped, want some")
 	}
+	checkLogs(t, env, out)
 }
 
 func TestSimTokenErrors(t *testing.T) {

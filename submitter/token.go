@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,8 +167,7 @@ func (c *tokenCache) run(f *tokenFetch) {
 	case err == nil:
 		c.cur = tok.AccessToken
 		c.refreshAt, c.hardAt = time.Time{}, time.Time{}
-		if tok.ExpiresIn > 0 {
-			life := time.Duration(tok.ExpiresIn) * time.Second
+		if life := tokenLifetime(tok); life > 0 {
 			expiry := start.Add(life)
 			// A JWT's exp is whole seconds and may fall before start +
 			// expires_in; trust it only when it is in that window, so that
@@ -217,7 +217,7 @@ func (c *tokenCache) fetch() (*oauth2.Token, error) {
 				continue
 			}
 			c.fetched.Add(1)
-			c.log.Debug("access token fetched", "expiresIn", tok.ExpiresIn)
+			c.log.Debug("access token fetched", "lifetime", tokenLifetime(tok))
 			return tok, nil
 		}
 		if c.bg.Err() != nil {
@@ -293,6 +293,35 @@ func (c *tokenCache) scrubString(s string) string {
 	return strings.ReplaceAll(s, c.secret, "[REDACTED]")
 }
 
+// tokenLifetime is the token's expires_in. clientcredentials does not copy
+// ExpiresIn into the token it returns, so it is read from the raw reply, or
+// else from Expiry (set from expires_in with the wall clock on receipt).
+func tokenLifetime(tok *oauth2.Token) time.Duration {
+	if tok.ExpiresIn > 0 {
+		return time.Duration(tok.ExpiresIn) * time.Second
+	}
+	switch v := tok.Extra("expires_in").(type) {
+	case float64:
+		if v > 0 {
+			return time.Duration(v * float64(time.Second))
+		}
+	case json.Number:
+		if f, err := v.Float64(); err == nil && f > 0 {
+			return time.Duration(f * float64(time.Second))
+		}
+	case string:
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			return time.Duration(n) * time.Second
+		}
+	}
+	if !tok.Expiry.IsZero() {
+		if d := time.Until(tok.Expiry).Round(time.Second); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
 // jwtExpiry is the exp claim of a JWT, unverified, or the zero time.
 func jwtExpiry(raw string) time.Time {
 	var claims struct {
@@ -325,8 +354,8 @@ func decodeClaims(raw string, v any) bool {
 // its signature. A token that is not a JWT gives only ExpiresAt.
 func decodeTokenInfo(tok *oauth2.Token, fetchedAt time.Time) TokenInfo {
 	var info TokenInfo
-	if tok.ExpiresIn > 0 {
-		info.ExpiresAt = fetchedAt.Add(time.Duration(tok.ExpiresIn) * time.Second)
+	if life := tokenLifetime(tok); life > 0 {
+		info.ExpiresAt = fetchedAt.Add(life)
 	}
 	var claims struct {
 		Exp      json.Number     `json:"exp"`
