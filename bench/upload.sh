@@ -66,7 +66,9 @@ start_sim() {
   exit 1
 }
 
-# upload NAME FILE CONCURRENCY RATE: bulkload upload under measure.
+# upload NAME FILE CONCURRENCY RATE: bulkload upload under measure; its
+# exit status goes to UPLOAD_RC (not a subshell, so errexit stays in force).
+UPLOAD_RC=0
 upload() {
   local name=$1 file=$2 conc=$3 rate=$4
   rm -f "$OUT/upload-$name.kv" "$OUT/upload-$name.results.csv"
@@ -83,50 +85,49 @@ upload() {
     tail -n 15 "$OUT/upload-$name.log" >&2
   fi
   "$OUT/simstats" -url "$BASE" >"$OUT/simstats-$name.kv"
-  echo "$rc"
+  UPLOAD_RC=$rc
 }
 
-# gen_file N SEED: a cached file of N valid leads.
+# gen_file N SEED: a cached file of N valid leads; its path goes to f.
 gen_file() {
-  local f="$OUT/upload-$1-s$2.csv"
+  f="$OUT/upload-$1-s$2.csv"
   [[ -s "$f" ]] || "$OUT/gen" -q -n "$1" -seed "$2" -invalid 0 -prefix "UP$2-" -o "$f"
-  echo "$f"
 }
 
 report=()
 for s in $SCENARIOS; do
   case $s in
   a)
-    n=10000; f=$(gen_file $n 101)
+    n=10000; gen_file $n 101
     echo "== a) $n leads, no latency, concurrency 16, rate unlimited" >&2
     start_sim a
-    rc=$(upload a "$f" 16 0)
+    upload a "$f" 16 0
     stop_sim
     k="$OUT/upload-a.kv"
-    report+=("$(awk -v n=$n -v w="$(kv "$k" wall_s)" -v c="$(kv "$k" cpu_s)" -v rss="$(kv "$k" maxrss_mib)" -v rc="$rc" \
+    report+=("$(awk -v n=$n -v w="$(kv "$k" wall_s)" -v c="$(kv "$k" cpu_s)" -v rss="$(kv "$k" maxrss_mib)" -v rc="$UPLOAD_RC" \
       -v calls="$(kv "$OUT/simstats-a.kv" graphql_calls)" -v dup="$(kv "$OUT/simstats-a.kv" max_create_per_lead)" 'BEGIN {
       printf "a) no latency, c=16, rate 0, %d leads: wall %.2f s (%.0f rows/s), client CPU %.3f s = %.3f s per 10,000 leads, peak RSS %.1f MiB, %d GraphQL calls, max createLead per leadId %d, exit %d",
         n, w, n/w, c, c*10000/n, rss, calls, dup, rc }')")
     ;;
   b)
-    n=2000; f=$(gen_file $n 102)
+    n=2000; gen_file $n 102
     echo "== b) $n leads, createLead latency 200ms, concurrency 32, rate unlimited" >&2
     start_sim b --create-latency 200ms
-    rc=$(upload b "$f" 32 0)
+    upload b "$f" 32 0
     stop_sim
     k="$OUT/upload-b.kv"
-    report+=("$(awk -v n=$n -v w="$(kv "$k" wall_s)" -v c="$(kv "$k" cpu_s)" -v rc="$rc" 'BEGIN {
+    report+=("$(awk -v n=$n -v w="$(kv "$k" wall_s)" -v c="$(kv "$k" cpu_s)" -v rc="$UPLOAD_RC" 'BEGIN {
       printf "b) createLead 200ms, c=32, rate 0, %d leads: wall %.2f s, %.1f rows/s = %.1f%% of the ideal 160/s, client CPU %.3f s, exit %d",
         n, w, n/w, 100*(n/w)/160, c, rc }')")
     ;;
   c)
-    n=3000; f=$(gen_file $n 103)
+    n=3000; gen_file $n 103
     echo "== c) $n leads, server --rate-limit 100, client --rate 100" >&2
     start_sim c --rate-limit 100
-    rc=$(upload c "$f" 16 100)
+    upload c "$f" 16 100
     stop_sim
     k="$OUT/upload-c.kv"; st="$OUT/simstats-c.kv"
-    report+=("$(awk -v n=$n -v w="$(kv "$k" wall_s)" -v calls="$(kv "$st" graphql_calls)" -v r429="$(kv "$st" status_429)" -v rc="$rc" 'BEGIN {
+    report+=("$(awk -v n=$n -v w="$(kv "$k" wall_s)" -v calls="$(kv "$st" graphql_calls)" -v r429="$(kv "$st" status_429)" -v rc="$UPLOAD_RC" 'BEGIN {
       printf "c) server limit 100/s, --rate 100, %d leads: wall %.2f s, %d GraphQL calls = %.1f calls/s (%.1f%% of 100), %d answered 429, %.1f rows/s, exit %d",
         n, w, calls, calls/w, calls/w, r429, n/w, rc }')")
     ;;
