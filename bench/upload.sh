@@ -11,6 +11,7 @@
 #   bench/upload.sh              # all three
 #   SCENARIOS="a c" bench/upload.sh
 #   PORT=18899 bench/upload.sh   # another loopback port (default 18787)
+#   C_RATE=90 SCENARIOS=c bench/upload.sh   # scenario c with another client rate
 #
 # Needs only Go. Output in bench/out/ (gitignored). The simulator is always
 # stopped on exit; every command is bounded in time.
@@ -22,6 +23,7 @@ OUT=bench/out
 PORT=${PORT:-18787}
 SCENARIOS=${SCENARIOS:-"a b c"}
 TIMEOUT=${TIMEOUT:-5m} # per upload
+C_RATE=${C_RATE:-100}  # scenario c: the client's --rate (the server's limit stays 100)
 BASE="http://127.0.0.1:$PORT"
 mkdir -p "$OUT"
 
@@ -122,14 +124,14 @@ for s in $SCENARIOS; do
     ;;
   c)
     n=3000; gen_file $n 103
-    echo "== c) $n leads, server --rate-limit 100, client --rate 100" >&2
+    echo "== c) $n leads, server --rate-limit 100, client --rate $C_RATE" >&2
     start_sim c --rate-limit 100
-    upload c "$f" 16 100
+    upload c "$f" 16 "$C_RATE"
     stop_sim
     k="$OUT/upload-c.kv"; st="$OUT/simstats-c.kv"
-    report+=("$(awk -v n=$n -v w="$(kv "$k" wall_s)" -v calls="$(kv "$st" graphql_calls)" -v r429="$(kv "$st" status_429)" -v rc="$UPLOAD_RC" 'BEGIN {
-      printf "c) server limit 100/s, --rate 100, %d leads: wall %.2f s, %d GraphQL calls = %.1f calls/s (%.1f%% of 100), %d answered 429, %.1f rows/s, exit %d",
-        n, w, calls, calls/w, calls/w, r429, n/w, rc }')")
+    report+=("$(awk -v n=$n -v w="$(kv "$k" wall_s)" -v calls="$(kv "$st" graphql_calls)" -v r429="$(kv "$st" status_429)" -v cr="$C_RATE" -v rc="$UPLOAD_RC" 'BEGIN {
+      printf "c) server limit 100/s, --rate %s, %d leads: wall %.2f s, %d GraphQL calls = %.1f calls/s (%.1f%% of 100), %d answered 429, %.1f rows/s, exit %d",
+        cr, n, w, calls, calls/w, calls/w, r429, n/w, rc }')")
     ;;
   *) echo "unknown scenario $s (a, b or c)" >&2; exit 2 ;;
   esac

@@ -45,6 +45,7 @@ func main() {
 type config struct {
 	url, tenant, appID, clientID, secret string
 	cpuProfile                           string
+	bare                                 bool
 	n, conns                             int
 	duration                             time.Duration
 }
@@ -61,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.n, "n", 50000, "number of createLead calls")
 	fs.IntVar(&cfg.conns, "c", 32, "concurrent connections")
 	fs.DurationVar(&cfg.duration, "duration", 30*time.Second, "stop after this long even if fewer than -n calls were made")
+	fs.BoolVar(&cfg.bare, "bare", false, "baseline: serve a fixed createLead answer from a bare net/http handler instead of the simulator (the token is fake)")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (client and in-process server) to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -87,7 +89,11 @@ func load(ctx context.Context, cfg config, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("listen on 127.0.0.1: %w", err)
 		}
-		srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		var h http.Handler = sim.Handler()
+		if cfg.bare {
+			h = bareHandler()
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 		cfg.url = "http://" + ln.Addr().String()
@@ -98,9 +104,12 @@ func load(ctx context.Context, cfg config, stdout io.Writer) error {
 		DisableCompression: true,
 	}}
 	defer client.CloseIdleConnections()
-	token, err := getToken(ctx, client, cfg)
-	if err != nil {
-		return err
+	token := "bare"
+	if !cfg.bare {
+		var err error
+		if token, err = getToken(ctx, client, cfg); err != nil {
+			return err
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, cfg.duration)
@@ -223,6 +232,17 @@ func leadBody(b []byte, i int64) []byte {
 	b = fmt.Appendf(b, "%09d", 100000000+i%900000000)
 	b = append(b, `","termsConsent":true}}}`...)
 	return b
+}
+
+// bareHandler answers every request with a fixed createLead result: the
+// floor of what net/http and this load generator cost on the machine.
+func bareHandler() http.Handler {
+	const body = `{"data":{"createLead":{"id":"00000000-0000-0000-0000-000000000000","resultCode":1015,"note":"Qualified; awaiting submission","partnerLeadId":"x","bidValue":"$30.00"}}}`
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body)
+	})
 }
 
 // cpuTime is the user plus system CPU time of this process so far.

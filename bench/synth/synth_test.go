@@ -275,3 +275,16 @@ func TestAppendHelpers(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkRowCSV(b *testing.B) {
+	g, _ := New(Options{Seed: 1, Style: Mixed, Qualified: 0.5, NoSSN: 0.1, Invalid: 0.02})
+	w := NewCSVWriter(io.Discard)
+	var v lead.Values
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		g.Row(i, &v)
+		if err := w.Write(&v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
