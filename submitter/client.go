@@ -58,8 +58,10 @@ type Config struct {
 	Scope        string // "api://<app-id>/.default"
 	// Rate is API calls per second across all workers (createLead,
 	// submitLead and every retry attempt); 0 = unlimited until a 429.
-	Rate                    float64
-	MaxAttempts             int           // per call, including the first; default 5
+	Rate float64
+	// MaxAttempts is per call, including the first; default 5. Attempts
+	// answered 429 (slow down) do not count, up to 4×MaxAttempts in all.
+	MaxAttempts             int
 	CallTimeout             time.Duration // per HTTP attempt; default 60s
 	BackoffBase, BackoffMax time.Duration // full-jitter exponential; defaults 500ms, 30s
 	TokenRetries            int           // token endpoint network/429/5xx retries; default 5

@@ -190,9 +190,27 @@ func TestFakeReplies(t *testing.T) {
 				writeJSON(w, 200, okCreate)
 			},
 			wantAttempts: 3},
-		{name: "429 retried until attempts run out", maxAttempts: 3,
+		{name: "429 retried up to 4 times max attempts", maxAttempts: 2,
 			reply:   func(n int64, w http.ResponseWriter) { writeJSON(w, 429, `{"data":null}`) },
-			wantErr: true, wantStatus: 429, wantMsg: "HTTP 429 Too Many Requests after 3 attempts", wantAttempts: 3, wantRetryable: true},
+			wantErr: true, wantStatus: 429, wantMsg: "HTTP 429 Too Many Requests after 8 attempts", wantAttempts: 8, wantRetryable: true},
+		{name: "429s do not use up max attempts", maxAttempts: 2,
+			reply: func(n int64, w http.ResponseWriter) {
+				if n <= 4 {
+					writeJSON(w, 429, `{}`)
+					return
+				}
+				writeJSON(w, 200, okCreate)
+			},
+			wantAttempts: 5},
+		{name: "429s and 503s together", maxAttempts: 3,
+			reply: func(n int64, w http.ResponseWriter) {
+				if n%2 == 1 {
+					writeJSON(w, 429, `{}`)
+					return
+				}
+				writeJSON(w, 503, `{}`)
+			},
+			wantErr: true, wantStatus: 503, wantMsg: "HTTP 503 Service Unavailable after 6 attempts", wantAttempts: 6, wantRetryable: true},
 		{name: "503 then success", reply: func(n int64, w http.ResponseWriter) {
 			if n == 1 {
 				writeJSON(w, 503, `not json`)
@@ -207,6 +225,7 @@ func TestFakeReplies(t *testing.T) {
 			c, logs := newFakeClient(t, f, func(cfg *Config) {
 				cfg.MaxResponseBytes = 4096
 				cfg.MaxAttempts = tc.maxAttempts
+				cfg.Rate = 1000 // a 429 halves it: still fast
 			})
 			res, call, err := c.Create(context.Background(), testInput())
 			if call.Attempts != tc.wantAttempts {

@@ -15,6 +15,10 @@ import (
 	"time"
 )
 
+// throttledAttemptsFactor bounds the attempts of a call answered 429
+// again and again: at most this many times MaxAttempts.
+const throttledAttemptsFactor = 4
+
 // recordKey is the context key of the callRecord of one GraphQL call.
 type recordKey struct{}
 
@@ -112,6 +116,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	reauthed := false
+	throttled := 0 // attempts answered 429
 	for {
 		if err := t.rate.wait(ctx); err != nil {
 			return nil, t.fail(rec, t.interrupted(rec, err))
@@ -161,15 +166,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		// outcomeRetry
 		if ar.status == http.StatusTooManyRequests {
+			throttled++
 			t.stats.status429.Add(1)
 			if r, changed := t.rate.on429(); changed {
 				t.log.Info("429 from the lead endpoint; lowering the shared rate", "rate", r)
 			}
 		}
-		if rec.attempts >= t.maxAttempts {
+		// A 429 asks to slow down; it does not say the call is failing, so
+		// it does not use up MaxAttempts, within a bound.
+		if rec.attempts-throttled >= t.maxAttempts || rec.attempts >= throttledAttemptsFactor*t.maxAttempts {
 			return nil, t.fail(rec, t.callError(rec, ar, true))
 		}
-		wait := backoffDelay(rec.attempts, t.backoffBase, t.backoffMax, rand.Float64())
+		wait := backoffDelay(rec.attempts-throttled, t.backoffBase, t.backoffMax, rand.Float64())
 		wait = max(wait, ar.retryAfter)
 		t.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ar.status, "wait", wait, "reason", ar.reason())
 		timer := time.NewTimer(wait)
