@@ -9,6 +9,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // benchHeader is a realistic partner header: synonyms, a trailing empty
@@ -175,6 +177,63 @@ func BenchmarkStream1M(b *testing.B) {
 		}
 		if n != 1_000_000 {
 			b.Fatalf("read %d rows, want 1000000", n)
+		}
+	}
+}
+
+// BenchmarkDirectCSV is not this package's path: it is what the CSV path
+// would cost without gocsv, assigning cells to fields by column index from
+// csv.Reader's record (tee and field scan kept), for comparison with
+// BenchmarkReaderCSV.
+func BenchmarkDirectCSV(b *testing.B) {
+	data := genLeadRows(benchRows)
+	b.SetBytes(int64(len(data) / benchRows))
+	b.ReportAllocs()
+	res, err := newResolver(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	type direct struct {
+		cr   *csv.Reader
+		t    *tee
+		cols []colRes
+	}
+	open := func() direct {
+		t := &tee{src: bytes.NewReader(data)}
+		cr := csv.NewReader(t)
+		cr.FieldsPerRecord = -1
+		cr.ReuseRecord = true
+		header, _ := cr.Read()
+		d := direct{cr: cr, t: t}
+		for _, h := range header {
+			d.cols = append(d.cols, res.resolve(h))
+		}
+		return d
+	}
+	d := open()
+	b.ResetTimer()
+	for range b.N {
+		before := d.cr.InputOffset()
+		d.t.recStart = before
+		rec, err := d.cr.Read()
+		if errors.Is(err, io.EOF) {
+			d = open()
+			before = 0
+			rec, err = d.cr.Read()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := trimRaw(d.t.span(before, d.cr.InputOffset()))
+		_ = scanFields(raw, ',', len(d.cols)-1)
+		var v lead.Values
+		for i, cell := range rec {
+			if i < len(d.cols) && d.cols[i].kind == colField {
+				v[d.cols[i].field] = cell
+			}
+		}
+		if v == (lead.Values{}) {
+			b.Fatal("no values")
 		}
 	}
 }

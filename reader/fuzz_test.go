@@ -119,6 +119,13 @@ func checkRawParses(t *testing.T, raw []byte, comma rune) {
 	if got := scanFields(raw, comma, 0).fields; got != len(fields) {
 		t.Fatalf("scanFields(%q) = %d fields, csv.Reader finds %d", raw, got, len(fields))
 	}
+	for n := 0; n <= len(fields)+1; n++ {
+		got := scanFields(raw, comma, n)
+		want := fieldScan{fields: len(fields), blank: allBlank(fields), extraSet: n < len(fields) && !allBlank(fields[n:])}
+		if got != want {
+			t.Fatalf("scanFields(%q, %d) = %+v, csv.Reader's fields give %+v", raw, n, got, want)
+		}
+	}
 }
 
 // referenceCSVRows counts the data rows a plain encoding/csv loop sees:

@@ -210,6 +210,11 @@ func scanFields(raw []byte, comma rune, n int) fieldScan {
 	if comma < 0x80 && bytes.IndexByte(raw, '"') < 0 {
 		return scanUnquoted(raw, byte(comma), n)
 	}
+	return scanQuoted(raw, comma, n)
+}
+
+// scanQuoted is scanFields for any record, byte by byte.
+func scanQuoted(raw []byte, comma rune, n int) fieldScan {
 	s := fieldScan{fields: 1, blank: true}
 	var delim []byte
 	if comma < 0x80 {
@@ -254,16 +259,23 @@ func scanFields(raw []byte, comma rune, n int) fieldScan {
 	return s
 }
 
-// scanUnquoted is scanFields for the common record without quotes.
+// scanUnquoted is scanFields for the common record without quotes. The
+// fields after the first n are empty exactly when the trailing run of
+// delimiters and spaces holds at least fields-n delimiters.
 func scanUnquoted(raw []byte, comma byte, n int) fieldScan {
 	s := fieldScan{fields: bytes.Count(raw, []byte{comma}) + 1}
 	s.blank = onlyBlank(raw, comma)
 	if s.fields > n && !s.blank {
-		off := 0
-		for range n {
-			off += bytes.IndexByte(raw[off:], comma) + 1
+		trailing := 0
+		for i := len(raw) - 1; i >= 0; i-- {
+			c := raw[i]
+			if c == comma {
+				trailing++
+			} else if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+				break
+			}
 		}
-		s.extraSet = !onlyBlank(raw[off:], comma)
+		s.extraSet = s.fields-trailing > n
 	}
 	return s
 }
