@@ -148,6 +148,14 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 	if err := um.RenormalizeHeaders(func([]string) []string { return renamed }); err != nil {
 		return nil, fmt.Errorf("read %s header line: %w", r.name, err)
 	}
+	// gocsv has global settings (a header normaliser, the tag name) that
+	// would silently break the match of our canonical names; this package
+	// sets none of them, and refuses to run if someone else did.
+	for _, h := range um.MismatchedHeaders {
+		if h != "" {
+			return nil, fmt.Errorf("read %s: gocsv does not match column %q to csvRow: a gocsv global setting was changed", r.name, h)
+		}
+	}
 	return s, nil
 }
 

@@ -455,3 +455,42 @@ func TestScanFields(t *testing.T) {
 		})
 	}
 }
+
+// TestBytesReadConcurrent polls BytesRead from another goroutine while the
+// reader reads, as a progress display does; go test -race checks it.
+func TestBytesReadConcurrent(t *testing.T) {
+	in := "fname\n" + strings.Repeat("Ann\n", 50_000)
+	r, err := NewReader(strings.NewReader(in), "a.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	polled := make(chan int64)
+	go func() {
+		var last int64
+		for {
+			select {
+			case <-done:
+				polled <- last
+				return
+			default:
+				if n := r.BytesRead(); n < last {
+					t.Errorf("BytesRead() went back from %d to %d", last, n)
+				} else {
+					last = n
+				}
+			}
+		}
+	}()
+	rows := 0
+	for ; rows <= 50_000; rows++ {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+	}
+	close(done)
+	<-polled
+	if rows != 50_000 || r.BytesRead() != int64(len(in)) {
+		t.Errorf("read %d rows, BytesRead() = %d, want 50000 rows and %d bytes", rows, r.BytesRead(), len(in))
+	}
+}
