@@ -125,6 +125,9 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 	for s.columns > 0 && headers[s.columns-1] == "" {
 		s.columns--
 	}
+	if s.columns == 0 {
+		return nil, fmt.Errorf("read %s: the header line (line %d) has no column names; the first non-blank line must name the columns", r.name, 1+skipped)
+	}
 	renamed := make([]string, len(headers))
 	var taken [lead.NumFields]int // 1-based column that took the field
 	for i, h := range headers[:s.columns] {

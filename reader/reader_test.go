@@ -194,6 +194,7 @@ func TestCSV(t *testing.T) {
 		{name: "error column ignored", file: "a.csv", in: "error,fname\n\"row 1: bad\",Ann\n",
 			want: []string{"1@2 firstName=Ann"}, unknown: []string{}},
 		{name: "empty file", file: "a.csv", in: "", wantErr: "the file is empty"},
+		{name: "header without names", file: "a.csv", in: "\n,,\nAnn,Lee,x\n", wantErr: "the header line (line 2) has no column names"},
 		{name: "header only", file: "a.csv", in: "fname,lname\r\n", want: []string{}},
 		{name: "no final newline", file: "a.csv", in: "fname\nAnn", want: []string{"1@2 firstName=Ann"}},
 		{name: "stdin needs a format", file: "-", in: "fname\nAnn\n", wantErr: "pass --format"},
