@@ -63,6 +63,7 @@ func (e *endpoint) recoverFunc(_ context.Context, err any) error {
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := e.s
 	op, status := OpInvalid, http.StatusOK
+	raw := w // MaxBytesReader marks the connection for closing through it
 	cw := &countingWriter{ResponseWriter: w, stats: s.stats, op: &op}
 	w = cw
 	defer func() {
@@ -81,7 +82,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	buf := e.bufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer e.bufs.Put(buf)
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)); err != nil {
+	if _, err := buf.ReadFrom(http.MaxBytesReader(raw, r.Body, s.opts.MaxBodyBytes)); err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			status = http.StatusRequestEntityTooLarge
 			s.stats.reject(RejectBodyTooLarge)
@@ -133,7 +134,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	drop := false
-	if op == OpCreateLead || op == OpSubmitLead {
+	if s.faults && (op == OpCreateLead || op == OpSubmitLead) {
 		switch u := s.rnd.Float64(); {
 		case u < s.opts.Fail503:
 			status = http.StatusServiceUnavailable

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -134,6 +135,31 @@ func TestFaults(t *testing.T) {
 				t.Errorf("lead query under %s faults = %d, want 200", tc.name, r.status)
 			}
 		})
+	}
+}
+
+func TestFaultsFollowSeed(t *testing.T) {
+	run := func(seed int64) string {
+		s := newSim(t, Options{Fail503: 0.3, Fail500: 0.2, Seed: seed})
+		tok := s.defaultToken(t)
+		var got strings.Builder
+		for i := range 40 {
+			r := s.post(t, "/graphql", tok, createDoc, map[string]any{"input": applicant("seed-"+strconv.Itoa(i), "")})
+			fmt.Fprintf(&got, "%d ", r.status)
+		}
+		return got.String()
+	}
+	a, b, c := run(3), run(3), run(4)
+	if a != b {
+		t.Errorf("statuses with seed 3 differ between runs:\n%s\n%s", a, b)
+	}
+	if a == c {
+		t.Errorf("statuses with seeds 3 and 4 are the same: %s", a)
+	}
+	for _, want := range []string{"200", "500", "503"} {
+		if !strings.Contains(a, want) {
+			t.Errorf("40 requests at 30%% 503 and 20%% 500 never answered %s: %s", want, a)
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ type Server struct {
 	stats   *counters
 	rnd     *lockedRand
 	limiter *rate.Limiter // nil: unlimited
+	faults  bool          // any of Fail503, Fail500, DropAfter is set
 	lead    *endpoint
 	debt    *endpoint
 	mux     *http.ServeMux
@@ -63,6 +64,7 @@ func New(opts Options) (*Server, error) {
 	if s.keys, err = newKeyring(o.SigningKey); err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
+	s.faults = o.Fail503+o.Fail500+o.DropAfter > 0
 	if o.RateLimit > 0 {
 		s.limiter = rate.NewLimiter(rate.Limit(o.RateLimit), o.RateBurst)
 	}
