@@ -29,6 +29,9 @@ type principal struct {
 	generation uint64
 }
 
+// maxVerifiedTokens bounds the cache of verified tokens.
+const maxVerifiedTokens = 10000
+
 // keyring holds the signing key and the cache of verified tokens. A key
 // rotation replaces the key and empties the cache, which revokes every
 // token issued before it.
@@ -122,6 +125,9 @@ func (s *Server) authenticate(r *http.Request) *principal {
 		}
 		s.keys.mu.Lock()
 		if s.keys.generation == gen {
+			if len(s.keys.verified) >= maxVerifiedTokens {
+				clear(s.keys.verified) // expired tokens pile up in a long run; valid ones are verified again
+			}
 			s.keys.verified[raw] = p
 		}
 		s.keys.mu.Unlock()
