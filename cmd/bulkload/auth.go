@@ -148,8 +148,13 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	endpoint := cfg.endpoint
+	if endpoint == "" {
+		// auth check calls no API; the client only wants a well-formed URL.
+		endpoint = cfg.tokenURL
+	}
 	client, err := submitter.New(ctx, submitter.Config{
-		Endpoint: cfg.endpoint, TokenURL: cfg.tokenURL, ClientID: cfg.clientID,
+		Endpoint: endpoint, TokenURL: cfg.tokenURL, ClientID: cfg.clientID,
 		ClientSecret: cfg.secret, Scope: cfg.scope, Logger: log,
 	})
 	if err != nil {

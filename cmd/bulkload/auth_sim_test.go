@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+func TestAuthCheck(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	authArgs := s.args()[2:] // without --endpoint
+	cases := []struct {
+		name   string
+		secret string
+		args   []string
+		code   int
+		want   string
+	}{
+		{"good", simSecret, authArgs, exitOK, "Lead.Write"},
+		{"wrong secret", "wrong-secret-42", authArgs, exitAuth, "invalid_client"},
+		{"wrong scope", simSecret, []string{"--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID, "--client-id", leadsim.DefaultClientID, "--app-id", "other-app"}, exitAuth, "--app-id"},
+		{"unknown client", simSecret, []string{"--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID, "--client-id", "nobody", "--app-id", leadsim.DefaultAppID}, exitAuth, "--client-id"},
+		{"missing settings", simSecret, nil, exitUsage, "--client-id"},
+		{"simulate", "", []string{"--simulate"}, exitOK, "expires at"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"BULKLOAD_CLIENT_SECRET": tc.secret}
+			res := runCLI(t, env, append([]string{"auth", "check"}, tc.args...)...)
+			out := res.stdout + res.stderr
+			if res.code != tc.code {
+				t.Fatalf("auth check exit = %d, want %d\n%s", res.code, tc.code, out)
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("auth check output lacks %q:\n%s", tc.want, out)
+			}
+			if tc.secret != "" && tc.code != exitOK && strings.Contains(out, tc.secret) {
+				t.Error("the secret appears in the output")
+			}
+			if strings.Contains(out, "eyJ") {
+				t.Error("the output contains what looks like a JWT")
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one poller.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestSimCommandServesWhatItPrints starts `bulkload sim`, takes the upload
+// command line it prints and runs it.
+func TestSimCommandServesWhatItPrints(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"sim", "--addr", "127.0.0.1:0"}, func(string) string { return "" }, nil, &out, &errb)
+	}()
+	var cmdline string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && cmdline == ""; time.Sleep(10 * time.Millisecond) {
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "bulkload upload ") {
+				cmdline = strings.TrimSpace(l)
+			}
+		}
+	}
+	if cmdline == "" {
+		cancel()
+		t.Fatalf("sim printed no upload command line:\n%s\n%s", out.String(), errb.String())
+	}
+	args := strings.Fields(cmdline)[1:]
+	args[len(args)-1] = filepath.Join(samples, "leads.csv")
+	args = append(args[:len(args)-1], "--results", filepath.Join(t.TempDir(), "r.csv"), "--rate", "0", args[len(args)-1])
+	res := runCLI(t, nil, args...)
+	if res.code != exitOK {
+		t.Errorf("the printed upload command exit = %d\n%s", res.code, res.stderr)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("sim exit after cancel = %d, want 0\n%s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("sim did not stop after its context ended")
+	}
+}
