@@ -259,7 +259,7 @@ func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, 
 	}
 	if out.CreateLead == nil {
 		return lead.Result{}, call, &CallError{Op: "createLead", Status: http.StatusOK,
-			Message: "reply has no createLead result", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
+			Message: "reply has no createLead result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
 	}
 	return *out.CreateLead, call, nil
 }
@@ -278,7 +278,7 @@ func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, erro
 	}
 	if out.SubmitLead == nil {
 		return lead.Result{}, call, &CallError{Op: "submitLead", Status: http.StatusOK,
-			Message: "reply has no submitLead result", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
+			Message: "reply has no submitLead result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
 	}
 	return *out.SubmitLead, call, nil
 }
@@ -311,9 +311,9 @@ func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out a
 		// Run returned before sending: ctx was already done.
 		return call, &CallError{Op: op, Message: "interrupted: " + ctx.Err().Error(), Err: ctx.Err()}
 	case err != nil:
-		// The reply passed the transport's checks but did not decode into
-		// the result type: the document selects something else.
-		return call, &CallError{Op: op, Status: http.StatusOK, Message: "decode reply: " + redactAll(err.Error(), redact),
+		// A 2xx reply that is not JSON, or whose data does not decode into
+		// the result type (the document selects something else).
+		return call, &CallError{Op: op, Status: http.StatusOK, Message: "reply is not GraphQL JSON of the expected shape: " + redactAll(err.Error(), redact),
 			Attempts: rec.attempts, Ambiguous: rec.ambiguous}
 	}
 	return call, nil

@@ -161,7 +161,7 @@ func TestFakeReplies(t *testing.T) {
 			wantErr: true, wantStatus: 200, wantCode: "BAD_INPUT", wantMsg: "GraphQL error [BAD_INPUT] first [REDACTED]; [OTHER] second", wantAttempts: 1, wantErrors: 2},
 		{name: "200 with neither data nor errors fails",
 			reply:   func(n int64, w http.ResponseWriter) { writeJSON(w, 200, `{}`) },
-			wantErr: true, wantStatus: 200, wantMsg: "neither data nor errors", wantAttempts: 1},
+			wantErr: true, wantStatus: 200, wantMsg: "no createLead result and no errors", wantAttempts: 1},
 		{name: "200 with null createLead fails",
 			reply:   func(n int64, w http.ResponseWriter) { writeJSON(w, 200, `{"data":{"createLead":null}}`) },
 			wantErr: true, wantStatus: 200, wantMsg: "no createLead result", wantAttempts: 1},

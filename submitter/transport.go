@@ -59,9 +59,8 @@ type transport struct {
 	maxBody     int64
 }
 
-// replyEnvelope is the part of a GraphQL reply the transport checks.
+// replyEnvelope is the part of a GraphQL reply the transport reads.
 type replyEnvelope struct {
-	Data   json.RawMessage `json:"data"`
 	Errors []struct {
 		Message    string `json:"message"`
 		Extensions struct {
@@ -264,9 +263,16 @@ func (t *transport) attempt(ctx context.Context, req *http.Request, getBody func
 		ar.err = fmt.Errorf("reply body larger than %d bytes (HTTP %s)", t.maxBody, ar.statusText)
 		return ar
 	}
+	// Parse the reply here only when it may hold GraphQL errors (the
+	// library keeps only the first message, without its code). A reply
+	// without them is decoded once, by the library; the layer above fails
+	// it if it is not JSON or lacks the operation's result.
 	var env replyEnvelope
-	jsonErr := json.Unmarshal(body, &env)
-	ar.errs = env.graphQLErrors()
+	var jsonErr error
+	if bytes.Contains(body, []byte(`"errors"`)) {
+		jsonErr = json.Unmarshal(body, &env)
+		ar.errs = env.graphQLErrors()
+	}
 	var amb bool
 	ar.kind, amb = classifyStatus(resp.StatusCode)
 	ar.ambiguous = amb
@@ -280,14 +286,9 @@ func (t *transport) attempt(ctx context.Context, req *http.Request, getBody func
 	default:
 		return ar
 	}
-	switch {
-	case jsonErr != nil:
+	if jsonErr != nil {
 		ar.kind = outcomePermanent
 		ar.err = fmt.Errorf("reply is not GraphQL JSON (HTTP %s): %w", ar.statusText, jsonErr)
-		return ar
-	case len(ar.errs) == 0 && (len(env.Data) == 0 || bytes.Equal(env.Data, []byte("null"))):
-		ar.kind = outcomePermanent
-		ar.err = fmt.Errorf("reply has neither data nor errors (HTTP %s)", ar.statusText)
 		return ar
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
