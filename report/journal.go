@@ -81,7 +81,7 @@ func OpenJournal(path string, resume bool) (*Journal, error) {
 	}
 	res, err := scan(f, st.Size(), j.format, path, func(*scanned) error { return nil })
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("%w (repair or delete that line, or start over without resuming)", err))
 	}
 	if res.validEnd < st.Size() {
 		if err := f.Truncate(res.validEnd); err != nil {

@@ -3,9 +3,18 @@
 // journal during an upload and compacts it at the end, reads it back for
 // --resume, and prints the run's summary with its accounting check.
 //
-// The results file has ten columns and nothing else: it has no column for an
-// SSN or a date of birth, and its note and error come from the service and the
-// mapper, which never carry those values.
+// The results file has ten columns and nothing else (see Header): it has no
+// column for an SSN or a date of birth, and its note and error come from the
+// service and the mapper, which never carry those values. It is CSV with a
+// header, or JSONL when its name ends in .jsonl or .ndjson, and is created
+// with mode 0600.
+//
+// During an upload the file is a journal: lines are appended in completion
+// order, a row may have several (a durable `created` line, then its final
+// line), and a reader takes the last line of each row. A line counts once its
+// newline is written; a half-written last line, left by a killed process, is
+// ignored by LoadState and cut off by OpenJournal(path, true). At the end of a
+// run Compact rewrites the file as one line per row in row order.
 package report
 
 import (

@@ -47,7 +47,7 @@ func LoadState(path string) (*State, error) {
 	refs, res, err := readRefs(f, path, s.format)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w (repair or delete that line, or start over without resuming)", err)
 	}
 	if len(refs) < cap(refs)*3/4 {
 		refs = slices.Clip(slices.Clone(refs))
