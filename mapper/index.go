@@ -1,6 +1,9 @@
 package mapper
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"unsafe"
+)
 
 // idShards is the number of independently growing parts of an idIndex. With
 // many shards, growing one copies only a small table, so the memory of the
@@ -17,10 +20,18 @@ type idIndex struct {
 }
 
 type idShard struct {
-	keys []uint64 // 0 marks an empty slot
-	rows []uint32
-	n    int
+	slots []idSlot
+	n     int
 }
+
+// idSlot holds a hash, split in two halves to keep the slot at 12 bytes, and
+// the row it was first seen on. A zero hash marks an empty slot. Hash and row
+// share a slot, so a lookup touches one cache line.
+type idSlot struct {
+	lo, hi, row uint32
+}
+
+func (s idSlot) hash() uint64 { return uint64(s.hi)<<32 | uint64(s.lo) }
 
 func newIDIndex() *idIndex { return &idIndex{seed: maphash.MakeSeed()} }
 
@@ -32,19 +43,19 @@ func (x *idIndex) firstRow(id string, row uint32) (first uint32, dup bool) {
 		h = 1
 	}
 	s := &x.shards[h>>56]
-	if s.n+1 > len(s.keys)*4/5 {
+	if s.n+1 > len(s.slots)*4/5 {
 		s.grow()
 	}
 	for i := s.home(h); ; {
-		switch s.keys[i] {
+		switch sl := s.slots[i]; sl.hash() {
 		case h:
-			return s.rows[i], true
+			return sl.row, true
 		case 0:
-			s.keys[i], s.rows[i] = h, row
+			s.slots[i] = idSlot{lo: uint32(h), hi: uint32(h >> 32), row: row}
 			s.n++
 			return row, false
 		}
-		if i++; i == uint64(len(s.keys)) {
+		if i++; i == uint64(len(s.slots)) {
 			i = 0
 		}
 	}
@@ -53,28 +64,28 @@ func (x *idIndex) firstRow(id string, row uint32) (first uint32, dup bool) {
 // home maps h to a slot: the low 32 bits scaled to the table size, so that
 // sizes need not be powers of two.
 func (s *idShard) home(h uint64) uint64 {
-	return (h & (1<<32 - 1)) * uint64(len(s.keys)) >> 32
+	return (h & (1<<32 - 1)) * uint64(len(s.slots)) >> 32
 }
 
 // grow makes the table 1.5 times as large (16 slots at first).
 func (s *idShard) grow() {
-	size := len(s.keys) * 3 / 2
+	size := len(s.slots) * 3 / 2
 	if size < 16 {
 		size = 16
 	}
-	old := *s
-	*s = idShard{keys: make([]uint64, size), rows: make([]uint32, size), n: old.n}
-	for j, h := range old.keys {
-		if h == 0 {
+	old := s.slots
+	s.slots = make([]idSlot, size)
+	for _, sl := range old {
+		if sl.hash() == 0 {
 			continue
 		}
-		i := s.home(h)
-		for s.keys[i] != 0 {
+		i := s.home(sl.hash())
+		for s.slots[i].hash() != 0 {
 			if i++; i == uint64(size) {
 				i = 0
 			}
 		}
-		s.keys[i], s.rows[i] = h, old.rows[j]
+		s.slots[i] = sl
 	}
 }
 
@@ -82,7 +93,7 @@ func (s *idShard) grow() {
 func (x *idIndex) bytes() int {
 	n := 0
 	for i := range x.shards {
-		n += len(x.shards[i].keys)*8 + len(x.shards[i].rows)*4
+		n += len(x.shards[i].slots) * int(unsafe.Sizeof(idSlot{}))
 	}
 	return n
 }

@@ -192,12 +192,11 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 		if f == lead.LeadSourceID {
 			continue // never sent, whatever the file holds
 		}
-		s := v[f]
-		if !utf8.ValidString(s) {
+		s, ok := clean(v[f])
+		if !ok {
 			fail(f, ruleNotUTF8)
 			continue
 		}
-		s = strings.TrimSpace(s)
 		if s != "" && m.values[f] != nil {
 			if mv, ok := lookupFold(m.values[f], s); ok {
 				s = strings.TrimSpace(mv)
@@ -321,6 +320,31 @@ func (m *Mapper) checkDuplicate(row int, id string) string {
 		return ruleDuplicatePrefix + strconv.FormatUint(uint64(first), 10)
 	}
 	return ""
+}
+
+// clean trims the white space around s and reports whether s is valid
+// UTF-8, with a fast path for ASCII, which nearly every cell is.
+func clean(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			if !utf8.ValidString(s) {
+				return "", false
+			}
+			return strings.TrimSpace(s), true
+		}
+	}
+	for len(s) > 0 && isASCIISpace(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isASCIISpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s, true
+}
+
+// isASCIISpace is unicode.IsSpace for ASCII bytes.
+func isASCIISpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 // lookupFold looks s up in a map whose keys are lower case, without

@@ -17,7 +17,7 @@ func allDigits(s string) bool {
 	return true
 }
 
-// atoiSmall parses 1 to 4 ASCII digits; the caller has checked them.
+// atoiSmall parses up to 9 ASCII digits; the caller has checked them.
 func atoiSmall(s string) int {
 	n := 0
 	for i := 0; i < len(s); i++ {
@@ -51,12 +51,20 @@ func normDate(s string, today int, a *arena) (string, string) {
 		}
 		y, m, d = atoiSmall(s[:4]), atoiSmall(s[5:7]), atoiSmall(s[8:])
 		iso = true
-	case strings.Count(s, "/") == 2:
-		i := strings.IndexByte(s, '/')
-		j := i + 1 + strings.IndexByte(s[i+1:], '/')
+	case len(s) >= 6 && (s[1] == '/' || s[2] == '/'):
+		i := 1
+		if s[1] != '/' {
+			i = 2
+		}
+		j := i + 2
+		if s[j] != '/' {
+			j++
+		}
+		if j >= len(s) || s[j] != '/' {
+			return "", ruleDateFormat
+		}
 		ms, ds, ys := s[:i], s[i+1:j], s[j+1:]
-		if len(ms) < 1 || len(ms) > 2 || len(ds) < 1 || len(ds) > 2 ||
-			!allDigits(ms) || !allDigits(ds) || !allDigits(ys) {
+		if !allDigits(ms) || !allDigits(ds) || !allDigits(ys) || ys == "" {
 			return "", ruleDateFormat
 		}
 		switch len(ys) {
@@ -222,6 +230,9 @@ func parseBool(s string) (value, ok bool) {
 // parseMoney reads a whole-dollar amount: an optional $, digits with
 // well-formed thousands commas or none, and an optional fraction of zeros.
 func parseMoney(s string) (int, string) {
+	if len(s) <= 9 && allDigits(s) { // the usual case, cannot overflow
+		return atoiSmall(s), ""
+	}
 	neg := false
 	if s[0] == '-' {
 		neg, s = true, s[1:]
@@ -464,9 +475,9 @@ func isPlainURL(s string) bool {
 	default:
 		return false
 	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
+	end := 0
+	for end < len(rest) && rest[end] != '/' && rest[end] != '?' && rest[end] != '#' {
+		end++
 	}
 	host, tail := rest[:end], rest[end:]
 	if h, port, ok := strings.Cut(host, ":"); ok {
