@@ -91,7 +91,7 @@ type csvSource struct {
 }
 
 func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 bool) (*csvSource, error) {
-	t := &tee{src: in}
+	t := &tee{src: fixCRLines(in)}
 	br := bufio.NewReaderSize(t, bufSize)
 	if comma == 0 {
 		comma = sniffDelimiter(br)

@@ -157,6 +157,8 @@ func TestCSV(t *testing.T) {
 		{name: "unknown encoding", file: "a.csv", in: "a\n", opts: Options{Encoding: "ebcdic"}, wantErr: `unknown encoding "ebcdic"`},
 		{name: "utf-16 with bom", file: "a.csv", in: utf16le("\ufefffname,zip\r\nA,1\r\n"),
 			want: []string{"1@2 firstName=A zipCode=1"}},
+		{name: "lone CR line ends (old Mac export)", file: "a.csv", in: "fname,address\rAnn,\"a\rb\"\r\rBob,c\r",
+			want: []string{"1@2 firstName=Ann address1=a\nb", "2@5 firstName=Bob address1=c"}},
 		{name: "blank lines", file: "a.csv", in: "\n\nfname\n\nAnn\n\r\n\nBob\n\n",
 			want: []string{"1@5 firstName=Ann", "2@8 firstName=Bob"}},
 		{name: "rows of empty cells are blank", file: "a.csv", in: "fname,lname\n,\nAnn,Lee\n\"\", \n",

@@ -322,3 +322,29 @@ func firstFieldEnd(raw []byte, comma rune) int {
 	}
 	return len(raw)
 }
+
+// crLines turns the line ends of a file that uses a lone "\r" (old Mac
+// spreadsheet exports) into "\n", which is all csv.Reader knows. It is used
+// only when the start of the file has a "\r" and no "\n".
+type crLines struct{ r io.Reader }
+
+func (c crLines) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\r' {
+			p[i] = '\n'
+		}
+	}
+	return n, err
+}
+
+// fixCRLines returns in, or in wrapped in crLines when its start shows lone
+// "\r" line ends.
+func fixCRLines(in io.Reader) io.Reader {
+	br := bufio.NewReaderSize(in, bufSize)
+	head, _ := br.Peek(bufSize)
+	if bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, '\r') >= 0 {
+		return crLines{br}
+	}
+	return br
+}
