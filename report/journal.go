@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -42,13 +43,15 @@ type Journal struct {
 }
 
 // OpenJournal opens the results file at path for an upload, in the format
-// FormatFor(path) gives, with mode 0600. With resume false it creates or
+// FormatFor(path) gives, with mode 0600. It deletes what a crash during an
+// earlier Compact left behind (hidden files named .NAME.compact-*). With resume false it creates or
 // truncates the file. With resume true it appends to the existing file (or
 // creates it if there is none), after cutting off a half-written last line; a
 // corrupt line elsewhere is an error wrapping ErrCorrupt and the file is left
 // as it is.
 func OpenJournal(path string, resume bool) (*Journal, error) {
 	j := &Journal{path: path, format: FormatFor(path), now: time.Now, rename: os.Rename}
+	removeStaleCompactions(path)
 	if !resume {
 		f, err := createPrivate(path)
 		if err != nil {
@@ -262,7 +265,7 @@ func compact(f *os.File, path string, format Format, rename func(string, string)
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".compact-*")
+	tmp, err := os.CreateTemp(dir, compactTempPattern(base))
 	if err != nil {
 		return fmt.Errorf("compact results file %s: %w", path, err)
 	}
@@ -305,6 +308,24 @@ func compact(f *os.File, path string, format Format, rename func(string, string)
 	}
 	syncDir(dir)
 	return nil
+}
+
+// compactTempPattern names Compact's temporary file: hidden, next to the
+// results file so that the rename stays on one file system.
+func compactTempPattern(base string) string { return "." + base + ".compact-*" }
+
+// removeStaleCompactions deletes the temporary files of a compaction that a
+// crash interrupted; the journal they were copied from is still there.
+func removeStaleCompactions(path string) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	quoted := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`).Replace(base)
+	stale, _ := filepath.Glob(filepath.Join(dir, compactTempPattern(quoted)))
+	for _, p := range stale {
+		_ = os.Remove(p)
+	}
 }
 
 // lastPerRow keeps the last lineRef of each row of refs sorted by row.

@@ -298,3 +298,26 @@ func TestStateCounts(t *testing.T) {
 		t.Errorf("Counts() = %v, want %v", got, want)
 	}
 }
+
+func TestOpenJournalRemovesStaleCompaction(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.csv")
+	stale := filepath.Join(dir, ".r.csv.compact-123")
+	other := filepath.Join(dir, ".other.csv.compact-123")
+	for _, p := range []string{stale, other} {
+		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := OpenJournal(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale compaction file after OpenJournal: Stat = %v, want not exist", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another file's compaction file was removed: %v", err)
+	}
+}
