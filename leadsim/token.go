@@ -90,7 +90,7 @@ func (s *Server) issue(c *Client) (string, error) {
 		"roles": c.Roles,
 		"iat":   now.Unix(),
 		"nbf":   now.Unix(),
-		"exp":   now.Add(s.opts.TokenLifetime).Unix(),
+		"exp":   expiry(now, s.opts.TokenLifetime),
 		"jti":   uuid.NewString(),
 		"ver":   "2.0",
 	}
@@ -101,6 +101,19 @@ func (s *Server) issue(c *Client) (string, error) {
 		return "", fmt.Errorf("sign access token for client %q: %w", c.ID, err)
 	}
 	return signed, nil
+}
+
+// expiry is the exp claim of a token issued at now: now + lifetime rounded
+// up to the second, so the token lives at least expires_in seconds from the
+// answer, as a client that counts from the answer expects. (Rounding down
+// would cut up to a second off, which matters with the few-second tokens of
+// tests.)
+func expiry(now time.Time, lifetime time.Duration) int64 {
+	end := now.Add(lifetime)
+	if end.Truncate(time.Second).Equal(end) {
+		return end.Unix()
+	}
+	return end.Unix() + 1
 }
 
 // authenticate returns the principal of the request's bearer token, or nil
@@ -132,7 +145,7 @@ func (s *Server) authenticate(r *http.Request) *principal {
 		}
 		s.keys.mu.Unlock()
 	}
-	if p.generation != gen || !now.Before(p.expires) || now.Before(p.notBefore) {
+	if p.generation != gen || now.After(p.expires) || now.Before(p.notBefore) {
 		return nil
 	}
 	return p

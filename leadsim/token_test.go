@@ -221,3 +221,30 @@ func TestRotateKeyEvery(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestTokenLivesItsLifetime: a token issued mid-second must not expire
+// before expires_in seconds have passed, or a client that caches it for
+// expires_in gets 401s.
+func TestTokenLivesItsLifetime(t *testing.T) {
+	s := newSim(t, Options{TokenLifetime: 2 * time.Second})
+	s.advance(900 * time.Millisecond)
+	tok := s.defaultToken(t)
+	const doc = `query { lead(id: "x") { id } }`
+	tests := []struct {
+		name       string
+		advance    time.Duration
+		wantStatus int
+	}{
+		{"just issued", 0, http.StatusOK},
+		{"1.95s later", 1950 * time.Millisecond, http.StatusOK},
+		{"3.2s later", 1250 * time.Millisecond, http.StatusUnauthorized},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s.advance(tc.advance)
+			if r := s.post(t, "/graphql", tok, doc, nil); r.status != tc.wantStatus {
+				t.Errorf("lead query %s = %d, want %d", tc.name, r.status, tc.wantStatus)
+			}
+		})
+	}
+}
