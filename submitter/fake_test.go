@@ -141,6 +141,7 @@ func assertNoSecrets(t *testing.T, what, s string, extra ...string) {
 }
 
 func TestFakeReplies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		maxAttempts   int
@@ -258,6 +259,7 @@ func TestFakeReplies(t *testing.T) {
 }
 
 func TestFakeRetryAfterIsHonoured(t *testing.T) {
+	t.Parallel()
 	var first time.Time
 	var gap time.Duration
 	f := &fakeService{graphql: func(n int64, w http.ResponseWriter, r *http.Request, auth string) {
@@ -280,6 +282,7 @@ func TestFakeRetryAfterIsHonoured(t *testing.T) {
 }
 
 func TestFake401RenewsTokenOnce(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		unauthorized func(n int64) bool
@@ -324,6 +327,7 @@ func TestFake401RenewsTokenOnce(t *testing.T) {
 }
 
 func TestFakeConcurrent401sCauseOneFetch(t *testing.T) {
+	t.Parallel()
 	const workers = 50
 	f := &fakeService{}
 	f.graphql = func(n int64, w http.ResponseWriter, r *http.Request, auth string) {
@@ -360,6 +364,7 @@ func TestFakeConcurrent401sCauseOneFetch(t *testing.T) {
 }
 
 func TestFakeTokenEndpoint(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		secret     string
@@ -431,6 +436,7 @@ func TestFakeTokenEndpoint(t *testing.T) {
 }
 
 func TestFakeWrongSecretFetchesOnceForManyWorkers(t *testing.T) {
+	t.Parallel()
 	var refused atomic.Int64
 	f := &fakeService{graphql: func(n int64, w http.ResponseWriter, r *http.Request, auth string) { writeJSON(w, 200, okCreate) }}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -464,6 +470,7 @@ func TestFakeWrongSecretFetchesOnceForManyWorkers(t *testing.T) {
 }
 
 func TestFakeTimeoutIsAmbiguous(t *testing.T) {
+	t.Parallel()
 	f := &fakeService{graphql: func(n int64, w http.ResponseWriter, r *http.Request, auth string) {
 		if n == 1 {
 			select {
@@ -485,6 +492,7 @@ func TestFakeTimeoutIsAmbiguous(t *testing.T) {
 }
 
 func TestFakeCancelledCall(t *testing.T) {
+	t.Parallel()
 	f := &fakeService{graphql: func(n int64, w http.ResponseWriter, r *http.Request, auth string) {
 		writeJSON(w, 503, `{}`)
 	}}
@@ -504,6 +512,7 @@ func TestFakeCancelledCall(t *testing.T) {
 }
 
 func TestFakeSubmitSendsID(t *testing.T) {
+	t.Parallel()
 	f := &fakeService{}
 	f.graphql = func(n int64, w http.ResponseWriter, r *http.Request, auth string) {
 		writeJSON(w, 200, `{"data":{"submitLead":{"id":"L1","resultCode":1014,"note":"submitted"}}}`)
@@ -536,6 +545,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestNewValidates(t *testing.T) {
+	t.Parallel()
 	good := Config{Endpoint: "http://127.0.0.1/graphql", TokenURL: "http://127.0.0.1/t/oauth2/v2.0/token", ClientID: "c", ClientSecret: testSecret, Scope: "api://a/.default"}
 	tests := []struct {
 		name string
@@ -572,6 +582,7 @@ func (c *syncClock) now() time.Time          { return time.Unix(0, c.ns.Load()) 
 func (c *syncClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 func TestFakeTokenRenewedAheadOfExpiry(t *testing.T) {
+	t.Parallel()
 	clk := &syncClock{}
 	clk.ns.Store(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC).UnixNano())
 	var seen sync.Map // tokens the service saw
@@ -620,6 +631,7 @@ func TestFakeTokenRenewedAheadOfExpiry(t *testing.T) {
 }
 
 func TestFakeWaiterStopsWaitingFetchGoesOn(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	f := &fakeService{
 		token: func(n int64, w http.ResponseWriter, r *http.Request) bool {

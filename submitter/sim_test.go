@@ -228,7 +228,7 @@ func TestSimSubmit(t *testing.T) {
 
 func TestSimShortLivedTokens(t *testing.T) {
 	t.Parallel()
-	const life, run = 2 * time.Second, 6 * time.Second
+	const life, run = 2 * time.Second, 4500 * time.Millisecond
 	env := startSim(t, leadsim.Options{TokenLifetime: life}, func(c *Config) { c.Rate = 50 })
 	var out []simOutcome
 	start := time.Now()
@@ -297,7 +297,7 @@ func TestSimKeyRotation(t *testing.T) {
 func TestSimRateLimited(t *testing.T) {
 	t.Parallel()
 	env := startSim(t, leadsim.Options{RateLimit: 50, RateBurst: 2}, func(c *Config) { c.Rate = 100 })
-	out := runLeads(t, env.c, 0, 100, 16, false)
+	out := runLeads(t, env.c, 0, 60, 16, false)
 	if f := failures(out); len(f) > 0 {
 		t.Fatalf("%d of %d calls failed, first: %s", len(f), len(out), f[0])
 	}
