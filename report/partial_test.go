@@ -120,6 +120,7 @@ func TestCorruptLine(t *testing.T) {
 		{"csv terminated short last line", ".csv", Header + "\n" + ok + "2,L2\n", 3},
 		{"csv wrong header", ".csv", "row,leadId,ssn\n" + ok, 1},
 		{"csv unterminated quote then lines", ".csv", Header + "\n" + `2,"` + secret + ",,valid,,,,,,\n" + strings.Repeat(ok, 3) + "\"x\"\n", 2},
+		{"csv unterminated quote swallows the rest", ".csv", Header + "\n" + ok + `2,"` + secret + ",,valid,,,,,,\n" + strings.Repeat(ok, 3), 3},
 		{"jsonl invalid json", ".jsonl", okJ + `{"row":2,"leadId":"` + secret + "\n" + okJ, 2},
 		{"jsonl unknown status", ".jsonl", okJ + okJ + `{"row":3,"status":"` + secret + `"}` + "\n", 3},
 		{"jsonl row is a string", ".jsonl", `{"row":"` + secret + `","status":"valid"}` + "\n", 1},

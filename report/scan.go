@@ -227,6 +227,9 @@ func partialCSV(tail []byte) bool {
 	if len(tail) == 0 {
 		return true
 	}
+	if swallowsRecords(tail) {
+		return false
+	}
 	suffixes := []string{"\n", "\"\n"}
 	if tail[len(tail)-1] == '\n' {
 		// A terminated line is whole; only a newline inside a quoted field
@@ -241,6 +244,29 @@ func partialCSV(tail []byte) bool {
 			continue
 		}
 		if _, err := cr.Read(); errors.Is(err, io.EOF) {
+			return true
+		}
+	}
+	return false
+}
+
+// swallowsRecords reports whether a line inside tail (after a newline,
+// ended by one) is a whole results record on its own. A stray quote earlier
+// in the file makes the rest of it look like one long quoted field; if that
+// passed for a half-written last line, resume would cut those rows off.
+func swallowsRecords(tail []byte) bool {
+	lines := bytes.Split(tail, []byte("\n"))
+	if len(lines) < 3 {
+		return false
+	}
+	for _, l := range lines[1 : len(lines)-1] {
+		cr := csv.NewReader(bytes.NewReader(l))
+		cr.FieldsPerRecord = numColumns
+		rec, err := cr.Read()
+		if err != nil {
+			continue
+		}
+		if _, err := strconv.Atoi(rec[0]); err == nil && Status(rec[3]).Known() {
 			return true
 		}
 	}
