@@ -142,8 +142,10 @@ const (
 	// LF line ends). As encoding/csv reads it, a CR LF inside a quoted note
 	// or error comes back as LF.
 	FormatCSV Format = iota
-	// FormatJSONL is one JSON object a line with the ten column keys;
-	// resultCode and attempts are numbers, or null when empty.
+	// FormatJSONL is one JSON object a line with all ten column keys, always
+	// present: strings ("" when empty), row a number, resultCode and attempts
+	// numbers or null when empty (a reader also takes them missing). Invalid
+	// UTF-8 in a string is written as U+FFFD.
 	FormatJSONL
 )
 
