@@ -79,11 +79,17 @@ func (h *simHandle) credentials() resolved {
 	}
 }
 
-// close stops the server, giving open requests a moment to finish.
+// close stops the server, giving open requests a moment to finish. A
+// connection that sent no request yet holds Shutdown for up to 5 s (net/http
+// waits that long before it counts a new connection as idle), so after the
+// grace period the server is closed outright.
 func (h *simHandle) close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	err := h.srv.Shutdown(ctx)
+	var err error
+	if serr := h.srv.Shutdown(ctx); serr != nil {
+		err = h.srv.Close()
+	}
 	h.sim.Close()
 	if serr := <-h.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)

@@ -117,6 +117,34 @@ type source struct {
 	rejects     *reader.Rejects
 
 	sawLeadSource bool
+
+	// Reading runs in its own goroutine, a batch ahead of mapping, so that
+	// parsing and validating use both cores. Batches are recycled through
+	// free; full carries them to next, in input order.
+	full     chan *batch
+	free     chan *batch
+	stop     chan struct{}
+	readDone chan struct{}
+	cur      *batch
+	pos      int
+	closed   bool
+}
+
+// batchSize is how many records travel together from the reading
+// goroutine: large enough that channel costs vanish per row, small enough
+// that memory stays flat (a few hundred KiB in flight).
+const (
+	batchSize    = 256
+	batchesAhead = 4
+)
+
+// batch is a run of records with their raw text copied into one arena, so
+// it stays valid after the reader moves on.
+type batch struct {
+	recs  []reader.Record
+	spans []int
+	arena []byte
+	err   error // io.EOF or the read error, after recs
 }
 
 // item is one row of the input after validation.
@@ -201,18 +229,16 @@ func openSource(name string, stdin io.Reader, o *inputOptions, log *slog.Logger)
 		s.rejectsFile = f
 		s.rejects = reader.NewRejects(f, r)
 	}
+	s.startReading()
 	return s, nil
 }
 
 // next returns the next row, validated. io.EOF ends the input; any other
 // error means the input cannot be read on and the run stops.
 func (s *source) next() (item, error) {
-	rec, err := s.r.Next()
+	rec, err := s.nextRecord()
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return item{}, io.EOF
-		}
-		return item{}, fmt.Errorf("read %s: %w", s.name, err)
+		return item{}, err
 	}
 	it := item{row: report.Row{
 		Row:    rec.Row,
@@ -234,11 +260,86 @@ func (s *source) next() (item, error) {
 		it.input = in
 	}
 	if it.row.Status == report.StatusInvalid && s.rejects != nil {
-		if err := s.rejects.Write(&rec, it.row.Error); err != nil {
+		if err := s.rejects.Write(rec, it.row.Error); err != nil {
 			return item{}, fmt.Errorf("write --rejects file: %w", err)
 		}
 	}
 	return it, nil
+}
+
+// startReading starts the reading goroutine; close stops it.
+func (s *source) startReading() {
+	s.full = make(chan *batch, batchesAhead)
+	s.free = make(chan *batch, batchesAhead+2)
+	s.stop = make(chan struct{})
+	s.readDone = make(chan struct{})
+	for range batchesAhead + 2 {
+		s.free <- &batch{recs: make([]reader.Record, 0, batchSize), spans: make([]int, 0, batchSize+1)}
+	}
+	go s.readLoop()
+}
+
+// readLoop is the only caller of the reader until it returns.
+func (s *source) readLoop() {
+	defer close(s.readDone)
+	defer close(s.full)
+	for {
+		var b *batch
+		select {
+		case b = <-s.free:
+		case <-s.stop:
+			return
+		}
+		b.recs, b.spans, b.arena, b.err = b.recs[:0], b.spans[:0], b.arena[:0], nil
+		for len(b.recs) < batchSize {
+			rec, err := s.r.Next()
+			if err != nil {
+				b.err = err
+				break
+			}
+			b.spans = append(b.spans, len(b.arena))
+			b.arena = append(b.arena, rec.Raw...)
+			rec.Raw = nil
+			b.recs = append(b.recs, rec)
+		}
+		b.spans = append(b.spans, len(b.arena))
+		for i := range b.recs {
+			b.recs[i].Raw = b.arena[b.spans[i]:b.spans[i+1]:b.spans[i+1]]
+		}
+		select {
+		case s.full <- b:
+		case <-s.stop:
+			return
+		}
+		if b.err != nil {
+			return
+		}
+	}
+}
+
+// nextRecord returns the next record from the reading goroutine. The
+// record is valid until the call after next.
+func (s *source) nextRecord() (*reader.Record, error) {
+	for s.cur == nil || s.pos >= len(s.cur.recs) {
+		if s.cur != nil {
+			if err := s.cur.err; err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil, io.EOF
+				}
+				return nil, fmt.Errorf("read %s: %w", s.name, err)
+			}
+			s.free <- s.cur // never blocks: free holds every batch
+			s.cur = nil
+		}
+		b, ok := <-s.full
+		if !ok {
+			return nil, io.EOF
+		}
+		s.cur, s.pos = b, 0
+	}
+	rec := &s.cur.recs[s.pos]
+	s.pos++
+	return rec, nil
 }
 
 // progress returns the input bytes read and the input's size (-1 unknown).
@@ -258,7 +359,18 @@ func (s *source) warnColumns() {
 	}
 }
 
+// close stops the reading goroutine, reports the columns once, and closes
+// the files. It may be called more than once.
 func (s *source) close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.stop != nil {
+		close(s.stop)
+		<-s.readDone
+		s.warnColumns()
+	}
 	var errs []error
 	if s.rejects != nil {
 		errs = append(errs, s.rejects.Flush())

@@ -259,7 +259,6 @@ func (u *uploader) run(ctx context.Context) int {
 			runErr = cerr
 		}
 	}
-	src.warnColumns()
 	if err := src.close(); err != nil && runErr == nil {
 		runErr = err
 	}

@@ -105,7 +105,6 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 	if cerr := src.close(); cerr != nil && err == nil {
 		err = cerr
 	}
-	src.warnColumns()
 	sum.End = time.Now()
 	sum.InputSHA256 = src.inputSHA256()
 	log.Info("results written", "path", resultsPath)
