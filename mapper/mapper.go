@@ -325,7 +325,16 @@ func (m *Mapper) checkDuplicate(row int, id string) string {
 // clean trims the white space around s and reports whether s is valid
 // UTF-8, with a fast path for ASCII, which nearly every cell is.
 func clean(s string) (string, bool) {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8] // the compiler merges these loads into one
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if x&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			if !utf8.ValidString(s) {
 				return "", false

@@ -485,6 +485,11 @@ func TestTextFields(t *testing.T) {
 			{"unicode", "Zoë", "Zoë", ""},
 			{"blank is absent", " \t ", "", ""},
 			{"latin-1", "Zo\xeb", "", ruleNotUTF8},
+			{"latin-1 after 8 bytes", "Lovelace-Zo\xeb", "", ruleNotUTF8},
+			{"latin-1 in 8 bytes", "Zo\xeb Lovelace-Byron", "", ruleNotUTF8},
+			{"long unicode trimmed", "  Ada Lovelace-Zoë  ", "Ada Lovelace-Zoë", ""},
+			{"no-break spaces trimmed", "\u00a0Ada Lovelace\u00a0", "Ada Lovelace", ""},
+			{"long ascii trimmed", "\t  Augusta Ada King  \r\n", "Augusta Ada King", ""},
 		})
 	}
 }
