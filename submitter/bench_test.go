@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -171,6 +172,8 @@ func BenchmarkClientCPU10k(b *testing.B) {
 	b.Run("client", func(b *testing.B) {
 		c := benchClient(b, base, nil)
 		var cpu time.Duration
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
 		for r := 0; b.Loop(); r++ {
 			start := cpuTime()
 			var failed atomic.Int64
@@ -184,7 +187,10 @@ func BenchmarkClientCPU10k(b *testing.B) {
 				b.Fatalf("%d calls failed", failed.Load())
 			}
 		}
+		runtime.ReadMemStats(&m1)
 		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/10k")
+		b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(n*b.N), "client-allocs/call")
+		b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(n*b.N), "client-B/call")
 	})
 	b.Run("bare-net-http", func(b *testing.B) {
 		c := benchClient(b, base, nil)
