@@ -65,9 +65,37 @@ func TestSchemaValidation(t *testing.T) {
 			}
 		})
 	}
+	// Validation messages go back to clients, which log them: no value of
+	// the request may appear in them.
+	leaks := []struct {
+		name  string
+		input map[string]any
+	}{
+		{"SSN as a number", with("socialSecurityNumber", 987654321)},
+		{"SSN under a wrong name", with("ssn", "987654321")},
+		{"missing dateOfBirth beside an SSN", func() map[string]any {
+			in := with("dateOfBirth", nil)
+			in["socialSecurityNumber"] = "987654321"
+			return in
+		}()},
+		{"dateOfBirth as a number", with("dateOfBirth", 19870605)},
+	}
+	for _, tc := range leaks {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.post(t, "/graphql", tok, createDoc, map[string]any{"input": tc.input})
+			if r.status != http.StatusUnprocessableEntity {
+				t.Fatalf("%s = %d %s, want 422", tc.name, r.status, r.raw)
+			}
+			for _, secret := range []string{"987654321", "19870605", "1990-01-02", "666660400"} {
+				if strings.Contains(r.raw, secret) {
+					t.Errorf("%s: answer quotes a value of the request: %s", tc.name, r.raw)
+				}
+			}
+		})
+	}
 	st := s.Stats()
-	if st.LeadsCreated != 0 || st.Rejections[RejectGraphQLValidation] != len(tests) {
-		t.Errorf("Stats: created %d, validation rejections %d; want 0, %d", st.LeadsCreated, st.Rejections[RejectGraphQLValidation], len(tests))
+	if st.LeadsCreated != 0 || st.Rejections[RejectGraphQLValidation] != len(tests)+len(leaks) {
+		t.Errorf("Stats: created %d, validation rejections %d; want 0, %d", st.LeadsCreated, st.Rejections[RejectGraphQLValidation], len(tests)+len(leaks))
 	}
 }
 

@@ -17,7 +17,10 @@ import (
 // laxer about: it takes the string "5000" for an Int and the number 5551234567
 // for a String. A spec-compliant server (graphql-js, for one) refuses both,
 // so the simulator does too, before gqlgen sees the values. vars must be
-// decoded with json.Decoder.UseNumber. The messages follow graphql-js.
+// decoded with json.Decoder.UseNumber. The messages follow graphql-js but
+// never quote the value: clients copy error messages into logs and results
+// files, and the value may be an SSN or a date of birth, under its own name
+// or a wrong one.
 func checkVariables(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any) *gqlerror.Error {
 	for _, def := range op.VariableDefinitions {
 		v, present := vars[def.Variable]
@@ -32,7 +35,7 @@ func checkVariables(schema *ast.Schema, op *ast.OperationDefinition, vars map[st
 			if len(path) > 0 {
 				at = fmt.Sprintf(" at \"%s.%s\"", def.Variable, strings.Join(path, "."))
 			}
-			return varError(def, path, fmt.Sprintf("Variable \"$%s\" got invalid value %s%s; %s", def.Variable, show(v, path), at, msg))
+			return varError(def, path, fmt.Sprintf("Variable \"$%s\" got an invalid value%s; %s", def.Variable, at, msg))
 		}
 	}
 	return nil
@@ -50,28 +53,6 @@ func varError(def *ast.VariableDefinition, path []string, msg string) *gqlerror.
 	e := &gqlerror.Error{Message: msg, Path: p}
 	errcode.Set(e, errcode.ValidationFailed)
 	return e
-}
-
-// show renders the offending value (at path inside v) for a message. Values
-// are shown as graphql-js shows them; the simulator's caller sent them, and
-// the message goes only back to that caller.
-func show(v any, path []string) string {
-	for _, k := range path {
-		switch m := v.(type) {
-		case map[string]any:
-			v = m[k]
-		case []any:
-			i, _ := strconv.Atoi(k)
-			if i >= 0 && i < len(m) {
-				v = m[i]
-			}
-		}
-	}
-	b, err := json.Marshal(v)
-	if err != nil || len(b) > 80 {
-		return "(value)"
-	}
-	return string(b)
 }
 
 // coerce checks v against t and returns a message and the path of the
@@ -140,40 +121,40 @@ func coerceScalar(name string, v any) string {
 	case "Int":
 		n, ok := v.(json.Number)
 		if !ok {
-			return fmt.Sprintf("Int cannot represent non-integer value: %s", show(v, nil))
+			return "Int cannot represent a non-integer value"
 		}
 		i, err := strconv.ParseInt(n.String(), 10, 64)
 		if err != nil {
 			f, ferr := n.Float64()
 			if ferr != nil || f != math.Trunc(f) {
-				return fmt.Sprintf("Int cannot represent non-integer value: %s", n)
+				return "Int cannot represent a non-integer value"
 			}
 			i = int64(f)
 		}
 		if i > math.MaxInt32 || i < math.MinInt32 {
-			return fmt.Sprintf("Int cannot represent non 32-bit signed integer value: %s", n)
+			return "Int cannot represent a non 32-bit signed integer value"
 		}
 	case "Float":
 		if _, ok := v.(json.Number); !ok {
-			return fmt.Sprintf("Float cannot represent non numeric value: %s", show(v, nil))
+			return "Float cannot represent a non numeric value"
 		}
 	case "String":
 		if _, ok := v.(string); !ok {
-			return fmt.Sprintf("String cannot represent a non string value: %s", show(v, nil))
+			return "String cannot represent a non string value"
 		}
 	case "Boolean":
 		if _, ok := v.(bool); !ok {
-			return fmt.Sprintf("Boolean cannot represent a non boolean value: %s", show(v, nil))
+			return "Boolean cannot represent a non boolean value"
 		}
 	case "ID":
 		switch x := v.(type) {
 		case string:
 		case json.Number:
 			if _, err := strconv.ParseInt(x.String(), 10, 64); err != nil {
-				return fmt.Sprintf("ID cannot represent value: %s", x)
+				return "ID cannot represent a non-integer number"
 			}
 		default:
-			return fmt.Sprintf("ID cannot represent value: %s", show(v, nil))
+			return "ID cannot represent a value that is neither a string nor an integer"
 		}
 	}
 	return ""
