@@ -107,8 +107,9 @@ type Client struct {
 }
 
 // New validates cfg and builds a Client. It does no network I/O. ctx bounds
-// the Client's background work (token fetches) and should live as long as
-// the run.
+// the Client's background work (token fetches, which a waiting call's own
+// context does not cancel): it should live as long as the run, and the
+// caller cancels it when the run ends so that no fetch outlives the run.
 func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
