@@ -82,7 +82,8 @@ type Options struct {
 	// SigningKey is the first token signing key; nil makes a 2048-bit key
 	// at start, which takes a fraction of a second (seconds under -race on
 	// a busy machine), so tests that start many simulators may share one.
-	// Rotation always makes a new key. New does not modify it.
+	// Simulators sharing a key (and tenant, app id and client) accept each
+	// other's tokens. Rotation always makes a new key. New does not modify it.
 	SigningKey *rsa.PrivateKey
 
 	Logger *slog.Logger     // nil = discard; never given SSNs, dates of birth, secrets or tokens
