@@ -8,6 +8,7 @@ import (
 
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/leadsim"
 )
 
 // writeSynthetic writes n realistic rows (mixed formats, 2% flawed) to a
@@ -55,6 +56,28 @@ func BenchmarkValidate(b *testing.B) {
 	for b.Loop() {
 		res := runCLI(b, nil, "validate", "--results", results, input)
 		if res.code != exitRowsFailed {
+			b.Fatalf("exit %d: %s", res.code, res.stderr)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+}
+
+// BenchmarkUpload measures a whole upload of 10,000 synthetic rows against
+// an in-process simulator with no latency (client and server CPU together;
+// bench/upload.sh measures the client alone, in its own process):
+// go test ./cmd/bulkload -run - -bench Upload -benchtime 1x.
+func BenchmarkUpload(b *testing.B) {
+	const rows = 10_000
+	input := writeSynthetic(b, rows)
+	for b.Loop() {
+		b.StopTimer()
+		s := startTestSim(b, leadsim.Options{})
+		results := filepath.Join(b.TempDir(), "r.csv")
+		args := append([]string{"upload"}, s.args()...)
+		args = append(args, "--results", results, "--rate", "0", "--concurrency", "16", "--progress", "off", input)
+		b.StartTimer()
+		res := runCLI(b, secretEnv(), args...)
+		if res.code != exitRowsFailed && res.code != exitOK {
 			b.Fatalf("exit %d: %s", res.code, res.stderr)
 		}
 	}

@@ -39,7 +39,7 @@ type sim struct {
 	url string
 }
 
-func startTestSim(t *testing.T, opts leadsim.Options) *sim {
+func startTestSim(t testing.TB, opts leadsim.Options) *sim {
 	t.Helper()
 	s, err := leadsim.New(opts)
 	if err != nil {
