@@ -345,20 +345,34 @@ func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *re
 		}
 	})
 
-	// Pool: one errgroup with a limit; a row's failure is a value, only a
-	// fatal error (refused credentials) is returned and cancels the rest.
+	// Pool: an errgroup of exactly --concurrency long-lived workers (a
+	// goroutine per row would grow a fresh stack through the HTTP path for
+	// every row). A row's failure is a value; only a fatal error (refused
+	// credentials) is returned, and it cancels the others.
 	g.Go(func() error {
 		defer close(lines)
 		pool, pctx := errgroup.WithContext(gctx)
 		pool.SetLimit(u.up.concurrency)
-		for j := range jobs {
-			if ctx.Err() != nil || pctx.Err() != nil {
-				continue // interrupted or failing: drain without sending
-			}
-			u.taken.Add(1)
-			pool.Go(func() error { return u.work(pctx, j, lines) })
+		for range u.up.concurrency {
+			pool.Go(func() error {
+				for j := range jobs {
+					if ctx.Err() != nil || pctx.Err() != nil {
+						continue // interrupted or failing: drain without sending
+					}
+					u.taken.Add(1)
+					if err := u.work(pctx, j, lines); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 		}
-		return pool.Wait()
+		err := pool.Wait()
+		for range jobs {
+			// A worker that failed left jobs behind: drain them so the
+			// producer never blocks. They are not taken: --resume sends them.
+		}
+		return err
 	})
 
 	// Writer: the one goroutine that owns the results journal. It drains
