@@ -114,9 +114,11 @@ func TestUploadShortLivedTokens(t *testing.T) {
 	}
 	st := s.Stats()
 	calls := st.Requests[leadsim.OpCreateLead][200] + st.Requests[leadsim.OpSubmitLead][200]
-	// About one token per lifetime (renewed a tenth early), not one per call.
-	maxTokens := int(elapsed/(900*time.Millisecond)) + 2
-	if st.TokensIssued < 2 || st.TokensIssued > maxTokens {
+	// About one token per lifetime (renewed a tenth early), not one per
+	// call. On a loaded machine a request can reach the server just after
+	// its token expired, which costs one more fetch: allow twice the ideal.
+	maxTokens := 2*int(elapsed/(900*time.Millisecond)) + 3
+	if st.TokensIssued < 2 || st.TokensIssued > maxTokens || st.TokensIssued > calls/4 {
 		t.Errorf("tokens issued = %d over %v with 1s tokens and %d calls, want 2..%d", st.TokensIssued, elapsed.Round(time.Millisecond), calls, maxTokens)
 	}
 }
