@@ -326,7 +326,7 @@ func (s *source) nextRecord() (*reader.Record, error) {
 				if errors.Is(err, io.EOF) {
 					return nil, io.EOF
 				}
-				return nil, fmt.Errorf("read %s: %w", s.name, err)
+				return nil, err // the reader's errors name the file and row
 			}
 			s.free <- s.cur // never blocks: free holds every batch
 			s.cur = nil
