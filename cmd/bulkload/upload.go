@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -101,6 +102,14 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		return exitFor(e.stderr, err)
 	}
 
+	if auth.simulate && in.results == "" {
+		// A simulated run has its own default results file: it can never
+		// overwrite a real upload's journal, and, since every --simulate
+		// starts a fresh simulator that cannot continue an earlier run, it
+		// may overwrite its own.
+		in.results = strings.TrimSuffix(in.resultsPath(pos[0]), ".results.csv") + ".simulated.results.csv"
+		up.overwrite = !up.resume
+	}
 	u := &uploader{env: e, in: &in, up: &up, creds: creds, log: log, input: pos[0]}
 	code := u.run(ctx)
 	return code

@@ -434,3 +434,54 @@ func TestUploadRefusesToOverwriteEarlierUpload(t *testing.T) {
 	}
 	finalByRow(t, results, 50)
 }
+
+// TestUploadSimulateTwice runs the README's first command twice, as a new
+// user would: both succeed and write the simulated results file.
+func TestUploadSimulateTwice(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "leads.csv")
+	b, err := os.ReadFile(filepath.Join(samples, "leads.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(input, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		res := runCLI(t, nil, "upload", "--simulate", "--rate", "0", "--progress", "off", input)
+		if res.code != exitOK {
+			t.Fatalf("run %d: upload --simulate exit = %d\n%s", i+1, res.code, res.stderr)
+		}
+	}
+	finalByRow(t, filepath.Join(dir, "leads.simulated.results.csv"), 50)
+	if _, err := os.Stat(filepath.Join(dir, "leads.results.csv")); err == nil {
+		t.Error("--simulate wrote the real results path")
+	}
+}
+
+// TestUploadJSONLResultsAndResume uploads the JSONL sample with a JSONL
+// results file, then resumes over it: nothing is sent again.
+func TestUploadJSONLResultsAndResume(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--rate", "0", "--progress", "off", filepath.Join(samples, "leads.jsonl"))
+	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
+	}
+	created := s.Stats().LeadsCreated
+	if res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", args[len(args)-1])...); res.code != exitOK {
+		t.Fatalf("resume exit = %d\n%s", res.code, res.stderr)
+	}
+	if got := s.Stats().LeadsCreated; got != created || created != 50 {
+		t.Errorf("leads created: %d by the upload, %d more by the resume; want 50 and 0", created, got-created)
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 50 || !strings.Contains(lines[0], `"row":1,`) || !strings.Contains(lines[49], `"row":50,`) {
+		t.Errorf("JSONL results: %d lines, first %q", len(lines), lines[0])
+	}
+}
