@@ -109,24 +109,12 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 	var (
 		auth    authOptions
 		logs    logOptions
-		cfgPath string
 		timeout time.Duration
 	)
 	auth.register(fs)
 	logs.register(fs)
-	fs.StringVar(&cfgPath, "config", "", "YAML file of settings (keys are flag names)")
 	fs.DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long")
-	pos, err := parseArgs(fs, args)
-	if err == nil && len(pos) > 0 {
-		err = usageErrorf("auth check takes no arguments, got %q", pos)
-	}
-	if err == nil {
-		if cfgPath == "" {
-			cfgPath = e.getenv(envPrefix + "CONFIG")
-		}
-		err = applyPrecedence(fs, e.getenv, cfgPath)
-	}
-	if err != nil {
+	if _, err := parseSettings(fs, args, e.getenv, "auth check", 0); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	log, err := logs.logger(e.stderr)

@@ -51,6 +51,34 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseSettings is how every command reads its settings: it registers
+// --config on fs, parses args, fills the flags not given from the
+// environment and the config file, and checks that there are nargs
+// positional arguments (name is the command, for the message).
+func parseSettings(fs *flag.FlagSet, args []string, getenv func(string) string, name string, nargs int) ([]string, error) {
+	var cfgPath string
+	fs.StringVar(&cfgPath, "config", "", "YAML file of settings (keys are flag names; also BULKLOAD_CONFIG)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if cfgPath == "" {
+		cfgPath = getenv(envPrefix + "CONFIG")
+	}
+	if err := applyPrecedence(fs, getenv, cfgPath); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(pos) == nargs:
+		return pos, nil
+	case nargs == 0:
+		return nil, usageErrorf("%s takes no arguments, got %q", name, pos)
+	default:
+		fs.Usage()
+		return nil, usageErrorf("%s takes exactly one FILE, got %d", name, len(pos))
+	}
+}
+
 // applyPrecedence fills every flag not given on the command line, first from
 // its BULKLOAD_* environment variable, then from the YAML config file named
 // by --config (or BULKLOAD_CONFIG). Precedence is resolved here, once, before

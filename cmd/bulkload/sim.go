@@ -108,12 +108,8 @@ func runSim(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "listen address (keep it on loopback: the simulator's credentials are public)")
 	opts.RegisterFlags(fs)
 	logs.register(fs)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if _, err := parseSettings(fs, args, e.getenv, "sim", 0); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("sim takes no arguments, got %q", pos)
 	}
 	log, err := logs.logger(e.stderr)
 	if err != nil {

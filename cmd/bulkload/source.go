@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/bulkload/bulkload/lead"
@@ -87,31 +86,17 @@ func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 	return opts, nil
 }
 
-// countingReader counts the bytes read through it; BytesRead is safe to
-// call from the progress goroutine.
-type countingReader struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
 // source is the reading and validating stage shared by validate and upload:
 // it owns the input file, the reader, the mapper and the rejects file. It is
 // used by one goroutine.
 type source struct {
-	name    string
-	file    io.Closer
-	counter *countingReader
-	sha     hash.Hash
-	size    int64
-	r       *reader.Reader
-	m       *mapper.Mapper
-	log     *slog.Logger
+	name string
+	file io.Closer
+	sha  hash.Hash
+	size int64
+	r    *reader.Reader
+	m    *mapper.Mapper
+	log  *slog.Logger
 
 	rejectsFile *os.File
 	rejects     *reader.Rejects
@@ -205,8 +190,7 @@ func openSource(name string, stdin io.Reader, o *inputOptions, log *slog.Logger)
 		s.file = f
 		in = f
 	}
-	s.counter = &countingReader{r: io.TeeReader(in, s.sha)}
-	r, err := reader.NewReader(s.counter, name, ropts)
+	r, err := reader.NewReader(io.TeeReader(in, s.sha), name, ropts)
 	if err != nil {
 		s.close()
 		return nil, usageErrorf("input %s: %v", name, err)
@@ -343,7 +327,7 @@ func (s *source) nextRecord() (*reader.Record, error) {
 }
 
 // progress returns the input bytes read and the input's size (-1 unknown).
-func (s *source) progress() (int64, int64) { return s.counter.n.Load(), s.size }
+func (s *source) progress() (int64, int64) { return s.r.BytesRead(), s.size }
 
 // inputSHA256 is the hash of every input byte read so far: after the whole
 // input is read, the file's SHA-256.

@@ -44,16 +44,14 @@ type uploadOptions struct {
 func runUpload(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet("upload", "upload [flags] FILE", e.stderr)
 	var (
-		in      inputOptions
-		auth    authOptions
-		up      uploadOptions
-		logs    logOptions
-		cfgPath string
+		in   inputOptions
+		auth authOptions
+		up   uploadOptions
+		logs logOptions
 	)
 	in.register(fs)
 	auth.register(fs)
 	logs.register(fs)
-	fs.StringVar(&cfgPath, "config", "", "YAML file of settings (keys are flag names)")
 	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
 	fs.Float64Var(&up.rate, "rate", 20, "API calls per second across all workers, createLead, submitLead and retries together (0: unlimited). The service's limits are not published: 20/s is this tool's assumption; a 429 slows the rate automatically")
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call, the first included, for retryable failures (network, 429, 502, 503, 504)")
@@ -67,19 +65,9 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression: a submitLead error matching it means the lead is submitted already, so the row counts as submitted (the interface does not show submitLead's errors; empty disables)")
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, a log line every 10s otherwise), bar, log or off")
 
-	pos, err := parseArgs(fs, args)
+	pos, err := parseSettings(fs, args, e.getenv, "upload", 1)
 	if err != nil {
 		return exitFor(e.stderr, err)
-	}
-	if cfgPath == "" {
-		cfgPath = e.getenv(envPrefix + "CONFIG")
-	}
-	if err := applyPrecedence(fs, e.getenv, cfgPath); err != nil {
-		return exitFor(e.stderr, err)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitFor(e.stderr, usageErrorf("upload takes exactly one FILE, got %d", len(pos)))
 	}
 	if err := up.check(); err != nil {
 		return exitFor(e.stderr, err)

@@ -20,26 +20,14 @@ const ctxCheckEvery = 1024
 func runValidate(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet("validate", "validate [flags] FILE", e.stderr)
 	var (
-		in      inputOptions
-		logs    logOptions
-		cfgPath string
+		in   inputOptions
+		logs logOptions
 	)
 	in.register(fs)
 	logs.register(fs)
-	fs.StringVar(&cfgPath, "config", "", "YAML file of settings (keys are flag names)")
-	pos, err := parseArgs(fs, args)
+	pos, err := parseSettings(fs, args, e.getenv, "validate", 1)
 	if err != nil {
 		return exitFor(e.stderr, err)
-	}
-	if cfgPath == "" {
-		cfgPath = e.getenv(envPrefix + "CONFIG")
-	}
-	if err := applyPrecedence(fs, e.getenv, cfgPath); err != nil {
-		return exitFor(e.stderr, err)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitFor(e.stderr, usageErrorf("validate takes exactly one FILE, got %d", len(pos)))
 	}
 	log, err := logs.logger(e.stderr)
 	if err != nil {
