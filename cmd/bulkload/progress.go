@@ -19,7 +19,7 @@ type progress struct {
 	mode     string // "bar", "log" or "off"
 	log      *slog.Logger
 	done     *atomic.Int64
-	input    func() (read, size int64)
+	total    func() int64 // estimated rows in the input, -1 unknown
 	begin    time.Time
 	quit     chan struct{}
 	finished sync.WaitGroup
@@ -30,14 +30,14 @@ const (
 	logEvery = 10 * time.Second
 )
 
-func newProgress(out io.Writer, mode string, log *slog.Logger, done *atomic.Int64, input func() (int64, int64)) *progress {
+func newProgress(out io.Writer, mode string, log *slog.Logger, done *atomic.Int64, total func() int64) *progress {
 	if mode == "auto" {
 		mode = "log"
 		if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			mode = "bar"
 		}
 	}
-	return &progress{out: out, mode: mode, log: log, done: done, input: input, quit: make(chan struct{})}
+	return &progress{out: out, mode: mode, log: log, done: done, total: total, quit: make(chan struct{})}
 }
 
 // start begins the display in its own goroutine; stop ends it.
@@ -79,19 +79,20 @@ func (p *progress) stop() {
 	p.finished.Wait()
 }
 
-// figures returns rows done, rows per second, the input fraction read (-1
-// when the size is unknown) and the estimated time left.
+// figures returns rows done, rows per second, the fraction done (-1 when
+// the input's size is unknown) and the estimated time left. The fraction is
+// rows done over the estimated row count, not bytes read: reading runs
+// ahead of the calls.
 func (p *progress) figures() (int64, float64, float64, time.Duration) {
 	done := p.done.Load()
 	elapsed := time.Since(p.begin)
 	rate := float64(done) / elapsed.Seconds()
-	read, size := p.input()
 	frac := -1.0
 	var eta time.Duration
-	if size > 0 {
-		frac = min(float64(read)/float64(size), 1)
-		if frac > 0 {
-			eta = time.Duration(float64(elapsed) * (1 - frac) / frac).Round(time.Second)
+	if total := p.total(); total > 0 {
+		frac = min(float64(done)/float64(total), 1)
+		if rate > 0 {
+			eta = time.Duration(float64(total-min(done, total)) / rate * float64(time.Second)).Round(time.Second)
 		}
 	}
 	return done, rate, frac, eta
@@ -119,7 +120,7 @@ func (p *progress) logLine() {
 	done, rate, frac, eta := p.figures()
 	args := []any{"rows_done", done, "rows_per_s", fmt.Sprintf("%.1f", rate)}
 	if frac >= 0 {
-		args = append(args, "input_read_pct", fmt.Sprintf("%.1f", frac*100), "eta", eta.String())
+		args = append(args, "pct_done", fmt.Sprintf("%.1f", frac*100), "eta", eta.String())
 	}
 	p.log.Info("progress", args...)
 }

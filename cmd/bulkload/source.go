@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/bulkload/bulkload/lead"
@@ -113,6 +114,9 @@ type source struct {
 	cur      *batch
 	pos      int
 	closed   bool
+	// recordsRead counts the records the reading goroutine has read, for
+	// the progress estimate; safe to read from any goroutine.
+	recordsRead atomic.Int64
 }
 
 // batchSize is how many records travel together from the reading
@@ -285,6 +289,7 @@ func (s *source) readLoop() {
 			b.arena = append(b.arena, rec.Raw...)
 			rec.Raw = nil
 			b.recs = append(b.recs, rec)
+			s.recordsRead.Add(1)
 		}
 		b.spans = append(b.spans, len(b.arena))
 		for i := range b.recs {
@@ -326,8 +331,19 @@ func (s *source) nextRecord() (*reader.Record, error) {
 	return rec, nil
 }
 
-// progress returns the input bytes read and the input's size (-1 unknown).
-func (s *source) progress() (int64, int64) { return s.r.BytesRead(), s.size }
+// estimatedRows estimates the input's row count from the bytes per row
+// read so far and the file's size; -1 when the size is unknown (stdin) or
+// nothing is read yet. Safe to call from the progress goroutine.
+func (s *source) estimatedRows() int64 {
+	n, read := s.recordsRead.Load(), s.r.BytesRead()
+	if s.size <= 0 || n == 0 || read == 0 {
+		return -1
+	}
+	if read >= s.size {
+		return n
+	}
+	return int64(float64(n) * float64(s.size) / float64(read))
+}
 
 // inputSHA256 is the hash of every input byte read so far: after the whole
 // input is read, the file's SHA-256.

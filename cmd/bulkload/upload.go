@@ -243,7 +243,7 @@ func (u *uploader) run(ctx context.Context) int {
 	}
 
 	sum := &report.Summary{Mode: "upload", Version: version, Start: time.Now(), Settings: u.settings(resultsPath)}
-	prog := newProgress(u.env.stderr, u.up.progress, u.log, &u.done, src.progress)
+	prog := newProgress(u.env.stderr, u.up.progress, u.log, &u.done, src.estimatedRows)
 	prog.start()
 
 	runErr := u.pipeline(ctx, workCtx, src, state, journal, sum)
