@@ -91,13 +91,14 @@ func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 // it owns the input file, the reader, the mapper and the rejects file. It is
 // used by one goroutine.
 type source struct {
-	name string
-	file io.Closer
-	sha  hash.Hash
-	size int64
-	r    *reader.Reader
-	m    *mapper.Mapper
-	log  *slog.Logger
+	name    string
+	file    *os.File // nil for stdin
+	sha     hash.Hash
+	shaDone bool // the hash covers the whole input
+	size    int64
+	r       *reader.Reader
+	m       *mapper.Mapper
+	log     *slog.Logger
 
 	rejectsFile *os.File
 	rejects     *reader.Rejects
@@ -345,9 +346,16 @@ func (s *source) estimatedRows() int64 {
 	return int64(float64(n) * float64(s.size) / float64(read))
 }
 
-// inputSHA256 is the hash of every input byte read so far: after the whole
-// input is read, the file's SHA-256.
-func (s *source) inputSHA256() string { return hex.EncodeToString(s.sha.Sum(nil)) }
+// inputSHA256 is the SHA-256 of the whole input file, for the summary. It
+// is final after close. When a run stopped early on standard input, the
+// rest cannot be read, and the hash is marked as covering only the part read.
+func (s *source) inputSHA256() string {
+	sum := hex.EncodeToString(s.sha.Sum(nil))
+	if !s.shaDone {
+		return "partial:" + sum
+	}
+	return sum
+}
 
 // warnOnce logs, once per run, what the user should know about the columns.
 func (s *source) warnColumns() {
@@ -366,12 +374,22 @@ func (s *source) close() error {
 		return nil
 	}
 	s.closed = true
+	var errs []error
 	if s.stop != nil {
 		close(s.stop)
 		<-s.readDone
 		s.warnColumns()
 	}
-	var errs []error
+	// Every byte the reader pulled went through the hash; when the run
+	// stopped early, hash the rest of a file so the summary still names the
+	// whole input.
+	if s.file != nil {
+		_, err := io.Copy(s.sha, s.file)
+		errs = append(errs, err)
+		s.shaDone = err == nil
+	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= len(s.cur.recs) {
+		s.shaDone = true
+	}
 	if s.rejects != nil {
 		errs = append(errs, s.rejects.Flush())
 	}

@@ -228,7 +228,7 @@ func (u *uploader) run(ctx context.Context) int {
 	_, err = client.CheckAuth(authCtx)
 	cancelAuth()
 	if err != nil {
-		return u.authFailure(err, ctx)
+		return u.authFailure(ctx, err)
 	}
 
 	src, err := openSource(u.input, e.stdin, u.in, u.log)
@@ -275,7 +275,7 @@ func (u *uploader) run(ctx context.Context) int {
 
 	switch {
 	case submitter.IsFatal(runErr):
-		return u.authFailure(runErr, ctx)
+		return u.authFailure(ctx, runErr)
 	case interrupted:
 		fmt.Fprintf(e.stderr, "bulkload: interrupted; run the same command with --resume to finish\n")
 		return exitInterrupted
@@ -289,7 +289,7 @@ func (u *uploader) run(ctx context.Context) int {
 	return exitOK
 }
 
-func (u *uploader) authFailure(err error, ctx context.Context) int {
+func (u *uploader) authFailure(ctx context.Context, err error) int {
 	switch {
 	case submitter.IsFatal(err):
 		fmt.Fprintf(u.env.stderr, "bulkload: authentication failed: %v\n", err)

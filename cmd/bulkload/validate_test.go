@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -294,5 +296,37 @@ func TestValidateInterrupted(t *testing.T) {
 		func(string) string { return "" }, nil, &out, &errb)
 	if code != exitInterrupted {
 		t.Errorf("validate with a cancelled context exit = %d, want %d\n%s", code, exitInterrupted, errb.String())
+	}
+}
+
+// TestSummaryHashesWholeInput checks the summary's SHA-256 is the whole
+// file's, also when the run stops early.
+func TestSummaryHashesWholeInput(t *testing.T) {
+	input := filepath.Join(samples, "leads.csv")
+	b, err := os.ReadFile(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%x", sha256.Sum256(b))
+	dir := t.TempDir()
+	summary := filepath.Join(dir, "s.json")
+	if res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r.csv"), "--summary-json", summary, input); res.code != exitOK {
+		t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
+	}
+	if got := readSummaryJSON(t, summary)["inputSha256"]; got != want {
+		t.Errorf("summary inputSha256 = %v, want %s", got, want)
+	}
+
+	// Interrupted before reading anything: still the whole file's hash.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"validate", "--results", filepath.Join(dir, "r2.csv"), "--summary-json", summary, input},
+		func(string) string { return "" }, nil, &out, &errb)
+	if code != exitInterrupted {
+		t.Fatalf("exit = %d, want %d", code, exitInterrupted)
+	}
+	if got := readSummaryJSON(t, summary)["inputSha256"]; got != want {
+		t.Errorf("interrupted run: summary inputSha256 = %v, want %s", got, want)
 	}
 }
