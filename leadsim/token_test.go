@@ -3,6 +3,7 @@ package leadsim
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -244,6 +245,54 @@ func TestTokenLivesItsLifetime(t *testing.T) {
 			s.advance(tc.advance)
 			if r := s.post(t, "/graphql", tok, doc, nil); r.status != tc.wantStatus {
 				t.Errorf("lead query %s = %d, want %d", tc.name, r.status, tc.wantStatus)
+			}
+		})
+	}
+}
+
+// TestTokenClaimsChecked proves the audience and issuer checks: a token
+// signed by the simulator's own key is refused when either claim is wrong,
+// and accepted when both are right (so the refusals come from the claims,
+// not from the way the test signs).
+func TestTokenClaimsChecked(t *testing.T) {
+	s := newSim(t, Options{})
+	now := s.Now()
+	mint := func(t *testing.T, iss, aud string) string {
+		t.Helper()
+		tok, err := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
+			"iss": iss, "aud": aud, "azp": DefaultClientID, "roles": []string{RoleWrite, RoleRead},
+			"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+		}).SignedString(s.opts.SigningKey)
+		if err != nil {
+			t.Fatalf("sign test token: %v", err)
+		}
+		return tok
+	}
+	const unauthorized = `{"errors":[{"message":"Unauthorized","extensions":{"code":"UNAUTHENTICATED"}}]}`
+	tests := []struct {
+		name, iss, aud string
+		wantStatus     int
+	}{
+		{"right issuer and audience", issuer(DefaultTenantID), DefaultAppID, http.StatusOK},
+		{"wrong audience", issuer(DefaultTenantID), "other-app", http.StatusUnauthorized},
+		{"wrong issuer", issuer("other-tenant"), DefaultAppID, http.StatusUnauthorized},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id := fmt.Sprintf("claims-%d", i)
+			r := s.post(t, "/graphql", mint(t, tc.iss, tc.aud), createDoc, map[string]any{"input": applicant(id, "")})
+			if r.status != tc.wantStatus {
+				t.Fatalf("createLead with iss %q aud %q = %d %s, want %d", tc.iss, tc.aud, r.status, r.raw, tc.wantStatus)
+			}
+			if tc.wantStatus == http.StatusUnauthorized && r.raw != unauthorized {
+				t.Errorf("createLead with iss %q aud %q body = %s, want %s", tc.iss, tc.aud, r.raw, unauthorized)
+			}
+			wantCalls := 0
+			if tc.wantStatus == http.StatusOK {
+				wantCalls = 1
+			}
+			if got := s.Stats().CreateCalls[id]; got != wantCalls {
+				t.Errorf("CreateCalls[%s] = %d, want %d", id, got, wantCalls)
 			}
 		})
 	}
