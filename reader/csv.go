@@ -130,23 +130,38 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 	}
 	renamed := make([]string, len(headers))
 	var taken [lead.NumFields]int // 1-based column that took the field
+	var unknown []string          // added to r.unknown only once the header is known to be one
+	known := 0
 	for i, h := range headers[:s.columns] {
 		res := res.resolve(h)
 		switch res.kind {
 		case colField:
+			known++
 			if prev := taken[res.field]; prev != 0 {
-				r.unknown.add(duplicateName(shortName(h), res.field))
+				unknown = append(unknown, duplicateName(shortName(h), res.field))
 				continue
 			}
 			taken[res.field] = i + 1
 			renamed[i] = res.field.String()
 		case colUnknown:
-			if h == "" {
-				r.unknown.add(fmt.Sprintf("(column %d has no header)", i+1))
-			} else {
-				r.unknown.add(shortName(h))
+			switch {
+			case h == "":
+				unknown = append(unknown, fmt.Sprintf("(column %d has no header)", i+1))
+			case looksLikeData(h):
+				unknown = append(unknown, fmt.Sprintf("(column %d: name withheld, it looks like data)", i+1))
+			default:
+				unknown = append(unknown, shortName(h))
 			}
 		}
+	}
+	if known == 0 {
+		// Most likely the file has no header line and this is a lead's
+		// data: quote none of it, not even as an unknown column name.
+		return nil, fmt.Errorf("read %s: the first line names no known column (%s, ...); does the file lack a header line? Add one, or map the columns with --mapping",
+			r.name, exampleFields)
+	}
+	for _, u := range unknown {
+		r.unknown.add(u)
 	}
 	if err := um.RenormalizeHeaders(func([]string) []string { return renamed }); err != nil {
 		return nil, fmt.Errorf("read %s header line: %w", r.name, err)

@@ -3,6 +3,7 @@ package reader
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/bulkload/bulkload/lead"
@@ -19,6 +20,10 @@ const maxKeyCache = 1024
 // A column of that name is recognised and ignored, so a fixed rejects file
 // feeds straight back in.
 const errorColumn = "error"
+
+// exampleFields names a few fields for the error of a header that names
+// none, so the partner sees what a header looks like.
+const exampleFields = "firstName, lastName, dateOfBirth, email, zipCode"
 
 // ignoreTarget is the mapping-file target that drops a column on purpose.
 const ignoreTarget = "-"
@@ -209,3 +214,38 @@ func shortName(s string) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// dateLayouts are the date forms a header cell that is really a date of
+// birth may take; see looksLikeData.
+func dateLayouts() []string {
+	return []string{"2006-01-02", "2006/01/02", "01/02/2006", "1/2/2006", "01/02/06", "1/2/06",
+		"01-02-2006", "1-2-2006", "01-02-06", "02.01.2006", "2.1.2006", "20060102",
+		"Jan 2 2006", "Jan 2, 2006", "January 2, 2006", "2 Jan 2006", "2-Jan-2006", "02-Jan-06", "2-Jan-06"}
+}
+
+// looksLikeData reports whether a header name that resolves to no field
+// looks like a cell of data rather than a column name: 4 or more digits (an
+// SSN, a phone, a ZIP, a year), an '@' (an email) or a date. Such a name is
+// never reported as it is, because a file whose header line is missing or
+// shifted would otherwise put an SSN or a date of birth into a log line.
+func looksLikeData(name string) bool {
+	if strings.ContainsRune(name, '@') {
+		return true
+	}
+	digits := 0
+	for _, r := range name {
+		if unicode.IsDigit(r) {
+			digits++
+		}
+	}
+	if digits >= 4 {
+		return true
+	}
+	s := strings.TrimSpace(name)
+	for _, layout := range dateLayouts() {
+		if _, err := time.Parse(layout, s); err == nil {
+			return true
+		}
+	}
+	return false
+}

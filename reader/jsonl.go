@@ -161,7 +161,11 @@ func (s *jsonlSource) parse(line []byte, v *lead.Values) error {
 		res := s.resolve(rawKey)
 		switch res.kind {
 		case colUnknown:
-			s.r.unknown.add(shortName(jsonString(rawKey)))
+			if key := jsonString(rawKey); looksLikeData(key) {
+				s.r.unknown.add("(a key: name withheld, it looks like data)")
+			} else {
+				s.r.unknown.add(shortName(key))
+			}
 		case colField:
 			if set[res.field] {
 				s.r.unknown.add(duplicateName(shortName(jsonString(rawKey)), res.field))

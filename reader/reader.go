@@ -239,7 +239,11 @@ func (r *Reader) Next() (Record, error) {
 // Unknown returns the column names that match no LeadInput field, each once,
 // in first-seen order (CSV: from the header; JSONL: keys as they appear so
 // far). A column whose field an earlier column already took is listed as a
-// duplicate. The rejects "error" column is known and not listed.
+// duplicate. The rejects "error" column is known and not listed. A name
+// that looks like data (4 or more digits, an '@', a date) is listed as
+// withheld, never as its text, so the list is safe to log; a CSV header
+// that names no known column at all is refused by NewReader as a likely
+// missing header line.
 func (r *Reader) Unknown() []string { return r.unknown.list() }
 
 // Format returns the input's format, as given or as picked from the name.

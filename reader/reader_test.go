@@ -497,3 +497,51 @@ func TestBytesReadConcurrent(t *testing.T) {
 		t.Errorf("read %d rows, BytesRead() = %d, want 50000 rows and %d bytes", rows, r.BytesRead(), len(in))
 	}
 }
+
+// TestHeaderless checks that a CSV file without a header line stops the run
+// with an error that quotes none of its first row, and that a header cell
+// that looks like data is withheld from Unknown.
+func TestHeaderless(t *testing.T) {
+	secrets := []string{"123-45-6789", "123456789", "1980-01-02", "01/02/1980", "ann@example.com", "Lee"}
+	cases := []struct {
+		name    string
+		file    string
+		in      string
+		wantErr string
+		unknown []string
+	}{
+		{name: "no header line", file: "a.csv",
+			in:      "Ann,Lee,123-45-6789,1980-01-02,ann@example.com\nBob,Ray,987-65-4321,1970-03-04,bob@example.com\n",
+			wantErr: "read a.csv: the first line names no known column (firstName, lastName, dateOfBirth, email, zipCode, ...); does the file lack a header line? Add one, or map the columns with --mapping"},
+		{name: "no header line, ssn without dashes", file: "a.csv", in: "123456789;01/02/1980\n987654321;03/04/1970\n",
+			wantErr: "the first line names no known column"},
+		{name: "one cell is a synonym", file: "a.csv",
+			in:      "Ann,Mobile,123-45-6789,1980-01-02,ann@example.com,1/2/80,Lee\nBob,Austin,987-65-4321,1970-03-04,bob@example.com,3/4/70,Ray\n",
+			unknown: []string{"Ann", "(column 3: name withheld, it looks like data)", "(column 4: name withheld, it looks like data)", "(column 5: name withheld, it looks like data)", "(column 6: name withheld, it looks like data)", "Lee"}},
+		{name: "jsonl keys", file: "a.jsonl", in: "{\"fname\":\"A\",\"123-45-6789\":1,\"ann@example.com\":2,\"1980-01-02\":3,\"Notes\":4}\n",
+			unknown: []string{"(a key: name withheld, it looks like data)", "Notes"}},
+		{name: "real header kept", file: "a.csv", in: "fname,Address 2,utm_source,Q4 2024 notes\nAnn,,,\n",
+			unknown: []string{"utm_source", "(column 4: name withheld, it looks like data)"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, unknown, err := readAll(t, []byte(tc.in), tc.file, Options{})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("read(%q) error = %v, want it to contain %q", tc.in, err, tc.wantErr)
+				}
+			} else if err != nil {
+				t.Fatalf("read(%q) error = %v", tc.in, err)
+			}
+			if tc.unknown != nil && !slices.Equal(unknown, tc.unknown) {
+				t.Errorf("read(%q) Unknown() = %q, want %q", tc.in, unknown, tc.unknown)
+			}
+			out := fmt.Sprint(err, unknown)
+			for _, s := range secrets {
+				if strings.Contains(out, s) && !slices.Contains(tc.unknown, s) {
+					t.Errorf("read(%q) error and Unknown() = %q, quote %q", tc.in, out, s)
+				}
+			}
+		})
+	}
+}
