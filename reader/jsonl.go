@@ -115,6 +115,8 @@ func (s *jsonlSource) next() (Record, error) {
 
 // parse reads one line's object into v. Strings are taken as they are,
 // numbers as their literal text, booleans as "true"/"false" and null as "".
+// A known key holding an object or an array makes the row malformed; an
+// unknown key is reported once through Unknown whatever it holds.
 // encoding/json validates the line (json.Valid) and decodes escaped
 // strings; the walk over the validated object is done here, because
 // json.Decoder.Token costs hundreds of allocations a line.
@@ -133,18 +135,21 @@ func (s *jsonlSource) parse(line []byte, v *lead.Values) error {
 		rawKey := line[p:keyEnd]
 		p = skipSpace(line, keyEnd)
 		p = skipSpace(line, p+1) // the colon
+		res := s.resolve(rawKey)
 		var text string
 		switch c := line[p]; {
 		case c == '"':
 			end := stringEnd(line, p)
 			text = jsonString(line[p:end])
 			p = end
+		case (c == '{' || c == '[') && res.kind != colField:
+			p = containerEnd(line, p) // an unknown or ignored key: its value does not matter
 		case c == '{' || c == '[':
 			kind := "an object"
 			if c == '[' {
 				kind = "an array"
 			}
-			return fmt.Errorf("key %q holds %s; each key must hold a string, number, true, false or null", shortName(jsonString(rawKey)), kind)
+			return fmt.Errorf("key %q holds %s; a known key must hold a string, number, true, false or null", shortName(jsonString(rawKey)), kind)
 		case c == 't':
 			text, p = "true", p+4
 		case c == 'f':
@@ -158,7 +163,6 @@ func (s *jsonlSource) parse(line []byte, v *lead.Values) error {
 			}
 			text, p = string(line[p:end]), end
 		}
-		res := s.resolve(rawKey)
 		switch res.kind {
 		case colUnknown:
 			if key := jsonString(rawKey); looksLikeData(key) {
@@ -198,6 +202,26 @@ func stringEnd(b []byte, p int) int {
 			i++
 		case '"':
 			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// containerEnd returns the offset just after the object or array starting
+// at p in a validated line.
+func containerEnd(b []byte, p int) int {
+	depth := 0
+	for i := p; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = stringEnd(b, i) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
 		}
 	}
 	return len(b)
