@@ -272,7 +272,7 @@ func (s *jsonlSource) resolve(rawKey []byte) colRes {
 func notJSON(err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return fmt.Errorf("not valid JSON at byte %d of the line", se.Offset)
+		return fmt.Errorf("not valid JSON at byte %d; check the line is one JSON object", se.Offset)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return errors.New("not valid JSON: the object is not closed")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -217,7 +218,7 @@ func TestJSONL(t *testing.T) {
 		{name: "bom crlf blank lines", file: "a.ndjson", in: "\ufeff{\"fname\":\"Ann\"}\r\n\r\n  \n{\"fname\":\"Bob\"}\r\n",
 			want: []string{"1@1 firstName=Ann", "2@4 firstName=Bob"}},
 		{name: "not json then goes on", file: "a.jsonl", in: "{\"fname\":\"Ann\"}\nfname,Bob\n{\"fname\":\"Cy\"}\n",
-			want: []string{"1@1 firstName=Ann", "2@2 ERR: row 2 (line 2): not valid JSON at byte 2 of the line", "3@3 firstName=Cy"}},
+			want: []string{"1@1 firstName=Ann", "2@2 ERR: row 2 (line 2): not valid JSON at byte 2; check the line is one JSON object", "3@3 firstName=Cy"}},
 		{name: "not an object", file: "a.jsonl", in: "[1,2]\n\"x\"\n",
 			want: []string{"1@1 ERR: row 1 (line 1): the line is not a JSON object", "2@2 ERR: row 2 (line 2): the line is not a JSON object"}},
 		{name: "array value", file: "a.jsonl", in: "{\"fname\":\"Ann\",\"phone\":[\"1\"]}\n",
@@ -547,6 +548,40 @@ func TestHeaderless(t *testing.T) {
 				if strings.Contains(out, s) && !slices.Contains(tc.unknown, s) {
 					t.Errorf("read(%q) error and Unknown() = %q, quote %q", tc.in, out, s)
 				}
+			}
+		})
+	}
+}
+
+// positionsPattern mirrors cmd/bulkload's pattern that strips positions from
+// a malformed row's error to group the same problem on many rows into one
+// reason; the reasons here must read whole once it has run.
+const positionsPattern = `( at)? ?\b(row|line|lines|column|byte) \d+(-\d+)?( \((line|lines) \d+(-\d+)?\))?( column \d+)?:?`
+
+// TestReasonsWithoutPositions checks that a malformed row's error, its
+// positions stripped the way the CLI strips them, still reads as a sentence.
+func TestReasonsWithoutPositions(t *testing.T) {
+	positions := regexp.MustCompile(positionsPattern)
+	cases := []struct{ name, file, in, want string }{
+		{"not json", "a.jsonl", "{\"fname\":\"Ann\"}\nfname,Bob\n", "not valid JSON; check the line is one JSON object"},
+		{"not json late", "a.jsonl", "{\"fname\":\"Ann\",}\n", "not valid JSON; check the line is one JSON object"},
+		{"bare quote", "a.csv", "fname,zip\nA\"nn,1\n", "a quote inside an unquoted field; quote the field and double its quotes: bare \" in non-quoted-field"},
+		{"field count", "a.csv", "fname,zip\nAnn\n", "1 fields, header has 2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, _, err := readAll(t, []byte(tc.in), tc.file, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, rec := range recs {
+				if rec.Err != nil {
+					got = append(got, strings.TrimSpace(positions.ReplaceAllString(rec.Err.Error(), "")))
+				}
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("read(%q) reasons without positions = %q, want [%q]", tc.in, got, tc.want)
 			}
 		})
 	}
