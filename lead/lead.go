@@ -48,39 +48,59 @@ const (
 	NumFields
 )
 
-var fieldNames = [NumFields]string{
-	FirstName:                "firstName",
-	LastName:                 "lastName",
-	DateOfBirth:              "dateOfBirth",
-	Email:                    "email",
-	HomePhone:                "homePhone",
-	CellPhone:                "cellPhone",
-	Address1:                 "address1",
-	Address2:                 "address2",
-	City:                     "city",
-	State:                    "state",
-	ZipCode:                  "zipCode",
-	LoanAmount:               "loanAmount",
-	LeadID:                   "leadId",
-	Ref:                      "ref",
-	TrustedformCertificateID: "trustedformCertificateID",
-	SocialSecurityNumber:     "socialSecurityNumber",
-	GrossAnnualIncome:        "grossAnnualIncome",
-	MonthlyIncome:            "monthlyIncome",
-	ResidenceTypeID:          "residenceTypeId",
-	IncomeSourceID:           "incomeSourceId",
-	LoanPurposeID:            "loanPurposeId",
-	TermsConsent:             "termsConsent",
-	CoApplicant:              "coApplicant",
-	LeadSourceID:             "leadSourceId",
-}
-
 // String returns the field's name as the interface spells it.
 func (f Field) String() string {
-	if f < 0 || f >= NumFields {
-		return fmt.Sprintf("Field(%d)", int(f))
+	switch f {
+	case FirstName:
+		return "firstName"
+	case LastName:
+		return "lastName"
+	case DateOfBirth:
+		return "dateOfBirth"
+	case Email:
+		return "email"
+	case HomePhone:
+		return "homePhone"
+	case CellPhone:
+		return "cellPhone"
+	case Address1:
+		return "address1"
+	case Address2:
+		return "address2"
+	case City:
+		return "city"
+	case State:
+		return "state"
+	case ZipCode:
+		return "zipCode"
+	case LoanAmount:
+		return "loanAmount"
+	case LeadID:
+		return "leadId"
+	case Ref:
+		return "ref"
+	case TrustedformCertificateID:
+		return "trustedformCertificateID"
+	case SocialSecurityNumber:
+		return "socialSecurityNumber"
+	case GrossAnnualIncome:
+		return "grossAnnualIncome"
+	case MonthlyIncome:
+		return "monthlyIncome"
+	case ResidenceTypeID:
+		return "residenceTypeId"
+	case IncomeSourceID:
+		return "incomeSourceId"
+	case LoanPurposeID:
+		return "loanPurposeId"
+	case TermsConsent:
+		return "termsConsent"
+	case CoApplicant:
+		return "coApplicant"
+	case LeadSourceID:
+		return "leadSourceId"
 	}
-	return fieldNames[f]
+	return fmt.Sprintf("Field(%d)", int(f))
 }
 
 // Sensitive reports whether the field's value must never appear in a log, an
@@ -92,9 +112,9 @@ func (f Field) Sensitive() bool {
 // FieldByName returns the field whose wire name is name, compared exactly.
 // Loose matching of partner headers is the reader's job.
 func FieldByName(name string) (Field, bool) {
-	for f, n := range fieldNames {
-		if n == name {
-			return Field(f), true
+	for f := Field(0); f < NumFields; f++ {
+		if f.String() == name {
+			return f, true
 		}
 	}
 	return 0, false

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -54,7 +55,7 @@ func (o *inputOptions) resultsPath(input string) string {
 		return "stdin.results.csv"
 	}
 	base := filepath.Base(input)
-	for _, ext := range []string{".gz", ".csv", ".jsonl", ".ndjson", ".txt"} {
+	for _, ext := range []string{".gz", ".csv", ".tsv", ".jsonl", ".ndjson", ".txt"} {
 		base = strings.TrimSuffix(base, ext)
 	}
 	return filepath.Join(filepath.Dir(input), base+".results.csv")
@@ -87,6 +88,27 @@ func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 	return opts, nil
 }
 
+// checkOutputs refuses output paths that name the input file itself:
+// writing results or rejects over a partner's export would destroy it.
+func checkOutputs(input string, outputs map[string]string) error {
+	if input == "-" {
+		return nil
+	}
+	in, err := os.Stat(input)
+	if err != nil {
+		return nil // openSource reports it
+	}
+	for flag, path := range outputs {
+		if path == "" {
+			continue
+		}
+		if out, err := os.Stat(path); err == nil && os.SameFile(in, out) {
+			return usageErrorf("%s %s is the input file: choose another path, it would be overwritten", flag, path)
+		}
+	}
+	return nil
+}
+
 // source is the reading and validating stage shared by validate and upload:
 // it owns the input file, the reader, the mapper and the rejects file. It is
 // used by one goroutine.
@@ -104,6 +126,8 @@ type source struct {
 	rejects     *reader.Rejects
 
 	sawLeadSource bool
+	positions     *regexp.Regexp // compiled positionsPattern
+	stdin         io.Reader      // closed by close to unblock a read of a pipe
 
 	// Reading runs in its own goroutine, a batch ahead of mapping, so that
 	// parsing and validating use both cores. Batches are recycled through
@@ -147,11 +171,12 @@ type item struct {
 	reason string
 }
 
-// positions matches the row, line and column numbers of a reader error.
-var positions = regexp.MustCompile(`( at)? ?\b(row|line|column|byte) \d+( \(line \d+\))?( column \d+)?:?`)
+// positionsPattern matches the row, line and column numbers of a reader
+// error ("row 20 (line 25): ", " at line 27 column 5").
+const positionsPattern = `( at)? ?\b(row|line|lines|column|byte) \d+(-\d+)?( \((line|lines) \d+(-\d+)?\))?( column \d+)?:?`
 
 // malformedReason turns a reader error into a reason without positions.
-func malformedReason(err error) string {
+func malformedReason(positions *regexp.Regexp, err error) string {
 	msg := positions.ReplaceAllString(err.Error(), "")
 	msg = strings.ReplaceAll(msg, "; ", ", ")
 	return "malformed record: " + strings.TrimSpace(msg)
@@ -166,7 +191,7 @@ func (it item) summaryRow() report.Row {
 	return r
 }
 
-func openSource(name string, stdin io.Reader, o *inputOptions, log *slog.Logger) (*source, error) {
+func openSource(ctx context.Context, name string, stdin io.Reader, o *inputOptions, log *slog.Logger) (*source, error) {
 	var mapping *mapper.Mapping
 	if o.mapping != "" {
 		m, err := mapper.LoadMapping(o.mapping)
@@ -180,10 +205,11 @@ func openSource(name string, stdin io.Reader, o *inputOptions, log *slog.Logger)
 		return nil, err
 	}
 
-	s := &source{name: name, sha: sha256.New(), size: -1, log: log}
+	s := &source{name: name, sha: sha256.New(), size: -1, log: log, positions: regexp.MustCompile(positionsPattern)}
 	var in io.Reader
 	if name == "-" {
 		in = stdin
+		s.stdin = stdin
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
@@ -195,9 +221,12 @@ func openSource(name string, stdin io.Reader, o *inputOptions, log *slog.Logger)
 		s.file = f
 		in = f
 	}
-	r, err := reader.NewReader(io.TeeReader(in, s.sha), name, ropts)
+	r, err := newReader(ctx, io.TeeReader(in, s.sha), s.stdin, name, ropts)
 	if err != nil {
 		s.close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, usageErrorf("input %s: %v", name, err)
 	}
 	s.r = r
@@ -222,10 +251,40 @@ func openSource(name string, stdin io.Reader, o *inputOptions, log *slog.Logger)
 	return s, nil
 }
 
+// newReader opens the reader, which reads the header (and sniffs the
+// delimiter) before it returns, without letting an idle standard input
+// hold off cancellation: on ctx's end stdin is closed, which unblocks it.
+func newReader(ctx context.Context, in io.Reader, stdin io.Reader, name string, opts reader.Options) (*reader.Reader, error) {
+	c, ok := stdin.(io.Closer)
+	if !ok {
+		return reader.NewReader(in, name, opts)
+	}
+	type opened struct {
+		r   *reader.Reader
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		r, err := reader.NewReader(in, name, opts)
+		done <- opened{r, err}
+	}()
+	select {
+	case o := <-done:
+		return o.r, o.err
+	case <-ctx.Done():
+		c.Close()
+		o := <-done
+		if o.r != nil {
+			o.r.Close()
+		}
+		return nil, ctx.Err()
+	}
+}
+
 // next returns the next row, validated. io.EOF ends the input; any other
 // error means the input cannot be read on and the run stops.
-func (s *source) next() (item, error) {
-	rec, err := s.nextRecord()
+func (s *source) next(ctx context.Context) (item, error) {
+	rec, err := s.nextRecord(ctx)
 	if err != nil {
 		return item{}, err
 	}
@@ -241,7 +300,7 @@ func (s *source) next() (item, error) {
 	if rec.Err != nil {
 		it.row.Status = report.StatusInvalid
 		it.row.Error = "malformed record: " + rec.Err.Error()
-		it.reason = malformedReason(rec.Err)
+		it.reason = malformedReason(s.positions, rec.Err)
 	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
 		it.row.Status = report.StatusInvalid
 		it.row.Error = errs.Error()
@@ -309,7 +368,7 @@ func (s *source) readLoop() {
 
 // nextRecord returns the next record from the reading goroutine. The
 // record is valid until the call after next.
-func (s *source) nextRecord() (*reader.Record, error) {
+func (s *source) nextRecord(ctx context.Context) (*reader.Record, error) {
 	for s.cur == nil || s.pos >= len(s.cur.recs) {
 		if s.cur != nil {
 			if err := s.cur.err; err != nil {
@@ -321,7 +380,14 @@ func (s *source) nextRecord() (*reader.Record, error) {
 			s.free <- s.cur // never blocks: free holds every batch
 			s.cur = nil
 		}
-		b, ok := <-s.full
+		var b *batch
+		var ok bool
+		select {
+		case b, ok = <-s.full:
+		case <-ctx.Done():
+			// The reader may be blocked on a slow pipe: stop waiting.
+			return nil, ctx.Err()
+		}
 		if !ok {
 			return nil, io.EOF
 		}
@@ -377,6 +443,15 @@ func (s *source) close() error {
 	var errs []error
 	if s.stop != nil {
 		close(s.stop)
+		// A read of standard input can block forever (a pipe whose writer
+		// is idle, a terminal); closing it is what unblocks the reader.
+		if c, ok := s.stdin.(io.Closer); ok {
+			select {
+			case <-s.readDone:
+			default:
+				c.Close()
+			}
+		}
 		<-s.readDone
 		s.warnColumns()
 	}

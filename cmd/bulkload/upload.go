@@ -171,6 +171,9 @@ func (u *uploader) run(ctx context.Context) int {
 	e := u.env
 	resultsPath := u.in.resultsPath(u.input)
 
+	if err := checkOutputs(u.input, map[string]string{"--results": resultsPath, "--rejects": u.in.rejects}); err != nil {
+		return exitFor(e.stderr, err)
+	}
 	var state *report.State
 	if u.up.resume {
 		st, err := report.LoadState(resultsPath)
@@ -231,7 +234,7 @@ func (u *uploader) run(ctx context.Context) int {
 		return u.authFailure(ctx, err)
 	}
 
-	src, err := openSource(u.input, e.stdin, u.in, u.log)
+	src, err := openSource(ctx, u.input, e.stdin, u.in, u.log)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
@@ -281,12 +284,8 @@ func (u *uploader) run(ctx context.Context) int {
 		return exitInterrupted
 	case runErr != nil:
 		return exitFor(e.stderr, runErr)
-	case sum.Check() != nil:
-		return exitRowsFailed
-	case sum.Invalid+sum.Failed+sum.SubmitFailed > 0:
-		return exitRowsFailed
 	}
-	return exitOK
+	return rowsStatus(sum)
 }
 
 func (u *uploader) authFailure(ctx context.Context, err error) int {
@@ -318,9 +317,9 @@ func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *re
 			if ctx.Err() != nil || gctx.Err() != nil {
 				return nil
 			}
-			it, err := src.next()
-			if errors.Is(err, io.EOF) {
-				return nil
+			it, err := src.next(ctx)
+			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				return nil // end of input, or interrupted: calls in flight drain
 			}
 			if err != nil {
 				return err

@@ -53,7 +53,18 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		return exitInterrupted
 	case err != nil:
 		return exitFor(e.stderr, err)
-	case sum.Check() != nil || sum.Invalid > 0:
+	}
+	return rowsStatus(sum)
+}
+
+// rowsStatus is the exit status of a run that went through its input: 0
+// only when the accounting holds and every row ended valid, processed or
+// submitted.
+func rowsStatus(sum *report.Summary) int {
+	if sum.Check() != nil {
+		return exitRowsFailed
+	}
+	if sum.Invalid+sum.Failed+sum.SubmitFailed+sum.Created+sum.Unknown > 0 {
 		return exitRowsFailed
 	}
 	return exitOK
@@ -62,13 +73,16 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 // validateFile reads, maps and records every row of the input. It returns
 // the summary even when it stops early, so that what was done is reported.
 func validateFile(ctx context.Context, name string, e *env, in *inputOptions, log *slog.Logger) (*report.Summary, error) {
-	src, err := openSource(name, e.stdin, in, log)
+	resultsPath := in.resultsPath(name)
+	if err := checkOutputs(name, map[string]string{"--results": resultsPath, "--rejects": in.rejects}); err != nil {
+		return nil, err
+	}
+	src, err := openSource(ctx, name, e.stdin, in, log)
 	if err != nil {
 		return nil, err
 	}
 	defer src.close()
 
-	resultsPath := in.resultsPath(name)
 	w, err := report.Create(resultsPath)
 	if err != nil {
 		return nil, fmt.Errorf("results file: %w", err)
@@ -81,8 +95,13 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 			err = ctx.Err()
 			break
 		}
-		it, rerr := src.next()
+		it, rerr := src.next(ctx)
 		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			err = ctx.Err()
 			break
 		}
 		if rerr != nil {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bulkload/bulkload/report"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -216,6 +218,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bad encoding", []string{"validate", "--encoding", "ebcdic", "--results", filepath.Join(dir, "r.csv"), filepath.Join(samples, "leads.csv")}, "ebcdic"},
 		{"bad delimiter", []string{"validate", "--delimiter", "ab", filepath.Join(samples, "leads.csv")}, "--delimiter"},
 		{"unknown flag", []string{"validate", "--frob", filepath.Join(samples, "leads.csv")}, "frob"},
+		{"results over the input", []string{"validate", "--results", filepath.Join(samples, "leads.csv"), filepath.Join(samples, "leads.csv")}, "is the input file"},
+		{"rejects over the input", []string{"validate", "--rejects", filepath.Join(samples, "leads.csv"), "--results", filepath.Join(dir, "r.csv"), filepath.Join(samples, "leads.csv")}, "is the input file"},
 		{"stdin without format", []string{"validate", "--results", filepath.Join(dir, "r.csv"), "-"}, "format"},
 		{"upload without settings", []string{"upload", filepath.Join(samples, "leads.csv")}, "--simulate"},
 		{"upload bad concurrency", []string{"upload", "--simulate", "--concurrency", "0", filepath.Join(samples, "leads.csv")}, "--concurrency"},
@@ -328,5 +332,44 @@ func TestSummaryHashesWholeInput(t *testing.T) {
 	}
 	if got := readSummaryJSON(t, summary)["inputSha256"]; got != want {
 		t.Errorf("interrupted run: summary inputSha256 = %v, want %s", got, want)
+	}
+}
+
+func TestRowsStatus(t *testing.T) {
+	cases := []struct {
+		name string
+		sum  report.Summary
+		want int
+	}{
+		{"all valid", report.Summary{Mode: "validate", RowsRead: 3, Valid: 3}, exitOK},
+		{"one invalid", report.Summary{Mode: "validate", RowsRead: 3, Valid: 2, Invalid: 1}, exitRowsFailed},
+		{"rows unaccounted", report.Summary{Mode: "validate", RowsRead: 4, Valid: 3}, exitRowsFailed},
+		{"more counted than read", report.Summary{Mode: "upload", RowsRead: 2, Processed: 3}, exitRowsFailed},
+		{"all sent", report.Summary{Mode: "upload", RowsRead: 3, Processed: 1, Submitted: 2}, exitOK},
+		{"submit failed", report.Summary{Mode: "upload", RowsRead: 3, Processed: 2, SubmitFailed: 1}, exitRowsFailed},
+		{"failed", report.Summary{Mode: "upload", RowsRead: 1, Failed: 1}, exitRowsFailed},
+		{"left created", report.Summary{Mode: "upload", RowsRead: 1, Created: 1}, exitRowsFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := rowsStatus(&tc.sum); got != tc.want {
+				t.Errorf("rowsStatus(%+v) = %d, want %d", tc.sum, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestUnknownColumnsReportedOnce checks the messy sample's unknown column
+// is named on stderr exactly once, however many rows carry it.
+func TestUnknownColumnsReportedOnce(t *testing.T) {
+	res := runCLI(t, nil, "validate", "--results", filepath.Join(t.TempDir(), "r.csv"), filepath.Join(samples, "messy.csv"))
+	if res.code != exitRowsFailed {
+		t.Fatalf("exit = %d\n%s", res.code, res.stderr)
+	}
+	if n := strings.Count(res.stderr, "Sales Rep"); n != 1 {
+		t.Errorf("unknown column \"Sales Rep\" named %d times on stderr, want once:\n%s", n, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "level=WARN") {
+		t.Errorf("unknown columns are not a warning:\n%s", res.stderr)
 	}
 }
