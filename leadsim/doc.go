@@ -12,7 +12,12 @@
 //
 //	{"errors":[{"message":"Unauthorized","extensions":{"code":"UNAUTHENTICATED"}}]}
 //
-// createLead runs a deterministic workflow, evaluated in order:
+// createLead first checks the formats of the spec's section 8 (dateOfBirth
+// YYYY-MM-DD and a real date, phones 10 digits, SSN 9 digits, zip 5 digits,
+// state two letters A-Z); a violation is a GraphQL error per field with
+// extensions.code BAD_USER_INPUT in a 200 answer, naming the field and rule
+// but never the value, and no lead is created. Otherwise it runs a
+// deterministic workflow, evaluated in order:
 //
 //  1. termsConsent not true: 1001, "Terms consent not given; lead not processed".
 //  2. Same SSN, or same email and homePhone, as an earlier processed lead of

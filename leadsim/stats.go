@@ -33,6 +33,7 @@ const (
 	RejectTokenFault503        = "token_fault_503"
 	RejectGraphQLValidation    = "graphql_validation"
 	RejectSubmitRefused        = "submit_refused"
+	RejectBadUserInput         = "bad_user_input" // createLead input breaks a format of the spec's section 8; no lead is created
 )
 
 // Stats is a snapshot of the simulator's counters, for tests and for
@@ -43,10 +44,10 @@ type Stats struct {
 	// dropped connection counts under status 0.
 	Requests     map[string]map[int]int `json:"requests"`
 	TokensIssued int                    `json:"tokensIssued"`
-	// CreateCalls counts createLead calls that reached the workflow, per
+	// CreateCalls counts createLead calls that reached the resolver, per
 	// input leadId ("" for leads without one), including calls whose
-	// connection was then dropped: a value above 1 means a lead was sent
-	// more than once.
+	// connection was then dropped and calls refused as BAD_USER_INPUT: a
+	// value above 1 means a lead was sent more than once.
 	CreateCalls     map[string]int `json:"createCalls"`
 	LeadsCreated    int            `json:"leadsCreated"`
 	Submissions     int            `json:"submissions"` // submitLead successes + automatic submissions
@@ -103,6 +104,15 @@ func (c *counters) created(leadID string, code int, autoSubmitted bool) {
 		c.st.Submissions++
 		c.st.AutoSubmissions++
 	}
+	c.mu.Unlock()
+}
+
+// refused counts a createLead call refused as BAD_USER_INPUT: a call, but
+// no lead.
+func (c *counters) refused(leadID string) {
+	c.mu.Lock()
+	c.st.CreateCalls[leadID]++
+	c.st.Rejections[RejectBadUserInput]++
 	c.mu.Unlock()
 }
 

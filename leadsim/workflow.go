@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -273,6 +274,16 @@ func (r resolver) CreateLead(ctx context.Context, in leadapi.LeadInput) (*leadap
 	if !p.canWrite {
 		r.s.stats.reject(RejectForbidden)
 		return nil, errForbidden(OpCreateLead, RoleWrite)
+	}
+	if errs := checkLeadInput(&in); errs != nil {
+		fields := make([]string, len(errs))
+		for i, e := range errs {
+			fields[i] = e.Message // "<field>: <rule>", never the value
+			graphql.AddError(ctx, e)
+		}
+		r.s.stats.refused(strOr(in.LeadID))
+		r.s.log.Debug("lead refused", "client_id", p.client.ID, "partner_lead_id", strOr(in.LeadID), "violations", fields)
+		return nil, nil
 	}
 	rec := r.s.store.createLead(p.client, &in)
 	r.s.stats.created(rec.partnerLeadID, rec.code, rec.submitted)

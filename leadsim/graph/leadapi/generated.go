@@ -268,6 +268,14 @@ var sources = []*ast.Source{
 # Where the spec says "not shown", the simulator's choice is marked
 # ASSUMPTION below and repeated in leadsim/README.md and leadsim/RULES.md.
 #
+# Formats of createLead's input, checked before the workflow (see RULES.md):
+#  dateOfBirth YYYY-MM-DD and a real date; homePhone, cellPhone 10 digits;
+#  socialSecurityNumber 9 digits; zipCode 5 digits; state two letters A-Z.
+#  Absent fields are not checked; "" is. Each violation is one GraphQL error
+#  (HTTP 200, createLead null) with extensions.code BAD_USER_INPUT and a
+#  message "<field>: <rule>" that never quotes the value. No lead is created.
+#  ASSUMPTION: the spec says input validation error shapes are "not shown".
+#
 # Workflow of createLead (deterministic, evaluated in order; see RULES.md):
 #  1. termsConsent not true (false or absent): resultCode 1001,
 #     note "Terms consent not given; lead not processed", bidValue null.
@@ -275,10 +283,10 @@ var sources = []*ast.Source{
 #  2. Duplicate: an earlier processed lead (any partner) with the same SSN,
 #     or with the same email AND homePhone (both present): resultCode 1002,
 #     note "Duplicate of lead <id of the earlier lead>", bidValue null.
-#  3. No SSN: resultCode 1020, note "Processing complete: no SSN, credit
-#     report not pulled; not qualified", bidValue null.
+#  3. No SSN (absent or null): resultCode 1020, note "Processing complete:
+#     no SSN, credit report not pulled; not qualified", bidValue null.
 #  4. Credit pull: score = 300 + (last four SSN digits as an integer mod 551;
-#     non-digits ignored, fewer than four digits count as their value).
+#     the SSN is 9 digits by then).
 #     A credit report (new UUID, status "COMPLETE") is stored for the lead.
 #     score < 600: resultCode 1020, note "Processing complete: credit score
 #     below 600; not qualified", bidValue null.
@@ -299,10 +307,16 @@ caller"; set from the authenticated application), so a caller sending it
 gets a validation error.
 ASSUMPTION: the co-applicant fields are not shown in the spec and are not in
 the schema; coApplicant itself is accepted and ignored.
-ASSUMPTION: formats (10-digit phones, 9-digit SSN, 5-digit zip, two-letter
-state, YYYY-MM-DD) are not enforced by the schema. The workflow reads only
-the digits of socialSecurityNumber (an SSN without digits counts as none);
-email and homePhone are compared exactly for deduplication.
+ASSUMPTION: formats are not enforced by the schema but by createLead before
+its workflow: dateOfBirth YYYY-MM-DD and a real calendar date; homePhone and
+cellPhone exactly 10 digits; socialSecurityNumber exactly 9 digits; zipCode
+exactly 5 digits; state exactly two letters A-Z. An absent or null field is
+not checked; "" is. Each violation is one GraphQL error in an HTTP 200
+answer with extensions.code BAD_USER_INPUT and the message "<field>: <rule>"
+(e.g. "socialSecurityNumber: must be 9 digits"), never the value; no lead is
+created. The spec says input validation error shapes are "not shown": the
+code, status and wording are the simulator's choice. SSN, email and
+homePhone are compared exactly for deduplication.
 ASSUMPTION: Int is the GraphQL specification's 32-bit Int, and variables
 are coerced as the specification says: "5000" is not an Int and 5551234567
 is not a String.
@@ -359,7 +373,12 @@ type Query {
 }
 
 type Mutation {
-  "createLead runs the whole workflow (deduplication, credit pull, qualification) before it answers. Needs Lead.Write."
+  """
+  createLead checks the input's formats (a violation: createLead null and one
+  BAD_USER_INPUT error per field), then runs the whole workflow
+  (deduplication, credit pull, qualification) before it answers. Needs
+  Lead.Write.
+  """
   createLead(input: LeadInput!): Lead
   """
   submitLead submits a qualified lead (resultCode 1013-1017) of the calling

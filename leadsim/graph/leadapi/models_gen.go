@@ -25,10 +25,16 @@ type Lead struct {
 // gets a validation error.
 // ASSUMPTION: the co-applicant fields are not shown in the spec and are not in
 // the schema; coApplicant itself is accepted and ignored.
-// ASSUMPTION: formats (10-digit phones, 9-digit SSN, 5-digit zip, two-letter
-// state, YYYY-MM-DD) are not enforced by the schema. The workflow reads only
-// the digits of socialSecurityNumber (an SSN without digits counts as none);
-// email and homePhone are compared exactly for deduplication.
+// ASSUMPTION: formats are not enforced by the schema but by createLead before
+// its workflow: dateOfBirth YYYY-MM-DD and a real calendar date; homePhone and
+// cellPhone exactly 10 digits; socialSecurityNumber exactly 9 digits; zipCode
+// exactly 5 digits; state exactly two letters A-Z. An absent or null field is
+// not checked; "" is. Each violation is one GraphQL error in an HTTP 200
+// answer with extensions.code BAD_USER_INPUT and the message "<field>: <rule>"
+// (e.g. "socialSecurityNumber: must be 9 digits"), never the value; no lead is
+// created. The spec says input validation error shapes are "not shown": the
+// code, status and wording are the simulator's choice. SSN, email and
+// homePhone are compared exactly for deduplication.
 // ASSUMPTION: Int is the GraphQL specification's 32-bit Int, and variables
 // are coerced as the specification says: "5000" is not an Int and 5551234567
 // is not a String.
