@@ -82,7 +82,11 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	buf := e.bufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer e.bufs.Put(buf)
-	if _, err := buf.ReadFrom(http.MaxBytesReader(raw, r.Body, s.opts.MaxBodyBytes)); err != nil {
+	body := r.Body
+	if s.opts.MaxBodyBytes > 0 {
+		body = http.MaxBytesReader(raw, body, s.opts.MaxBodyBytes)
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			status = http.StatusRequestEntityTooLarge
 			s.stats.reject(RejectBodyTooLarge)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,6 +209,10 @@ func TestBodyTooLarge(t *testing.T) {
 	if r.status != http.StatusRequestEntityTooLarge || r.code() != "PAYLOAD_TOO_LARGE" {
 		t.Errorf("oversized createLead = %d %s, want 413", r.status, r.raw)
 	}
+	status, body := s.tokenForm(t, url.Values{"grant_type": {"client_credentials"}, "client_assertion": {strings.Repeat("x", 600)}})
+	if status != http.StatusRequestEntityTooLarge || body["error"] != "invalid_request" {
+		t.Errorf("oversized token request = %d %v, want 413 invalid_request", status, body["error"])
+	}
 	if got := s.Stats().Rejections[RejectBodyTooLarge]; got != 1 {
 		t.Errorf("Rejections[body_too_large] = %d, want 1", got)
 	}
@@ -377,5 +382,29 @@ func TestNewRejectsBadOptions(t *testing.T) {
 				t.Errorf("New(%s) succeeded, want an error", tc.name)
 			}
 		})
+	}
+}
+
+// TestNoBodyLimitByDefault: every realism knob is off by default, the body
+// limit too, in Options and in the flags of `bulkload sim`.
+func TestNoBodyLimitByDefault(t *testing.T) {
+	s := newSim(t, Options{})
+	tok := s.defaultToken(t)
+	in := applicant("huge", "")
+	in["address2"] = strings.Repeat("x", 3<<19) // 1.5 MiB, over the old 1 MiB default
+	if l := s.create(t, tok, in); l.ResultCode != CodeComplete {
+		t.Errorf("createLead of a 1.5 MiB body = %d %q, want %d", l.ResultCode, l.Note, CodeComplete)
+	}
+	if got := s.Stats().Rejections[RejectBodyTooLarge]; got != 0 {
+		t.Errorf("Rejections[body_too_large] = %d, want 0", got)
+	}
+	var o Options
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	o.RegisterFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if o.MaxBodyBytes != 0 {
+		t.Errorf("--max-body default = %d, want 0 (no limit)", o.MaxBodyBytes)
 	}
 }

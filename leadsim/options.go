@@ -21,7 +21,6 @@ const (
 	DefaultTenantID      = "sim-tenant"
 	DefaultAppID         = "sim-debt-core"
 	DefaultTokenLifetime = 3599 * time.Second
-	DefaultMaxBodyBytes  = 1 << 20
 	DefaultClientID      = "bulkload-sim-client"
 	DefaultClientSecret  = "bulkload-sim-secret"
 )
@@ -75,7 +74,7 @@ type Options struct {
 	Fail503, Fail500, DropAfter float64
 	TokenFail503                float64 // fraction of token requests answered 503
 
-	MaxBodyBytes   int64         // default 1 MiB; over it: 413
+	MaxBodyBytes   int64         // largest request body of every route; over it: 413; 0 = no limit (the spec shows none)
 	RotateKeyEvery time.Duration // 0 = never; else the signing key is replaced every interval (old tokens become invalid)
 	Seed           int64         // faults and jitter are drawn from a source seeded with it
 
@@ -137,11 +136,8 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("leadsim options: %s fraction %v is outside [0,1]", name, f)
 		}
 	}
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
-	}
 	if o.MaxBodyBytes < 0 {
-		return o, errors.New("leadsim options: max body size is negative: use a size > 0")
+		return o, errors.New("leadsim options: max body size is negative: use 0 (no limit) or a size > 0")
 	}
 	if o.RotateKeyEvery < 0 {
 		return o, errors.New("leadsim options: key rotation interval is negative: use 0 (never) or a positive interval")
@@ -174,9 +170,6 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	if o.TokenLifetime == 0 {
 		o.TokenLifetime = DefaultTokenLifetime
 	}
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
-	}
 	c := &o.Clients[0]
 	fs.StringVar(&o.TenantID, "tenant-id", o.TenantID, "tenant id of the simulated identity provider (token URL is BASE/TENANT/oauth2/v2.0/token)")
 	fs.StringVar(&o.AppID, "app-id", o.AppID, "the API's app id: scope is api://APP-ID/.default and tokens' audience is APP-ID")
@@ -197,6 +190,6 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.DropAfter, "drop-after", o.DropAfter, "fraction of createLead/submitLead requests processed, then answered by dropping the connection")
 	fs.Float64Var(&o.TokenFail503, "token-fail-503", o.TokenFail503, "fraction of token requests answered 503")
 	fs.DurationVar(&o.RotateKeyEvery, "rotate-key-every", o.RotateKeyEvery, "replace the signing key at this interval, revoking every token issued before; 0 = never")
-	fs.Int64Var(&o.MaxBodyBytes, "max-body", o.MaxBodyBytes, "largest request body in bytes; over it: 413")
+	fs.Int64Var(&o.MaxBodyBytes, "max-body", o.MaxBodyBytes, "largest request body in bytes; over it: 413; 0 = no limit")
 	fs.Int64Var(&o.Seed, "seed", o.Seed, "seed of the random source of faults and jitter")
 }

@@ -260,7 +260,9 @@ func (s *Server) checkTokenRequest(w http.ResponseWriter, r *http.Request) (*tok
 	if tenant != s.opts.TenantID {
 		return &tokenError{http.StatusBadRequest, "invalid_request", 90002, fmt.Sprintf("Tenant '%s' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.", tenant)}, nil
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	if s.opts.MaxBodyBytes > 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	}
 	if err := r.ParseForm(); err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			return &tokenError{http.StatusRequestEntityTooLarge, "invalid_request", 90056, "The request body is too large."}, nil
