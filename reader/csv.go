@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gocarina/gocsv"
@@ -79,6 +80,7 @@ func (c *csvRow) values() lead.Values {
 // tee below the csv.Reader.
 type csvSource struct {
 	r         *Reader
+	br        *bufio.Reader // below cr, above tee; reused by restart
 	cr        *csv.Reader
 	um        *gocsv.Unmarshaller
 	tee       *tee
@@ -87,7 +89,18 @@ type csvSource struct {
 	checkUTF8 bool // the input is meant to be UTF-8: flag rows that are not
 	row       int
 	line      int // line where the next unread byte is (1-based)
+	lineBase  int // add to cr's line numbers: lines dropped before cr's input by restarts
+	renamed   []string
 	failed    error
+}
+
+// newCSVReader returns the csv.Reader every read of this package uses.
+func newCSVReader(br *bufio.Reader, comma rune) *csv.Reader {
+	cr := csv.NewReader(br) // reuses br: it is a *bufio.Reader of sufficient size
+	cr.Comma = comma
+	cr.FieldsPerRecord = -1 // counts are checked here, against the header
+	cr.ReuseRecord = true   // gocsv copies the strings into csvRow; the slice is not kept
+	return cr
 }
 
 func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 bool) (*csvSource, error) {
@@ -96,11 +109,8 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 	if comma == 0 {
 		comma = sniffDelimiter(br)
 	}
-	cr := csv.NewReader(br) // reuses br: it is a *bufio.Reader of sufficient size
-	cr.Comma = comma
-	cr.FieldsPerRecord = -1 // counts are checked here, against the header
-	cr.ReuseRecord = true   // gocsv copies the strings into csvRow; the slice is not kept
-	s := &csvSource{r: r, cr: cr, tee: t, comma: comma, checkUTF8: checkUTF8, line: 1}
+	cr := newCSVReader(br, comma)
+	s := &csvSource{r: r, br: br, cr: cr, tee: t, comma: comma, checkUTF8: checkUTF8, line: 1}
 
 	um, err := gocsv.NewUnmarshaller(cr, &csvRow{})
 	if err != nil {
@@ -163,6 +173,7 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 	for _, u := range unknown {
 		r.unknown.add(u)
 	}
+	s.renamed = renamed
 	if err := um.RenormalizeHeaders(func([]string) []string { return renamed }); err != nil {
 		return nil, fmt.Errorf("read %s header line: %w", r.name, err)
 	}
@@ -196,10 +207,30 @@ func (s *csvSource) next() (Record, error) {
 		var pe *csv.ParseError
 		switch {
 		case err == nil:
+		case errors.As(err, &pe) && pe.Line > pe.StartLine:
+			// A quote opened on the record's first line was not closed
+			// there, so csv.Reader read the lines after it into the
+			// record: read them again as rows of their own.
+			s.row++
+			startLine := pe.StartLine + s.lineBase
+			nl := bytes.IndexByte(raw, '\n')
+			if nl < 0 {
+				return Record{}, fmt.Errorf("read %s row %d: a record of several lines has no line end", s.r.name, s.row)
+			}
+			// raw is a subslice of the span from before: its offset in the
+			// span is the difference of their capacities.
+			rawOff := before + int64(cap(s.tee.span(before, after))-cap(raw))
+			rec := Record{Row: s.row, Line: startLine, Raw: trimLineEnd(raw[:nl+1]),
+				Err: fmt.Errorf("row %d (line %d): a quoted field is not closed on the row's first line; the lines after it are read as rows of their own: close the quote, or double the quotes inside it", s.row, startLine)}
+			if err := s.restart(rawOff+int64(nl)+1, startLine+1); err != nil {
+				s.failed = err
+			}
+			return rec, nil
 		case errors.As(err, &pe):
 			s.row++
-			return Record{Row: s.row, Line: pe.StartLine, Raw: raw,
-				Err: fmt.Errorf("row %d (line %d): %w", s.row, pe.StartLine, parseProblem(pe))}, nil
+			line := pe.StartLine + s.lineBase
+			return Record{Row: s.row, Line: line, Raw: raw,
+				Err: fmt.Errorf("row %d (line %d): %w", s.row, line, parseProblem(pe, s.lineBase))}, nil
 		case errors.Is(err, errRecordTooLong):
 			s.failed = fmt.Errorf("read %s row %d (line %d): record longer than %d bytes; an unterminated quote is the likely cause: close the quote or quote the field's own quotes as \"\"",
 				s.r.name, s.row+1, start, maxRecord)
@@ -215,6 +246,7 @@ func (s *csvSource) next() (Record, error) {
 		}
 		s.row++
 		line, _ := s.cr.FieldPos(0)
+		line += s.lineBase
 		rec := Record{Row: s.row, Line: line, Raw: raw}
 		switch {
 		case scan.fields < s.columns:
@@ -237,9 +269,41 @@ func (s *csvSource) next() (Record, error) {
 	}
 }
 
+// restart reads on from input offset off, the start of input line line,
+// with a new csv.Reader and gocsv Unmarshaller: the bytes from off that the
+// tee holds, then the rest of the input. The header line is put in front
+// again for gocsv, which reads a header first.
+func (s *csvSource) restart(off int64, line int) error {
+	pulled := s.tee.span(off, s.tee.base+int64(len(s.tee.buf)))
+	if pulled == nil {
+		return fmt.Errorf("read %s line %d: cannot read on after a quote that is not closed", s.r.name, line)
+	}
+	// pulled stays valid: nothing writes to the old tee's buffer again.
+	header := s.r.headerRaw + "\n"
+	t := &tee{src: io.MultiReader(strings.NewReader(header), bytes.NewReader(pulled), s.tee.src),
+		buf: make([]byte, 0, len(header)+len(pulled))}
+	s.br.Reset(t)
+	cr := newCSVReader(s.br, s.comma)
+	um, err := gocsv.NewUnmarshaller(cr, &csvRow{})
+	if err != nil {
+		return fmt.Errorf("read %s line %d: reading on after a quote that is not closed: %w", s.r.name, line, err)
+	}
+	renamed := s.renamed
+	if err := um.RenormalizeHeaders(func([]string) []string { return renamed }); err != nil {
+		return fmt.Errorf("read %s line %d: reading on after a quote that is not closed: %w", s.r.name, line, err)
+	}
+	headerLines := strings.Count(header, "\n")
+	t.recStart = cr.InputOffset()
+	s.tee, s.cr, s.um = t, cr, um
+	s.lineBase = line - 1 - headerLines
+	s.line = line
+	return nil
+}
+
 // parseProblem rewords a csv.ParseError without its position (the caller
 // gives row and line) and without cell contents.
-func parseProblem(pe *csv.ParseError) error {
+func parseProblem(pe *csv.ParseError, lineBase int) error {
+	pe.Line += lineBase
 	switch {
 	case errors.Is(pe.Err, csv.ErrBareQuote):
 		return fmt.Errorf("a quote inside an unquoted field at line %d column %d; quote the field and double its quotes: %w", pe.Line, pe.Column, pe.Err)

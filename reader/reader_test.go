@@ -174,7 +174,7 @@ func TestCSV(t *testing.T) {
 		{name: "quote not closed properly", file: "a.csv", in: "fname,lname\n\"A\"b,c\nBob,Ray\n",
 			want: []string{"1@2 ERR: row 1 (line 2): a quoted field is not closed properly", "2@3 firstName=Bob lastName=Ray"}},
 		{name: "unterminated quote at end of file", file: "a.csv", in: "fname,lname\nBob,Ray\n\"Ann,Lee\nCy,Do\n",
-			want: []string{"1@2 firstName=Bob lastName=Ray", "2@3 ERR: row 2 (line 3): a quoted field is not closed properly"}},
+			want: []string{"1@2 firstName=Bob lastName=Ray", "2@3 ERR: row 2 (line 3): a quoted field is not closed on the row's first line", "3@4 firstName=Cy lastName=Do"}},
 		{name: "too few fields", file: "a.csv", in: "fname,lname,zip\nAnn,Lee\nBob,Ray,1\n",
 			want: []string{"1@2 ERR: row 1 (line 2): 2 fields, header has 3", "2@3 firstName=Bob lastName=Ray zipCode=1"}},
 		{name: "too many fields", file: "a.csv", in: "fname,lname\nAnn,Lee,x,y\n",
@@ -584,5 +584,34 @@ func TestReasonsWithoutPositions(t *testing.T) {
 				t.Errorf("read(%q) reasons without positions = %q, want [%q]", tc.in, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestUnclosedQuote checks that a quote left open does not swallow the rows
+// after it: the broken row is reported with its first line only and the
+// lines after it are read as rows of their own.
+func TestUnclosedQuote(t *testing.T) {
+	const unclosed = "ERR: row 2 (line 3): a quoted field is not closed on the row's first line; the lines after it are read as rows of their own"
+	runReadCases(t, []readCase{
+		{name: "open to the end", file: "a.csv", in: "fname,ssn\nAnn,1\n\"Bob,123-45-6789\nCy,3\nDi,4\nEd,5\n",
+			want: []string{"1@2 firstName=Ann socialSecurityNumber=1", "2@3 " + unclosed, "3@4 firstName=Cy socialSecurityNumber=3", "4@5 firstName=Di socialSecurityNumber=4", "5@6 firstName=Ed socialSecurityNumber=5"}},
+		{name: "closed by a later row's quote", file: "a.csv", in: "fname,lname\nAnn,Lee\n\"Bob,Ray\nCy,Do\nDi,\"Ed\"\nEd,Fo\n",
+			want: []string{"1@2 firstName=Ann lastName=Lee", "2@3 " + unclosed, "3@4 firstName=Cy lastName=Do", "4@5 firstName=Di lastName=Ed", "5@6 firstName=Ed lastName=Fo"}},
+		{name: "twice, crlf, blank lines", file: "a.csv", in: "fname;lname\r\n\r\nAnn;\"Lee\r\n\r\nCy;Do\r\n\"Di;x\r\nEd;Fo",
+			want: []string{"1@3 ERR: row 1 (line 3): a quoted field is not closed", "2@5 firstName=Cy lastName=Do", "3@6 ERR: row 3 (line 6): a quoted field is not closed", "4@7 firstName=Ed lastName=Fo"}},
+		{name: "multi-line header kept", file: "a.csv", in: "\"first\nname\",zip\nAnn,1\n\"Bob,2\nCy,3\n",
+			want: []string{"1@3 firstName=Ann zipCode=1", "2@4 ERR: row 2 (line 4): a quoted field is not closed", "3@5 firstName=Cy zipCode=3"}},
+		{name: "a closed multi-line field is one row", file: "a.csv", in: "fname,address\nAnn,\"1 Main\nApt 2\"\nBob,x\n",
+			want: []string{"1@2 firstName=Ann address1=1 Main\nApt 2", "2@4 firstName=Bob address1=x"}},
+	})
+	recs, _, err := readAll(t, []byte("fname,ssn\nAnn,1\n\"Bob,123-45-6789\nCy,3\n"), "a.csv", Options{})
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("read(unclosed quote) = %q, %v, want 3 records", describeAll(recs), err)
+	}
+	if got, want := string(recs[1].Raw), "\"Bob,123-45-6789"; got != want {
+		t.Errorf("read(unclosed quote) broken row Raw = %q, want %q (its first line only)", got, want)
+	}
+	if msg := recs[1].Err.Error(); strings.Contains(msg, "123") || strings.Contains(msg, "Bob") {
+		t.Errorf("read(unclosed quote) Err = %q, quotes a cell", msg)
 	}
 }

@@ -16,8 +16,8 @@ import (
 
 // maxRecord bounds one record: a JSONL line, or a CSV record however many
 // lines it spans. A longer JSONL line is a malformed row; a longer CSV record
-// stops the run, because csv.Reader cannot resynchronise inside an
-// unterminated quote.
+// stops the run. (A quote left open in a shorter record is a malformed row:
+// the reader reads on from the line after the row's first line.)
 const maxRecord = 1 << 20
 
 // bufSize is the size of the read buffers between the stages.
