@@ -90,6 +90,10 @@ type Summary struct {
 	Created int `json:"created"`
 	// Unknown counts rows with a status Count does not know.
 	Unknown int `json:"unknown"`
+	// NotSent counts rows read but deliberately not sent because the run
+	// stopped (interrupted, or a fatal error); the caller sets it, and
+	// --resume sends them.
+	NotSent int `json:"notSent"`
 
 	// Qualified counts rows with a result code of 1013-1017, whatever their
 	// status; BidCents sums their bid values exactly, in cents.
@@ -155,7 +159,7 @@ func (s *Summary) terms() []term {
 	all := []term{
 		{"valid", s.Valid}, {"invalid", s.Invalid}, {"processed", s.Processed},
 		{"submitted", s.Submitted}, {"submit_failed", s.SubmitFailed}, {"failed", s.Failed},
-		{"created", s.Created}, {"unknown", s.Unknown},
+		{"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
 	}
 	var out []term
 	for _, t := range all {
@@ -165,7 +169,7 @@ func (s *Summary) terms() []term {
 			always = s.Mode == "validate"
 		case "invalid":
 			always = true
-		case "created", "unknown":
+		case "created", "unknown", "not sent":
 			always = false
 		default:
 			always = s.Mode != "validate"
@@ -178,7 +182,7 @@ func (s *Summary) terms() []term {
 }
 
 func (s *Summary) accounted() int {
-	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Created + s.Unknown
+	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Created + s.Unknown + s.NotSent
 }
 
 // accounting is the check's sentence, e.g. "1000 read = 990 valid + 10

@@ -104,6 +104,9 @@ type Client struct {
 	rate      *rateControl
 	stats     *stats
 	now       func() time.Time
+	// idle closes the idle keep-alive connections of the transport this
+	// Client made, so that their goroutines end with the run.
+	idle func()
 }
 
 // New validates cfg and builds a Client. It does no network I/O. ctx bounds
@@ -120,11 +123,13 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	base := cfg.Transport
+	idle := func() {}
 	if base == nil {
 		dt := http.DefaultTransport.(*http.Transport).Clone()
 		dt.MaxIdleConns = 256
 		dt.MaxIdleConnsPerHost = 256
 		base = dt
+		idle = dt.CloseIdleConnections
 	}
 	tokenHTTP := &http.Client{Transport: base}
 	tokens := &tokenCache{
@@ -151,6 +156,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		rate:      newRateControl(cfg.Rate, cfg.Now),
 		stats:     &stats{},
 		now:       cfg.Now,
+		idle:      idle,
 	}
 	tr := &transport{
 		base:        base,
@@ -262,8 +268,16 @@ func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, 
 		return lead.Result{}, call, &CallError{Op: "createLead", Status: http.StatusOK,
 			Message: "reply has no createLead result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
 	}
-	return *out.CreateLead, call, nil
+	res := *out.CreateLead
+	// A note comes from the service and lands in the results file: the
+	// lead's own SSN or date of birth is cut out should it ever echo them.
+	res.Note = redactAll(res.Note, []string{in.SocialSecurityNumber, in.DateOfBirth})
+	return res, call, nil
 }
+
+// Close ends the Client's idle connections (and their goroutines) once the
+// run is over. Calls after Close still work; they open new connections.
+func (c *Client) Close() { c.idle() }
 
 // Submit calls submitLead for the lead the service created with this id.
 // Errors are as for Create.

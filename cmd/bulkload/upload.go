@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -141,10 +142,14 @@ type uploader struct {
 	client  *submitter.Client
 	done    atomic.Int64 // rows with a final status, for the progress display
 	skipped atomic.Int64 // rows a resumed run found finished
-	// taken counts the rows whose handling began: journalled at once, or
-	// handed to a worker. After an interrupt, rows read but never handed
-	// out are not counted: --resume reads them again.
-	taken atomic.Int64
+	// read counts the rows the producer took from the input: every one of
+	// them must end with exactly one final status, or the summary's
+	// accounting says how many did not (after an interrupt: the rows read
+	// but not sent, which --resume sends).
+	read atomic.Int64
+	// notSent counts rows read but deliberately not sent because the run
+	// stopped; the accounting adds them, so that it stays a real check.
+	notSent atomic.Int64
 }
 
 // job is one valid row for the workers.
@@ -161,10 +166,9 @@ type job struct {
 // written.
 type line struct {
 	row       report.Row
-	reason    string // the summary's reason when it differs from row.Error
-	countOnly bool   // a row finished in an earlier run: count it, write nothing
-	durable   bool
-	written   chan struct{}
+	reason    string     // the summary's reason when it differs from row.Error
+	countOnly bool       // a row finished in an earlier run: count it, write nothing
+	written   chan error // when set, the writer answers once the line is written (or not)
 }
 
 func (u *uploader) run(ctx context.Context) int {
@@ -201,12 +205,24 @@ func (u *uploader) run(ctx context.Context) int {
 	// Calls in flight outlive the first signal by up to --drain-timeout:
 	// workCtx is cut loose from ctx and cancelled only after the drain.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	var drainer sync.WaitGroup
+	defer drainer.Wait()
 	defer cancelWork()
-	stopDrain := context.AfterFunc(ctx, func() {
+	drainer.Go(func() {
+		select {
+		case <-ctx.Done():
+		case <-workCtx.Done():
+			return
+		}
 		u.log.Warn("interrupted: no new rows are taken; waiting for calls in flight", "drain_timeout", u.up.drainTimeout)
-		time.AfterFunc(u.up.drainTimeout, cancelWork)
+		t := time.NewTimer(u.up.drainTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancelWork()
+		case <-workCtx.Done():
+		}
 	})
-	defer stopDrain()
 
 	client, err := submitter.New(workCtx, submitter.Config{
 		Endpoint:       u.creds.endpoint,
@@ -224,6 +240,7 @@ func (u *uploader) run(ctx context.Context) int {
 	if err != nil {
 		return exitFor(e.stderr, usageErrorf("%v", err))
 	}
+	defer client.Close()
 	u.client = client
 
 	// A bad credential stops the run before the first row is read.
@@ -264,7 +281,8 @@ func (u *uploader) run(ctx context.Context) int {
 	}
 
 	st := client.Stats()
-	sum.RowsRead = int(u.taken.Load())
+	sum.RowsRead = int(u.read.Load())
+	sum.NotSent = int(u.notSent.Load())
 	sum.End = time.Now()
 	sum.Interrupted = interrupted
 	sum.InputSHA256 = src.inputSHA256()
@@ -305,7 +323,12 @@ func (u *uploader) authFailure(ctx context.Context, err error) int {
 // journals every outcome. ctx ends on the first signal (stop reading);
 // workCtx ends when the drain time is over or on a fatal error.
 func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *report.State, journal *report.Journal, sum *report.Summary) error {
-	g, gctx := errgroup.WithContext(workCtx)
+	// runCtx ends at the first fatal error, wherever it happens: refused
+	// credentials (a worker), an unreadable input (the producer), an
+	// unwritable results file (the writer).
+	runCtx, failRun := context.WithCancelCause(workCtx)
+	defer failRun(nil)
+	g, gctx := errgroup.WithContext(runCtx)
 	jobs := make(chan job, u.up.concurrency)
 	lines := make(chan line, 4*u.up.concurrency)
 
@@ -324,18 +347,19 @@ func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *re
 			if err != nil {
 				return err
 			}
+			u.read.Add(1)
 			j, l, err := u.plan(it, state)
 			if err != nil {
 				return err
 			}
 			if l != nil {
-				u.taken.Add(1)
 				lines <- *l
 				continue
 			}
 			select {
 			case jobs <- j:
 			case <-gctx.Done():
+				u.notSent.Add(1)
 				return nil
 			}
 		}
@@ -343,8 +367,8 @@ func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *re
 
 	// Pool: an errgroup of exactly --concurrency long-lived workers (a
 	// goroutine per row would grow a fresh stack through the HTTP path for
-	// every row). A row's failure is a value; only a fatal error (refused
-	// credentials) is returned, and it cancels the others.
+	// every row). A row's failure is a value; only a fatal error is
+	// returned, and it cancels the others.
 	g.Go(func() error {
 		defer close(lines)
 		pool, pctx := errgroup.WithContext(gctx)
@@ -353,9 +377,9 @@ func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *re
 			pool.Go(func() error {
 				for j := range jobs {
 					if ctx.Err() != nil || pctx.Err() != nil {
-						continue // interrupted or failing: drain without sending
+						u.notSent.Add(1) // interrupted or failing: --resume sends it
+						continue
 					}
-					u.taken.Add(1)
 					if err := u.work(pctx, j, lines); err != nil {
 						return err
 					}
@@ -366,35 +390,38 @@ func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *re
 		err := pool.Wait()
 		for range jobs {
 			// A worker that failed left jobs behind: drain them so the
-			// producer never blocks. They are not taken: --resume sends them.
+			// producer never blocks.
+			u.notSent.Add(1)
 		}
 		return err
 	})
 
-	// Writer: the one goroutine that owns the results journal. It drains
-	// lines until they stop, even after a write error, so that no worker
-	// blocks; the first write error fails the run.
-	var writeErr error
+	// Writer: the one goroutine that owns the results journal. Every line
+	// goes to the OS as it comes (a write syscall is nothing next to an API
+	// call), so neither a stall nor a kill loses a finished row. A write
+	// error fails the run at once; the writer drains what is still coming so
+	// that no worker blocks, but counts none of it: it was not recorded.
 	g.Go(func() error {
+		var writeErr error
 		for l := range lines {
 			if writeErr == nil && !l.countOnly {
-				if l.durable {
-					writeErr = journal.AppendDurable(l.row)
-				} else {
-					writeErr = journal.Append(l.row)
+				if err := journal.AppendDurable(l.row); err != nil {
+					writeErr = fmt.Errorf("write results file: %w (the run stops: an outcome that cannot be recorded would be sent again by --resume)", err)
+					failRun(writeErr)
 				}
 			}
 			if l.written != nil {
-				close(l.written)
+				l.written <- writeErr
 			}
-			if l.row.Status.Final() {
-				counted := l.row
-				if l.reason != "" {
-					counted.Error = l.reason
-				}
-				sum.Count(counted)
-				u.done.Add(1)
+			if writeErr != nil || !l.row.Status.Final() {
+				continue
 			}
+			counted := l.row
+			if l.reason != "" {
+				counted.Error = l.reason
+			}
+			sum.Count(counted)
+			u.done.Add(1)
 		}
 		return writeErr
 	})
@@ -467,9 +494,11 @@ func (u *uploader) work(ctx context.Context, j job, lines chan<- line) error {
 		// The lead is worth a bid: its id is on disk before submitLead.
 		created := row
 		created.Status = report.StatusCreated
-		written := make(chan struct{})
-		lines <- line{row: created, durable: true, written: written}
-		<-written
+		written := make(chan error, 1)
+		lines <- line{row: created, written: written}
+		if err := <-written; err != nil {
+			return err // not on disk: submitting now could lose track of the lead
+		}
 	}
 	if u.up.noSubmit {
 		row.Status = report.StatusProcessed
@@ -551,5 +580,9 @@ func (u *uploader) settings(results string) map[string]string {
 	s["timeout"] = u.up.timeout.String()
 	s["resume"] = strconv.FormatBool(u.up.resume)
 	s["no_submit"] = strconv.FormatBool(u.up.noSubmit)
+	s["drain_timeout"] = u.up.drainTimeout.String()
+	s["create_document"] = u.up.createDoc
+	s["submit_document"] = u.up.submitDoc
+	s["already_submitted"] = u.up.alreadySubmitted
 	return s
 }

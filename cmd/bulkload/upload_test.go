@@ -124,20 +124,29 @@ func TestUploadShortLivedTokens(t *testing.T) {
 }
 
 func TestUploadKeyRotation(t *testing.T) {
-	s := startTestSim(t, leadsim.Options{
-		RotateKeyEvery: 300 * time.Millisecond,
-		CreateLatency:  leadsim.Latency{Fixed: 60 * time.Millisecond},
-	})
-	res, rows, _ := uploadSample(t, s, "--concurrency", "4")
+	// The signing key is rotated once, mid-run, revoking every token issued
+	// so far: each worker's next call gets a 401, one new token is fetched,
+	// and the calls are retried.
+	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}})
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--concurrency", "4", filepath.Join(samples, "leads.csv"))
+	done := make(chan cliResult, 1)
+	go func() { done <- runCLI(t, secretEnv(), args...) }()
+	waitForLines(t, results, 10, 60*time.Second)
+	s.RotateKey()
+	res := <-done
 	if res.code != exitOK {
 		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
 	}
+	rows := finalByRow(t, results, 50)
 	if c := countStatus(rows); c["failed"]+c["submit_failed"] > 0 {
-		t.Errorf("statuses = %v, want no failures across key rotations", c)
+		t.Errorf("statuses = %v, want no failures across a key rotation", c)
 	}
 	st := s.Stats()
-	if st.Rejections[leadsim.RejectUnauthenticated] == 0 || st.TokensIssued < 2 {
-		t.Errorf("no token was revoked mid-run (401s %d, tokens %d): the test did not test rotation", st.Rejections[leadsim.RejectUnauthenticated], st.TokensIssued)
+	if st.Rejections[leadsim.RejectUnauthenticated] == 0 || st.TokensIssued != 2 {
+		t.Errorf("401s %d, tokens %d: want some 401s and exactly one new token after the rotation", st.Rejections[leadsim.RejectUnauthenticated], st.TokensIssued)
 	}
 }
 
