@@ -52,8 +52,20 @@ type resolved struct {
 
 // resolve derives the token URL and scope and reads the secret. It checks
 // every setting before any network I/O and says which one is missing.
-func (o *authOptions) resolve(getenv func(string) string, needEndpoint bool) (resolved, error) {
+//
+// --token-url and --scope are alternatives to --auth-url with --tenant-id
+// and to --app-id: the one set at the stronger level (flag, environment,
+// config file) wins, so a flag is never overridden by an alternative that
+// comes from the environment or the file. At the same level the full value
+// (--token-url, --scope) wins.
+func (o *authOptions) resolve(getenv func(string) string, from map[string]int, needEndpoint bool) (resolved, error) {
 	r := resolved{endpoint: o.endpoint, tokenURL: o.tokenURL, clientID: o.clientID, scope: o.scope}
+	if r.tokenURL != "" && o.authURL != "" && o.tenantID != "" && from["token-url"] < max(from["auth-url"], from["tenant-id"]) {
+		r.tokenURL = ""
+	}
+	if r.scope != "" && o.appID != "" && from["scope"] < from["app-id"] {
+		r.scope = ""
+	}
 	var missing []string
 	if needEndpoint && r.endpoint == "" {
 		missing = append(missing, "--endpoint (BULKLOAD_ENDPOINT)")
@@ -114,7 +126,8 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 	auth.register(fs)
 	logs.register(fs)
 	fs.DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long")
-	if _, err := parseSettings(fs, args, e.getenv, "auth check", 0); err != nil {
+	_, from, err := parseSettings(fs, args, e.getenv, "auth check", 0)
+	if err != nil {
 		return exitFor(e.stderr, err)
 	}
 	log, err := logs.logger(e.stderr)
@@ -130,7 +143,7 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 		}
 		defer sim.close()
 		cfg = sim.credentials()
-	} else if cfg, err = auth.resolve(e.getenv, false); err != nil {
+	} else if cfg, err = auth.resolve(e.getenv, from, false); err != nil {
 		return exitFor(e.stderr, err)
 	}
 
@@ -151,13 +164,12 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 	info, err := client.CheckAuth(ctx)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "bulkload: auth check failed: %v\n", err)
-		if submitter.IsFatal(err) {
-			return exitAuth
-		}
 		if errors.Is(err, context.Canceled) {
 			return exitInterrupted
 		}
-		return exitUsage
+		// Refused credentials, or no token to be had (the identity provider
+		// unreachable): exit 3 either way, as upload does.
+		return exitAuth
 	}
 	fmt.Fprintf(e.stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  audience:   %s\n  roles:      %s\n  expires at: %s (in %s)\n",
 		cfg.tokenURL, info.ClientID, info.Audience, strings.Join(info.Roles, ", "),

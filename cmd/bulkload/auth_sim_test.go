@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -104,5 +105,49 @@ func TestSimCommandServesWhatItPrints(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("sim did not stop after its context ended")
+	}
+}
+
+// TestAlternativeSettingsPrecedence checks that a flag beats an alternative
+// setting from the environment or the config file: --auth-url/--tenant-id
+// over BULKLOAD_TOKEN_URL, --app-id over a scope in the config file.
+func TestAlternativeSettingsPrecedence(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "bulkload.yaml")
+	wrongScope := "api://not-this-app/.default"
+	// One config file for every command: upload's and sim's settings in
+	// it must not stop auth check or validate.
+	if err := os.WriteFile(cfg, []byte("scope: "+wrongScope+"\nconcurrency: 4\nrate: 10\nrate-limit: 5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"BULKLOAD_CLIENT_SECRET": simSecret,
+		"BULKLOAD_TOKEN_URL":     s.url + "/wrong-tenant/oauth2/v2.0/token",
+	}
+	args := []string{"auth", "check", "--config", cfg, "--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID,
+		"--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID}
+	res := runCLI(t, env, args...)
+	if res.code != exitOK {
+		t.Fatalf("auth check exit = %d, want 0 (flags must beat the environment's token URL and the file's scope)\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "/"+leadsim.DefaultTenantID+"/oauth2") {
+		t.Errorf("token URL not derived from the flags:\n%s", res.stdout)
+	}
+
+	// Without the flags, the environment's token URL is used (and fails).
+	res = runCLI(t, env, "auth", "check", "--config", cfg, "--client-id", leadsim.DefaultClientID)
+	if res.code != exitAuth {
+		t.Errorf("auth check with the environment's wrong token URL exit = %d, want %d\n%s", res.code, exitAuth, res.stderr)
+	}
+
+	// The same file serves validate; a key no command takes is refused.
+	if res := runCLI(t, nil, "validate", "--config", cfg, "--results", filepath.Join(dir, "r.csv"), filepath.Join(samples, "leads.csv")); res.code != exitOK {
+		t.Errorf("validate with a shared config file exit = %d\n%s", res.code, res.stderr)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("concurency: 4\n"), 0o600)
+	if res := runCLI(t, nil, "validate", "--config", bad, filepath.Join(samples, "leads.csv")); res.code != exitUsage || !strings.Contains(res.stderr, "concurency") {
+		t.Errorf("a misspelt key: exit %d, stderr:\n%s", res.code, res.stderr)
 	}
 }

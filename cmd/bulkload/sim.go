@@ -108,7 +108,7 @@ func runSim(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "listen address (keep it on loopback: the simulator's credentials are public)")
 	opts.RegisterFlags(fs)
 	logs.register(fs)
-	if _, err := parseSettings(fs, args, e.getenv, "sim", 0); err != nil {
+	if _, _, err := parseSettings(fs, args, e.getenv, "sim", 0); err != nil {
 		return err
 	}
 	log, err := logs.logger(e.stderr)

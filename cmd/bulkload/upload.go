@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -53,20 +54,9 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	in.register(fs)
 	auth.register(fs)
 	logs.register(fs)
-	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
-	fs.Float64Var(&up.rate, "rate", 20, "API calls per second across all workers, createLead, submitLead and retries together (0: unlimited). The service's limits are not published: 20/s is this tool's assumption; a 429 slows the rate automatically")
-	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call, the first included, for retryable failures (network, 429, 502, 503, 504)")
-	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt (createLead runs a credit pull before it answers)")
-	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long calls in flight may take to finish")
-	fs.BoolVar(&up.resume, "resume", false, "continue from the results file of an earlier run: skip finished rows, submit created ones, resend failed and missing ones")
-	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds the outcomes of an earlier upload (its leads would be sent again)")
-	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (partners configured for automatic submission)")
-	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
-	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead (the interface does not show its arguments: this default is an assumption; it must take $id: String!)")
-	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression: a submitLead error matching it means the lead is submitted already, so the row counts as submitted (the interface does not show submitLead's errors; empty disables)")
-	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, a log line every 10s otherwise), bar, log or off")
+	up.register(fs)
 
-	pos, err := parseSettings(fs, args, e.getenv, "upload", 1)
+	pos, from, err := parseSettings(fs, args, e.getenv, "upload", 1)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
@@ -87,7 +77,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		defer sim.close()
 		creds = sim.credentials()
 		log.Info("simulator started", "endpoint", creds.endpoint, "token_url", creds.tokenURL)
-	} else if creds, err = auth.resolve(e.getenv, true); err != nil {
+	} else if creds, err = auth.resolve(e.getenv, from, true); err != nil {
 		return exitFor(e.stderr, err)
 	}
 
@@ -102,6 +92,21 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	u := &uploader{env: e, in: &in, up: &up, creds: creds, log: log, input: pos[0]}
 	code := u.run(ctx)
 	return code
+}
+
+func (up *uploadOptions) register(fs *flag.FlagSet) {
+	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
+	fs.Float64Var(&up.rate, "rate", 20, "API calls per second across all workers, createLead, submitLead and retries together (0: unlimited). The service's limits are not published: 20/s is this tool's assumption; a 429 slows the rate automatically")
+	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call, the first included, for retryable failures (network, 429, 502, 503, 504)")
+	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt (createLead runs a credit pull before it answers)")
+	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long calls in flight may take to finish")
+	fs.BoolVar(&up.resume, "resume", false, "continue from the results file of an earlier run: skip finished rows, submit created ones, resend failed and missing ones")
+	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds the outcomes of an earlier upload (its leads would be sent again)")
+	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (partners configured for automatic submission)")
+	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
+	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead (the interface does not show its arguments: this default is an assumption; it must take $id: String!)")
+	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression: a submitLead error matching it means the lead is submitted already, so the row counts as submitted (the interface does not show submitLead's errors; empty disables)")
+	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, a log line every 10s otherwise), bar, log or off")
 }
 
 func (o *uploadOptions) check() error {

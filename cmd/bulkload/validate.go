@@ -25,7 +25,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	)
 	in.register(fs)
 	logs.register(fs)
-	pos, err := parseSettings(fs, args, e.getenv, "validate", 1)
+	pos, _, err := parseSettings(fs, args, e.getenv, "validate", 1)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
