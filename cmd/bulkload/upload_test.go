@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -230,6 +233,9 @@ func TestUploadDroppedConnections(t *testing.T) {
 		if r["status"] == "submit_failed" {
 			t.Errorf("row %d submit_failed after a dropped connection: %s", row, r["error"])
 		}
+		if r["attempts"] != "1" && r["status"] == "processed" && !strings.Contains(r["note"], "bulkload:") {
+			t.Errorf("row %d was sent %s times but its note does not say so: %q", row, r["attempts"], r["note"])
+		}
 	}
 }
 
@@ -315,7 +321,12 @@ func journalRows(t *testing.T, path string) (last map[int]resultRow, created map
 }
 
 func TestUploadKilledThenResumed(t *testing.T) {
-	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 80 * time.Millisecond}})
+	// submitLead is slow, so the kill finds leads created and not yet
+	// submitted: their created lines are what --resume must act on.
+	s := startTestSim(t, leadsim.Options{
+		CreateLatency: leadsim.Latency{Fixed: 80 * time.Millisecond},
+		SubmitLatency: leadsim.Latency{Fixed: 300 * time.Millisecond},
+	})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	input := filepath.Join(samples, "leads.csv")
@@ -332,6 +343,15 @@ func TestUploadKilledThenResumed(t *testing.T) {
 	if len(before) == 0 || len(before) >= 50 {
 		t.Fatalf("killed run left %d rows; the kill did not land mid-run\n%s", len(before), out)
 	}
+	pending := 0
+	for _, r := range before {
+		if r["status"] == "created" {
+			pending++
+		}
+	}
+	if pending == 0 {
+		t.Fatalf("the kill left no lead created and not yet submitted: the test would not test resume's submit path")
+	}
 
 	res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...)
 	if res.code != exitOK {
@@ -344,9 +364,13 @@ func TestUploadKilledThenResumed(t *testing.T) {
 			t.Errorf("row %d (qualified) ended %q, want submitted", row, rows[row]["status"])
 		}
 	}
+	calls := s.Stats().CreateCalls
 	for row := range createdBefore {
 		if rows[row]["status"] != "submitted" {
 			t.Errorf("row %d was created before the kill but ended %q", row, rows[row]["status"])
+		}
+		if n := calls[exp[row].leadID]; n != 1 {
+			t.Errorf("row %d was created before the kill, then createLead was called %d times in all; --resume must submit it by id", row, n)
 		}
 	}
 	// Only rows in flight at the kill (at most --concurrency) may have been
@@ -391,6 +415,10 @@ func TestUploadSIGTERMThenResume(t *testing.T) {
 	for _, r := range partial {
 		if r["status"] == "created" {
 			t.Errorf("row %s left as created after a graceful stop", r["row"])
+		}
+		// Calls in flight at the signal are drained, not cancelled.
+		if r["status"] == "failed" || r["status"] == "submit_failed" {
+			t.Errorf("row %s ended %s at a graceful stop: %s", r["row"], r["status"], r["error"])
 		}
 	}
 
@@ -492,5 +520,51 @@ func TestUploadJSONLResultsAndResume(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) != 50 || !strings.Contains(lines[0], `"row":1,`) || !strings.Contains(lines[49], `"row":50,`) {
 		t.Errorf("JSONL results: %d lines, first %q", len(lines), lines[0])
+	}
+}
+
+// inFlight wraps a handler and counts the requests it is serving.
+type inFlight struct {
+	h http.Handler
+	n atomic.Int64
+}
+
+func (f *inFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.n.Add(1)
+	defer f.n.Add(-1)
+	f.h.ServeHTTP(w, r)
+}
+
+// TestUploadSecondSignalExitsAtOnce: the first SIGTERM drains calls in
+// flight (here they take 5 s); a second one leaves at once, without the
+// summary, and what was written stays valid for --resume.
+func TestUploadSecondSignalExitsAtOnce(t *testing.T) {
+	srv, err := leadsim.New(leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counting := &inFlight{h: srv.Handler()}
+	ts := httptest.NewServer(counting)
+	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); srv.Close() })
+	s := &sim{Server: srv, url: ts.URL}
+	results := filepath.Join(t.TempDir(), "results.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--concurrency", "2", "--rate", "0", "--progress", "off", filepath.Join(samples, "leads.csv"))
+	cmd, out := subprocess(t, args...)
+	for deadline := time.Now().Add(60 * time.Second); counting.n.Load() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no call reached the simulator\n%s", out)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit = %d, want %d\n%s", code, exitInterrupted, out)
+	}
+	if strings.Contains(out.String(), "rows read") {
+		t.Errorf("the second signal waited for the calls in flight (the summary was printed):\n%s", out)
 	}
 }
