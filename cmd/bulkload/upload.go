@@ -41,6 +41,11 @@ type uploadOptions struct {
 	// submitLead's errors, so this is an assumption, and a setting.
 	alreadySubmitted string
 	alreadyRE        *regexp.Regexp
+	// duplicateOf finds, in the note of a createLead answer, the id of the
+	// lead it duplicates (the first submatch). The interface does not show
+	// how the service reports a duplicate, so this too is a setting.
+	duplicateOf   string
+	duplicateOfRE *regexp.Regexp
 }
 
 func runUpload(ctx context.Context, e *env, args []string) int {
@@ -106,6 +111,7 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
 	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead (the interface does not show its arguments: this default is an assumption; it must take $id: String!)")
 	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression: a submitLead error matching it means the lead is submitted already, so the row counts as submitted (the interface does not show submitLead's errors; empty disables)")
+	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`, "regular expression: when a createLead retried after a lost answer is answered as a duplicate, its first submatch is the id of the lead the first attempt created, which is then submitted (the interface does not show how duplicates are reported; empty disables)")
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, a log line every 10s otherwise), bar, log or off")
 }
 
@@ -124,6 +130,13 @@ func (o *uploadOptions) check() error {
 	case "auto", "bar", "log", "off":
 	default:
 		return usageErrorf("--progress %q: want auto, bar, log or off", o.progress)
+	}
+	if o.duplicateOf != "" {
+		re, err := regexp.Compile(o.duplicateOf)
+		if err != nil || re.NumSubexp() < 1 {
+			return usageErrorf("--duplicate-of %q: want a regular expression whose first group captures the lead id", o.duplicateOf)
+		}
+		o.duplicateOfRE = re
 	}
 	if o.alreadySubmitted != "" {
 		re, err := regexp.Compile(o.alreadySubmitted)
@@ -489,6 +502,9 @@ func (u *uploader) work(ctx context.Context, j job, lines chan<- line) error {
 			row.BidValue = *res.BidValue
 		}
 		if call.Ambiguous {
+			if orig := u.duplicateID(res); orig != "" && !u.up.noSubmit {
+				return u.reclaim(ctx, row, orig, call.Attempts, lines)
+			}
 			row.Note += " [bulkload: sent " + strconv.Itoa(call.Attempts) + " times after an answer was lost; a duplicate result may be this row's own earlier attempt: reconcile by leadId]"
 		}
 		if !lead.NeedsSubmission(res.ResultCode) || u.up.noSubmit {
@@ -557,6 +573,64 @@ func refuseToOverwrite(path string) error {
 	return nil
 }
 
+// duplicateID returns the id of the lead a createLead answer says this one
+// duplicates, or "" when it says no such thing.
+func (u *uploader) duplicateID(res lead.Result) string {
+	if u.up.duplicateOfRE == nil || lead.NeedsSubmission(res.ResultCode) {
+		return ""
+	}
+	m := u.up.duplicateOfRE.FindStringSubmatch(res.Note)
+	if len(m) < 2 || m[1] == res.ID {
+		return ""
+	}
+	return m[1]
+}
+
+// reclaim finishes a row whose createLead was sent again after an answer
+// was lost, and answered as a duplicate of lead orig: orig is most likely
+// what this row's first attempt created, possibly qualified and worth a bid,
+// and nobody has submitted it. It is journalled as created (so --resume
+// submits it should the run die now) and submitted; the service's answer
+// tells whether it was qualified.
+func (u *uploader) reclaim(ctx context.Context, row report.Row, orig string, attempts int, lines chan<- line) error {
+	row.ID = orig
+	row.Note = "bulkload: createLead was sent " + strconv.Itoa(attempts) + " times after an answer was lost, and answered as a duplicate of lead " + orig + ", which this row's first attempt created; submitted it"
+	created := row
+	created.Status = report.StatusCreated
+	written := make(chan error, 1)
+	lines <- line{row: created, written: written}
+	if err := <-written; err != nil {
+		return err
+	}
+	res, _, err := u.client.Submit(ctx, orig)
+	var ce *submitter.CallError
+	switch {
+	case err == nil:
+		row.Status = report.StatusSubmitted
+		if res.ResultCode != 0 {
+			row.ResultCode = res.ResultCode
+		}
+		if res.BidValue != nil {
+			row.BidValue = *res.BidValue
+		}
+	case u.submittedAlready(err):
+		row.Status = report.StatusSubmitted
+		row.Note += " (it already was)"
+	case submitter.IsFatal(err):
+		row.Status, row.Error = report.StatusSubmitFailed, err.Error()
+		lines <- line{row: row}
+		return err
+	case errors.As(err, &ce) && len(ce.Errors) > 0:
+		// The service refused: the first attempt's lead was not qualified.
+		row.Status = report.StatusProcessed
+		row.Note = "bulkload: createLead was sent " + strconv.Itoa(attempts) + " times after an answer was lost, and answered as a duplicate of lead " + orig + "; that lead was not submitted: " + ce.Message
+	default:
+		row.Status, row.Error = report.StatusSubmitFailed, err.Error()
+	}
+	lines <- line{row: row}
+	return nil
+}
+
 // submittedAlready reports whether a submitLead error says the lead is
 // submitted already.
 func (u *uploader) submittedAlready(err error) bool {
@@ -589,5 +663,6 @@ func (u *uploader) settings(results string) map[string]string {
 	s["create_document"] = u.up.createDoc
 	s["submit_document"] = u.up.submitDoc
 	s["already_submitted"] = u.up.alreadySubmitted
+	s["duplicate_of"] = u.up.duplicateOf
 	return s
 }

@@ -225,7 +225,14 @@ func TestUploadDroppedConnections(t *testing.T) {
 		t.Fatal("no connection was dropped: the test tests nothing")
 	}
 	// finalByRow already proved one final status per row; a lost answer is
-	// retried, so no row may end "failed".
+	// retried, so no row may end "failed", and no qualified lead may be
+	// lost: a createLead whose answer was lost is retried, answered as a
+	// duplicate, and the lead the first attempt created is submitted.
+	for row, e := range readExpected(t) {
+		if e.submitted && rows[row]["status"] != "submitted" {
+			t.Errorf("row %d (qualified) ended %q after dropped connections: note %q error %q", row, rows[row]["status"], rows[row]["note"], rows[row]["error"])
+		}
+	}
 	for row, r := range rows {
 		if r["status"] == "failed" {
 			t.Errorf("row %d failed after a dropped connection: %s", row, r["error"])
