@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -574,4 +575,28 @@ func TestUploadSecondSignalExitsAtOnce(t *testing.T) {
 	if strings.Contains(out.String(), "rows read") {
 		t.Errorf("the second signal waited for the calls in flight (the summary was printed):\n%s", out)
 	}
+}
+
+// TestUploadLeavesNoGoroutines checks that nothing run started is still
+// running once it returns: workers, the reader, the drain timer, the
+// progress display, the client's keep-alive connections.
+func TestUploadLeavesNoGoroutines(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	baseline := runtime.NumGoroutine()
+	results := filepath.Join(t.TempDir(), "r.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--rate", "0", "--progress", "log", filepath.Join(samples, "leads.csv"))
+	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
+	}
+	// Server-side goroutines of the simulator end as the client's closed
+	// connections are noticed: allow them a moment, bounded.
+	var n int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if n = runtime.NumGoroutine(); n <= baseline {
+			return
+		}
+	}
+	buf := make([]byte, 1<<20)
+	t.Errorf("%d goroutines after run, %d before:\n%s", n, baseline, buf[:runtime.Stack(buf, true)])
 }
