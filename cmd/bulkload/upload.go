@@ -310,6 +310,9 @@ func (u *uploader) run(ctx context.Context) int {
 	if werr := writeSummary(e.stderr, sum, u.in.summaryJSON); werr != nil && runErr == nil {
 		runErr = werr
 	}
+	if u.up.resume {
+		u.log.Info("--resume: rows finished in an earlier run were not sent again", "rows", u.skipped.Load())
+	}
 	u.log.Info("results written", "path", resultsPath)
 
 	switch {

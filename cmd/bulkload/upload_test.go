@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -328,6 +330,23 @@ func journalRows(t *testing.T, path string) (last map[int]resultRow, created map
 	return last, created
 }
 
+// signalledUpload starts bulkload upload of the clean sample as a process,
+// waits until the results file has lines lines, and sends it sig. It
+// returns the results path, the command's arguments (the input last), its
+// output and the process, for the caller to Wait on.
+func signalledUpload(t *testing.T, s *sim, lines int, sig syscall.Signal) (string, []string, *bytes.Buffer, *exec.Cmd) {
+	t.Helper()
+	results := filepath.Join(t.TempDir(), "results.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--concurrency", "4", "--rate", "0", "--progress", "off", filepath.Join(samples, "leads.csv"))
+	cmd, out := subprocess(t, args...)
+	waitForLines(t, results, lines, 60*time.Second)
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	return results, args, out, cmd
+}
+
 func TestUploadKilledThenResumed(t *testing.T) {
 	// submitLead is slow, so the kill finds leads created and not yet
 	// submitted: their created lines are what --resume must act on.
@@ -335,17 +354,8 @@ func TestUploadKilledThenResumed(t *testing.T) {
 		CreateLatency: leadsim.Latency{Fixed: 80 * time.Millisecond},
 		SubmitLatency: leadsim.Latency{Fixed: 300 * time.Millisecond},
 	})
-	dir := t.TempDir()
-	results := filepath.Join(dir, "results.csv")
-	input := filepath.Join(samples, "leads.csv")
-	args := append([]string{"upload"}, s.args()...)
-	args = append(args, "--results", results, "--concurrency", "4", "--rate", "0", "--progress", "off", input)
-
-	cmd, out := subprocess(t, args...)
-	waitForLines(t, results, 12, 60*time.Second)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	results, args, out, cmd := signalledUpload(t, s, 12, syscall.SIGKILL)
+	input := args[len(args)-1]
 	_ = cmd.Wait()
 	before, createdBefore := journalRows(t, results)
 	if len(before) == 0 || len(before) >= 50 {
@@ -399,17 +409,8 @@ func TestUploadKilledThenResumed(t *testing.T) {
 
 func TestUploadSIGTERMThenResume(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 80 * time.Millisecond}})
-	dir := t.TempDir()
-	results := filepath.Join(dir, "results.csv")
-	input := filepath.Join(samples, "leads.csv")
-	args := append([]string{"upload"}, s.args()...)
-	args = append(args, "--results", results, "--concurrency", "4", "--rate", "0", "--progress", "off", input)
-
-	cmd, out := subprocess(t, args...)
-	waitForLines(t, results, 8, 60*time.Second)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	results, args, out, cmd := signalledUpload(t, s, 8, syscall.SIGTERM)
+	input := args[len(args)-1]
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 		t.Fatalf("exit after SIGTERM = %d (%v), want %d\n%s", code, err, exitInterrupted, out)
