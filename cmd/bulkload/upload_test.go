@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -81,8 +82,20 @@ func TestUploadCleanSample(t *testing.T) {
 		t.Errorf("tokens issued = %d, want 1 shared by all workers", st.TokensIssued)
 	}
 	sj := readSummaryJSON(t, summary)
-	if len(sj) == 0 {
-		t.Error("summary JSON is empty")
+	if sj["version"] != version || len(fmt.Sprint(sj["inputSha256"])) != 64 {
+		t.Errorf("summary JSON version %v, inputSha256 %v: want %s and a SHA-256", sj["version"], sj["inputSha256"], version)
+	}
+	for key, want := range map[string]float64{"rowsRead": 50, "submitted": float64(wantSubmitted), "processed": float64(50 - wantSubmitted), "failed": 0, "tokensFetched": 1} {
+		if got, _ := sj[key].(float64); got != want {
+			t.Errorf("summary JSON %s = %v, want %v", key, sj[key], want)
+		}
+	}
+	settings, _ := sj["settings"].(map[string]any)
+	if settings["endpoint"] != s.url+"/graphql" || settings["client_id"] != leadsim.DefaultClientID {
+		t.Errorf("summary JSON settings lack the endpoint or client id: %v", settings)
+	}
+	if raw, _ := os.ReadFile(summary); strings.Contains(string(raw), simSecret) || strings.Contains(string(raw), "eyJ") {
+		t.Error("summary JSON contains the secret or a token")
 	}
 	if !strings.Contains(res.stderr, "accounting") {
 		t.Errorf("summary on stderr lacks the accounting line:\n%s", res.stderr)
