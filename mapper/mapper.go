@@ -18,30 +18,33 @@ const (
 	ruleDateFormat       = "must be a date as YYYY-MM-DD, MM/DD/YYYY or M/D/YYYY"
 	ruleDateTwoDigitYear = "year must have 4 digits (2-digit years are ambiguous)"
 	ruleDateNotReal      = "not a real calendar date (dates are read as YYYY-MM-DD or MM/DD/YYYY, month first)"
-	ruleDateFuture       = "must not be in the future"
-	ruleDateTooOld       = "must not be before 1900"
-	rulePhone            = "must be 10 digits (no country code)"
-	ruleSSNDigits        = "must be 9 digits"
-	ruleSSNArea000       = "area number 000 is never issued"
-	ruleSSNArea666       = "area number 666 is never issued"
-	ruleSSNArea9xx       = "area numbers 900-999 are never issued"
-	ruleSSNGroup         = "group number 00 is never issued"
-	ruleSSNSerial        = "serial number 0000 is never issued"
-	ruleState            = "must be a two-letter USPS state code or a state name"
-	ruleZip              = "must be 5 digits"
-	ruleZipShort         = "must be 5 digits (a spreadsheet may have dropped a leading zero)"
-	ruleBool             = "must be true or false (also yes/no, y/n, t/f, 1/0)"
-	ruleConsent          = "must be true (the service does not process leads without consent)"
-	ruleMoneyText        = "must be a whole-dollar amount"
-	ruleMoneyWhole       = "must be whole dollars"
-	ruleMoneyNegative    = "must not be negative"
-	ruleTooLarge         = "too large (GraphQL Int is 32-bit)"
-	ruleResidence        = "must be 1-4 or a label (Home Owner, Rent, Living with Family, Other)"
-	ruleIncomeSource     = "must be a positive integer or a label (Employed, Social Security, Pension)"
-	ruleLoanPurpose      = "must be a positive integer or a label (Debt Consolidation, Home Improvement)"
-	ruleEmail            = "must be a valid e-mail address (name@example.com)"
-	ruleCertificate      = "must be a UUID or an http(s) URL"
-	ruleDuplicatePrefix  = "duplicate of row "
+	// With Options.DayFirst, slashed dates are read day first.
+	ruleDateFormatDayFirst  = "must be a date as YYYY-MM-DD, DD/MM/YYYY or D/M/YYYY"
+	ruleDateNotRealDayFirst = "not a real calendar date (dates are read as YYYY-MM-DD or DD/MM/YYYY, day first)"
+	ruleDateFuture          = "must not be in the future"
+	ruleDateTooOld          = "must not be before 1900"
+	rulePhone               = "must be 10 digits (no country code)"
+	ruleSSNDigits           = "must be 9 digits"
+	ruleSSNArea000          = "area number 000 is never issued"
+	ruleSSNArea666          = "area number 666 is never issued"
+	ruleSSNArea9xx          = "area numbers 900-999 are never issued"
+	ruleSSNGroup            = "group number 00 is never issued"
+	ruleSSNSerial           = "serial number 0000 is never issued"
+	ruleState               = "must be a two-letter USPS state code or a state name"
+	ruleZip                 = "must be 5 digits"
+	ruleZipShort            = "must be 5 digits (a spreadsheet may have dropped a leading zero)"
+	ruleBool                = "must be true or false (also yes/no, y/n, t/f, 1/0)"
+	ruleConsent             = "must be true (the service does not process leads without consent)"
+	ruleMoneyText           = "must be a whole-dollar amount"
+	ruleMoneyWhole          = "must be whole dollars"
+	ruleMoneyNegative       = "must not be negative"
+	ruleTooLarge            = "too large (GraphQL Int is 32-bit)"
+	ruleResidence           = "must be 1-4 or a label (Home Owner, Rent, Living with Family, Other)"
+	ruleIncomeSource        = "must be a positive integer or a label (Employed, Social Security, Pension)"
+	ruleLoanPurpose         = "must be a positive integer or a label (Debt Consolidation, Home Improvement)"
+	ruleEmail               = "must be a valid e-mail address (name@example.com)"
+	ruleCertificate         = "must be a UUID or an http(s) URL"
+	ruleDuplicatePrefix     = "duplicate of row "
 )
 
 // maxInt32 is the largest GraphQL Int.
@@ -86,15 +89,21 @@ type Options struct {
 	// Now tells the date that "in the future" is measured against; nil means
 	// time.Now. It is called once, by New.
 	Now func() time.Time
+	// DayFirst reads slashed dates as DD/MM/YYYY instead of the US
+	// MM/DD/YYYY, for partners whose exports write the day first; without
+	// it such a file's days 1-12 would be read as months. YYYY-MM-DD is
+	// read the same either way.
+	DayFirst bool
 }
 
 // Mapper maps records to LeadInputs. It holds the index of the leadIds seen so
 // far, so it is not safe for concurrent use: one goroutine maps the rows of one
 // file, in input order, with one Mapper.
 type Mapper struct {
-	values [lead.NumFields]map[string]string // lower-cased trimmed partner value -> value
-	today  int                               // yyyymmdd
-	ids    *idIndex                          // leadId -> first row
+	values   [lead.NumFields]map[string]string // lower-cased trimmed partner value -> value
+	today    int                               // yyyymmdd
+	dayFirst bool
+	ids      *idIndex // leadId -> first row
 }
 
 // New returns a Mapper with an empty duplicate-leadId index and a random hash
@@ -106,8 +115,9 @@ func New(opts Options) *Mapper {
 	}
 	y, mo, d := now().Date()
 	m := &Mapper{
-		today: y*10000 + int(mo)*100 + d,
-		ids:   newIDIndex(),
+		today:    y*10000 + int(mo)*100 + d,
+		dayFirst: opts.DayFirst,
+		ids:      newIDIndex(),
 	}
 	if opts.Mapping != nil {
 		for f, vm := range opts.Mapping.Values {
@@ -229,7 +239,7 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 			in.LeadID = s
 			rule = m.checkDuplicate(row, s)
 		case lead.DateOfBirth:
-			in.DateOfBirth, rule = normDate(s, m.today, &a)
+			in.DateOfBirth, rule = normDate(s, m.today, m.dayFirst, &a)
 		case lead.Email:
 			if isEmail(s) {
 				in.Email = s

@@ -721,6 +721,7 @@ func isKnownRule(r string) bool {
 	}
 	switch r {
 	case ruleNotUTF8, ruleRequired, ruleDateFormat, ruleDateTwoDigitYear, ruleDateNotReal,
+		ruleDateFormatDayFirst, ruleDateNotRealDayFirst,
 		ruleDateFuture, ruleDateTooOld, rulePhone, ruleSSNDigits, ruleSSNArea000, ruleSSNArea666,
 		ruleSSNArea9xx, ruleSSNGroup, ruleSSNSerial, ruleState, ruleZip, ruleZipShort, ruleBool,
 		ruleConsent, ruleMoneyText, ruleMoneyWhole, ruleMoneyNegative, ruleTooLarge, ruleResidence,
@@ -757,5 +758,40 @@ func TestNoSensitiveValueInErrors(t *testing.T) {
 			}
 		}
 		checkNoLeak(t, &v, errs)
+	}
+}
+
+func TestDayFirstDates(t *testing.T) {
+	now := func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
+	cases := []struct {
+		name, in, want, rule string
+		dayFirst             bool
+	}{
+		{"us order", "12/31/1980", "1980-12-31", "", false},
+		{"day first", "31/12/1980", "1980-12-31", "", true},
+		{"day first short", "5/1/1980", "1980-01-05", "", true},
+		{"us order short", "5/1/1980", "1980-05-01", "", false},
+		{"day first rejects us order", "12/31/1980", "", ruleDateNotRealDayFirst, true},
+		{"us order rejects day first", "31/12/1980", "", ruleDateNotReal, false},
+		{"iso either way", "1980-12-31", "1980-12-31", "", true},
+		{"day first format rule", "31.12.1980", "", ruleDateFormatDayFirst, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(Options{Now: now, DayFirst: tc.dayFirst})
+			var v lead.Values
+			v[lead.DateOfBirth] = tc.in
+			v[lead.TermsConsent] = "yes"
+			in, errs := m.Map(1, &v)
+			var rule string
+			for _, e := range errs {
+				if e.Field == lead.DateOfBirth {
+					rule = e.Rule
+				}
+			}
+			if in.DateOfBirth != tc.want && tc.rule == "" || rule != tc.rule {
+				t.Errorf("Map(dateOfBirth %q, DayFirst %v) = %q, rule %q; want %q, rule %q", tc.in, tc.dayFirst, in.DateOfBirth, rule, tc.want, tc.rule)
+			}
+		})
 	}
 }

@@ -39,15 +39,20 @@ func daysIn(y, m int) int {
 	return 31
 }
 
-// normDate reads YYYY-MM-DD, MM/DD/YYYY or M/D/YYYY and returns YYYY-MM-DD.
-// today is yyyymmdd; a holds the string of a converted date.
-func normDate(s string, today int, a *arena) (string, string) {
+// normDate reads YYYY-MM-DD, MM/DD/YYYY or M/D/YYYY (DD/MM/YYYY or D/M/YYYY
+// when dayFirst) and returns YYYY-MM-DD. today is yyyymmdd; a holds the
+// string of a converted date.
+func normDate(s string, today int, dayFirst bool, a *arena) (string, string) {
 	var y, m, d int
 	iso := false
+	ruleFormat, ruleNotReal := ruleDateFormat, ruleDateNotReal
+	if dayFirst {
+		ruleFormat, ruleNotReal = ruleDateFormatDayFirst, ruleDateNotRealDayFirst
+	}
 	switch {
 	case len(s) == 10 && s[4] == '-' && s[7] == '-':
 		if !allDigits(s[:4]) || !allDigits(s[5:7]) || !allDigits(s[8:]) {
-			return "", ruleDateFormat
+			return "", ruleFormat
 		}
 		y, m, d = atoiSmall(s[:4]), atoiSmall(s[5:7]), atoiSmall(s[8:])
 		iso = true
@@ -61,25 +66,28 @@ func normDate(s string, today int, a *arena) (string, string) {
 			j++
 		}
 		if j >= len(s) || s[j] != '/' {
-			return "", ruleDateFormat
+			return "", ruleFormat
 		}
 		ms, ds, ys := s[:i], s[i+1:j], s[j+1:]
 		if !allDigits(ms) || !allDigits(ds) || !allDigits(ys) || ys == "" {
-			return "", ruleDateFormat
+			return "", ruleFormat
 		}
 		switch len(ys) {
 		case 4:
 		case 2:
 			return "", ruleDateTwoDigitYear
 		default:
-			return "", ruleDateFormat
+			return "", ruleFormat
 		}
 		y, m, d = atoiSmall(ys), atoiSmall(ms), atoiSmall(ds)
+		if dayFirst {
+			m, d = d, m // the parts were read as month/day
+		}
 	default:
-		return "", ruleDateFormat
+		return "", ruleFormat
 	}
 	if m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
-		return "", ruleDateNotReal
+		return "", ruleNotReal
 	}
 	if y < 1900 {
 		return "", ruleDateTooOld

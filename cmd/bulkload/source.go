@@ -29,6 +29,7 @@ type inputOptions struct {
 	format      string
 	delimiter   string
 	encoding    string
+	dateOrder   string
 	mapping     string
 	results     string
 	rejects     string
@@ -39,6 +40,7 @@ func (o *inputOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "", "input format: csv or jsonl (default: from the file name; required for stdin)")
 	fs.StringVar(&o.delimiter, "delimiter", "", `CSV delimiter: ",", ";", "|" or "tab" (default: sniffed from the header)`)
 	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8, latin1 or windows-1252")
+	fs.StringVar(&o.dateOrder, "date-order", "mdy", "how slashed dates of birth are written: mdy (MM/DD/YYYY, US exports) or dmy (DD/MM/YYYY); YYYY-MM-DD is read either way")
 	fs.StringVar(&o.mapping, "mapping", "", "YAML mapping file: column renames and value maps for this partner's export")
 	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME.results.csv beside the input)")
 	fs.StringVar(&o.rejects, "rejects", "", "write the rows that failed validation here, in the input's own format plus an error column (mode 0600: it holds the partner's data)")
@@ -192,6 +194,9 @@ func (it item) summaryRow() report.Row {
 }
 
 func openSource(ctx context.Context, name string, stdin io.Reader, o *inputOptions, log *slog.Logger) (*source, error) {
+	if o.dateOrder != "mdy" && o.dateOrder != "dmy" {
+		return nil, usageErrorf("--date-order %q: want mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)", o.dateOrder)
+	}
 	var mapping *mapper.Mapping
 	if o.mapping != "" {
 		m, err := mapper.LoadMapping(o.mapping)
@@ -230,7 +235,7 @@ func openSource(ctx context.Context, name string, stdin io.Reader, o *inputOptio
 		return nil, usageErrorf("input %s: %v", name, err)
 	}
 	s.r = r
-	s.m = mapper.New(mapper.Options{Mapping: mapping})
+	s.m = mapper.New(mapper.Options{Mapping: mapping, DayFirst: o.dateOrder == "dmy"})
 
 	if o.rejects != "" {
 		f, err := os.OpenFile(o.rejects, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

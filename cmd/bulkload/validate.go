@@ -134,6 +134,7 @@ func (o *inputOptions) settings(input, results string) map[string]string {
 		"format":    o.format,
 		"delimiter": o.delimiter,
 		"encoding":  o.encoding,
+		"dateOrder": o.dateOrder,
 		"mapping":   o.mapping,
 		"results":   results,
 		"rejects":   o.rejects,

@@ -373,3 +373,28 @@ func TestUnknownColumnsReportedOnce(t *testing.T) {
 		t.Errorf("unknown columns are not a warning:\n%s", res.stderr)
 	}
 }
+
+// TestValidateDateOrder: a day-first export is read right with
+// --date-order dmy, and refused (not misread) without it.
+func TestValidateDateOrder(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "eu.csv")
+	data := "leadId,dateOfBirth,termsConsent\nE1,31/12/1980,yes\nE2,1980-06-15,yes\n"
+	if err := os.WriteFile(input, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "r.csv")
+	if res := runCLI(t, nil, "validate", "--date-order", "dmy", "--results", results, input); res.code != exitOK {
+		t.Fatalf("validate --date-order dmy exit = %d\n%s", res.code, res.stderr)
+	}
+	res := runCLI(t, nil, "validate", "--results", results, input)
+	if res.code != exitRowsFailed {
+		t.Fatalf("validate (month first) exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	if rows := readResults(t, results); rows[0]["status"] != "invalid" || !strings.Contains(rows[0]["error"], "month first") {
+		t.Errorf("row 1 = %v, want invalid, saying dates are read month first", rows[0])
+	}
+	if res := runCLI(t, nil, "validate", "--date-order", "ymd", input); res.code != exitUsage {
+		t.Errorf("--date-order ymd exit = %d, want %d", res.code, exitUsage)
+	}
+}
