@@ -38,6 +38,12 @@ const DefaultCreateDocument = `mutation CreateLead($input: LeadInput!) { createL
 // configuration.
 const DefaultSubmitDocument = `mutation SubmitLead($id: String!) { submitLead(id: $id) { id resultCode note } }`
 
+// DefaultLeadDocument reads a lead by id (permission Lead.Read). The
+// interface names the permission but does not show the operation, so this
+// is an assumption a partner can override by configuration; its result
+// must be named "lead".
+const DefaultLeadDocument = `query Lead($id: String!) { lead(id: $id) { id resultCode note partnerLeadId bidValue } }`
+
 // Defaults of Config.
 const (
 	DefaultMaxAttempts      = 5
@@ -67,6 +73,7 @@ type Config struct {
 	TokenRetries            int           // token endpoint network/429/5xx retries; default 5
 	CreateDocument          string        // default DefaultCreateDocument
 	SubmitDocument          string        // default DefaultSubmitDocument
+	LeadDocument            string        // default DefaultLeadDocument
 	MaxResponseBytes        int64         // reply body cap; default 1 MiB
 	// Transport is the base transport for the API and the token endpoint;
 	// nil = a clone of http.DefaultTransport keeping 256 idle connections.
@@ -100,6 +107,7 @@ type Client struct {
 	gql       *graphql.Client
 	createDoc string
 	submitDoc string
+	leadDoc   string
 	tokens    *tokenCache
 	rate      *rateControl
 	stats     *stats
@@ -152,6 +160,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	c := &Client{
 		createDoc: cfg.CreateDocument,
 		submitDoc: cfg.SubmitDocument,
+		leadDoc:   cfg.LeadDocument,
 		tokens:    tokens,
 		rate:      newRateControl(cfg.Rate, cfg.Now),
 		stats:     &stats{},
@@ -242,6 +251,9 @@ func (cfg *Config) setDefaults() {
 	if cfg.SubmitDocument == "" {
 		cfg.SubmitDocument = DefaultSubmitDocument
 	}
+	if cfg.LeadDocument == "" {
+		cfg.LeadDocument = DefaultLeadDocument
+	}
 	if cfg.MaxResponseBytes == 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
@@ -273,6 +285,24 @@ func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, 
 	// lead's own SSN or date of birth is cut out should it ever echo them.
 	res.Note = redactAll(res.Note, []string{in.SocialSecurityNumber, in.DateOfBirth})
 	return res, call, nil
+}
+
+// Lead reads the lead the service holds under id. Errors are as for Create.
+func (c *Client) Lead(ctx context.Context, id string) (lead.Result, Call, error) {
+	var out struct {
+		Lead *lead.Result `json:"lead"`
+	}
+	req := graphql.NewRequest(c.leadDoc)
+	req.Var("id", id)
+	call, err := c.run(ctx, "lead", req, &out)
+	if err != nil {
+		return lead.Result{}, call, err
+	}
+	if out.Lead == nil {
+		return lead.Result{}, call, &CallError{Op: "lead", Status: http.StatusOK,
+			Message: "reply has no lead result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
+	}
+	return *out.Lead, call, nil
 }
 
 // Close ends the Client's idle connections (and their goroutines) once the

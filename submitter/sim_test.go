@@ -510,3 +510,23 @@ func TestSimNoSubmitWithAutoSubmitClient(t *testing.T) {
 		t.Errorf("leadsim stats = %+v, want 20 automatic submissions and no submitLead", st)
 	}
 }
+
+func TestSimLeadRead(t *testing.T) {
+	env := startSim(t, leadsim.Options{}, nil)
+	ctx := context.Background()
+	in := simLead(7, true)
+	created, _, err := env.c.Create(ctx, in)
+	if err != nil {
+		t.Fatalf("Create() = %v", err)
+	}
+	got, call, err := env.c.Lead(ctx, created.ID)
+	if err != nil {
+		t.Fatalf("Lead(%s) = %v", created.ID, err)
+	}
+	if got.ID != created.ID || got.PartnerLeadID != in.LeadID || got.ResultCode != created.ResultCode || call.Attempts != 1 {
+		t.Errorf("Lead(%s) = %+v after %d attempts, want the created lead %+v", created.ID, got, call.Attempts, created)
+	}
+	if _, _, err := env.c.Lead(ctx, "00000000-0000-0000-0000-000000000000"); err == nil {
+		t.Error("Lead(unknown id) succeeded")
+	}
+}

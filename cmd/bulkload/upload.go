@@ -34,6 +34,7 @@ type uploadOptions struct {
 	noSubmit     bool
 	createDoc    string
 	submitDoc    string
+	leadDoc      string
 	progress     string
 	// alreadySubmitted recognises a submitLead refusal that means the lead
 	// is submitted already (an earlier attempt whose answer was lost, or a
@@ -43,7 +44,8 @@ type uploadOptions struct {
 	alreadyRE        *regexp.Regexp
 	// duplicateOf finds, in the note of a createLead answer, the id of the
 	// lead it duplicates (the first submatch). The interface does not show
-	// how the service reports a duplicate, so this too is a setting.
+	// how the service reports a duplicate, so this too is a setting. The
+	// lead is read back (leadDoc) to check it is the row's own.
 	duplicateOf   string
 	duplicateOfRE *regexp.Regexp
 }
@@ -111,7 +113,8 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
 	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead (the interface does not show its arguments: this default is an assumption; it must take $id: String!)")
 	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression: a submitLead error matching it means the lead is submitted already, so the row counts as submitted (the interface does not show submitLead's errors; empty disables)")
-	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`, "regular expression: when a createLead retried after a lost answer is answered as a duplicate, its first submatch is the id of the lead the first attempt created, which is then submitted (the interface does not show how duplicates are reported; empty disables)")
+	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`, "regular expression: when a createLead retried after a lost answer is answered as a duplicate, its first submatch is the id of the lead duplicated; if reading that lead (--lead-document) shows it under this row's leadId, it is the row's own and is submitted when qualified (the interface does not show how duplicates are reported; empty disables)")
+	fs.StringVar(&up.leadDoc, "lead-document", submitter.DefaultLeadDocument, "GraphQL document that reads a lead by id (permission Lead.Read; the interface does not show it: an assumption; it must take $id: String! and name its result lead)")
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, a log line every 10s otherwise), bar, log or off")
 }
 
@@ -253,6 +256,7 @@ func (u *uploader) run(ctx context.Context) int {
 		CallTimeout:    u.up.timeout,
 		CreateDocument: u.up.createDoc,
 		SubmitDocument: u.up.submitDoc,
+		LeadDocument:   u.up.leadDoc,
 		Logger:         u.log,
 	})
 	if err != nil {
@@ -500,15 +504,14 @@ func (u *uploader) work(ctx context.Context, j job, lines chan<- line) error {
 			lines <- line{row: row}
 			return nil
 		}
+		if call.Ambiguous {
+			if res, err = u.ownLead(ctx, row.LeadID, res, call.Attempts); err != nil {
+				return err
+			}
+		}
 		row.ID, row.ResultCode, row.Note = res.ID, res.ResultCode, res.Note
 		if res.BidValue != nil {
 			row.BidValue = *res.BidValue
-		}
-		if call.Ambiguous {
-			if orig := u.duplicateID(res); orig != "" && !u.up.noSubmit {
-				return u.reclaim(ctx, row, orig, call.Attempts, lines)
-			}
-			row.Note += " [bulkload: sent " + strconv.Itoa(call.Attempts) + " times after an answer was lost; a duplicate result may be this row's own earlier attempt: reconcile by leadId]"
 		}
 		if !lead.NeedsSubmission(res.ResultCode) || u.up.noSubmit {
 			row.Status = report.StatusProcessed
@@ -521,7 +524,10 @@ func (u *uploader) work(ctx context.Context, j job, lines chan<- line) error {
 		written := make(chan error, 1)
 		lines <- line{row: created, written: written}
 		if err := <-written; err != nil {
-			return err // not on disk: submitting now could lose track of the lead
+			// Not on disk: submitting now could lose track of the lead. Its
+			// id goes to the log, the one record left, for reconciliation.
+			u.log.Error("lead created but its results line could not be written", "row", row.Row, "leadId", row.LeadID, "id", row.ID, "resultCode", row.ResultCode)
+			return err
 		}
 	}
 	if u.up.noSubmit {
@@ -589,49 +595,33 @@ func (u *uploader) duplicateID(res lead.Result) string {
 	return m[1]
 }
 
-// reclaim finishes a row whose createLead was sent again after an answer
-// was lost, and answered as a duplicate of lead orig: orig is most likely
-// what this row's first attempt created, possibly qualified and worth a bid,
-// and nobody has submitted it. It is journalled as created (so --resume
-// submits it should the run die now) and submitted; the service's answer
-// tells whether it was qualified.
-func (u *uploader) reclaim(ctx context.Context, row report.Row, orig string, attempts int, lines chan<- line) error {
-	row.ID = orig
-	row.Note = "bulkload: createLead was sent " + strconv.Itoa(attempts) + " times after an answer was lost, and answered as a duplicate of lead " + orig + ", which this row's first attempt created; submitted it"
-	created := row
-	created.Status = report.StatusCreated
-	written := make(chan error, 1)
-	lines <- line{row: created, written: written}
-	if err := <-written; err != nil {
-		return err
+// ownLead settles a createLead that was sent again after an answer was
+// lost. If the answer says the lead duplicates lead X, and X is this row's
+// own (the service holds it under this row's leadId), then X is what the
+// first attempt created: its result, perhaps qualified and worth a bid, is
+// the row's, and the caller goes on to journal and submit it. Otherwise the
+// answer stands, with a note for a person to reconcile. An error is returned
+// only when the run must stop.
+func (u *uploader) ownLead(ctx context.Context, leadID string, res lead.Result, attempts int) (lead.Result, error) {
+	sent := "bulkload: createLead was sent " + strconv.Itoa(attempts) + " times after an answer was lost"
+	orig := u.duplicateID(res)
+	if orig == "" || leadID == "" {
+		res.Note += " [" + sent + "; a duplicate result may be this row's own earlier attempt: reconcile by leadId]"
+		return res, nil
 	}
-	res, _, err := u.client.Submit(ctx, orig)
-	var ce *submitter.CallError
+	own, _, err := u.client.Lead(ctx, orig)
 	switch {
-	case err == nil:
-		row.Status = report.StatusSubmitted
-		if res.ResultCode != 0 {
-			row.ResultCode = res.ResultCode
-		}
-		if res.BidValue != nil {
-			row.BidValue = *res.BidValue
-		}
-	case u.submittedAlready(err):
-		row.Status = report.StatusSubmitted
-		row.Note += " (it already was)"
 	case submitter.IsFatal(err):
-		row.Status, row.Error = report.StatusSubmitFailed, err.Error()
-		lines <- line{row: row}
-		return err
-	case errors.As(err, &ce) && len(ce.Errors) > 0:
-		// The service refused: the first attempt's lead was not qualified.
-		row.Status = report.StatusProcessed
-		row.Note = "bulkload: createLead was sent " + strconv.Itoa(attempts) + " times after an answer was lost, and answered as a duplicate of lead " + orig + "; that lead was not submitted: " + ce.Message
-	default:
-		row.Status, row.Error = report.StatusSubmitFailed, err.Error()
+		return res, err
+	case err != nil:
+		res.Note += " [" + sent + "; could not read lead " + orig + " to tell whether it is this row's (" + err.Error() + "): reconcile by leadId]"
+		return res, nil
+	case own.PartnerLeadID != leadID:
+		res.Note += " [" + sent + "; lead " + orig + " belongs to leadId " + own.PartnerLeadID + ", not to this row: a genuine duplicate]"
+		return res, nil
 	}
-	lines <- line{row: row}
-	return nil
+	own.Note += " [" + sent + "; this is the lead the first attempt created, answered as a duplicate on the retry]"
+	return own, nil
 }
 
 // submittedAlready reports whether a submitLead error says the lead is
@@ -667,5 +657,6 @@ func (u *uploader) settings(results string) map[string]string {
 	s["submit_document"] = u.up.submitDoc
 	s["already_submitted"] = u.up.alreadySubmitted
 	s["duplicate_of"] = u.up.duplicateOf
+	s["lead_document"] = u.up.leadDoc
 	return s
 }

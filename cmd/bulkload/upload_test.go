@@ -614,3 +614,53 @@ func TestUploadLeavesNoGoroutines(t *testing.T) {
 	buf := make([]byte, 1<<20)
 	t.Errorf("%d goroutines after run, %d before:\n%s", n, baseline, buf[:runtime.Stack(buf, true)])
 }
+
+// TestUploadLostAnswerNeverClaimsAnotherLead: day 2 sends the same people
+// under new leadIds while connections drop. A retried createLead answered as
+// a duplicate of day 1's lead must not take that lead as its own.
+func TestUploadLostAnswerNeverClaimsAnotherLead(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{DropAfter: 0.25, Seed: 9})
+	dir := t.TempDir()
+	day1 := filepath.Join(dir, "day1.results.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--rate", "0", "--progress", "off", "--concurrency", "8", "--max-attempts", "20")
+	if res := runCLI(t, secretEnv(), append(args, "--results", day1, filepath.Join(samples, "leads.csv"))...); res.code != exitOK {
+		t.Fatalf("day 1 exit = %d\n%s", res.code, res.stderr)
+	}
+	day1IDs := map[string]bool{}
+	for _, r := range finalByRow(t, day1, 50) {
+		day1IDs[r["id"]] = true
+	}
+	submitted := s.Stats().Submissions
+
+	b, err := os.ReadFile(filepath.Join(samples, "leads.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := filepath.Join(dir, "day2.csv")
+	if err := os.WriteFile(input, []byte(strings.ReplaceAll(string(b), "ACME-", "DAY2-")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	day2 := filepath.Join(dir, "day2.results.csv")
+	if res := runCLI(t, secretEnv(), append(args, "--results", day2, input)...); res.code != exitOK {
+		t.Fatalf("day 2 exit = %d\n%s", res.code, res.stderr)
+	}
+	retried := 0
+	for row, r := range finalByRow(t, day2, 50) {
+		if r["status"] != "processed" || day1IDs[r["id"]] {
+			t.Errorf("day 2 row %d = %s with id %s (a day 1 lead: %v), want processed as a duplicate", row, r["status"], r["id"], day1IDs[r["id"]])
+		}
+		if r["attempts"] != "1" {
+			retried++
+			if !strings.Contains(r["note"], "genuine duplicate") {
+				t.Errorf("day 2 row %d was retried but its note does not say it is a genuine duplicate: %q", row, r["note"])
+			}
+		}
+	}
+	if retried == 0 {
+		t.Fatal("no day 2 answer was lost: the test tests nothing")
+	}
+	if got := s.Stats().Submissions; got != submitted {
+		t.Errorf("day 2 submitted %d leads, want none", got-submitted)
+	}
+}
