@@ -157,14 +157,17 @@ func sniffDelimiter(br *bufio.Reader) rune {
 }
 
 // peekLine returns the first line (up to the buffer size) without consuming
-// it, waiting for more input only until a newline has arrived.
+// it, waiting for more input only until a newline has arrived: it asks for
+// one byte more than is buffered each time, so a slow stream (a pipe fed a
+// row at a time) is not held up waiting for a full buffer.
 func peekLine(br *bufio.Reader) []byte {
-	for n := 512; ; n *= 2 {
-		if n > br.Size() {
-			n = br.Size()
+	for {
+		b, _ := br.Peek(br.Buffered()) // what has arrived: never blocks
+		if bytes.IndexByte(b, '\n') >= 0 || len(b) >= br.Size() {
+			return b
 		}
-		b, err := br.Peek(n)
-		if bytes.IndexByte(b, '\n') >= 0 || err != nil || n == br.Size() {
+		if _, err := br.Peek(len(b) + 1); err != nil {
+			b, _ = br.Peek(br.Buffered())
 			return b
 		}
 	}
@@ -342,8 +345,22 @@ func (c crLines) Read(p []byte) (int, error) {
 // "\r" line ends.
 func fixCRLines(in io.Reader) io.Reader {
 	br := bufio.NewReaderSize(in, bufSize)
-	head, _ := br.Peek(bufSize)
-	if bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, '\r') >= 0 {
+	// Lone "\r" line ends (old Mac exports) show as a "\r" and no "\n" in
+	// the first 64 KiB. A "\n" settles it at once, so a normal stream is
+	// not held up; only a file without one is read that far ahead.
+	for {
+		head, _ := br.Peek(br.Buffered()) // what has arrived: never blocks
+		if bytes.IndexByte(head, '\n') >= 0 {
+			return br
+		}
+		if len(head) >= br.Size() {
+			break
+		}
+		if _, err := br.Peek(len(head) + 1); err != nil {
+			break
+		}
+	}
+	if head, _ := br.Peek(br.Buffered()); bytes.IndexByte(head, '\r') >= 0 {
 		return crLines{br}
 	}
 	return br
