@@ -129,18 +129,25 @@ type source struct {
 
 	sawLeadSource bool
 	positions     *regexp.Regexp // compiled positionsPattern
-	stdin         io.Reader      // closed by close to unblock a read of a pipe
+	// stdinPipe carries standard input from a pump goroutine. A read of
+	// stdin itself (a pipe or a terminal: a blocking descriptor) cannot be
+	// interrupted, so the reader reads this pipe instead, and closing it
+	// stops the reader at once. The pump stays blocked in its read of stdin
+	// until data or EOF arrives or the process exits, which main does right
+	// after run returns: the one goroutine that may outlive run, by need.
+	stdinPipe *io.PipeReader
 
 	// Reading runs in its own goroutine, a batch ahead of mapping, so that
 	// parsing and validating use both cores. Batches are recycled through
 	// free; full carries them to next, in input order.
-	full     chan *batch
-	free     chan *batch
-	stop     chan struct{}
-	readDone chan struct{}
-	cur      *batch
-	pos      int
-	closed   bool
+	full      chan *batch
+	free      chan *batch
+	batchSize int // batchSize for files; 1 for standard input, a stream that may trickle
+	stop      chan struct{}
+	readDone  chan struct{}
+	cur       *batch
+	pos       int
+	closed    bool
 	// recordsRead counts the records the reading goroutine has read, for
 	// the progress estimate; safe to read from any goroutine.
 	recordsRead atomic.Int64
@@ -210,11 +217,16 @@ func openSource(ctx context.Context, name string, stdin io.Reader, o *inputOptio
 		return nil, err
 	}
 
-	s := &source{name: name, sha: sha256.New(), size: -1, log: log, positions: regexp.MustCompile(positionsPattern)}
+	s := &source{name: name, sha: sha256.New(), size: -1, log: log, positions: regexp.MustCompile(positionsPattern), batchSize: batchSize}
 	var in io.Reader
 	if name == "-" {
-		in = stdin
-		s.stdin = stdin
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := io.Copy(pw, stdin)
+			pw.CloseWithError(err)
+		}()
+		in, s.stdinPipe = pr, pr
+		s.batchSize = 1 // a row must not wait for 255 more to arrive
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
@@ -226,7 +238,7 @@ func openSource(ctx context.Context, name string, stdin io.Reader, o *inputOptio
 		s.file = f
 		in = f
 	}
-	r, err := newReader(ctx, io.TeeReader(in, s.sha), s.stdin, name, ropts)
+	r, err := newReader(ctx, io.TeeReader(in, s.sha), s.stdinPipe, name, ropts)
 	if err != nil {
 		s.close()
 		if ctx.Err() != nil {
@@ -257,11 +269,10 @@ func openSource(ctx context.Context, name string, stdin io.Reader, o *inputOptio
 }
 
 // newReader opens the reader, which reads the header (and sniffs the
-// delimiter) before it returns, without letting an idle standard input
-// hold off cancellation: on ctx's end stdin is closed, which unblocks it.
-func newReader(ctx context.Context, in io.Reader, stdin io.Reader, name string, opts reader.Options) (*reader.Reader, error) {
-	c, ok := stdin.(io.Closer)
-	if !ok {
+// delimiter) before it returns, without letting an idle standard input hold
+// off cancellation: on ctx's end the stdin pipe is closed, which unblocks it.
+func newReader(ctx context.Context, in io.Reader, stdinPipe *io.PipeReader, name string, opts reader.Options) (*reader.Reader, error) {
+	if stdinPipe == nil {
 		return reader.NewReader(in, name, opts)
 	}
 	type opened struct {
@@ -277,7 +288,7 @@ func newReader(ctx context.Context, in io.Reader, stdin io.Reader, name string, 
 	case o := <-done:
 		return o.r, o.err
 	case <-ctx.Done():
-		c.Close()
+		stdinPipe.CloseWithError(ctx.Err())
 		o := <-done
 		if o.r != nil {
 			o.r.Close()
@@ -327,7 +338,7 @@ func (s *source) startReading() {
 	s.stop = make(chan struct{})
 	s.readDone = make(chan struct{})
 	for range batchesAhead + 2 {
-		s.free <- &batch{recs: make([]reader.Record, 0, batchSize), spans: make([]int, 0, batchSize+1)}
+		s.free <- &batch{recs: make([]reader.Record, 0, s.batchSize), spans: make([]int, 0, s.batchSize+1)}
 	}
 	go s.readLoop()
 }
@@ -344,7 +355,7 @@ func (s *source) readLoop() {
 			return
 		}
 		b.recs, b.spans, b.arena, b.err = b.recs[:0], b.spans[:0], b.arena[:0], nil
-		for len(b.recs) < batchSize {
+		for len(b.recs) < s.batchSize {
 			rec, err := s.r.Next()
 			if err != nil {
 				b.err = err
@@ -448,14 +459,10 @@ func (s *source) close() error {
 	var errs []error
 	if s.stop != nil {
 		close(s.stop)
-		// A read of standard input can block forever (a pipe whose writer
-		// is idle, a terminal); closing it is what unblocks the reader.
-		if c, ok := s.stdin.(io.Closer); ok {
-			select {
-			case <-s.readDone:
-			default:
-				c.Close()
-			}
+		// The reader may wait on an idle standard input: closing the pipe
+		// it reads unblocks it.
+		if s.stdinPipe != nil {
+			s.stdinPipe.CloseWithError(io.ErrClosedPipe)
 		}
 		<-s.readDone
 		s.warnColumns()
@@ -463,7 +470,7 @@ func (s *source) close() error {
 	// Every byte the reader pulled went through the hash; when the run
 	// stopped early, hash the rest of a file so the summary still names the
 	// whole input.
-	if s.file != nil {
+	if s.file != nil && s.size >= 0 {
 		_, err := io.Copy(s.sha, s.file)
 		errs = append(errs, err)
 		s.shaDone = err == nil

@@ -358,15 +358,19 @@ func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *re
 	lines := make(chan line, 4*u.up.concurrency)
 
 	// Producer: the only reader of the input. It stops taking rows at the
-	// first signal or when the run fails.
+	// first signal or when the run fails; readCtx ends on either, so that an
+	// idle standard input holds off neither.
+	readCtx, cancelRead := context.WithCancel(gctx)
+	defer cancelRead()
+	defer context.AfterFunc(ctx, cancelRead)()
 	g.Go(func() error {
 		defer close(jobs)
 		for {
 			if ctx.Err() != nil || gctx.Err() != nil {
 				return nil
 			}
-			it, err := src.next(ctx)
-			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+			it, err := src.next(readCtx)
+			if errors.Is(err, io.EOF) || ctx.Err() != nil || gctx.Err() != nil {
 				return nil // end of input, or interrupted: calls in flight drain
 			}
 			if err != nil {
