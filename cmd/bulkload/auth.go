@@ -60,7 +60,10 @@ type resolved struct {
 // (--token-url, --scope) wins.
 func (o *authOptions) resolve(getenv func(string) string, from map[string]int, needEndpoint bool) (resolved, error) {
 	r := resolved{endpoint: o.endpoint, tokenURL: o.tokenURL, clientID: o.clientID, scope: o.scope}
-	if r.tokenURL != "" && o.authURL != "" && o.tenantID != "" && from["token-url"] < max(from["auth-url"], from["tenant-id"]) {
+	if (o.authURL == "") != (o.tenantID == "") {
+		return r, usageErrorf("--auth-url and --tenant-id go together (the token URL is AUTH_URL/TENANT_ID/oauth2/v2.0/token); or give --token-url alone")
+	}
+	if r.tokenURL != "" && o.authURL != "" && from["token-url"] < max(from["auth-url"], from["tenant-id"]) {
 		r.tokenURL = ""
 	}
 	if r.scope != "" && o.appID != "" && from["scope"] < from["app-id"] {
@@ -87,8 +90,12 @@ func (o *authOptions) resolve(getenv func(string) string, from map[string]int, n
 			r.scope = "api://" + o.appID + "/.default"
 		}
 	}
+	// The secret's own precedence: --client-secret-file as a flag, then
+	// BULKLOAD_CLIENT_SECRET, then a secret file named by the environment
+	// or the config file.
+	envSecret := getenv(envPrefix + "CLIENT_SECRET")
 	switch {
-	case o.secretFile != "":
+	case o.secretFile != "" && (envSecret == "" || from["client-secret-file"] == fromFlag):
 		b, err := os.ReadFile(o.secretFile)
 		if err != nil {
 			return r, usageErrorf("--client-secret-file: %v", err)
@@ -97,8 +104,8 @@ func (o *authOptions) resolve(getenv func(string) string, from map[string]int, n
 		if r.secret == "" {
 			return r, usageErrorf("--client-secret-file %s is empty", o.secretFile)
 		}
-	case getenv(envPrefix+"CLIENT_SECRET") != "":
-		r.secret = getenv(envPrefix + "CLIENT_SECRET")
+	case envSecret != "":
+		r.secret = envSecret
 	default:
 		missing = append(missing, "the client secret (BULKLOAD_CLIENT_SECRET or --client-secret-file)")
 	}

@@ -151,3 +151,44 @@ func TestAlternativeSettingsPrecedence(t *testing.T) {
 		t.Errorf("a misspelt key: exit %d, stderr:\n%s", res.code, res.stderr)
 	}
 }
+
+// TestSecretSettings: the environment's secret beats a secret file named in
+// the config file; --auth-url needs --tenant-id; and `bulkload sim` never
+// takes (and prints) the real BULKLOAD_CLIENT_SECRET as its fake one.
+func TestSecretSettings(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "bulkload.yaml")
+	if err := os.WriteFile(cfg, []byte("client-secret-file: "+filepath.Join(dir, "missing-secret")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	authArgs := append([]string{"auth", "check", "--config", cfg}, s.args()[2:]...)
+	if res := runCLI(t, secretEnv(), authArgs...); res.code != exitOK {
+		t.Errorf("BULKLOAD_CLIENT_SECRET with a secret file in the config file: exit %d, want 0\n%s", res.code, res.stderr)
+	}
+	res := runCLI(t, secretEnv(), "auth", "check", "--auth-url", s.url, "--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "--tenant-id") {
+		t.Errorf("--auth-url without --tenant-id: exit %d, want %d and a hint\n%s", res.code, exitUsage, res.stderr)
+	}
+
+	const real = "PROD-SECRET-do-not-print-8472"
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"sim", "--addr", "127.0.0.1:0"}, func(k string) string {
+			if k == "BULKLOAD_CLIENT_SECRET" {
+				return real
+			}
+			return ""
+		}, nil, &out, &errb)
+	}()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !strings.Contains(out.String(), "bulkload upload"); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if !strings.Contains(out.String(), leadsim.DefaultClientSecret) || strings.Contains(out.String()+errb.String(), real) {
+		t.Errorf("sim took its secret from BULKLOAD_CLIENT_SECRET or printed it:\n%s", out.String())
+	}
+}

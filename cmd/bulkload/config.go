@@ -128,7 +128,10 @@ func applyPrecedence(fs *flag.FlagSet, getenv func(string) string, configPath st
 
 	var setErr error
 	fs.VisitAll(func(f *flag.Flag) {
-		if setErr != nil || from[f.Name] != fromDefault || f.Name == "config" {
+		// A flag named client-secret (the simulator's public fake) is never
+		// filled from the environment or a file: BULKLOAD_CLIENT_SECRET is
+		// the real secret of upload, which sim would print.
+		if setErr != nil || from[f.Name] != fromDefault || f.Name == "config" || f.Name == "client-secret" {
 			return
 		}
 		if v := getenv(envName(f.Name)); v != "" {

@@ -196,7 +196,7 @@ func (u *uploader) run(ctx context.Context) int {
 	e := u.env
 	resultsPath := u.in.resultsPath(u.input)
 
-	if err := checkOutputs(u.input, map[string]string{"--results": resultsPath, "--rejects": u.in.rejects}); err != nil {
+	if err := checkOutputs(u.input, map[string]string{"--results": resultsPath, "--rejects": u.in.rejects, "--summary-json": u.in.summaryJSON}); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	var state *report.State

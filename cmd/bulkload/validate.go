@@ -74,7 +74,7 @@ func rowsStatus(sum *report.Summary) int {
 // the summary even when it stops early, so that what was done is reported.
 func validateFile(ctx context.Context, name string, e *env, in *inputOptions, log *slog.Logger) (*report.Summary, error) {
 	resultsPath := in.resultsPath(name)
-	if err := checkOutputs(name, map[string]string{"--results": resultsPath, "--rejects": in.rejects}); err != nil {
+	if err := checkOutputs(name, map[string]string{"--results": resultsPath, "--rejects": in.rejects, "--summary-json": in.summaryJSON}); err != nil {
 		return nil, err
 	}
 	src, err := openSource(ctx, name, e.stdin, in, log)

@@ -220,6 +220,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"validate", "--frob", filepath.Join(samples, "leads.csv")}, "frob"},
 		{"results over the input", []string{"validate", "--results", filepath.Join(samples, "leads.csv"), filepath.Join(samples, "leads.csv")}, "is the input file"},
 		{"rejects over the input", []string{"validate", "--rejects", filepath.Join(samples, "leads.csv"), "--results", filepath.Join(dir, "r.csv"), filepath.Join(samples, "leads.csv")}, "is the input file"},
+		{"summary over the input", []string{"validate", "--summary-json", filepath.Join(samples, "leads.csv"), "--results", filepath.Join(dir, "r.csv"), filepath.Join(samples, "leads.csv")}, "is the input file"},
 		{"stdin without format", []string{"validate", "--results", filepath.Join(dir, "r.csv"), "-"}, "format"},
 		{"upload without settings", []string{"upload", filepath.Join(samples, "leads.csv")}, "--simulate"},
 		{"upload bad concurrency", []string{"upload", "--simulate", "--concurrency", "0", filepath.Join(samples, "leads.csv")}, "--concurrency"},
