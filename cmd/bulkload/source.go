@@ -192,10 +192,13 @@ func malformedReason(positions *regexp.Regexp, err error) string {
 }
 
 // summaryRow is the row as the summary counts it.
-func (it item) summaryRow() report.Row {
-	r := it.row
-	if it.reason != "" {
-		r.Error = it.reason
+func (it item) summaryRow() report.Row { return countedAs(it.row, it.reason) }
+
+// countedAs is a row as the summary counts it: under reason, when the row's
+// error names positions that would split one problem into many reasons.
+func countedAs(r report.Row, reason string) report.Row {
+	if reason != "" {
+		r.Error = reason
 	}
 	return r
 }
@@ -439,7 +442,8 @@ func (s *source) inputSHA256() string {
 	return sum
 }
 
-// warnOnce logs, once per run, what the user should know about the columns.
+// warnColumns logs what the user should know about the columns; close
+// calls it once, after the reader has stopped.
 func (s *source) warnColumns() {
 	if u := s.r.Unknown(); len(u) > 0 {
 		s.log.Warn("columns not recognised, ignored (add them to a --mapping file if they carry lead data)", "columns", strings.Join(u, ", "))

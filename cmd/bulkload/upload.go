@@ -445,11 +445,7 @@ func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *re
 			if writeErr != nil || !l.row.Status.Final() {
 				continue
 			}
-			counted := l.row
-			if l.reason != "" {
-				counted.Error = l.reason
-			}
-			sum.Count(counted)
+			sum.Count(countedAs(l.row, l.reason))
 			u.done.Add(1)
 		}
 		return writeErr
