@@ -486,6 +486,9 @@ func (u *uploader) plan(it item, state *report.State) (job, *line, error) {
 // work sends one row: createLead, then submitLead for a qualified lead. It
 // returns an error only when the run must stop.
 func (u *uploader) work(ctx context.Context, j job, lines chan<- line) error {
+	// submitLead and lead answers are redacted for this row's SSN and date
+	// of birth too, not only createLead's.
+	ctx = submitter.WithLead(ctx, j.input)
 	row := j.row
 	row.Status, row.Error = "", ""
 	if j.prior != nil {
