@@ -65,6 +65,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
 	s.faults = o.Fail503+o.Fail500+o.DropAfter > 0
+	s.store.echo = o.EchoPII
 	if o.RateLimit > 0 {
 		s.limiter = rate.NewLimiter(rate.Limit(o.RateLimit), o.RateBurst)
 	}

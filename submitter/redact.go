@@ -136,24 +136,19 @@ func (r *Redactor) redact(s string, generic bool) string {
 	if !strings.ContainsAny(s, "0123456789") {
 		return s
 	}
-	var cut []span
+	// One pass per rule, each on the last one's output: a cut leaves
+	// [REDACTED] behind, which ends runs of digits, so what is left of a
+	// longer number is judged on its own by the next rule.
 	if r.ssn != "" {
-		cut = digitChains(s, r.ssn, cut)
+		s = replaceSpans(s, digitChains(s, r.ssn, nil))
 	}
-	if generic || r.hasDOB {
-		uuids := uuidSpans(s)
-		comps := components(s)
-		if generic {
-			cut = ssnShaped(s, comps, uuids, cut)
-		}
-		if r.hasDOB {
-			cut = r.birthDates(s, comps, uuids, cut)
-		}
+	if r.hasDOB {
+		s = replaceSpans(s, r.birthDates(s, components(s), uuidSpans(s), nil))
 	}
-	if len(cut) == 0 {
-		return s
+	if generic {
+		s = replaceSpans(s, ssnShaped(s, components(s), uuidSpans(s), nil))
 	}
-	return replaceSpans(s, cut)
+	return s
 }
 
 // isSSNSep reports whether c may stand between the digits of an echoed
@@ -493,6 +488,9 @@ func isAmount(s string) bool {
 
 // replaceSpans replaces the union of spans in s with redactedText.
 func replaceSpans(s string, spans []span) string {
+	if len(spans) == 0 {
+		return s
+	}
 	// Few spans: sort by insertion.
 	for i := 1; i < len(spans); i++ {
 		for j := i; j > 0 && spans[j].a < spans[j-1].a; j-- {
