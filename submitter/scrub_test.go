@@ -17,7 +17,7 @@ import (
 )
 
 const (
-	scrubID     = "client-9"
+	scrubID      = "client-9"
 	echoedSecret = "p@ss w0rd+/=XyZ"
 )
 
