@@ -20,10 +20,12 @@ const ctxCheckEvery = 1024
 func runValidate(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet("validate", "validate [flags] FILE", e.stderr)
 	var (
-		in   inputOptions
-		logs logOptions
+		in        = inputOptions{outputSuffix: ".validation.csv"}
+		logs      logOptions
+		overwrite bool
 	)
 	in.register(fs)
+	fs.BoolVar(&overwrite, "overwrite", false, "write the results although the file holds the outcomes of an upload (its lead ids and bids would be lost)")
 	logs.register(fs)
 	pos, _, err := parseSettings(fs, args, e.getenv, "validate", 1)
 	if err != nil {
@@ -42,7 +44,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	if e.getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(50))
 	}
-	sum, err := validateFile(ctx, pos[0], e, &in, log)
+	sum, err := validateFile(ctx, pos[0], e, &in, overwrite, log)
 	if sum != nil {
 		if werr := writeSummary(e.stderr, sum, in.summaryJSON); werr != nil && err == nil {
 			err = werr
@@ -72,16 +74,21 @@ func rowsStatus(sum *report.Summary) int {
 
 // validateFile reads, maps and records every row of the input. It returns
 // the summary even when it stops early, so that what was done is reported.
-func validateFile(ctx context.Context, name string, e *env, in *inputOptions, log *slog.Logger) (*report.Summary, error) {
+func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger) (*report.Summary, error) {
 	resultsPath := in.resultsPath(name)
-	if err := checkOutputs(name, map[string]string{"--results": resultsPath, "--rejects": in.rejects, "--summary-json": in.summaryJSON}); err != nil {
-		return nil, err
-	}
-	src, err := openSource(ctx, name, e.stdin, in, log)
+	lock, err := lockResults(resultsPath, "validate")
 	if err != nil {
 		return nil, err
 	}
-	defer src.close()
+	defer lock.Unlock()
+	if err := in.checkOutputs(name, resultsPath, false, overwrite, "choose another path, or pass --overwrite to replace it and lose its lead ids and bids"); err != nil {
+		return nil, err
+	}
+	src, err := in.open(ctx, name, e.stdin, log)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
 
 	w, err := report.Create(resultsPath)
 	if err != nil {
@@ -95,7 +102,7 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 			err = ctx.Err()
 			break
 		}
-		it, rerr := src.next(ctx)
+		it, rerr := src.Next(ctx)
 		if errors.Is(rerr, io.EOF) {
 			break
 		}
@@ -108,21 +115,21 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 			err = rerr
 			break
 		}
-		if werr := w.Write(it.row); werr != nil {
+		if werr := w.Write(it.Row); werr != nil {
 			err = fmt.Errorf("write results file %s: %w", resultsPath, werr)
 			break
 		}
 		sum.RowsRead++
-		sum.Count(it.summaryRow())
+		sum.Count(it.SummaryRow())
 	}
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("write results file %s: %w", resultsPath, cerr)
 	}
-	if cerr := src.close(); cerr != nil && err == nil {
+	if cerr := src.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
 	sum.End = time.Now()
-	sum.InputSHA256 = src.inputSHA256()
+	sum.InputSHA256 = src.InputSHA256()
 	log.Info("results written", "path", resultsPath)
 	return sum, err
 }
