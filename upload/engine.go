@@ -210,6 +210,8 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		row.Attempts = call.Attempts
 		if err != nil {
 			if submitter.IsFatal(err) {
+				// No token, so nothing reached the service: --resume sends it.
+				e.notSent.Add(1)
 				return err
 			}
 			row.Status, row.Error = report.StatusFailed, err.Error()
@@ -219,6 +221,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		}
 		if call.Ambiguous {
 			if res, err = e.ownLead(ctx, row.LeadID, res, call.Attempts); err != nil {
+				e.notSent.Add(1) // unrecorded: --resume sends it again and checks
 				return err
 			}
 		}
