@@ -85,6 +85,10 @@ type Summary struct {
 	Submitted    int `json:"submitted"`
 	SubmitFailed int `json:"submitFailed"`
 	Failed       int `json:"failed"`
+	// Unverified counts rows whose createLead, sent again after a lost
+	// answer, was answered as a duplicate that could not be confirmed as
+	// the row's own lead: a person reconciles them by leadId.
+	Unverified int `json:"unverified"`
 	// Created counts rows left at created: submission pending, as after an
 	// interrupted run; --resume submits them.
 	Created int `json:"created"`
@@ -124,6 +128,8 @@ func (s *Summary) Count(r Row) {
 		s.SubmitFailed++
 	case StatusFailed:
 		s.Failed++
+	case StatusUnverified:
+		s.Unverified++
 	case StatusCreated:
 		s.Created++
 	default:
@@ -159,7 +165,7 @@ func (s *Summary) terms() []term {
 	all := []term{
 		{"valid", s.Valid}, {"invalid", s.Invalid}, {"processed", s.Processed},
 		{"submitted", s.Submitted}, {"submit_failed", s.SubmitFailed}, {"failed", s.Failed},
-		{"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
+		{"unverified", s.Unverified}, {"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
 	}
 	var out []term
 	for _, t := range all {
@@ -169,7 +175,7 @@ func (s *Summary) terms() []term {
 			always = s.Mode == "validate"
 		case "invalid":
 			always = true
-		case "created", "unknown", "not sent":
+		case "unverified", "created", "unknown", "not sent":
 			always = false
 		default:
 			always = s.Mode != "validate"
@@ -182,7 +188,7 @@ func (s *Summary) terms() []term {
 }
 
 func (s *Summary) accounted() int {
-	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Created + s.Unknown + s.NotSent
+	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Unverified + s.Created + s.Unknown + s.NotSent
 }
 
 // accounting is the check's sentence, e.g. "1000 read = 990 valid + 10
@@ -273,6 +279,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		line("submitted", s.Submitted, "")
 		line("submit_failed", s.SubmitFailed, "lead created, submission failed")
 		line("failed", s.Failed, "")
+		if s.Unverified != 0 {
+			line("unverified", s.Unverified, "may be a lead of this run that nobody submitted: look each up by leadId (results file) and submit it if it is yours and qualified; --resume checks them again")
+		}
 		if s.Created != 0 {
 			line("created", s.Created, "submission pending: rerun with --resume")
 		}

@@ -256,3 +256,36 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("summary JSON topReasons = %v, want 5 with zipCode first", top)
 	}
 }
+
+// TestSummaryUnverified: an unverified row is counted, accounted for, and
+// shown with what to do, in the text and the JSON.
+func TestSummaryUnverified(t *testing.T) {
+	s := &Summary{Mode: "upload", RowsRead: 2}
+	s.Count(Row{Row: 1, Status: StatusSubmitted, ResultCode: 1017, BidValue: "45.00"})
+	s.Count(Row{Row: 2, Status: StatusUnverified, ResultCode: 1002, Note: "Duplicate of lead x"})
+	if s.Unverified != 1 {
+		t.Errorf("Unverified = %d, want 1", s.Unverified)
+	}
+	if err := s.Check(); err != nil {
+		t.Errorf("Check() = %v, want nil", err)
+	}
+	var b strings.Builder
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{"unverified                  1", "by leadId", "+ 1 unverified: OK"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary text lacks %q:\n%s", want, text)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := s.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Unverified int }
+	b2, _ := os.ReadFile(path)
+	if err := json.Unmarshal(b2, &got); err != nil || got.Unverified != 1 {
+		t.Errorf("summary JSON unverified = %d (%v), want 1", got.Unverified, err)
+	}
+}

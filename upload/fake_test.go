@@ -173,7 +173,7 @@ func qualified(ctx context.Context, in lead.Input) (lead.Result, submitter.Call,
 // credentials.
 var fatal = &submitter.AuthError{Code: "invalid_client", Hint: "check the client id and secret"}
 
-const testDuplicateOf = `(?i)duplicate of lead ([0-9a-z-]+)`
+const testDuplicateOf = `(?i)duplicate(?: of lead ([0-9a-z-]+))?`
 
 func testConfig() Config {
 	return Config{

@@ -254,7 +254,7 @@ func TestOwnLeadCheck(t *testing.T) {
 			wantID:   "orig-1",
 			reads:    1,
 			submits:  1,
-			wantNote: "this is the lead the first attempt created",
+			wantNote: "this is the lead the earlier attempt created",
 		},
 		{
 			name:   "another partner lead: a genuine duplicate, processed",
@@ -268,30 +268,40 @@ func TestOwnLeadCheck(t *testing.T) {
 			wantNote: "belongs to leadId SOMEONE-ELSE, not to this row: a genuine duplicate",
 		},
 		{
-			name:   "lead unreadable: the answer stands, flagged for reconciliation",
+			name:   "lead unreadable: unverified, for reconciliation",
 			create: duplicateAfterLostAnswer("orig-1"),
 			read: func(context.Context, string) (lead.Result, submitter.Call, error) {
 				return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "lead", Status: 200, Message: "[FORBIDDEN] Lead.Read required", Attempts: 1}
 			},
-			want:     report.StatusProcessed,
+			want:     report.StatusUnverified,
 			wantID:   "dup-L1",
 			reads:    1,
 			wantNote: "could not read lead orig-1",
 		},
 		{
-			name:     "no id in the note: flagged for reconciliation, nothing read",
+			name:     "no id in the note: unverified, nothing read",
 			create:   duplicateAfterLostAnswer(""),
-			want:     report.StatusProcessed,
+			want:     report.StatusUnverified,
 			wantID:   "dup-L1",
 			wantNote: "reconcile by leadId",
 		},
 		{
-			name:     "duplicate-of pattern off: flagged, nothing read",
+			name:     "duplicate-of pattern off: no answer is a duplicate, processed with a note",
 			cfg:      func(c *Config) { c.DuplicateOf = nil },
 			create:   duplicateAfterLostAnswer("orig-1"),
 			want:     report.StatusProcessed,
 			wantID:   "dup-L1",
-			wantNote: "reconcile by leadId",
+			wantNote: "createLead was sent 2 times after an answer was lost]",
+		},
+		{
+			name: "a retried answer that is no duplicate stands, with a note",
+			create: func(_ context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+				return lead.Result{ID: "new-L1", ResultCode: 1020, Note: "income too low"}, submitter.Call{Attempts: 3, Ambiguous: true}, nil
+			},
+			read:     ownQualified,
+			want:     report.StatusProcessed,
+			wantID:   "new-L1",
+			wantNote: "income too low [bulkload: createLead was sent 3 times after an answer was lost]",
 		},
 		{
 			name: "an unambiguous duplicate is not checked",
@@ -496,4 +506,139 @@ func TestDrainTimeout(t *testing.T) {
 		t.Errorf("Interrupted = false, want true")
 	}
 	checkAccounting(t, res.Summary)
+}
+
+// TestAmbiguityAcrossRuns: the own-lead check runs on --resume for rows an
+// earlier run left ambiguous (a failed createLead after a lost answer, a row
+// without a line, an unverified row), and only for those.
+func TestAmbiguityAcrossRuns(t *testing.T) {
+	// A duplicate answer for every row, naming the row's own earlier lead.
+	dupOfOwn := func(_ context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+		return lead.Result{ID: "dup-" + in.LeadID, ResultCode: 1002, Note: "Duplicate of lead own-" + in.LeadID}, submitter.Call{Attempts: 1}, nil
+	}
+	readOwn := func(_ context.Context, id string) (lead.Result, submitter.Call, error) {
+		leadID := strings.TrimPrefix(id, "own-")
+		return lead.Result{ID: id, ResultCode: 1016, Note: "Qualified; awaiting submission", BidValue: bid("30.00"), PartnerLeadID: leadID}, submitter.Call{Attempts: 1}, nil
+	}
+	tests := []struct {
+		name     string
+		prior    fakePrior // nil: a fresh run
+		want     report.Status
+		wantID   string
+		creates  int
+		reads    int
+		wantNote string
+	}{
+		{
+			name:    "fresh run, unambiguous duplicate: processed, not checked",
+			want:    report.StatusProcessed,
+			wantID:  "dup-L1",
+			creates: 1,
+		},
+		{
+			name:    "failed without a lost answer: a duplicate on resume is processed, not checked",
+			prior:   fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Error: "createLead: HTTP 500"}},
+			want:    report.StatusProcessed,
+			wantID:  "dup-L1",
+			creates: 1,
+		},
+		{
+			name:     "failed after a lost answer: checked on resume, own lead submitted",
+			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Ambiguous: true, Error: "createLead: connection lost"}},
+			want:     report.StatusSubmitted,
+			wantID:   "own-L1",
+			creates:  1,
+			reads:    1,
+			wantNote: "an earlier run's createLead for this row may have reached the service",
+		},
+		{
+			name:    "no line in a resumed run (in flight at a kill): checked, own lead submitted",
+			prior:   fakePrior{},
+			want:    report.StatusSubmitted,
+			wantID:  "own-L1",
+			creates: 1,
+			reads:   1,
+		},
+		{
+			name:     "unverified naming its duplicate: read again, not created again",
+			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusUnverified, ID: "dup-L1", ResultCode: 1002, Note: "Duplicate of lead own-L1 [bulkload: could not read lead own-L1: reconcile by leadId]", Attempts: 2}},
+			want:     report.StatusSubmitted,
+			wantID:   "own-L1",
+			reads:    1,
+			wantNote: "an earlier run left this row unverified; checked again",
+		},
+		{
+			name:    "unverified naming no lead: sent again and checked",
+			prior:   fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusUnverified, ID: "dup-L1", ResultCode: 1002, Note: "Duplicate lead [bulkload: reconcile by leadId]", Attempts: 2}},
+			want:    report.StatusSubmitted,
+			wantID:  "own-L1",
+			creates: 1,
+			reads:   1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			if tc.prior != nil {
+				cfg.Prior = tc.prior
+			}
+			api := &fakeAPI{create: dupOfOwn, lead: readOwn}
+			res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(1)}, api)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			created, _, reads := api.calls()
+			if len(created) != tc.creates || len(reads) != tc.reads {
+				t.Errorf("createLead %v, lead reads %v; want %d and %d", created, reads, tc.creates, tc.reads)
+			}
+			r := j.last()[1]
+			if r.Status != tc.want || r.ID != tc.wantID {
+				t.Errorf("row 1 = %s id %s, want %s id %s", r.Status, r.ID, tc.want, tc.wantID)
+			}
+			if first := j.rows[0]; !strings.Contains(first.Note, tc.wantNote) || strings.Count(first.Note, "[bulkload:") > 1 {
+				t.Errorf("row 1's first note = %q, want one note of the engine's, containing %q", first.Note, tc.wantNote)
+			}
+			checkAccounting(t, res.Summary)
+		})
+	}
+}
+
+// TestLostAnswerIsJournalledAmbiguous: a createLead that failed after an
+// attempt may have reached the service is journalled Ambiguous, and stays
+// so when an ambiguous row fails again on resume; a plain failure is not.
+func TestLostAnswerIsJournalledAmbiguous(t *testing.T) {
+	lost := &submitter.CallError{Op: "createLead", Message: "connection lost after the request was sent", Retryable: true, Attempts: 1, Ambiguous: true}
+	plain := &submitter.CallError{Op: "createLead", Status: 503, Message: "HTTP 503", Retryable: true, Attempts: 1}
+	tests := []struct {
+		name  string
+		prior fakePrior
+		err   error
+		call  submitter.Call
+		want  bool
+	}{
+		{"lost answer", nil, lost, submitter.Call{Attempts: 1, Ambiguous: true}, true},
+		{"lost answer, flagged on the error only", nil, lost, submitter.Call{Attempts: 1}, true},
+		{"plain failure", nil, plain, submitter.Call{Attempts: 1}, false},
+		{"ambiguous earlier, plain failure now", fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Ambiguous: true}}, plain, submitter.Call{Attempts: 1}, true},
+		{"no line in a resumed run, plain failure now", fakePrior{}, plain, submitter.Call{Attempts: 1}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			if tc.prior != nil {
+				cfg.Prior = tc.prior
+			}
+			api := &fakeAPI{create: func(context.Context, lead.Input) (lead.Result, submitter.Call, error) {
+				return lead.Result{}, tc.call, tc.err
+			}}
+			_, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(1)}, api)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			r := j.last()[1]
+			if r.Status != report.StatusFailed || r.Ambiguous != tc.want {
+				t.Errorf("row 1 = %s ambiguous %v, want failed ambiguous %v", r.Status, r.Ambiguous, tc.want)
+			}
+		})
+	}
 }

@@ -38,10 +38,11 @@ type uploadOptions struct {
 	// submitLead's errors, so this is an assumption, and a setting.
 	alreadySubmitted string
 	alreadyRE        *regexp.Regexp
-	// duplicateOf finds, in the note of a createLead answer, the id of the
-	// lead it duplicates (the first submatch). The interface does not show
-	// how the service reports a duplicate, so this too is a setting. The
-	// lead is read back (leadDoc) to check it is the row's own.
+	// duplicateOf recognises, in the note of a createLead answer, a
+	// duplicate, and its first group finds the id of the lead it duplicates
+	// (empty when the note names none). The interface does not show how the
+	// service reports a duplicate, so this too is a setting. The lead is
+	// read back (leadDoc) to check it is the row's own.
 	duplicateOf   string
 	duplicateOfRE *regexp.Regexp
 }
@@ -109,7 +110,7 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
 	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead (the interface does not show its arguments: this default is an assumption; it must take $id: String!)")
 	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression: a submitLead error matching it means the lead is submitted already, so the row counts as submitted (the interface does not show submitLead's errors; empty disables)")
-	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`, "regular expression: when a createLead retried after a lost answer is answered as a duplicate, its first submatch is the id of the lead duplicated; if reading that lead (--lead-document) shows it under this row's leadId, it is the row's own and is submitted when qualified (the interface does not show how duplicates are reported; empty disables)")
+	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))?`, "regular expression: a createLead note it matches is a duplicate answer; its first group is the id of the lead duplicated, checked for this row's own after a lost answer (empty disables)")
 	fs.StringVar(&up.leadDoc, "lead-document", submitter.DefaultLeadDocument, "GraphQL document that reads a lead by id (permission Lead.Read; the interface does not show it: an assumption; it must take $id: String! and name its result lead)")
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, a log line every 10s otherwise), bar, log or off")
 }
@@ -133,7 +134,7 @@ func (o *uploadOptions) check() error {
 	if o.duplicateOf != "" {
 		re, err := regexp.Compile(o.duplicateOf)
 		if err != nil || re.NumSubexp() < 1 {
-			return usageErrorf("--duplicate-of %q: want a regular expression whose first group captures the lead id", o.duplicateOf)
+			return usageErrorf("--duplicate-of %q: want a regular expression that matches a duplicate answer's note and whose first group captures the lead id", o.duplicateOf)
 		}
 		o.duplicateOfRE = re
 	}
