@@ -28,10 +28,16 @@ type Server struct {
 	stats   *counters
 	rnd     *lockedRand
 	limiter *rate.Limiter // nil: unlimited
-	faults  bool          // any of Fail503, Fail500, DropAfter is set
-	lead    *endpoint
-	debt    *endpoint
-	mux     *http.ServeMux
+	// The rate limit changes (Options.RateChanges): started is New's
+	// time; nextChange, under rateMu, the index of the next change.
+	started    time.Time
+	burstSet   bool
+	rateMu     sync.Mutex
+	nextChange int
+	faults     bool // any of Fail503, Fail500, DropAfter is set
+	lead       *endpoint
+	debt       *endpoint
+	mux        *http.ServeMux
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -65,8 +71,12 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
 	s.faults = o.Fail503+o.Fail500+o.DropAfter > 0
-	if o.RateLimit > 0 {
+	s.started, s.burstSet = o.Now(), opts.RateBurst > 0
+	switch {
+	case o.RateLimit > 0:
 		s.limiter = rate.NewLimiter(rate.Limit(o.RateLimit), o.RateBurst)
+	case len(o.RateChanges) > 0:
+		s.limiter = rate.NewLimiter(rate.Inf, o.RateBurst)
 	}
 	s.lead = newEndpoint(s, "lead", leadapi.NewExecutableSchema(leadapi.Config{Resolvers: resolver{s}}))
 	s.debt = newEndpoint(s, "debt-core", debtapi.NewExecutableSchema(debtapi.Config{Resolvers: debtQuery{s}}))
@@ -83,6 +93,35 @@ func New(opts Options) (*Server, error) {
 		go s.rotateEvery(o.RotateKeyEvery)
 	}
 	return s, nil
+}
+
+// rateLimit applies the rate limit changes due by now and returns the
+// limit in force (0: unlimited).
+func (s *Server) rateLimit() float64 {
+	s.rateMu.Lock()
+	defer s.rateMu.Unlock()
+	changes := s.opts.RateChanges
+	if s.nextChange < len(changes) {
+		el := s.opts.Now().Sub(s.started)
+		for s.nextChange < len(changes) && el >= changes[s.nextChange].At {
+			c := changes[s.nextChange]
+			s.nextChange++
+			lim, burst := rate.Limit(c.Limit), s.opts.RateBurst
+			if c.Limit == 0 {
+				lim = rate.Inf
+			}
+			if !s.burstSet {
+				burst = max(1, int(c.Limit/10))
+			}
+			s.limiter.SetLimit(lim)
+			s.limiter.SetBurst(burst)
+			s.log.Info("rate limit changed", "limit", c.Limit, "burst", burst, "at", c.At)
+		}
+	}
+	if l := s.limiter.Limit(); l != rate.Inf {
+		return float64(l)
+	}
+	return 0
 }
 
 // Handler returns the one handler of every route, relative to a base URL B:
