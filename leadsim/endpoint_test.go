@@ -349,6 +349,26 @@ func TestLogsLeakNoSecrets(t *testing.T) {
 	}
 }
 
+// TestStatsJSONRequestsOnly: ?requests gives the requests by operation and
+// status and nothing else, for pollers (bench/ratebench).
+func TestStatsJSONRequestsOnly(t *testing.T) {
+	s := newSim(t, Options{})
+	tok := s.defaultToken(t)
+	s.create(t, tok, applicant("q-1", "888880400"))
+	resp, err := http.Get(s.URL + "/_sim/stats?requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got Stats
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatalf("decode /_sim/stats?requests: %v", err)
+	}
+	if got.Requests[OpCreateLead][200] != 1 || got.Requests[OpToken][200] != 1 || len(got.CreateCalls) != 0 || got.LeadsCreated != 0 {
+		t.Errorf("/_sim/stats?requests = %+v, want createLead and token 200 once each, and no other counter", got)
+	}
+}
+
 func TestRegisterFlags(t *testing.T) {
 	var o Options
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)

@@ -52,6 +52,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	started := o.Now() // RateChanges count from here, before the key is made
 	s := &Server{
 		opts:    o,
 		log:     o.Logger,
@@ -71,7 +72,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
 	s.faults = o.Fail503+o.Fail500+o.DropAfter > 0
-	s.started, s.burstSet = o.Now(), opts.RateBurst > 0
+	s.started, s.burstSet = started, opts.RateBurst > 0
 	switch {
 	case o.RateLimit > 0:
 		s.limiter = rate.NewLimiter(rate.Limit(o.RateLimit), o.RateBurst)
@@ -129,7 +130,7 @@ func (s *Server) rateLimit() float64 {
 //	POST B/{tenant}/oauth2/v2.0/token   identity provider
 //	POST B/graphql                      lead endpoint
 //	POST B/debt-core/graphql            debt core endpoint (creditReport)
-//	GET  B/_sim/stats                   Stats as JSON
+//	GET  B/_sim/stats                   Stats as JSON (?requests: Requests alone)
 //	POST B/_sim/rotate-key              RotateKey on demand
 func (s *Server) Handler() http.Handler { return s.mux }
 
@@ -166,8 +167,13 @@ func (s *Server) rotateEvery(d time.Duration) {
 	}
 }
 
-func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) serveStats(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	if r.URL.Query().Has("requests") {
+		// Only the requests by operation and status, for pollers.
+		_ = json.NewEncoder(w).Encode(Stats{Requests: s.stats.requests()})
+		return
+	}
 	_ = json.NewEncoder(w).Encode(s.Stats())
 }
 
