@@ -165,7 +165,12 @@ func (u *uploader) run(ctx context.Context) int {
 	e := u.env
 	resultsPath := u.in.resultsPath(u.input)
 
-	if err := checkOutputs(u.input, map[string]string{"--results": resultsPath, "--rejects": u.in.rejects, "--summary-json": u.in.summaryJSON}); err != nil {
+	lock, err := lockResults(resultsPath, "upload")
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	defer lock.Unlock()
+	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere, or --overwrite to start over and send its leads again"); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	var state *report.State
@@ -183,12 +188,6 @@ func (u *uploader) run(ctx context.Context) int {
 				u.log.Warn("--resume: ignored a half-written last line of the results file", "lines", n)
 			}
 			u.log.Info("--resume: results of the earlier run loaded", "rows", st.Len())
-		}
-	}
-
-	if !u.up.resume && !u.up.overwrite {
-		if err := refuseToOverwrite(resultsPath); err != nil {
-			return exitFor(e.stderr, err)
 		}
 	}
 
@@ -304,27 +303,6 @@ func (u *uploader) authFailure(ctx context.Context, err error) int {
 		fmt.Fprintf(u.env.stderr, "bulkload: cannot get an access token: %v\n", err)
 		return exitAuth
 	}
-}
-
-// refuseToOverwrite fails when the results file holds the outcomes of an
-// earlier upload: starting over would send its leads again. The results of a
-// validate run (valid, invalid) may be overwritten.
-func refuseToOverwrite(path string) error {
-	st, err := report.LoadState(path)
-	if err != nil {
-		return nil // missing or not a results file: nothing to lose
-	}
-	defer st.Close()
-	sent := 0
-	for status, n := range st.Counts() {
-		if status != report.StatusValid && status != report.StatusInvalid {
-			sent += n
-		}
-	}
-	if sent > 0 {
-		return usageErrorf("results file %s holds the outcomes of an earlier upload (%d rows sent): pass --resume to continue it, --results to write elsewhere, or --overwrite to start over and send its leads again", path, sent)
-	}
-	return nil
 }
 
 // settings records what shaped the run, secrets excluded.
