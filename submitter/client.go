@@ -44,6 +44,10 @@ const DefaultSubmitDocument = `mutation SubmitLead($id: String!) { submitLead(id
 // must be named "lead".
 const DefaultLeadDocument = `query Lead($id: String!) { lead(id: $id) { id resultCode note partnerLeadId bidValue } }`
 
+// PreflightDocument is what Preflight sends: the cheapest query that every
+// GraphQL server answers.
+const PreflightDocument = `query { __typename }`
+
 // Defaults of Config.
 const (
 	DefaultMaxAttempts      = 5
@@ -64,7 +68,13 @@ type Config struct {
 	Scope        string // "api://<app-id>/.default"
 	// Rate is API calls per second across all workers (createLead,
 	// submitLead and every retry attempt); 0 = unlimited until a 429.
+	// Ignored when RateAuto is set.
 	Rate float64
+	// RateAuto lets the rate find the service's limit by itself (--rate
+	// auto, see Adaptive): it starts at StartRate (default
+	// DefaultStartRate) and never goes above MaxRate (0 = no cap).
+	RateAuto           bool
+	StartRate, MaxRate float64
 	// MaxAttempts is per call, including the first; default 5. Attempts
 	// answered 429 (slow down) do not count, up to 4×MaxAttempts in all.
 	MaxAttempts             int
@@ -98,6 +108,12 @@ type Stats struct {
 	// CurrentRate is the shared rate in calls per second now; 0 means
 	// unlimited.
 	CurrentRate float64
+	// Auto reports --rate auto. Then SettledRate is the rate to pin with
+	// --rate next time (97% of the limit found), and LimitFound is false
+	// when no 429 showed a limit (SettledRate is then the rate reached).
+	Auto        bool
+	SettledRate float64
+	LimitFound  bool
 }
 
 // Client calls the Lead Intake Service. Build one per run with New and
@@ -105,11 +121,14 @@ type Stats struct {
 // token and one rate.
 type Client struct {
 	gql       *graphql.Client
+	endpoint  string // for messages: user info removed
+	tokenURL  string // for messages: user info removed
 	createDoc string
 	submitDoc string
 	leadDoc   string
 	tokens    *tokenCache
-	rate      *rateControl
+	rate      limiter
+	auto      *Adaptive // nil unless --rate auto
 	stats     *stats
 	now       func() time.Time
 	// idle closes the idle keep-alive connections of the transport this
@@ -158,14 +177,21 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		log:     log,
 	}
 	c := &Client{
+		endpoint:  redactURL(cfg.Endpoint),
+		tokenURL:  redactURL(cfg.TokenURL),
 		createDoc: cfg.CreateDocument,
 		submitDoc: cfg.SubmitDocument,
 		leadDoc:   cfg.LeadDocument,
 		tokens:    tokens,
-		rate:      newRateControl(cfg.Rate, cfg.Now),
 		stats:     &stats{},
 		now:       cfg.Now,
 		idle:      idle,
+	}
+	if cfg.RateAuto {
+		c.auto = NewAdaptive(AutoConfig{Start: cfg.StartRate, Max: cfg.MaxRate, Now: cfg.Now})
+		c.rate = c.auto
+	} else {
+		c.rate = newRateControl(cfg.Rate, cfg.Now)
 	}
 	tr := &transport{
 		base:        base,
@@ -210,6 +236,9 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.Rate < 0 {
 		problems = append(problems, fmt.Sprintf("rate %v is negative (check --rate)", cfg.Rate))
+	}
+	if cfg.StartRate < 0 || cfg.MaxRate < 0 {
+		problems = append(problems, fmt.Sprintf("start rate %v or max rate %v is negative (check --max-rate)", cfg.StartRate, cfg.MaxRate))
 	}
 	if cfg.MaxAttempts < 0 {
 		problems = append(problems, fmt.Sprintf("max attempts %d is negative (check --max-attempts)", cfg.MaxAttempts))
@@ -332,8 +361,13 @@ func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, erro
 // transport recorded into the call's outcome. redact lists input values
 // (SSN, date of birth) to remove from any message the service sends back.
 func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out any, redact ...string) (Call, error) {
+	return c.runRecord(ctx, &callRecord{op: op}, req, out, redact...)
+}
+
+// runRecord is run with the caller's callRecord.
+func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Request, out any, redact ...string) (Call, error) {
+	op := rec.op
 	c.stats.calls.Add(1)
-	rec := &callRecord{op: op}
 	err := c.gql.Run(context.WithValue(ctx, recordKey{}, rec), req, out)
 	call := Call{Attempts: rec.attempts, Ambiguous: rec.ambiguous}
 	switch {
@@ -383,6 +417,69 @@ func redactAll(s string, values []string) string {
 	return s
 }
 
+// Preflight checks, before the first row is sent, that an access token can
+// be had and that the lead endpoint answers one GraphQL query
+// (PreflightDocument) with it. Outages are not retried (429 and 503 are, as
+// for any call). It returns nil when the endpoint gave a GraphQL answer,
+// even one with GraphQL errors; an *AuthError when the credentials are
+// refused (IsFatal); an *UnreachableError (IsUnreachable) naming the URL
+// when the endpoint or the token endpoint cannot be reached, fails TLS,
+// answers 404/405/5xx without GraphQL errors, or answers something that is
+// not GraphQL; and any other error (a 401 or 403, throttling that did not
+// end, cancellation) as it is, naming --endpoint.
+func (c *Client) Preflight(ctx context.Context) error {
+	if _, err := c.tokens.get(ctx); err != nil {
+		if IsFatal(err) || ctx.Err() != nil {
+			return err
+		}
+		return &UnreachableError{URL: c.tokenURL, Err: err}
+	}
+	var out struct {
+		Typename string `json:"__typename"`
+	}
+	rec := &callRecord{op: "preflight", failFast: true}
+	call, err := c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out)
+	var ce *CallError
+	switch {
+	case err == nil && out.Typename == "":
+		return &UnreachableError{URL: c.endpoint, Flag: "--endpoint", GraphQL: true, Err: &CallError{Op: "preflight",
+			Status: http.StatusOK, Message: "reply has no data.__typename", Outage: true, Attempts: call.Attempts}}
+	case err == nil:
+		return nil
+	case IsFatal(err) || ctx.Err() != nil:
+		return err
+	case !errors.As(err, &ce):
+		return fmt.Errorf("--endpoint %s: %w", c.endpoint, err)
+	case ce.Status >= 200 && ce.Status < 300 && len(ce.Errors) > 0:
+		// GraphQL errors to { __typename } are odd, but they come from a
+		// GraphQL service: the rows will tell what it objects to.
+		return nil
+	case ce.Outage, len(ce.Errors) == 0 && !preflightTolerated(ce.Status):
+		return &UnreachableError{URL: c.endpoint, Flag: "--endpoint", GraphQL: true, Err: err}
+	}
+	return fmt.Errorf("--endpoint %s: %w", c.endpoint, err)
+}
+
+// preflightTolerated lists the statuses without GraphQL errors that do not
+// make Preflight call an endpoint unreachable: they come from a service
+// that is there but refuses the token (401, 403) or asks to slow down.
+func preflightTolerated(status int) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return true
+	}
+	return false
+}
+
+// redactURL is raw without user info, for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
 // CheckAuth fetches a token now with the Client's settings and describes it
 // (expiry, roles, audience, client id), for `bulkload auth check`. It never
 // returns the token itself. A refusal is an *AuthError.
@@ -397,13 +494,18 @@ func (c *Client) CheckAuth(ctx context.Context) (TokenInfo, error) {
 
 // Stats returns the counters so far. Safe for concurrent use.
 func (c *Client) Stats() Stats {
-	return Stats{
+	s := Stats{
 		Calls:         c.stats.calls.Load(),
 		Attempts:      c.stats.attempts.Load(),
 		Retries:       c.stats.retries.Load(),
 		Status429:     c.stats.status429.Load(),
 		Status401:     c.stats.status401.Load(),
 		TokensFetched: c.tokens.fetched.Load(),
-		CurrentRate:   c.rate.rate(),
+		CurrentRate:   c.rate.Rate(),
 	}
+	if c.auto != nil {
+		s.Auto = true
+		s.SettledRate, s.LimitFound = c.auto.Settled()
+	}
+	return s
 }
