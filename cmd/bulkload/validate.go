@@ -66,7 +66,7 @@ func rowsStatus(sum *report.Summary) int {
 	if sum.Check() != nil {
 		return exitRowsFailed
 	}
-	if sum.Invalid+sum.Failed+sum.SubmitFailed+sum.Created+sum.Unknown > 0 {
+	if sum.Invalid+sum.Failed+sum.SubmitFailed+sum.Unverified+sum.Created+sum.Unknown > 0 {
 		return exitRowsFailed
 	}
 	return exitOK
