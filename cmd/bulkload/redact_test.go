@@ -91,7 +91,7 @@ func TestUploadRedactsEchoedPersonalData(t *testing.T) {
 		case r["status"] == "submit_failed" && strings.Contains(r["error"], "already submitted [") && strings.Contains(r["error"], "[REDACTED]"):
 			seen["submitLead error"] = true
 		}
-		if strings.Contains(r["note"], "this is the lead the first attempt created") && strings.Contains(r["note"], "[REDACTED]") {
+		if strings.Contains(r["note"], "answered as a duplicate on the retry") && strings.Contains(r["note"], "[REDACTED]") {
 			seen["lead read note"] = true
 		}
 		if strings.Contains(r["bidValue"], "[REDACTED]") {
