@@ -50,35 +50,16 @@ const (
 // maxInt32 is the largest GraphQL Int.
 const maxInt32 = 1<<31 - 1
 
-// FieldError is one field of one row that failed a rule. It names the field
-// and the rule and never the value, so it is safe to log and to write to the
-// results file even for the SSN and the date of birth.
-type FieldError struct {
-	Field lead.Field
-	// Rule is the rule the value broke, e.g. "must be 5 digits" or
-	// "duplicate of row 3"; it never contains the value.
-	Rule string
-}
-
-// Error returns "field: rule", e.g. "zipCode: must be 5 digits".
-func (e FieldError) Error() string { return e.Field.String() + ": " + e.Rule }
+// FieldError is one field of one row that failed a rule: a lead.RowError
+// whose Field is set. It names the field and the rule and never the value,
+// so it is safe to log and to write to the results file even for the SSN
+// and the date of birth. Map fills its Row; the caller may fill StartLine.
+type FieldError = lead.RowError
 
 // Errors is all the errors of one row, in field order. Map returns a nil
 // Errors for a valid row; test it with len, not by comparing an error
-// interface holding it with nil.
-type Errors []FieldError
-
-// Error joins the errors with "; ".
-func (e Errors) Error() string {
-	var b strings.Builder
-	for i, fe := range e {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(fe.Error())
-	}
-	return b.String()
-}
+// interface holding it with nil. Its Error joins the errors with "; ".
+type Errors = lead.RowErrors
 
 // Options configures a Mapper.
 type Options struct {
@@ -185,7 +166,7 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 		if errs == nil {
 			errs = make(Errors, 0, 8) // one allocation for most bad rows
 		}
-		errs = append(errs, FieldError{Field: f, Rule: rule})
+		errs = append(errs, FieldError{Row: row, Field: f, Rule: rule})
 	}
 	setInt := func(i int, p **int, n int) {
 		sc := a.get()

@@ -221,7 +221,7 @@ func (s *csvSource) next() (Record, error) {
 			// span is the difference of their capacities.
 			rawOff := before + int64(cap(s.tee.span(before, after))-cap(raw))
 			rec := Record{Row: s.row, Line: startLine, Raw: trimLineEnd(raw[:nl+1]),
-				Err: fmt.Errorf("row %d (line %d): a quoted field is not closed on the row's first line; the lines after it are read as rows of their own: close the quote, or double the quotes inside it", s.row, startLine)}
+				Err: rowError(s.row, startLine, ruleQuoteNotClosed)}
 			if err := s.restart(rawOff+int64(nl)+1, startLine+1); err != nil {
 				s.failed = err
 			}
@@ -229,8 +229,9 @@ func (s *csvSource) next() (Record, error) {
 		case errors.As(err, &pe):
 			s.row++
 			line := pe.StartLine + s.lineBase
-			return Record{Row: s.row, Line: line, Raw: raw,
-				Err: fmt.Errorf("row %d (line %d): %w", s.row, line, parseProblem(pe, s.lineBase))}, nil
+			rec := Record{Row: s.row, Line: line, Raw: raw, Err: rowError(s.row, line, parseProblem(pe))}
+			rec.Err.Line, rec.Err.Column = pe.Line+s.lineBase, pe.Column
+			return rec, nil
 		case errors.Is(err, errRecordTooLong):
 			s.failed = fmt.Errorf("read %s row %d (line %d): record longer than %d bytes; an unterminated quote is the likely cause: close the quote or quote the field's own quotes as \"\"",
 				s.r.name, s.row+1, start, maxRecord)
@@ -250,11 +251,11 @@ func (s *csvSource) next() (Record, error) {
 		rec := Record{Row: s.row, Line: line, Raw: raw}
 		switch {
 		case scan.fields < s.columns:
-			rec.Err = fmt.Errorf("row %d (line %d): %d fields, header has %d", s.row, line, scan.fields, s.columns)
+			rec.Err = rowError(s.row, line, fmt.Sprintf("%d fields, header has %d", scan.fields, s.columns))
 		case scan.extraSet:
-			rec.Err = fmt.Errorf("row %d (line %d): %d fields, header has %d, and the extra fields are not empty", s.row, line, scan.fields, s.columns)
+			rec.Err = rowError(s.row, line, fmt.Sprintf("%d fields, header has %d, and the extra fields are not empty", scan.fields, s.columns))
 		case s.checkUTF8 && !utf8.Valid(raw):
-			rec.Err = fmt.Errorf("row %d (line %d): text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252", s.row, line)
+			rec.Err = rowError(s.row, line, ruleNotUTF8)
 		default:
 			row, ok := out.(*csvRow)
 			if !ok {
@@ -262,7 +263,7 @@ func (s *csvSource) next() (Record, error) {
 			}
 			rec.Values = row.values()
 			if rec.Values == (lead.Values{}) {
-				rec.Err = fmt.Errorf("row %d (line %d): no known column has a value", s.row, line)
+				rec.Err = rowError(s.row, line, "no known column has a value")
 			}
 		}
 		return rec, nil
@@ -300,15 +301,25 @@ func (s *csvSource) restart(off int64, line int) error {
 	return nil
 }
 
-// parseProblem rewords a csv.ParseError without its position (the caller
-// gives row and line) and without cell contents.
-func parseProblem(pe *csv.ParseError, lineBase int) error {
-	pe.Line += lineBase
+// The rules of malformed records that more than one place gives.
+const (
+	ruleQuoteNotClosed = "a quoted field is not closed on the row's first line; the lines after it are read as rows of their own: close the quote, or double the quotes inside it"
+	ruleNotUTF8        = "text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252"
+)
+
+// rowError is a malformed record's error.
+func rowError(row, line int, rule string) *lead.RowError {
+	return &lead.RowError{Row: row, StartLine: line, Field: lead.NoField, Rule: rule}
+}
+
+// parseProblem says in words what a csv.ParseError found, without its
+// position (the RowError carries it) and without cell contents.
+func parseProblem(pe *csv.ParseError) string {
 	switch {
 	case errors.Is(pe.Err, csv.ErrBareQuote):
-		return fmt.Errorf("a quote inside an unquoted field at line %d column %d; quote the field and double its quotes: %w", pe.Line, pe.Column, pe.Err)
+		return `a quote (") in a field that does not start with one; put the whole field in quotes and double each quote inside it ("")`
 	case errors.Is(pe.Err, csv.ErrQuote):
-		return fmt.Errorf("a quoted field is not closed properly at line %d column %d; a quote inside a quoted field must be doubled: %w", pe.Line, pe.Column, pe.Err)
+		return `text after the closing quote of a quoted field; a quote inside a quoted field must be doubled ("")`
 	}
-	return fmt.Errorf("line %d column %d: %w", pe.Line, pe.Column, pe.Err)
+	return "not valid CSV: " + pe.Err.Error()
 }

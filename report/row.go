@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // Status is the outcome of one row, as written in the results file's status
@@ -119,7 +121,27 @@ type Row struct {
 	Note       string
 	BidValue   string
 	Attempts   int // 0 = empty column
-	Error      string
+	// Error is why the row failed, as text: the service's answer or the
+	// run's own reason (a failed or submit_failed row), or the error column
+	// read back from a results file.
+	Error string
+	// Invalid is why the row is invalid, as values: the reader's and the
+	// mapper's errors. They are rendered into the error column when the row
+	// is written (after Error, when both are set) and counted by the
+	// summary by their reasons; reading a results file back gives Error.
+	Invalid lead.RowErrors
+}
+
+// ErrorText is the row's error column: Error and the rendered Invalid,
+// joined by "; " when both are set.
+func (r *Row) ErrorText() string {
+	switch {
+	case len(r.Invalid) == 0:
+		return r.Error
+	case r.Error == "":
+		return r.Invalid.Error()
+	}
+	return r.Error + "; " + r.Invalid.Error()
 }
 
 // Header is the results file's columns, in order, comma-separated: the CSV
@@ -242,7 +264,7 @@ func (e *encoder) write(r *Row) error {
 		e.rec[6] = r.Note
 		e.rec[7] = r.BidValue
 		e.rec[8] = itoaEmpty(r.Attempts)
-		e.rec[9] = r.Error
+		e.rec[9] = r.ErrorText()
 		return e.cw.Write(e.rec)
 	}
 	e.buf = appendJSON(e.buf[:0], r)
@@ -283,7 +305,7 @@ func appendJSON(b []byte, r *Row) []byte {
 	b = append(b, `,"attempts":`...)
 	b = appendJSONIntOrNull(b, r.Attempts)
 	b = append(b, `,"error":`...)
-	b = appendJSONString(b, r.Error)
+	b = appendJSONString(b, r.ErrorText())
 	return append(b, "}\n"...)
 }
 

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -128,7 +127,6 @@ type source struct {
 	rejects     *reader.Rejects
 
 	sawLeadSource bool
-	positions     *regexp.Regexp // compiled positionsPattern
 	// stdinPipe carries standard input from a pump goroutine. A read of
 	// stdin itself (a pipe or a terminal: a blocking descriptor) cannot be
 	// interrupted, so the reader reads this pipe instead, and closing it
@@ -174,33 +172,6 @@ type batch struct {
 type item struct {
 	row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Error
 	input lead.Input // meaningful only when row.Status is valid
-	// reason replaces row.Error in the summary's failure reasons when the
-	// error names positions (a malformed record's row, line and column),
-	// so that the same problem on many rows counts as one reason.
-	reason string
-}
-
-// positionsPattern matches the row, line and column numbers of a reader
-// error ("row 20 (line 25): ", " at line 27 column 5").
-const positionsPattern = `( at)? ?\b(row|line|lines|column|byte) \d+(-\d+)?( \((line|lines) \d+(-\d+)?\))?( column \d+)?:?`
-
-// malformedReason turns a reader error into a reason without positions.
-func malformedReason(positions *regexp.Regexp, err error) string {
-	msg := positions.ReplaceAllString(err.Error(), "")
-	msg = strings.ReplaceAll(msg, "; ", ", ")
-	return "malformed record: " + strings.TrimSpace(msg)
-}
-
-// summaryRow is the row as the summary counts it.
-func (it item) summaryRow() report.Row { return countedAs(it.row, it.reason) }
-
-// countedAs is a row as the summary counts it: under reason, when the row's
-// error names positions that would split one problem into many reasons.
-func countedAs(r report.Row, reason string) report.Row {
-	if reason != "" {
-		r.Error = reason
-	}
-	return r
 }
 
 func openSource(ctx context.Context, name string, stdin io.Reader, o *inputOptions, log *slog.Logger) (*source, error) {
@@ -220,7 +191,7 @@ func openSource(ctx context.Context, name string, stdin io.Reader, o *inputOptio
 		return nil, err
 	}
 
-	s := &source{name: name, sha: sha256.New(), size: -1, log: log, positions: regexp.MustCompile(positionsPattern), batchSize: batchSize}
+	s := &source{name: name, sha: sha256.New(), size: -1, log: log, batchSize: batchSize}
 	var in io.Reader
 	if name == "-" {
 		pr, pw := io.Pipe()
@@ -318,16 +289,15 @@ func (s *source) next(ctx context.Context) (item, error) {
 	}
 	if rec.Err != nil {
 		it.row.Status = report.StatusInvalid
-		it.row.Error = "malformed record: " + rec.Err.Error()
-		it.reason = malformedReason(s.positions, rec.Err)
+		it.row.Invalid = lead.RowErrors{*rec.Err}
 	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
 		it.row.Status = report.StatusInvalid
-		it.row.Error = errs.Error()
+		it.row.Invalid = errs
 	} else {
 		it.input = in
 	}
 	if it.row.Status == report.StatusInvalid && s.rejects != nil {
-		if err := s.rejects.Write(rec, it.row.Error); err != nil {
+		if err := s.rejects.Write(rec, it.row.ErrorText()); err != nil {
 			return item{}, fmt.Errorf("write --rejects file: %w", err)
 		}
 	}

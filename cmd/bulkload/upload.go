@@ -187,7 +187,6 @@ type job struct {
 // written.
 type line struct {
 	row       report.Row
-	reason    string     // the summary's reason when it differs from row.Error
 	countOnly bool       // a row finished in an earlier run: count it, write nothing
 	written   chan error // when set, the writer answers once the line is written (or not)
 }
@@ -445,7 +444,7 @@ func (u *uploader) pipeline(ctx, workCtx context.Context, src *source, state *re
 			if writeErr != nil || !l.row.Status.Final() {
 				continue
 			}
-			sum.Count(countedAs(l.row, l.reason))
+			sum.Count(l.row)
 			u.done.Add(1)
 		}
 		return writeErr
@@ -466,9 +465,11 @@ func (u *uploader) plan(it item, state *report.State) (job, *line, error) {
 	}
 	if it.row.Status == report.StatusInvalid {
 		if hasPrior && prior.Status == report.StatusInvalid {
-			return job{}, &line{row: prior, countOnly: true}, nil
+			// Written by the earlier run; counted by this run's errors,
+			// which are values (the file holds only their text).
+			return job{}, &line{row: it.row, countOnly: true}, nil
 		}
-		return job{}, &line{row: it.row, reason: it.reason}, nil
+		return job{}, &line{row: it.row}, nil
 	}
 	if hasPrior {
 		switch prior.Status {

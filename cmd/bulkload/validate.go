@@ -113,7 +113,7 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 			break
 		}
 		sum.RowsRead++
-		sum.Count(it.summaryRow())
+		sum.Count(it.row)
 	}
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("write results file %s: %w", resultsPath, cerr)
