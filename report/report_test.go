@@ -211,10 +211,10 @@ func TestNoSensitiveColumns(t *testing.T) {
 			t.Errorf("column %q is the sensitive field %v", col, f)
 		}
 	}
-	// Error and Invalid both go to the error column; every other field is
-	// one column.
-	if n := reflect.TypeFor[Row]().NumField(); n != numColumns+1 {
-		t.Errorf("Row has %d fields, want %d (one per column, and Invalid)", n, numColumns+1)
+	// One field per column; Invalid, rendered into the error column; and
+	// Ambiguous, kept in the note column.
+	if n := reflect.TypeFor[Row]().NumField(); n != numColumns+2 {
+		t.Errorf("Row has %d fields, want %d (one per column, Invalid and Ambiguous)", n, numColumns+2)
 	}
 }
 

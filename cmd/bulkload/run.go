@@ -16,7 +16,7 @@ const version = "0.1.0"
 // Exit statuses, one table for every command; shown in --help and README.md.
 const (
 	exitOK          = 0   // every row valid (validate) or processed/submitted (upload)
-	exitRowsFailed  = 1   // the run finished, but some rows are invalid or failed
+	exitRowsFailed  = 1   // the run finished, but some rows are invalid, failed or unverified
 	exitUsage       = 2   // bad flags, settings or input file (unreadable, wrong format)
 	exitAuth        = 3   // the identity provider refused the credentials
 	exitIO          = 5   // reading the input or writing an output failed during the run
@@ -25,7 +25,7 @@ const (
 
 const exitTable = `Exit status:
   0    every row valid (validate) or processed/submitted (upload)
-  1    the run finished, but some rows are invalid or failed (see the results file)
+  1    the run finished, but some rows are invalid, failed or unverified (see the results file)
   2    usage error, bad setting, or unreadable input
   3    authentication refused (check client id, secret, scope)
   5    reading the input or writing an output failed during the run (a disk, permission or
