@@ -22,11 +22,6 @@ var ErrAccounting = errors.New("accounting mismatch")
 // ErrBid is wrapped by ParseBid's error for a bid value it cannot read.
 var ErrBid = errors.New("unparseable bid value")
 
-// ReasonSeparator joins the reasons of one row's error (the mapper's
-// Errors.Error uses it); Count splits on it so that a row with several
-// errors counts once per reason.
-const ReasonSeparator = "; "
-
 // topReasons is how many failure reasons the summary lists.
 const topReasons = 10
 
@@ -154,7 +149,10 @@ func (r *Rate) String() string {
 }
 
 // Count tallies one row by its final line: its status, its bid if the lead
-// qualified, and its error's reasons (once each).
+// qualified, and its failure reasons: its Error as one reason, and the
+// Reason of each of its Invalid errors, which carries no positions, so the
+// same problem on many rows counts as one reason. Count never splits a
+// text: a reason that contains "; " stays whole.
 func (s *Summary) Count(r Row) {
 	switch r.Status {
 	case StatusValid:
@@ -187,11 +185,10 @@ func (s *Summary) Count(r Row) {
 		}
 	}
 	if r.Error != "" {
-		for reason := range strings.SplitSeq(r.Error, ReasonSeparator) {
-			if reason = strings.TrimSpace(reason); reason != "" {
-				s.Reasons.Add(reason)
-			}
-		}
+		s.Reasons.Add(r.Error)
+	}
+	for _, e := range r.Invalid {
+		s.Reasons.Add(e.Reason())
 	}
 }
 

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/bulkload/bulkload/lead"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -82,9 +84,9 @@ func uploadSummary() *Summary {
 		Rate: &Rate{Auto: true, CallsPerSecond: 291, LimitFound: true, Attempts: 18, Status429: 1},
 	}
 	for _, r := range []Row{
-		{Row: 1, Status: StatusInvalid, Error: "zipCode: must be 5 digits; email: not an e-mail address"},
-		{Row: 2, Status: StatusInvalid, Error: "zipCode: must be 5 digits"},
-		{Row: 3, Status: StatusInvalid, Error: "termsConsent: must be true; zipCode: must be 5 digits"},
+		{Row: 1, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 1, Field: lead.ZipCode, Rule: "must be 5 digits"}, {Row: 1, Field: lead.Email, Rule: "not an e-mail address"}}},
+		{Row: 2, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 2, Field: lead.ZipCode, Rule: "must be 5 digits"}}},
+		{Row: 3, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 3, Field: lead.TermsConsent, Rule: "must be true"}, {Row: 3, Field: lead.ZipCode, Rule: "must be 5 digits"}}},
 		{Row: 4, Status: StatusProcessed, ResultCode: 1020},
 		{Row: 5, Status: StatusProcessed, ResultCode: 1020},
 		{Row: 6, Status: StatusSubmitted, ResultCode: 1013, BidValue: "$1,042.50"},
@@ -110,7 +112,7 @@ func validateSummary() *Summary {
 		s.RowsRead++
 		r := Row{Row: i + 1, Status: StatusValid}
 		if i%100 == 0 {
-			r.Status, r.Error = StatusInvalid, "state: must be a two-letter code"
+			r.Status, r.Invalid = StatusInvalid, lead.RowErrors{{Row: i + 1, Field: lead.State, Rule: "must be a two-letter code"}}
 		}
 		s.Count(r)
 	}
@@ -141,6 +143,24 @@ func TestCount(t *testing.T) {
 	}
 	if got := s.Reasons.Top(2); !reflect.DeepEqual(got, wantTop[:2]) {
 		t.Errorf("Top(2) = %v, want %v", got, wantTop[:2])
+	}
+}
+
+// TestCountReasonsFromFields checks that reasons are counted from the
+// errors' fields: a malformed record at different positions on two rows is
+// one reason, and a text reason holding "; " is never split.
+func TestCountReasonsFromFields(t *testing.T) {
+	var s Summary
+	for _, r := range []Row{
+		{Row: 1, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 1, StartLine: 2, Line: 2, Column: 5, Field: lead.NoField, Rule: "a quote; double it"}}},
+		{Row: 7, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 7, StartLine: 9, Line: 10, Column: 1, Field: lead.NoField, Rule: "a quote; double it"}}},
+		{Row: 8, Status: StatusFailed, Error: "retry after the Retry-After delay; 20 attempts"},
+	} {
+		s.Count(r)
+	}
+	want := []ReasonCount{{"malformed record: a quote; double it", 2}, {"retry after the Retry-After delay; 20 attempts", 1}}
+	if got := s.Reasons.Top(10); !reflect.DeepEqual(got, want) {
+		t.Errorf("Top(10) = %v, want %v", got, want)
 	}
 }
 

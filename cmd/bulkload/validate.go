@@ -120,7 +120,7 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, ov
 			break
 		}
 		sum.RowsRead++
-		sum.Count(it.SummaryRow())
+		sum.Count(it.Row)
 	}
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("write results file %s: %w", resultsPath, cerr)
