@@ -81,7 +81,13 @@ type Config struct {
 	Scope        string // "api://<app-id>/.default"
 	// Rate is API calls per second across all workers (createLead,
 	// submitLead and every retry attempt); 0 = unlimited until a 429.
+	// Ignored when RateAuto is set.
 	Rate float64
+	// RateAuto lets the rate find the service's limit by itself (--rate
+	// auto, see Adaptive): it starts at StartRate (default
+	// DefaultStartRate) and never goes above MaxRate (0 = no cap).
+	RateAuto           bool
+	StartRate, MaxRate float64
 	// MaxAttempts is per call, including the first; default 5. Attempts
 	// answered 429 (slow down) do not count, up to 4×MaxAttempts in all.
 	MaxAttempts             int
@@ -115,6 +121,12 @@ type Stats struct {
 	// CurrentRate is the shared rate in calls per second now; 0 means
 	// unlimited.
 	CurrentRate float64
+	// Auto reports --rate auto. Then SettledRate is the rate to pin with
+	// --rate next time (97% of the limit found), and LimitFound is false
+	// when no 429 showed a limit (SettledRate is then the rate reached).
+	Auto        bool
+	SettledRate float64
+	LimitFound  bool
 }
 
 // Client calls the Lead Intake Service. Build one per run with New and
@@ -129,6 +141,7 @@ type Client struct {
 	leadDoc   string
 	tokens    *tokenCache
 	rate      limiter
+	auto      *Adaptive // nil unless --rate auto
 	stats     *stats
 	now       func() time.Time
 	// idle closes the idle keep-alive connections of the transport this
@@ -183,10 +196,15 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		submitDoc: cfg.SubmitDocument,
 		leadDoc:   cfg.LeadDocument,
 		tokens:    tokens,
-		rate:      newRateControl(cfg.Rate, cfg.Now),
 		stats:     &stats{},
 		now:       cfg.Now,
 		idle:      idle,
+	}
+	if cfg.RateAuto {
+		c.auto = NewAdaptive(AutoConfig{Start: cfg.StartRate, Max: cfg.MaxRate, Now: cfg.Now})
+		c.rate = c.auto
+	} else {
+		c.rate = newRateControl(cfg.Rate, cfg.Now)
 	}
 	tr := newTransport(layers{
 		base:        base,
@@ -231,6 +249,9 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.Rate < 0 {
 		problems = append(problems, fmt.Sprintf("rate %v is negative (check --rate)", cfg.Rate))
+	}
+	if cfg.StartRate < 0 || cfg.MaxRate < 0 {
+		problems = append(problems, fmt.Sprintf("start rate %v or max rate %v is negative (check --max-rate)", cfg.StartRate, cfg.MaxRate))
 	}
 	if cfg.MaxAttempts < 0 {
 		problems = append(problems, fmt.Sprintf("max attempts %d is negative (check --max-attempts)", cfg.MaxAttempts))
@@ -288,14 +309,14 @@ func (cfg *Config) setDefaults() {
 // run). Call says how many attempts it took and whether one of them may
 // have reached the service unanswered.
 func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, error) {
-	// A note comes from the service and lands in the results file: the
-	// lead's own SSN or date of birth is cut out should it ever echo them.
-	return c.call(ctx, "createLead", c.createDoc, "input", wireInput(in), in.SocialSecurityNumber, in.DateOfBirth)
+	red := NewRedactor(in)
+	// WithLead: the transport's debug logs redact this lead's data too.
+	return c.call(context.WithValue(ctx, redactorKey{}, red), "createLead", c.createDoc, "input", wireInput(in), red)
 }
 
 // Lead reads the lead the service holds under id. Errors are as for Create.
 func (c *Client) Lead(ctx context.Context, id string) (lead.Result, Call, error) {
-	return c.call(ctx, "lead", c.leadDoc, "id", id)
+	return c.call(ctx, "lead", c.leadDoc, "id", id, redactorFrom(ctx))
 }
 
 // Close ends the Client's idle connections (and their goroutines) once the
@@ -305,17 +326,17 @@ func (c *Client) Close() { c.idle() }
 // Submit calls submitLead for the lead the service created with this id.
 // Errors are as for Create.
 func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, error) {
-	return c.call(ctx, "submitLead", c.submitDoc, "id", id)
+	return c.call(ctx, "submitLead", c.submitDoc, "id", id, redactorFrom(ctx))
 }
 
 // call performs operation op (its result is named op too) with one
-// variable, and returns the result. redact lists input values (SSN, date
-// of birth) to remove from any text the service sends back.
-func (c *Client) call(ctx context.Context, op, doc, name string, value any, redact ...string) (lead.Result, Call, error) {
+// variable, and returns the result. red cuts personal data out of every
+// text the service sends back: the result lands in the results file.
+func (c *Client) call(ctx context.Context, op, doc, name string, value any, red *Redactor) (lead.Result, Call, error) {
 	var out map[string]json.RawMessage
 	req := graphql.NewRequest(doc)
 	req.Var(name, value)
-	call, err := c.run(ctx, op, req, &out, redact...)
+	call, err := c.run(ctx, op, req, &out, red)
 	if err != nil {
 		return lead.Result{}, call, err
 	}
@@ -323,26 +344,25 @@ func (c *Client) call(ctx context.Context, op, doc, name string, value any, reda
 	if raw := out[op]; len(raw) > 0 {
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return lead.Result{}, call, &CallError{Op: op, Status: http.StatusOK, Attempts: call.Attempts, Ambiguous: call.Ambiguous,
-				Message: "reply is not GraphQL JSON of the expected shape: " + redactAll(err.Error(), redact)}
+				Message: "reply is not GraphQL JSON of the expected shape: " + red.String(err.Error())}
 		}
 	}
 	if res == nil {
 		return lead.Result{}, call, &CallError{Op: op, Status: http.StatusOK,
 			Message: "reply has no " + op + " result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
 	}
-	res.Note = redactAll(res.Note, redact)
-	return *res, call, nil
+	return red.Result(*res), call, nil
 }
 
 // run performs one GraphQL call through the transport and turns what the
-// transport recorded into the call's outcome. redact lists input values
-// (SSN, date of birth) to remove from any message the service sends back.
-func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out any, redact ...string) (Call, error) {
-	return c.runRecord(ctx, &callRecord{op: op}, req, out, redact...)
+// transport recorded into the call's outcome. red cuts personal data out of
+// every text of the service's error.
+func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out any, red *Redactor) (Call, error) {
+	return c.runRecord(ctx, &callRecord{op: op}, req, out, red)
 }
 
 // runRecord is run with the caller's callRecord.
-func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Request, out any, redact ...string) (Call, error) {
+func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Request, out any, red *Redactor) (Call, error) {
 	op := rec.op
 	c.stats.calls.Add(1)
 	err := c.gql.Run(context.WithValue(ctx, recordKey{}, rec), req, out)
@@ -351,25 +371,21 @@ func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Re
 	case rec.err != nil:
 		var ce *CallError
 		if errors.As(rec.err, &ce) {
-			ce.Message = redactAll(ce.Message, redact)
-			for i := range ce.Errors {
-				ce.Errors[i].Message = redactAll(ce.Errors[i].Message, redact)
-			}
+			red.callError(ce)
 		}
 		return call, rec.err
 	case len(rec.errs) > 0:
-		for i := range rec.errs {
-			rec.errs[i].Message = redactAll(rec.errs[i].Message, redact)
-		}
-		return call, &CallError{Op: op, Status: http.StatusOK, Code: rec.errs[0].Code,
+		ce := &CallError{Op: op, Status: http.StatusOK, Code: rec.errs[0].Code,
 			Message: joinGraphQLErrors(rec.errs), Errors: rec.errs, Attempts: rec.attempts, Ambiguous: rec.ambiguous}
+		red.callError(ce)
+		return call, ce
 	case rec.attempts == 0 && ctx.Err() != nil:
 		// Run returned before sending: ctx was already done.
 		return call, &CallError{Op: op, Message: "interrupted: " + ctx.Err().Error(), Err: ctx.Err()}
 	case err != nil:
 		// A 2xx reply that is not JSON, or whose data does not decode into
 		// the result type (the document selects something else).
-		return call, &CallError{Op: op, Status: http.StatusOK, Message: "reply is not GraphQL JSON of the expected shape: " + redactAll(err.Error(), redact),
+		return call, &CallError{Op: op, Status: http.StatusOK, Message: "reply is not GraphQL JSON of the expected shape: " + red.String(err.Error()),
 			Attempts: rec.attempts, Ambiguous: rec.ambiguous}
 	}
 	return call, nil
@@ -384,15 +400,6 @@ type wireInput lead.Input
 
 // String returns a constant, never the lead's values.
 func (wireInput) String() string { return "LeadInput{...}" }
-
-func redactAll(s string, values []string) string {
-	for _, v := range values {
-		if len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[REDACTED]")
-		}
-	}
-	return s
-}
 
 // Preflight checks, before the first row is sent, that an access token can
 // be had and that the lead endpoint answers one GraphQL query
@@ -415,7 +422,7 @@ func (c *Client) Preflight(ctx context.Context) error {
 		Typename string `json:"__typename"`
 	}
 	rec := &callRecord{op: "preflight", failFast: true}
-	call, err := c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out)
+	call, err := c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out, redactorFrom(ctx))
 	var ce *CallError
 	switch {
 	case err == nil && out.Typename == "":
@@ -471,7 +478,7 @@ func (c *Client) CheckAuth(ctx context.Context) (TokenInfo, error) {
 
 // Stats returns the counters so far. Safe for concurrent use.
 func (c *Client) Stats() Stats {
-	return Stats{
+	s := Stats{
 		Calls:         c.stats.calls.Load(),
 		Attempts:      c.stats.attempts.Load(),
 		Retries:       c.stats.retries.Load(),
@@ -480,4 +487,9 @@ func (c *Client) Stats() Stats {
 		TokensFetched: c.tokens.fetched.Load(),
 		CurrentRate:   c.rate.Rate(),
 	}
+	if c.auto != nil {
+		s.Auto = true
+		s.SettledRate, s.LimitFound = c.auto.Settled()
+	}
+	return s
 }

@@ -128,7 +128,7 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, rec.fail(callError(rec, ae, true))
 		}
 		wait := max(backoffDelay(rec.attempts-throttled, l.base, l.max, rand.Float64()), ae.retryAfter)
-		l.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ae.status, "wait", wait, "reason", ae.Error())
+		l.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ae.status, "wait", wait, "reason", redactorFrom(ctx).String(ae.Error()))
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
