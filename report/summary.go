@@ -120,8 +120,49 @@ type Summary struct {
 	APICalls      int `json:"apiCalls"`
 	Retries       int `json:"retries"`
 	TokensFetched int `json:"tokensFetched"`
+	// Rate is how the calls were paced; nil when none were made.
+	Rate *Rate `json:"rate,omitempty"`
 
 	Reasons Reasons `json:"-"`
+}
+
+// Rate is how an upload paced its calls, for the operator to pin next
+// time: "settled at 291 calls/s; 0.4% answered 429".
+type Rate struct {
+	// Auto is --rate auto; false: a fixed --rate.
+	Auto bool `json:"auto"`
+	// CallsPerSecond is, with Auto, the rate settled at (just under the
+	// limit found) or, when LimitFound is false, the rate reached; else
+	// the fixed rate (0: unlimited).
+	CallsPerSecond float64 `json:"callsPerSecond"`
+	LimitFound     bool    `json:"limitFound"`
+	Attempts       int     `json:"attempts"`  // HTTP attempts, retries included
+	Status429      int     `json:"status429"` // attempts answered 429
+}
+
+// Share429 is the share of attempts answered 429, in percent.
+func (r *Rate) Share429() float64 {
+	if r.Attempts == 0 {
+		return 0
+	}
+	return 100 * float64(r.Status429) / float64(r.Attempts)
+}
+
+// String is the summary's sentence, e.g. "settled at 291 calls/s; 0.4%
+// answered 429".
+func (r *Rate) String() string {
+	var head string
+	switch {
+	case r.Auto && r.LimitFound:
+		head = fmt.Sprintf("settled at %.0f calls/s", r.CallsPerSecond)
+	case r.Auto:
+		head = fmt.Sprintf("no limit found; reached %.0f calls/s", r.CallsPerSecond)
+	case r.CallsPerSecond == 0:
+		head = "unlimited (--rate 0)"
+	default:
+		head = fmt.Sprintf("fixed at %g calls/s", r.CallsPerSecond)
+	}
+	return fmt.Sprintf("%s; %.1f%% answered 429", head, r.Share429())
 }
 
 // Count tallies one row by its final line: its status, its bid if the lead
@@ -299,6 +340,13 @@ func (s *Summary) WriteText(w io.Writer) error {
 		b.WriteByte('\n')
 		line("API calls", s.APICalls, fmt.Sprintf("%d retries", s.Retries))
 		line("tokens fetched", s.TokensFetched, "")
+		if s.Rate != nil {
+			fmt.Fprintf(&b, "  %-16s %s", "rate", s.Rate)
+			if s.Rate.Auto && s.Rate.LimitFound {
+				fmt.Fprintf(&b, " (pin it with --rate %.0f)", s.Rate.CallsPerSecond)
+			}
+			b.WriteByte('\n')
+		}
 	}
 	if s.Unknown != 0 {
 		line("unknown status", s.Unknown, "")

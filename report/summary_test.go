@@ -80,6 +80,7 @@ func uploadSummary() *Summary {
 		Start:    time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC),
 		End:      time.Date(2026, 11, 22, 5, 1, 2, 500_000_000, time.UTC),
 		RowsRead: 12, APICalls: 15, Retries: 3, TokensFetched: 2,
+		Rate: &Rate{Auto: true, CallsPerSecond: 291, LimitFound: true, Attempts: 18, Status429: 1},
 	}
 	for _, r := range []Row{
 		{Row: 1, Status: StatusInvalid, Error: "zipCode: must be 5 digits; email: not an e-mail address"},
@@ -248,6 +249,7 @@ func TestWriteJSON(t *testing.T) {
 		"accountingOK": true, "distinctReasons": 5.0,
 		"settings": map[string]any{"concurrency": 8.0, "rate": 20.0, "resume": false, "drainTimeout": "30s"},
 		"build":    map[string]any{"version": "v1.2.3", "revision": "0123abcd", "time": "2026-11-20T10:00:00Z", "modified": false, "goVersion": "go1.26.8"},
+		"rate":     map[string]any{"auto": true, "callsPerSecond": 291.0, "limitFound": true, "attempts": 18.0, "status429": 1.0},
 	} {
 		if !reflect.DeepEqual(got[key], want) {
 			t.Errorf("summary JSON %q = %#v, want %#v", key, got[key], want)
@@ -256,5 +258,21 @@ func TestWriteJSON(t *testing.T) {
 	top, _ := got["topReasons"].([]any)
 	if len(top) != 5 || !reflect.DeepEqual(top[0], map[string]any{"reason": "zipCode: must be 5 digits", "count": 3.0}) {
 		t.Errorf("summary JSON topReasons = %v, want 5 with zipCode first", top)
+	}
+}
+
+func TestRateString(t *testing.T) {
+	for _, tc := range []struct {
+		r    Rate
+		want string
+	}{
+		{Rate{Auto: true, CallsPerSecond: 291.4, LimitFound: true, Attempts: 1000, Status429: 4}, "settled at 291 calls/s; 0.4% answered 429"},
+		{Rate{Auto: true, CallsPerSecond: 158.2, Attempts: 500}, "no limit found; reached 158 calls/s; 0.0% answered 429"},
+		{Rate{CallsPerSecond: 20, Attempts: 100, Status429: 3}, "fixed at 20 calls/s; 3.0% answered 429"},
+		{Rate{}, "unlimited (--rate 0); 0.0% answered 429"},
+	} {
+		if got := tc.r.String(); got != tc.want {
+			t.Errorf("%+v.String() = %q, want %q", tc.r, got, tc.want)
+		}
 	}
 }

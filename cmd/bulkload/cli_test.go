@@ -296,7 +296,8 @@ func TestSettingErrorsInWords(t *testing.T) {
 		{"config list", nil, []string{"upload", "--simulate", "--config", cfg("rate: [1, 2]"), input}, []string{"rate", "got a list"}},
 		{"config duration", nil, []string{"upload", "--simulate", "--config", cfg("drain-timeout: soon"), input}, []string{"drain-timeout", "a duration, e.g. 30s"}},
 		{"config unknown key", nil, []string{"validate", "--config", cfg("concurency: 4"), input}, []string{`unknown setting "concurency"`, "did you mean concurrency?"}},
-		{"env number", map[string]string{"BULKLOAD_RATE": "fast"}, []string{"upload", "--simulate", input}, []string{"BULKLOAD_RATE", "want a number"}},
+		{"env number", map[string]string{"BULKLOAD_MAX_ATTEMPTS": "many"}, []string{"upload", "--simulate", input}, []string{"BULKLOAD_MAX_ATTEMPTS", "want a whole number"}},
+		{"env rate", map[string]string{"BULKLOAD_RATE": "fast"}, []string{"upload", "--simulate", input}, []string{"BULKLOAD_RATE", "want auto, or a number"}},
 		{"env boolean", map[string]string{"BULKLOAD_RESUME": "sure"}, []string{"upload", "--simulate", input}, []string{"BULKLOAD_RESUME", "true or false"}},
 		{"flag duration", nil, []string{"upload", "--simulate", "--timeout", "5", input}, []string{"--timeout", "a duration"}},
 	}

@@ -101,6 +101,9 @@ func typeWords(f *flag.Flag) string {
 	if f == nil {
 		return "a valid value"
 	}
+	if f.Name == "rate" {
+		return "auto, or a number of calls per second such as 20 (0: unlimited)"
+	}
 	g, ok := f.Value.(flag.Getter)
 	if !ok {
 		return "a valid value"

@@ -91,7 +91,7 @@ func commands() []command {
 			settings(in.register, auth.register, logs.register, up.register)},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
 			[]int{exitOK, exitRowsFailed, exitUsage, exitInterrupted},
-			settings(in.register, logs.register)},
+			settings(in.register, registerValidateOverwrite(new(bool)), logs.register)},
 		{"auth check", "auth check [flags]", "request a token and show its expiry and roles",
 			[]int{exitOK, exitUsage, exitAuth, exitInterrupted},
 			settings(auth.register, logs.register, registerAuthTimeout(new(time.Duration)))},
@@ -343,6 +343,11 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+func isString(v any) bool {
+	_, ok := v.(string)
+	return ok
+}
+
 // printHelp writes a command's help: synopsis, flags (one sentence each;
 // README.md has the details), its exit statuses.
 func printHelp(w io.Writer, fs *flag.FlagSet) {
@@ -363,7 +368,7 @@ func printHelp(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintf(w, "\n      %s", usage)
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" || typ == "int" || typ == "float" {
-			if _, isString := f.Value.(flag.Getter).Get().(string); isString {
+			if g, ok := f.Value.(flag.Getter); ok && isString(g.Get()) {
 				fmt.Fprintf(w, " (default %q)", f.DefValue)
 			} else {
 				fmt.Fprintf(w, " (default %s)", f.DefValue)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -20,7 +21,8 @@ import (
 // uploadOptions are the flags of upload beyond reading and authentication.
 type uploadOptions struct {
 	concurrency  int
-	rate         float64
+	rate         rateFlag
+	maxRate      float64
 	maxAttempts  int
 	timeout      time.Duration
 	drainTimeout time.Duration
@@ -101,7 +103,9 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 
 func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
-	fs.Float64Var(&up.rate, "rate", 20, "API calls per second across all workers, retries included (0: unlimited; a 429 slows it)")
+	up.rate = rateFlag{auto: true}
+	fs.Var(&up.rate, "rate", "API calls per second, retries included: auto (find the service's limit), a number, or 0 (unlimited)")
+	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto, never above this many calls per second (0: no cap)")
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for retryable failures (network, 429, 502, 503, 504), the first included")
 	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt")
 	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "how long calls in flight may take to finish after SIGINT/SIGTERM")
@@ -120,8 +124,8 @@ func (o *uploadOptions) check() error {
 	switch {
 	case o.concurrency < 1:
 		return usageErrorf("--concurrency %d: want at least 1", o.concurrency)
-	case o.rate < 0:
-		return usageErrorf("--rate %v: want 0 (unlimited) or more", o.rate)
+	case o.maxRate < 0 || math.IsNaN(o.maxRate):
+		return usageErrorf("--max-rate %v: want 0 (no cap) or more", o.maxRate)
 	case o.maxAttempts < 1:
 		return usageErrorf("--max-attempts %d: want at least 1", o.maxAttempts)
 	case o.timeout <= 0:
@@ -165,7 +169,12 @@ func (u *uploader) run(ctx context.Context) int {
 	e := u.env
 	resultsPath := u.in.resultsPath(u.input)
 
-	if err := checkOutputs(u.input, map[string]string{"--results": resultsPath, "--rejects": u.in.rejects, "--summary-json": u.in.summaryJSON}); err != nil {
+	lock, err := lockResults(resultsPath, "upload")
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	defer lock.Unlock()
+	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere, or --overwrite to start over and send its leads again"); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	var state *report.State
@@ -186,12 +195,6 @@ func (u *uploader) run(ctx context.Context) int {
 		}
 	}
 
-	if !u.up.resume && !u.up.overwrite {
-		if err := refuseToOverwrite(resultsPath); err != nil {
-			return exitFor(e.stderr, err)
-		}
-	}
-
 	// The client's background work (token fetches) lives as long as the
 	// run, past the first signal: calls still draining need tokens.
 	clientCtx, cancelClient := context.WithCancel(context.WithoutCancel(ctx))
@@ -202,7 +205,9 @@ func (u *uploader) run(ctx context.Context) int {
 		ClientID:       u.creds.clientID,
 		ClientSecret:   u.creds.secret,
 		Scope:          u.creds.scope,
-		Rate:           u.up.rate,
+		Rate:           u.up.rate.perSecond,
+		RateAuto:       u.up.rate.auto,
+		MaxRate:        u.up.maxRate,
 		MaxAttempts:    u.up.maxAttempts,
 		CallTimeout:    u.up.timeout,
 		CreateDocument: u.up.createDoc,
@@ -236,6 +241,7 @@ func (u *uploader) run(ctx context.Context) int {
 
 	var done atomic.Int64
 	prog := newProgress(u.env.stderr, u.up.progress, u.log, &done, src.EstimatedRows)
+	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.rate) }
 	prog.start()
 	cfg := upload.Config{
 		Concurrency:      u.up.concurrency,
@@ -267,6 +273,9 @@ func (u *uploader) run(ctx context.Context) int {
 	sum.APICalls = int(st.Calls)
 	sum.Retries = int(st.Retries)
 	sum.TokensFetched = int(st.TokensFetched)
+	if st.Attempts > 0 {
+		sum.Rate = rateReport(st, u.up.rate)
+	}
 	if werr := writeSummary(e, u.log, sum, u.in.summaryJSON); werr != nil && runErr == nil {
 		runErr = werr
 	}
@@ -300,29 +309,9 @@ func (u *uploader) authFailure(ctx context.Context, err error) int {
 	}
 }
 
-// refuseToOverwrite fails when the results file holds the outcomes of an
-// earlier upload: starting over would send its leads again. The results of a
-// validate run (valid, invalid) may be overwritten.
-func refuseToOverwrite(path string) error {
-	st, err := report.LoadState(path)
-	if err != nil {
-		return nil // missing or not a results file: nothing to lose
-	}
-	defer st.Close()
-	sent := 0
-	for status, n := range st.Counts() {
-		if status != report.StatusValid && status != report.StatusInvalid {
-			sent += n
-		}
-	}
-	if sent > 0 {
-		return usageErrorf("results file %s holds the outcomes of an earlier upload (%d rows sent): pass --resume to continue it, --results to write elsewhere, or --overwrite to start over and send its leads again", path, sent)
-	}
-	return nil
-}
-
 // settings records what shaped the run, secrets excluded: camelCase keys,
-// typed values (durations as text such as "30s").
+// typed values (durations as text such as "30s"; the rate "auto" or a
+// number).
 func (u *uploader) settings(results string) map[string]any {
 	s := u.in.settings(u.input, results)
 	s["endpoint"] = u.creds.endpoint
@@ -330,7 +319,12 @@ func (u *uploader) settings(results string) map[string]any {
 	s["clientId"] = u.creds.clientID
 	s["scope"] = u.creds.scope
 	s["concurrency"] = u.up.concurrency
-	s["rate"] = u.up.rate
+	if u.up.rate.auto {
+		s["rate"] = "auto"
+	} else {
+		s["rate"] = u.up.rate.perSecond
+	}
+	s["maxRate"] = u.up.maxRate
 	s["maxAttempts"] = u.up.maxAttempts
 	s["timeout"] = u.up.timeout.String()
 	s["resume"] = u.up.resume

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,13 +18,22 @@ import (
 // nothing per row.
 const ctxCheckEvery = 1024
 
+// registerValidateOverwrite registers validate's --overwrite.
+func registerValidateOverwrite(overwrite *bool) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		fs.BoolVar(overwrite, "overwrite", false, "write the results although the file holds an upload's outcomes (its lead ids and bids are lost)")
+	}
+}
+
 func runValidate(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet("validate", "validate [flags] FILE", e.stderr)
 	var (
-		in   inputOptions
-		logs logOptions
+		in        = inputOptions{outputSuffix: ".validation.csv"}
+		logs      logOptions
+		overwrite bool
 	)
 	in.register(fs)
+	registerValidateOverwrite(&overwrite)(fs)
 	logs.register(fs)
 	pos, _, err := parseSettings(fs, args, e, "validate", 1)
 	if err != nil {
@@ -45,7 +55,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	if e.getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(50))
 	}
-	sum, err := validateFile(ctx, pos[0], e, &in, log)
+	sum, err := validateFile(ctx, pos[0], e, &in, overwrite, log)
 	if sum != nil {
 		if werr := writeSummary(e, log, sum, in.summaryJSON); werr != nil && err == nil {
 			err = werr
@@ -75,9 +85,14 @@ func rowsStatus(sum *report.Summary) int {
 
 // validateFile reads, maps and records every row of the input. It returns
 // the summary even when it stops early, so that what was done is reported.
-func validateFile(ctx context.Context, name string, e *env, in *inputOptions, log *slog.Logger) (*report.Summary, error) {
+func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger) (*report.Summary, error) {
 	resultsPath := in.resultsPath(name)
-	if err := checkOutputs(name, map[string]string{"--results": resultsPath, "--rejects": in.rejects, "--summary-json": in.summaryJSON}); err != nil {
+	lock, err := lockResults(resultsPath, "validate")
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	if err := in.checkOutputs(name, resultsPath, false, overwrite, "choose another path, or pass --overwrite to replace it and lose its lead ids and bids"); err != nil {
 		return nil, err
 	}
 	src, err := in.open(ctx, name, e.stdin, log)
