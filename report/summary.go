@@ -22,11 +22,6 @@ var ErrAccounting = errors.New("accounting mismatch")
 // ErrBid is wrapped by ParseBid's error for a bid value it cannot read.
 var ErrBid = errors.New("unparseable bid value")
 
-// ReasonSeparator joins the reasons of one row's error (the mapper's
-// Errors.Error uses it); Count splits on it so that a row with several
-// errors counts once per reason.
-const ReasonSeparator = "; "
-
 // topReasons is how many failure reasons the summary lists.
 const topReasons = 10
 
@@ -101,6 +96,10 @@ type Summary struct {
 	Submitted    int `json:"submitted"`
 	SubmitFailed int `json:"submitFailed"`
 	Failed       int `json:"failed"`
+	// Unverified counts rows whose createLead, sent again after a lost
+	// answer, was answered as a duplicate that could not be confirmed as
+	// the row's own lead: a person reconciles them by leadId.
+	Unverified int `json:"unverified"`
 	// Created counts rows left at created: submission pending, as after an
 	// interrupted run; --resume submits them.
 	Created int `json:"created"`
@@ -166,7 +165,10 @@ func (r *Rate) String() string {
 }
 
 // Count tallies one row by its final line: its status, its bid if the lead
-// qualified, and its error's reasons (once each).
+// qualified, and its failure reasons: its Error as one reason, and the
+// Reason of each of its Invalid errors, which carries no positions, so the
+// same problem on many rows counts as one reason. Count never splits a
+// text: a reason that contains "; " stays whole.
 func (s *Summary) Count(r Row) {
 	switch r.Status {
 	case StatusValid:
@@ -181,6 +183,8 @@ func (s *Summary) Count(r Row) {
 		s.SubmitFailed++
 	case StatusFailed:
 		s.Failed++
+	case StatusUnverified:
+		s.Unverified++
 	case StatusCreated:
 		s.Created++
 	default:
@@ -197,11 +201,10 @@ func (s *Summary) Count(r Row) {
 		}
 	}
 	if r.Error != "" {
-		for reason := range strings.SplitSeq(r.Error, ReasonSeparator) {
-			if reason = strings.TrimSpace(reason); reason != "" {
-				s.Reasons.Add(reason)
-			}
-		}
+		s.Reasons.Add(r.Error)
+	}
+	for _, e := range r.Invalid {
+		s.Reasons.Add(e.Reason())
 	}
 }
 
@@ -216,7 +219,7 @@ func (s *Summary) terms() []term {
 	all := []term{
 		{"valid", s.Valid}, {"invalid", s.Invalid}, {"processed", s.Processed},
 		{"submitted", s.Submitted}, {"submit_failed", s.SubmitFailed}, {"failed", s.Failed},
-		{"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
+		{"unverified", s.Unverified}, {"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
 	}
 	var out []term
 	for _, t := range all {
@@ -226,7 +229,7 @@ func (s *Summary) terms() []term {
 			always = s.Mode == "validate"
 		case "invalid":
 			always = true
-		case "created", "unknown", "not sent":
+		case "unverified", "created", "unknown", "not sent":
 			always = false
 		default:
 			always = s.Mode != "validate"
@@ -239,7 +242,7 @@ func (s *Summary) terms() []term {
 }
 
 func (s *Summary) accounted() int {
-	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Created + s.Unknown + s.NotSent
+	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Unverified + s.Created + s.Unknown + s.NotSent
 }
 
 // accounting is the check's sentence, e.g. "1000 read = 990 valid + 10
@@ -330,6 +333,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		line("submitted", s.Submitted, "")
 		line("submit_failed", s.SubmitFailed, "lead created, submission failed")
 		line("failed", s.Failed, "")
+		if s.Unverified != 0 {
+			line("unverified", s.Unverified, "may be a lead of this run that nobody submitted: look each up by leadId (results file) and submit it if it is yours and qualified; --resume checks them again")
+		}
 		if s.Created != 0 {
 			line("created", s.Created, "submission pending: rerun with --resume")
 		}

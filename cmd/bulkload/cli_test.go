@@ -109,12 +109,12 @@ func TestHelpPerCommand(t *testing.T) {
 		args       []string
 		want, lack []string // exit statuses listed and not listed
 	}{
-		{[]string{"upload", "-h"}, []string{"0", "1", "2", "3", "130"}, nil},
-		{[]string{"validate", "-h"}, []string{"0", "1", "2", "130"}, []string{"3"}},
-		{[]string{"auth", "-h"}, []string{"0", "2", "3", "130"}, []string{"1"}},
-		{[]string{"auth", "check", "-h"}, []string{"0", "2", "3", "130"}, []string{"1"}},
-		{[]string{"sim", "-h"}, []string{"0", "2"}, []string{"1", "3", "130"}},
-		{[]string{"completion", "-h"}, []string{"0", "2"}, []string{"1", "3", "130"}},
+		{[]string{"upload", "-h"}, []string{"0", "1", "2", "3", "5", "130"}, nil},
+		{[]string{"validate", "-h"}, []string{"0", "1", "2", "5", "130"}, []string{"3"}},
+		{[]string{"auth", "-h"}, []string{"0", "2", "3", "130"}, []string{"1", "5"}},
+		{[]string{"auth", "check", "-h"}, []string{"0", "2", "3", "130"}, []string{"1", "5"}},
+		{[]string{"sim", "-h"}, []string{"0", "2", "5"}, []string{"1", "3", "130"}},
+		{[]string{"completion", "-h"}, []string{"0", "2"}, []string{"1", "3", "5", "130"}},
 		{[]string{"help", "upload"}, []string{"3"}, nil},
 	}
 	row := regexp.MustCompile(`(?m)^  (\d+) +\S`)

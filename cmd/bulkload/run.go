@@ -15,9 +15,10 @@ import (
 // Exit statuses, one table for every command; shown in --help and README.md.
 const (
 	exitOK          = 0   // every row valid (validate) or processed/submitted (upload)
-	exitRowsFailed  = 1   // the run finished, but some rows are invalid or failed
+	exitRowsFailed  = 1   // the run finished, but some rows are invalid, failed or unverified
 	exitUsage       = 2   // bad flags, settings or input file (unreadable, wrong format)
 	exitAuth        = 3   // the identity provider refused the credentials
+	exitIO          = 5   // reading the input or writing an output failed during the run
 	exitInterrupted = 130 // SIGINT or SIGTERM: results written so far are valid for --resume
 )
 
@@ -39,11 +40,13 @@ func exitMeaning(cmd string, code int) string {
 	case code == exitOK:
 		return "success"
 	case code == exitRowsFailed:
-		return "the run finished, but some rows are invalid or failed (see the results file)"
+		return "the run finished, but some rows are invalid, failed or unverified (see the results file)"
 	case code == exitUsage:
 		return "usage error, bad setting, or unreadable input"
 	case code == exitAuth:
 		return "authentication refused, or no token to be had (check client id, secret, scope, token URL)"
+	case code == exitIO:
+		return "reading the input or writing an output failed during the run (disk, permission, network file system, corrupt gzip); what was written is valid for --resume"
 	case code == exitInterrupted && cmd == "upload":
 		return "interrupted (SIGINT/SIGTERM); rerun the same command with --resume to finish"
 	case code == exitInterrupted && cmd == "":
@@ -87,16 +90,16 @@ func commands() []command {
 	)
 	return []command{
 		{"upload", "upload [flags] FILE", "upload FILE to the service (--simulate: to the built-in simulator)",
-			[]int{exitOK, exitRowsFailed, exitUsage, exitAuth, exitInterrupted},
+			[]int{exitOK, exitRowsFailed, exitUsage, exitAuth, exitIO, exitInterrupted},
 			settings(in.register, auth.register, logs.register, up.register)},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
-			[]int{exitOK, exitRowsFailed, exitUsage, exitInterrupted},
+			[]int{exitOK, exitRowsFailed, exitUsage, exitIO, exitInterrupted},
 			settings(in.register, registerValidateOverwrite(new(bool)), logs.register)},
 		{"auth check", "auth check [flags]", "request a token and show its expiry and roles",
 			[]int{exitOK, exitUsage, exitAuth, exitInterrupted},
 			settings(auth.register, logs.register, registerAuthTimeout(new(time.Duration)))},
 		{"sim", "sim [flags]", "serve the simulated service on a local address",
-			[]int{exitOK, exitUsage},
+			[]int{exitOK, exitUsage, exitIO},
 			settings(registerSimFlags(new(simOptions)), logs.register)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script",
 			[]int{exitOK, exitUsage}, nil},
@@ -267,8 +270,11 @@ func exitFor(stderr io.Writer, err error) int {
 		fmt.Fprintf(stderr, "bulkload: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
 		return exitUsage
 	default:
+		// Not a usage error: the command line was fine, but reading or
+		// writing failed during the run (usage errors are all built by
+		// usageErrorf, before any row is read).
 		fmt.Fprintf(stderr, "bulkload: %v\n", err)
-		return exitUsage
+		return exitIO
 	}
 }
 

@@ -39,10 +39,11 @@ type uploadOptions struct {
 	// submitLead's errors, so this is an assumption, and a setting.
 	alreadySubmitted string
 	alreadyRE        *regexp.Regexp
-	// duplicateOf finds, in the note of a createLead answer, the id of the
-	// lead it duplicates (the first submatch). The interface does not show
-	// how the service reports a duplicate, so this too is a setting. The
-	// lead is read back (leadDoc) to check it is the row's own.
+	// duplicateOf recognises, in the note of a createLead answer, a
+	// duplicate, and its first group finds the id of the lead it duplicates
+	// (empty when the note names none). The interface does not show how the
+	// service reports a duplicate, so this too is a setting. The lead is
+	// read back (leadDoc) to check it is the row's own.
 	duplicateOf   string
 	duplicateOfRE *regexp.Regexp
 }
@@ -115,7 +116,7 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
 	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead, taking $id: String! (an assumption: see README)")
 	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression for a submitLead error that means the lead is submitted already (empty: off)")
-	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`, "regular expression whose first group finds a duplicated lead's id in a createLead note (empty: off)")
+	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))?`, "regular expression for a duplicate createLead note, its first group the duplicated lead's id (empty: off)")
 	fs.StringVar(&up.leadDoc, "lead-document", submitter.DefaultLeadDocument, "GraphQL document that reads a lead by $id: String!, for the own-lead check (an assumption: see README)")
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, else a log line every 10 s), bar, log or off")
 }
@@ -141,7 +142,7 @@ func (o *uploadOptions) check() error {
 	if o.duplicateOf != "" {
 		re, err := regexp.Compile(o.duplicateOf)
 		if err != nil || re.NumSubexp() < 1 {
-			return usageErrorf("--duplicate-of %q: want a regular expression whose first group captures the lead id", o.duplicateOf)
+			return usageErrorf("--duplicate-of %q: want a regular expression that matches a duplicate answer's note and whose first group captures the lead id", o.duplicateOf)
 		}
 		o.duplicateOfRE = re
 	}
