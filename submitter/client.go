@@ -118,6 +118,9 @@ type Call struct {
 // Stats are a Client's counters since New.
 type Stats struct {
 	Calls, Attempts, Retries, Status429, Status401, TokensFetched int64
+	// CreateLead, SubmitLead, Lead and Preflight count each operation's
+	// calls, retries and attempts by outcome (for metrics).
+	CreateLead, SubmitLead, Lead, Preflight OpStats
 	// CurrentRate is the shared rate in calls per second now; 0 means
 	// unlimited.
 	CurrentRate float64
@@ -365,6 +368,7 @@ func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out a
 func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Request, out any, red *Redactor) (Call, error) {
 	op := rec.op
 	c.stats.calls.Add(1)
+	c.stats.ops[opIndex(op)].calls.Add(1)
 	err := c.gql.Run(context.WithValue(ctx, recordKey{}, rec), req, out)
 	call := Call{Attempts: rec.attempts, Ambiguous: rec.ambiguous}
 	switch {
@@ -486,6 +490,10 @@ func (c *Client) Stats() Stats {
 		Status401:     c.stats.status401.Load(),
 		TokensFetched: c.tokens.fetched.Load(),
 		CurrentRate:   c.rate.Rate(),
+		CreateLead:    c.stats.ops[opCreate].load(),
+		SubmitLead:    c.stats.ops[opSubmit].load(),
+		Lead:          c.stats.ops[opLead].load(),
+		Preflight:     c.stats.ops[opPreflight].load(),
 	}
 	if c.auto != nil {
 		s.Auto = true
