@@ -174,7 +174,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		base = dt
 		idle = dt.CloseIdleConnections
 	}
-	tokenHTTP := &http.Client{Transport: base}
+	// Redirects are never followed: the token request carries the client
+	// secret, and a GraphQL request the token and personal data.
+	tokenHTTP := &http.Client{Transport: base, CheckRedirect: refuseRedirect}
 	tokens := &tokenCache{
 		conf: clientcredentials.Config{
 			ClientID:     cfg.ClientID,
@@ -223,7 +225,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		maxBody:     cfg.MaxResponseBytes,
 	})
 	// The library's Log field stays unset: it would log the variables.
-	c.gql = graphql.NewClient(cfg.Endpoint, graphql.WithHTTPClient(&http.Client{Transport: tr}))
+	c.gql = graphql.NewClient(cfg.Endpoint, graphql.WithHTTPClient(&http.Client{Transport: tr, CheckRedirect: refuseRedirect}))
 	return c, nil
 }
 
