@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -79,6 +80,11 @@ type Config struct {
 	ClientID     string
 	ClientSecret string // never logged, never in an error
 	Scope        string // "api://<app-id>/.default"
+	// AllowInsecureHTTP accepts http:// for Endpoint and TokenURL on a
+	// host that is not loopback (--allow-insecure-http). Without it such a
+	// URL is refused: the secret, the token and the leads would cross the
+	// network in clear text.
+	AllowInsecureHTTP bool
 	// Rate is API calls per second across all workers (createLead,
 	// submitLead and every retry attempt); 0 = unlimited until a 429.
 	// Ignored when RateAuto is set.
@@ -237,8 +243,12 @@ func (cfg *Config) validate() error {
 			return
 		}
 		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			problems = append(problems, fmt.Sprintf("%s %q is not an http(s) URL (check %s)", name, v, flag))
+		case u.Scheme == "http" && !cfg.AllowInsecureHTTP && !isLoopback(u.Hostname()):
+			problems = append(problems, fmt.Sprintf("%s %q is plain http to a host that is not this machine: the client secret, the token and the leads would cross the network unencrypted; use https (check %s), or --allow-insecure-http to accept it",
+				name, u.Redacted(), flag))
 		}
 	}
 	checkURL("endpoint", "--endpoint", cfg.Endpoint)
@@ -459,6 +469,16 @@ func preflightTolerated(status int) bool {
 		return true
 	}
 	return false
+}
+
+// isLoopback reports whether host (without port) is this machine:
+// localhost, 127.0.0.0/8 or ::1.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // redactURL is raw without user info, for messages.
