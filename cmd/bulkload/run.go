@@ -19,6 +19,7 @@ const (
 	exitRowsFailed  = 1   // the run finished, but some rows are invalid, failed or unverified
 	exitUsage       = 2   // bad flags, settings or input file (unreadable, wrong format)
 	exitAuth        = 3   // the identity provider refused the credentials
+	exitUnreachable = 4   // the service cannot be reached or is not a GraphQL endpoint
 	exitInterrupted = 130 // SIGINT or SIGTERM: results written so far are valid for --resume
 )
 
@@ -27,6 +28,7 @@ const exitTable = `Exit status:
   1    the run finished, but some rows are invalid, failed or unverified (see the results file)
   2    usage error, bad setting, or unreadable input
   3    authentication refused (check client id, secret, scope)
+  4    service unreachable or not a GraphQL endpoint (check --endpoint); upload with --resume once it answers
   130  interrupted (SIGINT/SIGTERM); rerun upload with --resume to finish
 `
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"regexp"
 	"strconv"
@@ -27,6 +28,7 @@ type uploadOptions struct {
 	maxAttempts  int
 	timeout      time.Duration
 	drainTimeout time.Duration
+	maxOutages   int
 	resume       bool
 	overwrite    bool
 	noSubmit     bool
@@ -108,6 +110,7 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call, the first included, for retryable failures (network, 429, 502, 503, 504)")
 	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt (createLead runs a credit pull before it answers)")
 	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long calls in flight may take to finish")
+	fs.IntVar(&up.maxOutages, "max-consecutive-failures", 20, "stop (exit 4) after this many calls in a row failed because the service is down or not there (0: never)")
 	fs.BoolVar(&up.resume, "resume", false, "continue from the results file of an earlier run: skip finished rows, submit created ones, resend failed and missing ones")
 	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds the outcomes of an earlier upload (its leads would be sent again)")
 	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (partners configured for automatic submission)")
@@ -129,6 +132,8 @@ func (o *uploadOptions) check() error {
 		return usageErrorf("--max-attempts %d: want at least 1", o.maxAttempts)
 	case o.timeout <= 0:
 		return usageErrorf("--timeout %v: want a positive duration", o.timeout)
+	case o.maxOutages < 0:
+		return usageErrorf("--max-consecutive-failures %d: want 0 (never stop) or more", o.maxOutages)
 	}
 	switch o.progress {
 	case "auto", "bar", "log", "off":
@@ -224,6 +229,15 @@ func (u *uploader) run(ctx context.Context) int {
 	if err != nil {
 		return u.authFailure(ctx, err)
 	}
+	// One cheap GraphQL query proves --endpoint before the first row.
+	preCtx, cancelPre := context.WithTimeout(ctx, 2*u.up.timeout)
+	err = client.Preflight(preCtx)
+	cancelPre()
+	if err != nil {
+		if code, stop := u.preflightFailure(ctx, err); stop {
+			return code
+		}
+	}
 
 	src, err := u.in.open(ctx, u.input, e.stdin, u.log)
 	if err != nil {
@@ -241,17 +255,23 @@ func (u *uploader) run(ctx context.Context) int {
 	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.rate) }
 	prog.start()
 	cfg := upload.Config{
-		Concurrency:      u.up.concurrency,
-		DrainTimeout:     u.up.drainTimeout,
-		NoSubmit:         u.up.noSubmit,
-		AlreadySubmitted: u.up.alreadyRE,
-		DuplicateOf:      u.up.duplicateOfRE,
-		Log:              u.log,
-		OnFinal:          func(report.Row) { done.Add(1) },
+		Concurrency:            u.up.concurrency,
+		DrainTimeout:           u.up.drainTimeout,
+		MaxConsecutiveFailures: u.up.maxOutages,
+		Abort:                  abortOf(ctx),
+		NoSubmit:               u.up.noSubmit,
+		AlreadySubmitted:       u.up.alreadyRE,
+		DuplicateOf:            u.up.duplicateOfRE,
+		Log:                    u.log,
+		OnFinal:                func(report.Row) { done.Add(1) },
 	}
 	if state != nil {
 		cfg.Prior = state
 	}
+	defer context.AfterFunc(ctx, func() {
+		u.log.Warn("signal received: no new rows are taken; the calls in flight finish (up to --drain-timeout), then the results file and summary are written. " +
+			"A second signal cancels the calls in flight at once. Run the same command with --resume to finish the job")
+	})()
 	res, runErr := upload.Run(ctx, cfg, src, client, journal)
 	prog.stop()
 
@@ -279,18 +299,47 @@ func (u *uploader) run(ctx context.Context) int {
 	if u.up.resume {
 		u.log.Info("--resume: rows finished in an earlier run were not sent again", "rows", res.Skipped)
 	}
-	u.log.Info("results written", "path", resultsPath)
+	if res.Compacted {
+		u.log.Info("results written", "path", resultsPath)
+	}
 
 	switch {
 	case submitter.IsFatal(runErr):
 		return u.authFailure(ctx, runErr)
+	case errors.Is(runErr, upload.ErrUnreachable):
+		fmt.Fprintf(e.stderr, "bulkload: %v; check --endpoint %s, then run the same command with --resume\n", runErr, u.creds.endpoint)
+		return exitUnreachable
 	case sum.Interrupted:
 		fmt.Fprintf(e.stderr, "bulkload: interrupted; run the same command with --resume to finish\n")
 		return exitInterrupted
+	case errors.Is(runErr, upload.ErrCompact):
+		// Every row is done and recorded: only the tidying failed.
+		fmt.Fprintf(e.stderr, "bulkload: every row was uploaded, but the results file %s could not be compacted: %v\n"+
+			"bulkload: it is left as the run's journal (several lines per row, the last one counts): intact and valid for --resume, which compacts it\n", resultsPath, runErr)
+		return exitRowsFailed
 	case runErr != nil:
 		return exitFor(e.stderr, runErr)
 	}
 	return rowsStatus(sum)
+}
+
+// preflightFailure maps a failed preflight to an exit status, or lets the
+// run go on (stop false) when the service answered but asked to slow down:
+// throttling is not an outage.
+func (u *uploader) preflightFailure(ctx context.Context, err error) (code int, stop bool) {
+	var ce *submitter.CallError
+	switch {
+	case submitter.IsFatal(err) || ctx.Err() != nil:
+		return u.authFailure(ctx, err), true
+	case submitter.IsUnreachable(err):
+		fmt.Fprintf(u.env.stderr, "bulkload: %v\n", err)
+		return exitUnreachable, true
+	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
+		fmt.Fprintf(u.env.stderr, "bulkload: the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)\n", u.creds.endpoint, err)
+		return exitAuth, true
+	}
+	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", u.creds.endpoint, "err", err)
+	return 0, false
 }
 
 func (u *uploader) authFailure(ctx context.Context, err error) int {
@@ -321,6 +370,7 @@ func (u *uploader) settings(results string) map[string]string {
 	s["resume"] = strconv.FormatBool(u.up.resume)
 	s["no_submit"] = strconv.FormatBool(u.up.noSubmit)
 	s["drain_timeout"] = u.up.drainTimeout.String()
+	s["max_consecutive_failures"] = strconv.Itoa(u.up.maxOutages)
 	s["create_document"] = u.up.createDoc
 	s["submit_document"] = u.up.submitDoc
 	s["already_submitted"] = u.up.alreadySubmitted
