@@ -97,7 +97,7 @@ func TestCompact(t *testing.T) {
 			// The journal reads as its last lines before compaction.
 			s := loadState(t, path)
 			for _, want := range lastLines(lines) {
-				if got, ok := s.Get(want.Row); !ok || got != want {
+				if got, ok := s.Get(want.Row); !ok || !reflect.DeepEqual(got, want) {
 					t.Errorf("journal Get(%d) = %+v, %v; want %+v", want.Row, got, ok, want)
 				}
 			}

@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // Status is the outcome of one row, as written in the results file's status
@@ -134,12 +136,32 @@ type Row struct {
 	Note       string
 	BidValue   string
 	Attempts   int // 0 = empty column
-	Error      string
+	// Error is why the row failed, as text: the service's answer or the
+	// run's own reason (a failed or submit_failed row), or the error column
+	// read back from a results file.
+	Error string
+	// Invalid is why the row is invalid, as values: the reader's and the
+	// mapper's errors. They are rendered into the error column when the row
+	// is written (after Error, when both are set) and counted by the
+	// summary by their reasons; reading a results file back gives Error.
+	Invalid lead.RowErrors
 	// Ambiguous marks a row whose createLead may have reached the service
 	// although no answer came back (a failed row after a lost answer): a
 	// later duplicate answer may be its own lead. It is written as
 	// AmbiguousNote at the start of the note column and read back from it.
 	Ambiguous bool
+}
+
+// ErrorText is the row's error column: Error and the rendered Invalid,
+// joined by "; " when both are set.
+func (r *Row) ErrorText() string {
+	switch {
+	case len(r.Invalid) == 0:
+		return r.Error
+	case r.Error == "":
+		return r.Invalid.Error()
+	}
+	return r.Error + "; " + r.Invalid.Error()
 }
 
 // noteText is the row's note column: the note, after AmbiguousNote when the
@@ -286,7 +308,7 @@ func (e *encoder) write(r *Row) error {
 		e.rec[6] = r.noteText()
 		e.rec[7] = r.BidValue
 		e.rec[8] = itoaEmpty(r.Attempts)
-		e.rec[9] = r.Error
+		e.rec[9] = r.ErrorText()
 		return e.cw.Write(e.rec)
 	}
 	e.buf = appendJSON(e.buf[:0], r)
@@ -327,7 +349,7 @@ func appendJSON(b []byte, r *Row) []byte {
 	b = append(b, `,"attempts":`...)
 	b = appendJSONIntOrNull(b, r.Attempts)
 	b = append(b, `,"error":`...)
-	b = appendJSONString(b, r.Error)
+	b = appendJSONString(b, r.ErrorText())
 	return append(b, "}\n"...)
 }
 

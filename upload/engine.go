@@ -87,7 +87,6 @@ type job struct {
 // written.
 type line struct {
 	row       report.Row
-	reason    string     // the summary's reason when it differs from row.Error
 	countOnly bool       // a row finished in an earlier run: count it, write nothing
 	written   chan error // when set, the writer answers once the line is written (or not)
 }
@@ -196,7 +195,7 @@ func (e *engine) pipeline(ctx, workCtx context.Context, src Source, journal Jour
 			if writeErr != nil || !l.row.Status.Final() {
 				continue
 			}
-			e.sum.Count(source.CountedAs(l.row, l.reason))
+			e.sum.Count(l.row)
 			if e.cfg.OnFinal != nil {
 				e.cfg.OnFinal(l.row)
 			}
@@ -219,9 +218,11 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 	}
 	if it.Row.Status == report.StatusInvalid {
 		if hasPrior && prior.Status == report.StatusInvalid {
-			return job{}, &line{row: prior, countOnly: true}, nil
+			// Written by the earlier run; counted by this run's errors,
+			// which are values (the file holds only their text).
+			return job{}, &line{row: it.Row, countOnly: true}, nil
 		}
-		return job{}, &line{row: it.Row, reason: it.Reason}, nil
+		return job{}, &line{row: it.Row}, nil
 	}
 	j := job{row: it.Row, input: it.Input}
 	if !hasPrior {
@@ -251,6 +252,9 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 // work sends one row: createLead, then submitLead for a qualified lead. It
 // returns an error only when the run must stop.
 func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
+	// submitLead and lead answers are redacted for this row's SSN and date
+	// of birth too, not only createLead's.
+	ctx = submitter.WithLead(ctx, j.input)
 	row := j.row
 	row.Status, row.Error = "", ""
 	if j.prior != nil {

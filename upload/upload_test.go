@@ -125,7 +125,8 @@ func equalStatuses(a, b []report.Status) bool {
 }
 
 func TestInvalidRowsAreJournalledNeverSent(t *testing.T) {
-	bad := source.Item{Row: report.Row{Row: 2, LeadID: "L2", Status: report.StatusInvalid, Error: "malformed record: row 2: bare quote"}, Reason: "malformed record: bare quote"}
+	bad := source.Item{Row: report.Row{Row: 2, LeadID: "L2", Status: report.StatusInvalid,
+		Invalid: lead.RowErrors{{Row: 2, StartLine: 3, Column: 4, Field: lead.NoField, Rule: "bare quote"}}}}
 	api := &fakeAPI{}
 	res, j, err := run(t, context.Background(), testConfig(), &fakeSource{items: []source.Item{validItem(1), bad}}, api)
 	if err != nil {
@@ -135,7 +136,7 @@ func TestInvalidRowsAreJournalledNeverSent(t *testing.T) {
 	if len(created) != 1 || created[0] != "L1" {
 		t.Errorf("createLead calls = %v, want only L1", created)
 	}
-	if got := j.last()[2]; got.Status != report.StatusInvalid || got.Error != bad.Row.Error {
+	if got := j.last()[2]; got.Status != report.StatusInvalid || got.ErrorText() != bad.Row.ErrorText() {
 		t.Errorf("row 2 journalled as %+v, want invalid with its own error", got)
 	}
 	if res.Summary.Invalid != 1 || res.Summary.Reasons["malformed record: bare quote"] != 1 {

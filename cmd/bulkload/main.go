@@ -18,7 +18,9 @@ func main() {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go handleSignals(sigs, stop, func() { close(abort) }, os.Stderr, time.Now)
-	code := run(withAbort(ctx, abort), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	// lookupEnv (not os.Getenv) so that run can list the BULKLOAD_*
+	// variables set and warn about a misspelt one.
+	code := run(withAbort(ctx, abort), os.Args[1:], lookupEnv(os.Environ()), os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
