@@ -694,8 +694,8 @@ func TestCircuitBreaker(t *testing.T) {
 			}
 			s := res.Summary
 			if tc.trips {
-				if s.NotSent == 0 || len(j.last()) != len(created) {
-					t.Errorf("not sent %d, lines %d for %d sent: want the rows not sent left without a line, for --resume", s.NotSent, len(j.last()), len(created))
+				if s.RowsRead == 40 || len(j.last()) != len(created) || s.NotSent != s.RowsRead-len(created) {
+					t.Errorf("read %d, not sent %d, lines %d for %d sent: want the reading stopped and the rows not sent left without a line, for --resume", s.RowsRead, s.NotSent, len(j.last()), len(created))
 				}
 				if !errors.Is(err, outage) {
 					t.Errorf("Run: %v, want it to wrap the last outage", err)
