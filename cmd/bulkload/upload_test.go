@@ -164,7 +164,9 @@ func TestUploadKeyRotation(t *testing.T) {
 	// The signing key is rotated once, mid-run, revoking every token issued
 	// so far: each worker's next call gets a 401, one new token is fetched,
 	// and the calls are retried.
-	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}})
+	// Calls are slow enough that the rotation lands mid-run even when the
+	// machine is busy (at 40 ms the run could end before the poll saw line 10).
+	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 150 * time.Millisecond}})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	args := append([]string{"upload"}, s.args()...)
