@@ -153,6 +153,7 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 			}
 			taken[res.field] = i + 1
 			renamed[i] = res.field.String()
+			r.provided[res.field] = true
 		case colUnknown:
 			switch {
 			case h == "":

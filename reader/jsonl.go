@@ -177,6 +177,7 @@ func (s *jsonlSource) parse(line []byte, v *lead.Values) error {
 			}
 			set[res.field] = true
 			v[res.field] = text
+			s.r.provided[res.field] = true
 		}
 		p = skipSpace(line, p)
 		if line[p] == ',' {

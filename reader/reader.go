@@ -100,6 +100,9 @@ type Reader struct {
 	closers []io.Closer
 	src     source
 	unknown unknownSet
+	// provided marks the fields a column provides: set from a CSV header,
+	// and as keys are seen in JSONL.
+	provided [lead.NumFields]bool
 
 	// CSV only, for the rejects file.
 	comma     rune
@@ -245,6 +248,20 @@ func (r *Reader) Next() (Record, error) {
 // that names no known column at all is refused by NewReader as a likely
 // missing header line.
 func (r *Reader) Unknown() []string { return r.unknown.list() }
+
+// Provided reports the fields some column provides (after --mapping): for
+// CSV, the header's; for JSONL, the keys seen so far (call it after the
+// last Next to have them all). Not safe to call while another goroutine
+// calls Next.
+func (r *Reader) Provided() []lead.Field {
+	var out []lead.Field
+	for f, ok := range r.provided {
+		if ok {
+			out = append(out, lead.Field(f))
+		}
+	}
+	return out
+}
 
 // Format returns the input's format, as given or as picked from the name.
 func (r *Reader) Format() Format { return r.format }

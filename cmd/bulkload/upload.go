@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/upload"
 )
@@ -51,19 +52,24 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	var (
 		in   inputOptions
 		auth authOptions
-		up   uploadOptions
-		logs logOptions
+		up     uploadOptions
+		logs   logOptions
+		checks checkOptions
 	)
 	in.register(fs)
 	auth.register(fs)
 	logs.register(fs)
 	up.register(fs)
+	checks.register(fs, true)
 
 	pos, from, err := parseSettings(fs, args, e.getenv, "upload", 1)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
-	if err := up.check(); err != nil {
+	if err := errors.Join(up.check(), checks.check()); err != nil {
+		return exitFor(e.stderr, err)
+	}
+	if err := in.expand(pos[0], time.Now()); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	log, err := logs.logger(e.stderr)
@@ -92,7 +98,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		in.results = strings.TrimSuffix(in.resultsPath(pos[0]), ".results.csv") + ".simulated.results.csv"
 		up.overwrite = !up.resume
 	}
-	u := &uploader{env: e, in: &in, up: &up, creds: creds, log: log, input: pos[0]}
+	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0]}
 	code := u.run(ctx)
 	return code
 }
@@ -151,8 +157,9 @@ func (o *uploadOptions) check() error {
 type uploader struct {
 	env   *env
 	in    *inputOptions
-	up    *uploadOptions
-	creds resolved
+	up     *uploadOptions
+	checks *checkOptions
+	creds  resolved
 	log   *slog.Logger
 	input string
 }
@@ -187,6 +194,25 @@ func (u *uploader) run(ctx context.Context) int {
 		}
 	}
 
+	// The input is read through before the first call: every row
+	// validated, its columns and checksum checked, its identity compared
+	// with the results file's when resuming.
+	ic, err := u.checkInput(ctx, resultsPath, state)
+	if errors.Is(err, errTooManyInvalid) {
+		fmt.Fprintf(e.stderr, "bulkload: %v\n", err)
+		return exitRowsFailed
+	}
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	var limit int64
+	if sc := ic.scan; sc != nil {
+		limit = sc.Bytes
+		if err := writeMeta(u.log, resultsPath, u.input, sc.SHA256, sc.Bytes, sc.Rows, sc.AllLeadIDs); err != nil {
+			return exitFor(e.stderr, err)
+		}
+	}
+
 	// The client's background work (token fetches) lives as long as the
 	// run, past the first signal: calls still draining need tokens.
 	clientCtx, cancelClient := context.WithCancel(context.WithoutCancel(ctx))
@@ -218,11 +244,29 @@ func (u *uploader) run(ctx context.Context) int {
 		return u.authFailure(ctx, err)
 	}
 
-	src, err := u.in.open(ctx, u.input, e.stdin, u.log)
+	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
 	defer src.Close()
+
+	var rows upload.Source = src
+	if u.input == "-" {
+		// Standard input cannot be read twice: its first rows are read
+		// and judged before the first call.
+		ahead, err := source.ReadAhead(ctx, src, stdinCheckRows)
+		if err != nil {
+			return exitFor(e.stderr, err)
+		}
+		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil && ahead.Rows() > 0 {
+			return exitFor(e.stderr, err)
+		}
+		if u.checks.tooManyInvalid(ahead.Invalid(), ahead.Rows()) {
+			fmt.Fprintf(e.stderr, "bulkload: %v\n", u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)"))
+			return exitRowsFailed
+		}
+		rows = ahead
+	}
 
 	journal, err := report.OpenJournal(resultsPath, u.up.resume && state != nil)
 	if err != nil {
@@ -244,7 +288,7 @@ func (u *uploader) run(ctx context.Context) int {
 	if state != nil {
 		cfg.Prior = state
 	}
-	res, runErr := upload.Run(ctx, cfg, src, client, journal)
+	res, runErr := upload.Run(ctx, cfg, rows, client, journal)
 	prog.stop()
 
 	if err := src.Close(); err != nil && runErr == nil {
@@ -259,6 +303,13 @@ func (u *uploader) run(ctx context.Context) int {
 	sum.Version = version
 	sum.Settings = u.settings(resultsPath)
 	sum.InputSHA256 = src.InputSHA256()
+	sum.InputBytes, sum.InputGrewBytes = src.InputBytes(), src.Grew()
+	setColumns(sum, src.Provided(), src.Unknown())
+	if u.input == "-" && sum.RowsRead > 0 && !(u.up.resume && state != nil) {
+		if err := writeMeta(u.log, resultsPath, u.input, sum.InputSHA256, sum.InputBytes, sum.RowsRead, src.AllLeadIDs()); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	sum.APICalls = int(st.Calls)
 	sum.Retries = int(st.Retries)
 	sum.TokensFetched = int(st.TokensFetched)
@@ -278,6 +329,9 @@ func (u *uploader) run(ctx context.Context) int {
 		return exitInterrupted
 	case runErr != nil:
 		return exitFor(e.stderr, runErr)
+	}
+	if code, ok := u.checks.noRows(e.stderr, u.input, sum); ok {
+		return code
 	}
 	return rowsStatus(sum)
 }
