@@ -52,6 +52,15 @@ func (a *Ahead) Rows() int               { return len(a.buf) }
 func (a *Ahead) Invalid() int            { return a.invalid }
 func (a *Ahead) Reasons() report.Reasons { return a.reasons }
 
+// Err is the read error that stopped reading ahead: nil when n rows were
+// read or the input ended (io.EOF is not an error here).
+func (a *Ahead) Err() error {
+	if errors.Is(a.err, io.EOF) {
+		return nil
+	}
+	return a.err
+}
+
 // Next yields the rows read ahead, then the Source's.
 func (a *Ahead) Next(ctx context.Context) (Item, error) {
 	if a.pos < len(a.buf) {

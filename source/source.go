@@ -194,6 +194,7 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 	}
 	s.r = r
 	s.provided = r.Provided() // a CSV header's; JSONL's grow as keys are seen
+	s.unknown = r.Unknown()
 	s.m = mapper.New(mapper.Options{Mapping: mapping, DayFirst: cfg.DayFirst})
 
 	if cfg.Rejects != "" {
@@ -412,7 +413,8 @@ func (s *Source) AllLeadIDs() bool { return s.rows > 0 && !s.noLeadID }
 // looked: rows appended while the run read it (0 for standard input).
 func (s *Source) Grew() int64 { return s.grew }
 
-// Unknown is the input's unknown columns, each once. Final after Close.
+// Unknown is the input's unknown columns, each once: a CSV header's from
+// Open, JSONL keys seen so far; final after Close.
 func (s *Source) Unknown() []string { return s.unknown }
 
 // Provided is the fields some column provides: a CSV header's from Open,

@@ -127,11 +127,19 @@ func (o *checkOptions) missingRequired(input string, provided []lead.Field, unkn
 	if len(missing) == 0 {
 		return nil
 	}
-	hint := "the input has no unknown columns either: the export lacks them"
+	hint := "The input has no unknown columns either: the export lacks them"
 	if len(unknown) > 0 {
-		hint = "its unknown columns, one of which may be meant: " + strings.Join(unknown, ", ") + "; map it with --mapping (columns: {\"NAME\": " + missing[0] + "})"
+		hint = "Unknown columns, one of which may be meant: " + strings.Join(unknown, ", ") + "; map it with --mapping (columns: {\"NAME\": " + missing[0] + "})"
 	}
-	return usageErrorf("%s has no column for %s (required); nothing was sent. %s", input, strings.Join(missing, ", "), hint)
+	return usageErrorf("%s has no column for %s (required); nothing was sent. %s", inputLabel(input), strings.Join(missing, ", "), hint)
+}
+
+// inputLabel names the input in a message.
+func inputLabel(input string) string {
+	if input == "-" {
+		return "standard input"
+	}
+	return input
 }
 
 // setColumns fills the summary's column lists, empty or not.

@@ -173,7 +173,7 @@ func (u *uploader) run(ctx context.Context) int {
 		return exitFor(e.stderr, err)
 	}
 	defer lock.Unlock()
-	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere, or --overwrite to start over and send its leads again"); err != nil {
+	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: --results 'runs/{name}-{date}.results.csv'), or --overwrite to start over and send its leads again"); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	var state *report.State
@@ -257,6 +257,9 @@ func (u *uploader) run(ctx context.Context) int {
 		ahead, err := source.ReadAhead(ctx, src, stdinCheckRows)
 		if err != nil {
 			return exitFor(e.stderr, err)
+		}
+		if err := ahead.Err(); err != nil {
+			return exitFor(e.stderr, usageErrorf("%v; nothing was sent", err))
 		}
 		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil && ahead.Rows() > 0 {
 			return exitFor(e.stderr, err)
