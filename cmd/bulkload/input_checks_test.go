@@ -211,12 +211,12 @@ func TestNightlyFixedExportName(t *testing.T) {
 	// Dated: the crontab line of the README.
 	s2 := startTestSim(t, leadsim.Options{})
 	dated := filepath.Join(runs, "{name}-{date}.results.csv")
-	day := time.Now().Format(time.DateOnly)
+	day := time.Now().UTC().Format(time.DateOnly)
 	res := runCLI(t, secretEnv(), uploadArgs(s2, "--resume", "--results", dated, "--summary-json", filepath.Join(runs, "{name}-{date}.summary.json"), input)...)
 	if res.code != exitOK {
 		t.Fatalf("dated run: exit %d\n%s", res.code, res.stderr)
 	}
-	if day2 := time.Now().Format(time.DateOnly); day2 != day {
+	if day2 := time.Now().UTC().Format(time.DateOnly); day2 != day {
 		t.Skip("the date changed during the run") // midnight: nothing to check
 	}
 	finalByRow(t, filepath.Join(runs, "export-"+day+".results.csv"), 20)

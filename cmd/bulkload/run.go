@@ -24,8 +24,11 @@ const (
 
 const exitTable = `Exit status:
   0    every row valid (validate) or processed/submitted (upload)
-  1    the run finished, but some rows are invalid or failed (see the results file)
-  2    usage error, bad setting, or unreadable input
+  1    the run finished, but some rows are invalid or failed (see the results file);
+       or nothing sent: more rows invalid than --max-invalid, or no rows
+  2    usage error, bad setting, or unreadable input; found before anything is sent: a
+       corrupt input file, a required column missing, an output unwritable or holding an
+       upload's outcomes, the results file locked by another run or another input's
   3    authentication refused (check client id, secret, scope)
   130  interrupted (SIGINT/SIGTERM); rerun upload with --resume to finish
 `

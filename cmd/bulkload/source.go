@@ -82,8 +82,8 @@ const placeholder = `\{[A-Za-z_]+\}`
 // expand fills the placeholders of the output paths (--results, --rejects,
 // --summary-json), so that a nightly job on a fixed export name gets one
 // set of files per night or per input: {name} is the input's name without
-// extensions, {date} the local date at the start (2006-01-02), {time} the
-// local time (150405), {sha} the first 12 hex digits of the input file's
+// extensions, {date} the UTC date at the start (2006-01-02), {time} the
+// UTC time (150405), {sha} the first 12 hex digits of the input file's
 // SHA-256 (not for standard input). Any other {word} is an error.
 func (o *inputOptions) expand(input string, now time.Time) error {
 	paths := []struct {
@@ -104,6 +104,7 @@ func (o *inputOptions) expand(input string, now time.Time) error {
 		}
 		sha = sum[:12]
 	}
+	now = now.UTC()
 	r := strings.NewReplacer("{name}", inputName(input), "{date}", now.Format(time.DateOnly), "{time}", now.Format("150405"), "{sha}", sha)
 	re := regexp.MustCompile(placeholder)
 	for _, x := range paths {
