@@ -110,10 +110,13 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc, verrs := e.operation(&params)
 	op = operationName(rc)
 
+	if s.limiter != nil && len(s.opts.RateChanges) > 0 {
+		s.rateLimit()
+	}
 	if s.limiter != nil && !s.limiter.Allow() {
 		status = http.StatusTooManyRequests
 		s.stats.reject(RejectRateLimited)
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(s.opts.RateLimit)))
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(s.rateLimit())))
 		writeRaw(w, status, bodyRateLimited)
 		return
 	}
@@ -258,6 +261,9 @@ func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter 
 // retryAfter is the Retry-After of a 429: the whole seconds until the
 // bucket holds a token again, at least 1.
 func retryAfter(perSecond float64) int {
+	if perSecond <= 0 {
+		return 1
+	}
 	return max(1, int(math.Ceil(1/perSecond)))
 }
 

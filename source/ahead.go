@@ -38,7 +38,7 @@ func ReadAhead(ctx context.Context, src *Source, n int) (*Ahead, error) {
 		}
 		if it.Row.Status == report.StatusInvalid {
 			a.invalid++
-			tally.Count(it.SummaryRow())
+			tally.Count(it.Row)
 		}
 		a.buf = append(a.buf, it)
 	}

@@ -62,7 +62,7 @@ func ScanInput(ctx context.Context, name string, cfg Config, visit func(Item) er
 		}
 		if it.Row.Status == report.StatusInvalid {
 			sc.Invalid++
-			tally.Count(it.SummaryRow())
+			tally.Count(it.Row)
 		}
 		if visit != nil {
 			if err := visit(it); err != nil {

@@ -18,7 +18,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"regexp"
 	"strings"
 	"sync/atomic"
 
@@ -75,7 +74,6 @@ type Source struct {
 	noLeadID      bool // some row had no leadId
 	provided      []lead.Field
 	unknown       []string
-	positions     *regexp.Regexp // compiled positionsPattern
 	// stdinPipe carries standard input from a pump goroutine. A read of
 	// stdin itself (a pipe or a terminal: a blocking descriptor) cannot be
 	// interrupted, so the reader reads this pipe instead, and closing it
@@ -119,35 +117,8 @@ type batch struct {
 
 // Item is one row of the input after validation.
 type Item struct {
-	Row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Error
+	Row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Invalid
 	Input lead.Input // meaningful only when Row.Status is valid
-	// Reason replaces Row.Error in the summary's failure reasons when the
-	// error names positions (a malformed record's row, line and column),
-	// so that the same problem on many rows counts as one reason.
-	Reason string
-}
-
-// positionsPattern matches the row, line and column numbers of a reader
-// error ("row 20 (line 25): ", " at line 27 column 5").
-const positionsPattern = `( at)? ?\b(row|line|lines|column|byte) \d+(-\d+)?( \((line|lines) \d+(-\d+)?\))?( column \d+)?:?`
-
-// malformedReason turns a reader error into a reason without positions.
-func malformedReason(positions *regexp.Regexp, err error) string {
-	msg := positions.ReplaceAllString(err.Error(), "")
-	msg = strings.ReplaceAll(msg, "; ", ", ")
-	return "malformed record: " + strings.TrimSpace(msg)
-}
-
-// SummaryRow is the row as the summary counts it.
-func (it Item) SummaryRow() report.Row { return CountedAs(it.Row, it.Reason) }
-
-// CountedAs is a row as the summary counts it: under reason, when the row's
-// error names positions that would split one problem into many reasons.
-func CountedAs(r report.Row, reason string) report.Row {
-	if reason != "" {
-		r.Error = reason
-	}
-	return r
 }
 
 // Open opens the input name ("-" reads stdin) and starts reading it. Its
@@ -159,7 +130,7 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		log = slog.New(slog.DiscardHandler)
 	}
 	ropts, mapping := cfg.Reader, cfg.Mapping
-	s := &Source{name: name, sha: &hashWriter{h: sha256.New(), at: cfg.PrefixAt}, limit: cfg.Limit, size: -1, log: log, positions: regexp.MustCompile(positionsPattern), batchSize: batchSize}
+	s := &Source{name: name, sha: &hashWriter{h: sha256.New(), at: cfg.PrefixAt}, limit: cfg.Limit, size: -1, log: log, batchSize: batchSize}
 	var in io.Reader
 	if name == "-" {
 		pr, pw := io.Pipe()
@@ -267,16 +238,15 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 	}
 	if rec.Err != nil {
 		it.Row.Status = report.StatusInvalid
-		it.Row.Error = "malformed record: " + rec.Err.Error()
-		it.Reason = malformedReason(s.positions, rec.Err)
+		it.Row.Invalid = lead.RowErrors{*rec.Err}
 	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
 		it.Row.Status = report.StatusInvalid
-		it.Row.Error = errs.Error()
+		it.Row.Invalid = errs
 	} else {
 		it.Input = in
 	}
 	if it.Row.Status == report.StatusInvalid && s.rejects != nil {
-		if err := s.rejects.Write(rec, it.Row.Error); err != nil {
+		if err := s.rejects.Write(rec, it.Row.ErrorText()); err != nil {
 			return Item{}, fmt.Errorf("write --rejects file: %w", err)
 		}
 	}

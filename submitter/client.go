@@ -68,7 +68,13 @@ type Config struct {
 	Scope        string // "api://<app-id>/.default"
 	// Rate is API calls per second across all workers (createLead,
 	// submitLead and every retry attempt); 0 = unlimited until a 429.
+	// Ignored when RateAuto is set.
 	Rate float64
+	// RateAuto lets the rate find the service's limit by itself (--rate
+	// auto, see Adaptive): it starts at StartRate (default
+	// DefaultStartRate) and never goes above MaxRate (0 = no cap).
+	RateAuto           bool
+	StartRate, MaxRate float64
 	// MaxAttempts is per call, including the first; default 5. Attempts
 	// answered 429 (slow down) do not count, up to 4×MaxAttempts in all.
 	MaxAttempts             int
@@ -102,6 +108,12 @@ type Stats struct {
 	// CurrentRate is the shared rate in calls per second now; 0 means
 	// unlimited.
 	CurrentRate float64
+	// Auto reports --rate auto. Then SettledRate is the rate to pin with
+	// --rate next time (97% of the limit found), and LimitFound is false
+	// when no 429 showed a limit (SettledRate is then the rate reached).
+	Auto        bool
+	SettledRate float64
+	LimitFound  bool
 }
 
 // Client calls the Lead Intake Service. Build one per run with New and
@@ -115,7 +127,8 @@ type Client struct {
 	submitDoc string
 	leadDoc   string
 	tokens    *tokenCache
-	rate      *rateControl
+	rate      limiter
+	auto      *Adaptive // nil unless --rate auto
 	stats     *stats
 	now       func() time.Time
 	// idle closes the idle keep-alive connections of the transport this
@@ -170,10 +183,15 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		submitDoc: cfg.SubmitDocument,
 		leadDoc:   cfg.LeadDocument,
 		tokens:    tokens,
-		rate:      newRateControl(cfg.Rate, cfg.Now),
 		stats:     &stats{},
 		now:       cfg.Now,
 		idle:      idle,
+	}
+	if cfg.RateAuto {
+		c.auto = NewAdaptive(AutoConfig{Start: cfg.StartRate, Max: cfg.MaxRate, Now: cfg.Now})
+		c.rate = c.auto
+	} else {
+		c.rate = newRateControl(cfg.Rate, cfg.Now)
 	}
 	tr := &transport{
 		base:        base,
@@ -218,6 +236,9 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.Rate < 0 {
 		problems = append(problems, fmt.Sprintf("rate %v is negative (check --rate)", cfg.Rate))
+	}
+	if cfg.StartRate < 0 || cfg.MaxRate < 0 {
+		problems = append(problems, fmt.Sprintf("start rate %v or max rate %v is negative (check --max-rate)", cfg.StartRate, cfg.MaxRate))
 	}
 	if cfg.MaxAttempts < 0 {
 		problems = append(problems, fmt.Sprintf("max attempts %d is negative (check --max-attempts)", cfg.MaxAttempts))
@@ -473,13 +494,18 @@ func (c *Client) CheckAuth(ctx context.Context) (TokenInfo, error) {
 
 // Stats returns the counters so far. Safe for concurrent use.
 func (c *Client) Stats() Stats {
-	return Stats{
+	s := Stats{
 		Calls:         c.stats.calls.Load(),
 		Attempts:      c.stats.attempts.Load(),
 		Retries:       c.stats.retries.Load(),
 		Status429:     c.stats.status429.Load(),
 		Status401:     c.stats.status401.Load(),
 		TokensFetched: c.tokens.fetched.Load(),
-		CurrentRate:   c.rate.rate(),
+		CurrentRate:   c.rate.Rate(),
 	}
+	if c.auto != nil {
+		s.Auto = true
+		s.SettledRate, s.LimitFound = c.auto.Settled()
+	}
+	return s
 }

@@ -85,7 +85,7 @@ func rowsStatus(sum *report.Summary) int {
 	if sum.Check() != nil {
 		return exitRowsFailed
 	}
-	if sum.Invalid+sum.Failed+sum.SubmitFailed+sum.Created+sum.Unknown > 0 {
+	if sum.Invalid+sum.Failed+sum.SubmitFailed+sum.Unverified+sum.Created+sum.Unknown > 0 {
 		return exitRowsFailed
 	}
 	return exitOK
@@ -141,7 +141,7 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, ov
 			break
 		}
 		sum.RowsRead++
-		sum.Count(it.SummaryRow())
+		sum.Count(it.Row)
 	}
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("write results file %s: %w", resultsPath, cerr)
