@@ -222,6 +222,9 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 // work sends one row: createLead, then submitLead for a qualified lead. It
 // returns an error only when the run must stop.
 func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
+	// submitLead and lead answers are redacted for this row's SSN and date
+	// of birth too, not only createLead's.
+	ctx = submitter.WithLead(ctx, j.input)
 	row := j.row
 	row.Status, row.Error = "", ""
 	if j.prior != nil {

@@ -40,11 +40,16 @@ func alwaysRequired() []lead.Field { return []lead.Field{lead.DateOfBirth, lead.
 const stdinCheckRows = 1000
 
 func (o *checkOptions) register(fs *flag.FlagSet, upload bool) {
-	fs.StringVar(&o.requireColumns, "require-columns", "", "comma-separated LeadInput fields the input must have a column for, besides dateOfBirth and termsConsent (for example socialSecurityNumber)")
-	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "exit 0 for an input with a header and no rows (default: exit 1, \"no rows\": a partner that sent nothing is news)")
+	fs.StringVar(&o.requireColumns, "require-columns", "", "fields the input must have a column for, besides dateOfBirth and termsConsent (eg socialSecurityNumber)")
+	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "exit 0 for an input with a header and no rows (default: exit 1, \"no rows\")")
 	if upload {
-		fs.StringVar(&o.maxInvalid, "max-invalid", "20%", "send nothing when more rows than this are invalid: a share (5%) or a count (50); checked over the whole file before the first call, over the first 1000 rows of standard input")
+		fs.StringVar(&o.maxInvalid, "max-invalid", "20%", "send nothing when more rows than this are invalid, a share (5%) or a count (50)")
 	}
+}
+
+// registerFor returns register for the command list (help, completion).
+func (o *checkOptions) registerFor(upload bool) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) { o.register(fs, upload) }
 }
 
 // check parses the flags' values.
@@ -299,7 +304,7 @@ func short(sha string) string {
 func writeMeta(log *slog.Logger, resultsPath, input, sha string, bytes int64, rows int, allLeadIDs bool) error {
 	err := report.WriteMeta(resultsPath, &report.Meta{
 		Input: input, InputSHA256: sha, InputBytes: bytes, Rows: rows,
-		AllLeadIDs: allLeadIDs, Written: time.Now().UTC(), Version: version,
+		AllLeadIDs: allLeadIDs, Written: time.Now().UTC(), Version: readBuildInfo().Version,
 	})
 	if err != nil {
 		return fmt.Errorf("results file: %w", err)

@@ -214,7 +214,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no command", nil, "Usage"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
-		{"validate without file", []string{"validate"}, "exactly one FILE"},
+		{"validate without file", []string{"validate"}, "needs a FILE"},
 		{"validate two files", []string{"validate", "a.csv", "b.csv"}, "exactly one FILE"},
 		{"missing file", []string{"validate", "--results", filepath.Join(dir, "r.csv"), filepath.Join(dir, "nope.csv")}, "no such file"},
 		{"bad encoding", []string{"validate", "--encoding", "ebcdic", "--results", filepath.Join(dir, "r.csv"), filepath.Join(samples, "leads.csv")}, "ebcdic"},
