@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -201,9 +202,9 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 			u.log.Warn("--resume: the results file has no record of its input (written before bulkload kept one); rows are matched by leadId and number", "path", report.MetaPath(resultsPath))
 		}
 	}
-	if u.input == "-" {
+	if streamed(u.input) {
 		if meta != nil && !meta.AllLeadIDs {
-			return nil, usageErrorf("--resume from standard input: the earlier run's rows had no leadId each, so this input cannot be matched to them row by row; save the input to a file and resume with the file")
+			return nil, usageErrorf("--resume from standard input or a pipe: the earlier run's rows had no leadId each, so this input cannot be matched to them row by row; save the input to a file and resume with the file")
 		}
 		return &inputCheck{}, nil
 	}
@@ -288,6 +289,16 @@ func (u *uploader) sameInput(resultsPath string, meta *report.Meta, scan *source
 	}
 	return usageErrorf("--resume: the results file %s does not belong to this input%s: this input has sha256 %s and %d rows; %s. Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over (every lead is sent again)",
 		resultsPath, earlier, short(scan.SHA256), scan.Rows, why)
+}
+
+// streamed reports whether the input is read only once: standard input,
+// or a file that is not a regular file (a named pipe, a device).
+func streamed(input string) bool {
+	if input == "-" {
+		return true
+	}
+	st, err := os.Stat(input)
+	return err == nil && !st.Mode().IsRegular()
 }
 
 // short cuts a SHA-256 to 12 hex digits for a message.

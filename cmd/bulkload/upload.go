@@ -262,7 +262,7 @@ func (u *uploader) run(ctx context.Context) int {
 	defer src.Close()
 
 	var rows upload.Source = src
-	if u.input == "-" {
+	if ic.scan == nil {
 		// Standard input cannot be read twice: its first rows are read
 		// and judged before the first call.
 		ahead, err := source.ReadAhead(ctx, src, stdinCheckRows)
@@ -320,7 +320,7 @@ func (u *uploader) run(ctx context.Context) int {
 	sum.InputSHA256 = src.InputSHA256()
 	sum.InputBytes, sum.InputGrewBytes = src.InputBytes(), src.Grew()
 	setColumns(sum, src.Provided(), src.Unknown())
-	if u.input == "-" && sum.RowsRead > 0 && !(u.up.resume && state != nil) {
+	if ic.scan == nil && sum.RowsRead > 0 && !(u.up.resume && state != nil) {
 		if err := writeMeta(u.log, resultsPath, u.input, sum.InputSHA256, sum.InputBytes, sum.RowsRead, src.AllLeadIDs()); err != nil && runErr == nil {
 			runErr = err
 		}
