@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/text/encoding"
 
@@ -100,9 +101,11 @@ type Reader struct {
 	closers []io.Closer
 	src     source
 	unknown unknownSet
-	// provided marks the fields a column provides: set from a CSV header,
-	// and as keys are seen in JSONL.
-	provided [lead.NumFields]bool
+	// headers holds the partner's name of each field's column (CSV) or
+	// first key (JSONL), for Header. It is replaced, never changed, when a
+	// JSONL key names a field for the first time, because Header may be
+	// called from another goroutine than Next.
+	headers atomic.Pointer[[lead.NumFields]string]
 
 	// CSV only, for the rejects file.
 	comma     rune
@@ -250,14 +253,43 @@ func (r *Reader) Next() (Record, error) {
 // missing header line.
 func (r *Reader) Unknown() []string { return r.unknown.list() }
 
-// Provided reports the fields some column provides (after --mapping): for
-// CSV, the header's; for JSONL, the keys seen so far (call it after the
-// last Next to have them all). Not safe to call while another goroutine
-// calls Next.
+// Header returns the partner's name for field f: its CSV column header or
+// the first JSONL key that named it, so that a message can name the column
+// as the partner's file does; "" when the input has not named f yet. Safe
+// to call from another goroutine than Next.
+func (r *Reader) Header(f lead.Field) string {
+	h := r.headers.Load()
+	if h == nil || f < 0 || f >= lead.NumFields {
+		return ""
+	}
+	return h[f]
+}
+
+// setHeader records name as field f's header unless f has one. It is
+// called by the goroutine that calls Next.
+func (r *Reader) setHeader(f lead.Field, name string) {
+	var h [lead.NumFields]string
+	if old := r.headers.Load(); old != nil {
+		if old[f] != "" {
+			return
+		}
+		h = *old
+	}
+	h[f] = name
+	r.headers.Store(&h)
+}
+
+// Provided returns the fields some column provides (after --mapping): for
+// CSV, the header's; for JSONL, the keys seen so far (all of them after the
+// last Next). Safe to call from another goroutine than Next.
 func (r *Reader) Provided() []lead.Field {
+	h := r.headers.Load()
+	if h == nil {
+		return nil
+	}
 	var out []lead.Field
-	for f, ok := range r.provided {
-		if ok {
+	for f, name := range h {
+		if name != "" {
 			out = append(out, lead.Field(f))
 		}
 	}

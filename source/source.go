@@ -257,6 +257,12 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 		it.Row.Status = report.StatusInvalid
 		it.Row.Invalid = lead.RowErrors{*rec.Err}
 	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
+		// Name each field as the partner's file does, so that a person
+		// finds the column.
+		for i := range errs {
+			errs[i].StartLine = rec.Line
+			errs[i].Header = s.r.Header(errs[i].Field)
+		}
 		it.Row.Status = report.StatusInvalid
 		it.Row.Invalid = errs
 	} else {

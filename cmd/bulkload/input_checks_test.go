@@ -404,7 +404,7 @@ func TestMaxInvalid(t *testing.T) {
 		slices.Concat([]string{"upload", "--format", "csv"}, s.args(), []string{"--rate", "0", "--progress", "off", "--results", filepath.Join(dir, "b.csv"), "-"}),
 	} {
 		res := runStdin(t, acmeBytes, args...)
-		if res.code != exitRowsFailed || !strings.Contains(res.stderr, "--max-invalid 20%") || !strings.Contains(res.stderr, "termsConsent: must be true") || !strings.Contains(res.stderr, "nothing was sent") {
+		if res.code != exitRowsFailed || !strings.Contains(res.stderr, "--max-invalid 20%") || !strings.Contains(res.stderr, "50 of 50 rows") || !strings.Contains(res.stderr, "termsConsent") || !strings.Contains(res.stderr, "nothing was sent") {
 			t.Errorf("%s: exit %d, want %d with the limit and the top reasons\n%s", args[len(args)-1], res.code, exitRowsFailed, res.stderr)
 		}
 	}
