@@ -94,6 +94,10 @@ func (o *checkOptions) tooManyInvalid(invalid, rows int) bool {
 	return rows > 0 && float64(invalid) > o.maxRatio*float64(rows)
 }
 
+// readAhead reports whether standard input's first rows are held for
+// --max-invalid before the first call: not when it allows every row.
+func (o *checkOptions) readAhead() bool { return o.maxCount >= 0 || o.maxRatio < 1 }
+
 // limitText describes --max-invalid for a message.
 func (o *checkOptions) limitText() string {
 	if o.maxCount >= 0 {

@@ -71,7 +71,7 @@ func totalCreates(s *sim) int {
 	return n
 }
 
-func uploadArgs(s *sim, extra ...string) []string {
+func checkUploadArgs(s *sim, extra ...string) []string {
 	return slices.Concat([]string{"upload"}, s.args(), []string{"--rate", "0", "--progress", "off"}, extra)
 }
 
@@ -96,14 +96,14 @@ func TestResumeRefusesAnEditedInputWithoutLeadIDs(t *testing.T) {
 			input := filepath.Join(dir, "export.csv")
 			results := filepath.Join(dir, "export.results.csv")
 			writeCSV(t, input, recs)
-			if res := runCLI(t, secretEnv(), uploadArgs(s, input)...); res.code != exitOK {
+			if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != exitOK {
 				t.Fatalf("first upload exit = %d\n%s", res.code, res.stderr)
 			}
 			before, _ := os.ReadFile(results)
 			sent := totalCreates(s)
 
 			writeCSV(t, input, tc.recs)
-			res := runCLI(t, secretEnv(), uploadArgs(s, "--resume", input)...)
+			res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...)
 			if res.code != exitUsage || !strings.Contains(res.stderr, "does not belong to this input") {
 				t.Fatalf("--resume after %s: exit %d, want %d, the results file belongs to another input\n%s", tc.name, res.code, exitUsage, res.stderr)
 			}
@@ -124,11 +124,11 @@ func TestResumeRefusesAnEditedInputWithoutLeadIDs(t *testing.T) {
 		dir := t.TempDir()
 		input := filepath.Join(dir, "export.csv")
 		writeCSV(t, input, recs[:21])
-		if res := runCLI(t, secretEnv(), uploadArgs(s, input)...); res.code != exitOK {
+		if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != exitOK {
 			t.Fatalf("first upload exit = %d\n%s", res.code, res.stderr)
 		}
 		writeCSV(t, input, recs)
-		res := runCLI(t, secretEnv(), uploadArgs(s, "--resume", input)...)
+		res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...)
 		if res.code != exitOK {
 			t.Fatalf("--resume after rows were appended: exit %d, want 0\n%s", res.code, res.stderr)
 		}
@@ -148,7 +148,7 @@ func TestResumeMatchesAnEditedInputByLeadID(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "export.csv")
 	writeCSV(t, input, recs)
-	if res := runCLI(t, secretEnv(), uploadArgs(s, input)...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != exitOK {
 		t.Fatalf("first upload exit = %d\n%s", res.code, res.stderr)
 	}
 
@@ -156,13 +156,13 @@ func TestResumeMatchesAnEditedInputByLeadID(t *testing.T) {
 	edited[3] = slices.Clone(recs[3])
 	edited[3][slices.Index(recs[0], "city")] = "Springfield"
 	writeCSV(t, input, edited)
-	if res := runCLI(t, secretEnv(), uploadArgs(s, "--resume", input)...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...); res.code != exitOK {
 		t.Fatalf("--resume of an edited input whose rows all match by leadId: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 
 	swapped := slices.Concat(recs[:1], recs[2:3], recs[1:2], recs[3:])
 	writeCSV(t, input, swapped)
-	res := runCLI(t, secretEnv(), uploadArgs(s, "--resume", input)...)
+	res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...)
 	if res.code != exitUsage || !strings.Contains(res.stderr, "row 1 has leadId") || strings.Contains(res.stderr, "ACCOUNTING MISMATCH") {
 		t.Errorf("--resume with rows swapped: exit %d, want %d naming row 1, without the accounting banner\n%s", res.code, exitUsage, res.stderr)
 	}
@@ -192,7 +192,7 @@ func TestNightlyFixedExportName(t *testing.T) {
 	keyed := filepath.Join(runs, "{name}-{sha}.results.csv")
 	for i, recs := range [][][]string{night1, night1, night2} {
 		writeCSV(t, input, recs)
-		if res := runCLI(t, secretEnv(), uploadArgs(s, "--resume", "--results", keyed, input)...); res.code != exitOK {
+		if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", "--results", keyed, input)...); res.code != exitOK {
 			t.Fatalf("run %d with --results %s --resume: exit %d, want 0\n%s", i+1, keyed, res.code, res.stderr)
 		}
 	}
@@ -212,7 +212,7 @@ func TestNightlyFixedExportName(t *testing.T) {
 	s2 := startTestSim(t, leadsim.Options{})
 	dated := filepath.Join(runs, "{name}-{date}.results.csv")
 	day := time.Now().UTC().Format(time.DateOnly)
-	res := runCLI(t, secretEnv(), uploadArgs(s2, "--resume", "--results", dated, "--summary-json", filepath.Join(runs, "{name}-{date}.summary.json"), input)...)
+	res := runCLI(t, secretEnv(), checkUploadArgs(s2, "--resume", "--results", dated, "--summary-json", filepath.Join(runs, "{name}-{date}.summary.json"), input)...)
 	if res.code != exitOK {
 		t.Fatalf("dated run: exit %d\n%s", res.code, res.stderr)
 	}
@@ -226,15 +226,15 @@ func TestNightlyFixedExportName(t *testing.T) {
 	plain := filepath.Join(dir, "plain.results.csv")
 	s3 := startTestSim(t, leadsim.Options{})
 	writeCSV(t, input, night1)
-	if res := runCLI(t, secretEnv(), uploadArgs(s3, "--results", plain, input)...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s3, "--results", plain, input)...); res.code != exitOK {
 		t.Fatalf("night 1: exit %d\n%s", res.code, res.stderr)
 	}
 	writeCSV(t, input, night2)
-	res = runCLI(t, secretEnv(), uploadArgs(s3, "--results", plain, input)...)
+	res = runCLI(t, secretEnv(), checkUploadArgs(s3, "--results", plain, input)...)
 	if res.code != exitUsage || !strings.Contains(res.stderr, "{name}-{date}") {
 		t.Errorf("night 2 without --resume: exit %d, want %d with the placeholder hint\n%s", res.code, exitUsage, res.stderr)
 	}
-	res = runCLI(t, secretEnv(), uploadArgs(s3, "--resume", "--results", plain, input)...)
+	res = runCLI(t, secretEnv(), checkUploadArgs(s3, "--resume", "--results", plain, input)...)
 	if res.code != exitUsage || !strings.Contains(res.stderr, "does not belong to this input") || strings.Contains(res.stderr, "ACCOUNTING MISMATCH") {
 		t.Errorf("night 2 with --resume: exit %d, want %d, another input's results, alone\n%s", res.code, exitUsage, res.stderr)
 	}
@@ -259,7 +259,7 @@ func TestSummaryHashesTheBytesRead(t *testing.T) {
 	writeCSV(t, input, recs[:41])
 	original, _ := os.ReadFile(input)
 
-	cmd, out := subprocess(t, uploadArgs(s, "--concurrency", "1", "--summary-json", summary, input)...)
+	cmd, out := subprocess(t, checkUploadArgs(s, "--concurrency", "1", "--summary-json", summary, input)...)
 	waitForLines(t, results, 3, 30*time.Second)
 	var tail bytes.Buffer
 	w := csv.NewWriter(&tail)
@@ -290,7 +290,7 @@ func TestSummaryHashesTheBytesRead(t *testing.T) {
 		t.Errorf("the summary does not say the input grew\n%s", out)
 	}
 
-	res := runCLI(t, secretEnv(), uploadArgs(s, "--resume", input)...)
+	res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...)
 	if res.code != exitOK {
 		t.Fatalf("--resume: exit %d\n%s", res.code, res.stderr)
 	}
@@ -324,7 +324,7 @@ func TestRequiredColumns(t *testing.T) {
 			input := filepath.Join(dir, "export.csv")
 			writeCSV(t, input, tc.recs)
 			for _, args := range [][]string{
-				uploadArgs(s, slices.Concat(tc.flags, []string{input})...),
+				checkUploadArgs(s, slices.Concat(tc.flags, []string{input})...),
 				slices.Concat([]string{"upload", "--format", "csv"}, s.args(), tc.flags, []string{"--rate", "0", "--progress", "off", "--results", filepath.Join(dir, "stdin.csv"), "-"}),
 				slices.Concat([]string{"validate"}, tc.flags, []string{input}),
 			} {
@@ -400,7 +400,7 @@ func TestMaxInvalid(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	for _, args := range [][]string{
-		uploadArgs(s, "--results", filepath.Join(dir, "a.csv"), acme),
+		checkUploadArgs(s, "--results", filepath.Join(dir, "a.csv"), acme),
 		slices.Concat([]string{"upload", "--format", "csv"}, s.args(), []string{"--rate", "0", "--progress", "off", "--results", filepath.Join(dir, "b.csv"), "-"}),
 	} {
 		res := runStdin(t, acmeBytes, args...)
@@ -422,10 +422,10 @@ func TestMaxInvalid(t *testing.T) {
 	}
 	input := filepath.Join(dir, "export.csv")
 	writeCSV(t, input, bad)
-	if res := runCLI(t, secretEnv(), uploadArgs(s, "--max-invalid", "1", input)...); res.code != exitRowsFailed || totalCreates(s) != 0 {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--max-invalid", "1", input)...); res.code != exitRowsFailed || totalCreates(s) != 0 {
 		t.Errorf("--max-invalid 1 with 2 invalid rows: exit %d, %d sent; want 1, none\n%s", res.code, totalCreates(s), res.stderr)
 	}
-	if res := runCLI(t, secretEnv(), uploadArgs(s, input)...); res.code != exitRowsFailed || totalCreates(s) != 18 {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != exitRowsFailed || totalCreates(s) != 18 {
 		t.Errorf("default --max-invalid with 2 of 20 invalid: exit %d, %d sent; want 1, 18\n%s", res.code, totalCreates(s), res.stderr)
 	}
 }
@@ -439,7 +439,7 @@ func TestNoRows(t *testing.T) {
 	writeCSV(t, input, sampleRecords(t)[:1])
 	for _, args := range [][]string{
 		{"validate", input},
-		uploadArgs(s, input),
+		checkUploadArgs(s, input),
 	} {
 		res := runCLI(t, secretEnv(), args...)
 		if res.code != exitRowsFailed || !strings.Contains(res.stderr, "no rows") {
@@ -483,7 +483,7 @@ func TestCorruptGzipSendsNothing(t *testing.T) {
 	}
 	s := startTestSim(t, leadsim.Options{})
 	for _, args := range [][]string{
-		uploadArgs(s, input),
+		checkUploadArgs(s, input),
 		slices.Concat([]string{"upload", "--format", "csv"}, s.args(), []string{"--rate", "0", "--progress", "off", "--results", filepath.Join(dir, "stdin.csv"), "-"}),
 	} {
 		res := runStdin(t, z, args...)
