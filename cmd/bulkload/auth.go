@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -188,17 +189,8 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  audience:   %s\n  roles:      %s\n  expires at: %s (in %s)\n",
 		cfg.tokenURL, info.ClientID, info.Audience, strings.Join(info.Roles, ", "),
 		info.ExpiresAt.UTC().Format(time.RFC3339), time.Until(info.ExpiresAt).Round(time.Second))
-	if !contains(info.Roles, "Lead.Write") {
+	if !slices.Contains(info.Roles, "Lead.Write") {
 		fmt.Fprintln(e.stdout, "  warning: the token lacks Lead.Write: createLead and submitLead will be refused")
 	}
 	return exitOK
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
