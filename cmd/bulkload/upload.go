@@ -208,7 +208,6 @@ func (u *uploader) run(ctx context.Context) int {
 	defer closeClient()
 
 	src, err := u.in.open(ctx, u.input, e.stdin, u.log)
-
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
@@ -319,6 +318,8 @@ func (u *uploader) connect(ctx context.Context) (client *submitter.Client, relea
 		SubmitDocument: u.up.submitDoc,
 		LeadDocument:   u.up.leadDoc,
 		Logger:         u.log,
+
+		AllowInsecureHTTP: u.creds.insecure,
 	})
 	if err != nil {
 		cancel()
