@@ -252,6 +252,18 @@ func TestLogFormatJSON(t *testing.T) {
 			t.Errorf("summary record accountingOK = %v, want a boolean", summary["accountingOK"])
 		}
 	})
+	t.Run("upload with --progress bar", func(t *testing.T) {
+		res := runCLI(t, nil, "upload", "--simulate", "--log-format", "json", "--progress", "bar", "--results", filepath.Join(dir, "b.results.csv"), filepath.Join(samples, "leads.csv"))
+		if res.code != exitOK {
+			t.Errorf("upload exit = %d\n%s", res.code, res.stderr)
+		}
+		// Progress as log records, not a bar's text wrapped as an error.
+		for _, r := range jsonRecords(t, res.stderr) {
+			if r["level"] == "ERROR" {
+				t.Errorf("a clean upload logged an error record: %v", r)
+			}
+		}
+	})
 	t.Run("upload error", func(t *testing.T) {
 		res := runCLI(t, nil, "upload", "--log-format", "json", "--results", filepath.Join(dir, "u.results.csv"), filepath.Join(samples, "leads.csv"))
 		if res.code != exitUsage {
