@@ -115,8 +115,8 @@ func TestHelpPerCommand(t *testing.T) {
 		args       []string
 		want, lack []string // exit statuses listed and not listed
 	}{
-		{[]string{"upload", "-h"}, []string{"0", "1", "2", "3", "5", "130"}, nil},
-		{[]string{"validate", "-h"}, []string{"0", "1", "2", "5", "130"}, []string{"3"}},
+		{[]string{"upload", "-h"}, []string{"0", "1", "2", "3", "4", "5", "130"}, nil},
+		{[]string{"validate", "-h"}, []string{"0", "1", "2", "5", "130"}, []string{"3", "4"}},
 		{[]string{"auth", "-h"}, []string{"0", "2", "3", "130"}, []string{"1", "5"}},
 		{[]string{"auth", "check", "-h"}, []string{"0", "2", "3", "130"}, []string{"1", "5"}},
 		{[]string{"sim", "-h"}, []string{"0", "2", "5"}, []string{"1", "3", "130"}},
