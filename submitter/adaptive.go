@@ -41,7 +41,6 @@ const (
 	autoClimb        = 1.4  // factor per second while no limit is known (slow start)
 	autoCutClimb     = 0.7  // share of the rate kept after the first 429 (CUBIC's beta)
 	autoCutSettled   = 0.85 // share kept after a 429 once a limit is known
-	autoDropShare    = 0.9  // a 429 below this share of the known limit: the limit fell
 	autoSettleShare  = 0.97 // the rate held: this share of the limit found
 	autoProbeSlope   = 0.02 // past the hold, the limit's share added per second
 	autoForget       = 1.25 // probing this far past the limit without a 429: climb again
@@ -317,11 +316,8 @@ func (a *Adaptive) cutLocked(now, start time.Time) (float64, bool) {
 		limit = (a.probeFrom + peak) / 2
 	}
 	share := autoCutSettled
-	switch {
-	case a.limit == 0, a.phase == phaseClimb:
+	if a.limit == 0 || a.phase == phaseClimb {
 		share = autoCutClimb
-	case peak < autoDropShare*a.limit:
-		share = autoCutClimb // the limit fell: get under it fast
 	}
 	if a.limit > 0 && math.Abs(limit-a.limit) <= 0.1*a.limit && a.phase == phaseProbe {
 		a.hold = min(2*a.hold, autoHoldMax) // the probe found the same limit again

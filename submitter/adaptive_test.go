@@ -205,9 +205,13 @@ func TestAdaptiveCuts(t *testing.T) {
 			{name: "start", want: 100},
 			{name: "429", status: 429, want: 70},
 			{name: "429 of an attempt sent before the cut: same episode", status: 429, sentAgo: time.Millisecond, want: 70},
+			{name: "429 of an attempt sent before the cut, answered late: same episode", advance: 1500 * time.Millisecond, status: 429, sentAgo: 2 * time.Second, want: recovered(70, 97, 1500*time.Millisecond)},
+		}},
+		{"after a cut, wait for answers at the new rate", AutoConfig{Start: 100}, []step{
+			{name: "429", status: 429, want: 70},
 			{name: "429 sent after the cut, too few answers yet: wait", advance: 10 * time.Millisecond, status: 429, sentAgo: 5 * time.Millisecond, want: recovered(70, 97, 10*time.Millisecond)},
 			{name: "answers at the new rate", n: 9, advance: time.Millisecond, status: 200, sentAgo: time.Millisecond, want: recovered(70, 97, 19*time.Millisecond)},
-			{name: "429 with enough answers: a new episode", advance: time.Millisecond, status: 429, sentAgo: time.Millisecond, want: 0.7 * recovered(70, 97, 20*time.Millisecond)},
+			{name: "429 with enough answers: a new episode, 0.85 once a limit is known", advance: time.Millisecond, status: 429, sentAgo: time.Millisecond, want: 0.85 * recovered(70, 97, 20*time.Millisecond)},
 		}},
 		{"saturated: what the service accepted is the limit", AutoConfig{Start: 100}, []step{
 			{name: "429", status: 429, want: 70},
