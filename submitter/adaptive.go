@@ -56,9 +56,11 @@ const (
 	autoBuckets        = 8 // the window of sent calls and 503s: 8 × 125 ms = 1 s
 	auto503Min         = 3 // a 503 burst: this many 503s in the window...
 	auto503Share       = 0.1
-	autoEpisodeAnswers = 10   // answers since the last cut needed to measure what the service accepts
-	autoSaturated      = 0.05 // a share of 429s among them that says the service was saturated
-	autoRebook         = 1.1  // a rate this much above the one the bucket was made at makes a new bucket
+	autoEpisodeAnswers = 10       // answers since the last cut needed to measure what the service accepts
+	autoSaturated      = 0.05     // a share of 429s among them that says the service was saturated
+	autoRebook         = 1.1      // a rate this much above the one the bucket was made at makes a new bucket
+	autoAcceptedAlpha  = 1.0 / 40 // per bucket: the accepted rate averages over 40 buckets, 5 s
+	autoAcceptedSteps  = 200      // more idle buckets than this change it no further
 )
 
 // AutoConfig configures an Adaptive rate. Zero values take the defaults.
@@ -138,6 +140,7 @@ type Adaptive struct {
 	got429      [autoBuckets]int
 	gotOK       [autoBuckets]int
 	answers     [autoBuckets]int
+	accepted    float64 // 2xx answers a second, a moving average over about 5 s
 	// The episode: answers to calls sent since the last cut.
 	epOK, ep429 int
 	probeFrom   float64 // the rate held before the probe
@@ -211,15 +214,21 @@ func (a *Adaptive) Rate() float64 {
 }
 
 // Settled is the rate to pin with --rate next time: 97% of the limit found,
-// capped by Max; found is false when no limit was found (then it is the
-// rate reached).
+// capped by Max, and never more than the service accepted of late (2xx
+// answers a second, averaged over about 5 s); found is false when no limit
+// was found (then it is the rate reached).
 func (a *Adaptive) Settled() (callsPerSecond float64, found bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.limit == 0 {
 		return a.r, false
 	}
-	return a.capLocked(autoSettleShare * a.limit), true
+	a.rollLocked(a.now())
+	s := a.capLocked(autoSettleShare * a.limit)
+	if a.accepted > 0 {
+		s = min(s, max(a.accepted, autoFloor))
+	}
+	return s, true
 }
 
 // Observe learns from one attempt's outcome.
@@ -426,6 +435,15 @@ func (a *Adaptive) rollLocked(now time.Time) {
 	n := int(now.Sub(a.bucketAt) / autoBucket)
 	if n <= 0 {
 		return
+	}
+	// The buckets that ended feed the accepted rate (the newest ended
+	// first in time order: oldest first), and empty ones after them.
+	for i := range min(n, autoAcceptedSteps) {
+		ok := 0
+		if i == 0 {
+			ok = a.gotOK[autoBuckets-1]
+		}
+		a.accepted += autoAcceptedAlpha * (float64(ok)/autoBucket.Seconds() - a.accepted)
 	}
 	if n >= autoBuckets {
 		a.got503, a.got429, a.gotOK, a.answers = [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}

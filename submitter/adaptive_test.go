@@ -357,3 +357,20 @@ func TestAdaptiveWaitHonoursContext(t *testing.T) {
 		t.Error("Wait with a cancelled context during a pause = nil, want the context's error")
 	}
 }
+
+// TestAdaptiveSettledNeverAboveWhatWasAccepted: the rate to pin is 97% of
+// the limit found, but no more than the service accepted of late.
+func TestAdaptiveSettledNeverAboveWhatWasAccepted(t *testing.T) {
+	a, clk := newTestAdaptive(AutoConfig{Start: 100})
+	if r, found := a.Settled(); found || r != 100 {
+		t.Errorf("Settled() before any 429 = %v, %v; want the rate reached, 100, and no limit found", r, found)
+	}
+	a.Observe(attemptOutcome{Start: clk.t, Status: 429})
+	for range 500 { // 50 accepted calls a second for 10 s
+		clk.advance(20 * time.Millisecond)
+		a.Observe(attemptOutcome{Start: clk.t, Status: 200})
+	}
+	if r, found := a.Settled(); !found || r < 45 || r > 55 {
+		t.Errorf("Settled() after a limit of 100 and 50 calls/s accepted = %v, %v; want about 50 and a limit found", r, found)
+	}
+}
