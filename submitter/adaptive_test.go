@@ -366,7 +366,7 @@ func TestAdaptiveSettledNeverAboveWhatWasAccepted(t *testing.T) {
 		t.Errorf("Settled() before any 429 = %v, %v; want the rate reached, 100, and no limit found", r, found)
 	}
 	a.Observe(attemptOutcome{Start: clk.t, Status: 429})
-	for range 500 { // 50 accepted calls a second for 10 s
+	for range 1000 { // 50 accepted calls a second for 20 s
 		clk.advance(20 * time.Millisecond)
 		a.Observe(attemptOutcome{Start: clk.t, Status: 200})
 	}
