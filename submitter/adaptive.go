@@ -60,7 +60,7 @@ const (
 	autoSaturated      = 0.05     // a share of 429s among them that says the service was saturated
 	autoRebook         = 1.1      // a rate this much above the one the bucket was made at makes a new bucket
 	autoAcceptedAlpha  = 1.0 / 40 // per bucket: the accepted rate averages over 40 buckets, 5 s
-	autoAcceptedSteps  = 200      // more idle buckets than this change it no further
+	autoAcceptedUse    = 0.5      // a bucket counts towards it if the window's answers used this share of the rate
 )
 
 // AutoConfig configures an Adaptive rate. Zero values take the defaults.
@@ -436,14 +436,15 @@ func (a *Adaptive) rollLocked(now time.Time) {
 	if n <= 0 {
 		return
 	}
-	// The buckets that ended feed the accepted rate (the newest ended
-	// first in time order: oldest first), and empty ones after them.
-	for i := range min(n, autoAcceptedSteps) {
-		ok := 0
-		if i == 0 {
-			ok = a.gotOK[autoBuckets-1]
-		}
-		a.accepted += autoAcceptedAlpha * (float64(ok)/autoBucket.Seconds() - a.accepted)
+	// The bucket that ended feeds the accepted rate if the calls used the
+	// rate in the window: the tail of the input, an interruption's drain or a pause
+	// says nothing of what the service accepts.
+	used := 0
+	for _, c := range a.answers {
+		used += c
+	}
+	if float64(used) >= autoAcceptedUse*a.r*(autoBuckets*autoBucket).Seconds() {
+		a.accepted += autoAcceptedAlpha * (float64(a.gotOK[autoBuckets-1])/autoBucket.Seconds() - a.accepted)
 	}
 	if n >= autoBuckets {
 		a.got503, a.got429, a.gotOK, a.answers = [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}

@@ -373,4 +373,13 @@ func TestAdaptiveSettledNeverAboveWhatWasAccepted(t *testing.T) {
 	if r, found := a.Settled(); !found || r < 45 || r > 55 {
 		t.Errorf("Settled() after a limit of 100 and 50 calls/s accepted = %v, %v; want about 50 and a limit found", r, found)
 	}
+	// The input's tail: a few calls a second no longer use the rate, and
+	// say nothing of what the service accepts.
+	for range 50 {
+		clk.advance(200 * time.Millisecond)
+		a.Observe(attemptOutcome{Start: clk.t, Status: 200})
+	}
+	if r, _ := a.Settled(); r < 45 || r > 55 {
+		t.Errorf("Settled() after a tail of 5 calls/s = %v, want still about 50", r)
+	}
 }
