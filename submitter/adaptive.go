@@ -53,7 +53,7 @@ const (
 	autoHoldMax        = 60 * time.Second // the hold doubles while probes find the same limit
 	autoPauseAfter     = 2 * time.Second  // a Retry-After this long pauses every call, not only the refused one
 	autoBucket         = 125 * time.Millisecond
-	autoBuckets        = 8 // the window of sent calls and 503s: 8 × 125 ms = 1 s
+	autoBuckets        = 8 // the window of answers: 8 × 125 ms = 1 s
 	auto503Min         = 3 // a 503 burst: this many 503s in the window...
 	auto503Share       = 0.1
 	autoEpisodeAnswers = 10       // answers since the last cut needed to measure what the service accepts
@@ -95,15 +95,24 @@ func (p autoPhase) String() string {
 //     before it knows anything) and it climbs from DefaultStartRate by
 //     ×1.4 per second (slow start), since the batch always has more calls.
 //   - Like TCP's AIMD it cuts at most once per round trip: a 429 for an
-//     attempt sent before the last cut is the same episode, not a new one.
+//     attempt sent before the last cut is the same episode, not a new one;
+//     and after a cut it waits for 10 answers to calls sent at the new rate
+//     (or 1 s) before it cuts again. Cuts keep 0.85 once a limit is known.
+//     Calls waiting for the bucket hold places booked at the old rate: a
+//     cut (or a climb of 10%) replaces the bucket and they book again, so
+//     a change takes effect at once, not --concurrency places later.
 //   - Like Google SRE's client-side throttling it counts what the service
-//     accepted rather than what it asked for. A batch job wants every call
-//     and a 429 is a wasted round trip, so rather than probing above the
-//     limit all the time (CUBIC's plateau is still a probe), it settles at
-//     97% of the rate that drew the 429, holds there for 5 s, doubling to
-//     60 s while probes keep finding the same limit, and only then probes
-//     upward by 2% of the limit a second. A probe that passes 125% of the
-//     limit without a 429 means the limit rose: it climbs again.
+//     accepted rather than what it asked for: when 5% or more of the calls
+//     sent since the last cut were refused, the service was saturated and
+//     the 2xx answers a second are its limit (a halved limit is found in a
+//     round trip or two). A batch job wants every call and a 429 is a
+//     wasted round trip, so rather than probing above the limit all the
+//     time (CUBIC's plateau is still a probe), it comes back within 2 s to
+//     97% of the limit found, holds there for 5 s, doubling to 60 s while
+//     probes keep finding the same limit, and only then probes upward by 2%
+//     of the limit a second; a probe's 429 puts the limit half way between
+//     the rate held and the rate that drew it. A probe that passes 125% of
+//     the limit without a 429 means the limit rose: it climbs again.
 //
 // It increases only while calls use at least 75% of the rate (a rate that
 // the concurrency cannot reach is not a finding) and while their latency
@@ -123,7 +132,7 @@ type Adaptive struct {
 	r           float64       // the rate now
 	booked      float64       // the rate when lim was made
 	rebuilt     chan struct{}
-	limit       float64 // the rate that last drew a 429; 0 = none found
+	limit       float64 // the limit found (see cutLocked); 0 = none yet
 	phase       autoPhase
 	phaseAt     time.Time
 	from        float64 // the rate a recovery started from
