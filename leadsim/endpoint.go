@@ -146,12 +146,12 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case u < s.opts.Fail503:
 			status = http.StatusServiceUnavailable
 			s.stats.reject(RejectFault503)
-			writeRaw(w, status, bodyUnavailable)
+			writeRaw(w, status, faultBody(bodyUnavailable, s.faultEcho(rc, op)))
 			return
 		case u < s.opts.Fail503+s.opts.Fail500:
 			status = http.StatusInternalServerError
 			s.stats.reject(RejectFault500)
-			writeRaw(w, status, bodyInternal)
+			writeRaw(w, status, faultBody(bodyInternal, s.faultEcho(rc, op)))
 			return
 		case u < s.opts.Fail503+s.opts.Fail500+s.opts.DropAfter:
 			drop = true

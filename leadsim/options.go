@@ -105,6 +105,15 @@ type Options struct {
 	Fail503, Fail500, DropAfter float64
 	TokenFail503                float64 // fraction of token requests answered 503
 
+	// EchoPII makes the simulator a careless service that echoes each
+	// lead's SSN and date of birth, written several ways (123-45-6789,
+	// 123 45 6789, 07/07/1977, 7/7/77, 19770707, July 7, 1977, ...), in
+	// every createLead, submitLead and lead note, in a qualified lead's
+	// bidValue, and in the message and extensions.code of createLead's
+	// BAD_USER_INPUT errors, submitLead's SUBMIT_REFUSED errors and the
+	// injected 500 and 503 faults. For testing a client's redaction.
+	EchoPII bool
+
 	MaxBodyBytes   int64         // largest request body of every route; over it: 413; 0 = no limit (the spec shows none)
 	RotateKeyEvery time.Duration // 0 = never; else the signing key is replaced every interval (old tokens become invalid)
 	Seed           int64         // faults and jitter are drawn from a source seeded with it
@@ -238,5 +247,6 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.TokenFail503, "token-fail-503", o.TokenFail503, "fraction of token requests answered 503")
 	fs.DurationVar(&o.RotateKeyEvery, "rotate-key-every", o.RotateKeyEvery, "replace the signing key at this interval, revoking every token issued before; 0 = never")
 	fs.Int64Var(&o.MaxBodyBytes, "max-body", o.MaxBodyBytes, "largest request body in bytes; over it: 413; 0 = no limit")
+	fs.BoolVar(&o.EchoPII, "echo-pii", o.EchoPII, "echo each lead's SSN and date of birth, written several ways, in notes, bidValue and error messages and codes (to test a client's redaction)")
 	fs.Int64Var(&o.Seed, "seed", o.Seed, "seed of the random source of faults and jitter")
 }

@@ -72,6 +72,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
 	s.faults = o.Fail503+o.Fail500+o.DropAfter > 0
+	s.store.echo = o.EchoPII
 	s.started, s.burstSet = started, opts.RateBurst > 0
 	switch {
 	case o.RateLimit > 0:

@@ -22,11 +22,6 @@ var ErrAccounting = errors.New("accounting mismatch")
 // ErrBid is wrapped by ParseBid's error for a bid value it cannot read.
 var ErrBid = errors.New("unparseable bid value")
 
-// ReasonSeparator joins the reasons of one row's error (the mapper's
-// Errors.Error uses it); Count splits on it so that a row with several
-// errors counts once per reason.
-const ReasonSeparator = "; "
-
 // topReasons is how many failure reasons the summary lists.
 const topReasons = 10
 
@@ -61,6 +56,18 @@ func (r Reasons) Top(n int) []ReasonCount {
 	return out[:min(n, len(out))]
 }
 
+// Build identifies the binary that made a run, as the Go toolchain recorded
+// it (runtime/debug.ReadBuildInfo): the main module's version, the VCS
+// revision, its commit time and whether the tree was modified, and the Go
+// version.
+type Build struct {
+	Version   string `json:"version"`
+	Revision  string `json:"revision,omitempty"`
+	Time      string `json:"time,omitempty"`
+	Modified  bool   `json:"modified"`
+	GoVersion string `json:"goVersion"`
+}
+
 // Summary is the account of one run, printed on stderr (WriteText) and
 // written for --summary-json (WriteJSON). The caller fills the run-level
 // fields (Mode, Version, InputSHA256, Settings, Start, End, Interrupted,
@@ -69,13 +76,17 @@ func (r Reasons) Top(n int) []ReasonCount {
 // apart from Count (as rows come out of the reader): the accounting check
 // compares the two. A Summary is not safe for concurrent use.
 type Summary struct {
-	Mode        string            `json:"mode"` // "validate" or "upload"
-	Version     string            `json:"version"`
-	InputSHA256 string            `json:"inputSha256"`
-	Settings    map[string]string `json:"settings"` // the options that shaped the run; never a secret
-	Start       time.Time         `json:"start"`
-	End         time.Time         `json:"end"`
-	Interrupted bool              `json:"interrupted"`
+	Mode        string `json:"mode"`    // "validate" or "upload"
+	Version     string `json:"version"` // Build.Version
+	Build       Build  `json:"build"`
+	InputSHA256 string `json:"inputSha256"`
+	// Settings are the options that shaped the run, never a secret: keys
+	// in camelCase like the summary's own, values typed (numbers as
+	// numbers, booleans as booleans, durations as strings like "30s").
+	Settings    map[string]any `json:"settings"`
+	Start       time.Time      `json:"start"`
+	End         time.Time      `json:"end"`
+	Interrupted bool           `json:"interrupted"`
 
 	RowsRead int `json:"rowsRead"`
 
@@ -85,6 +96,10 @@ type Summary struct {
 	Submitted    int `json:"submitted"`
 	SubmitFailed int `json:"submitFailed"`
 	Failed       int `json:"failed"`
+	// Unverified counts rows whose createLead, sent again after a lost
+	// answer, was answered as a duplicate that could not be confirmed as
+	// the row's own lead: a person reconciles them by leadId.
+	Unverified int `json:"unverified"`
 	// Created counts rows left at created: submission pending, as after an
 	// interrupted run; --resume submits them.
 	Created int `json:"created"`
@@ -150,7 +165,10 @@ func (r *Rate) String() string {
 }
 
 // Count tallies one row by its final line: its status, its bid if the lead
-// qualified, and its error's reasons (once each).
+// qualified, and its failure reasons: its Error as one reason, and the
+// Reason of each of its Invalid errors, which carries no positions, so the
+// same problem on many rows counts as one reason. Count never splits a
+// text: a reason that contains "; " stays whole.
 func (s *Summary) Count(r Row) {
 	switch r.Status {
 	case StatusValid:
@@ -165,6 +183,8 @@ func (s *Summary) Count(r Row) {
 		s.SubmitFailed++
 	case StatusFailed:
 		s.Failed++
+	case StatusUnverified:
+		s.Unverified++
 	case StatusCreated:
 		s.Created++
 	default:
@@ -181,11 +201,10 @@ func (s *Summary) Count(r Row) {
 		}
 	}
 	if r.Error != "" {
-		for reason := range strings.SplitSeq(r.Error, ReasonSeparator) {
-			if reason = strings.TrimSpace(reason); reason != "" {
-				s.Reasons.Add(reason)
-			}
-		}
+		s.Reasons.Add(r.Error)
+	}
+	for _, e := range r.Invalid {
+		s.Reasons.Add(e.Reason())
 	}
 }
 
@@ -200,7 +219,7 @@ func (s *Summary) terms() []term {
 	all := []term{
 		{"valid", s.Valid}, {"invalid", s.Invalid}, {"processed", s.Processed},
 		{"submitted", s.Submitted}, {"submit_failed", s.SubmitFailed}, {"failed", s.Failed},
-		{"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
+		{"unverified", s.Unverified}, {"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
 	}
 	var out []term
 	for _, t := range all {
@@ -210,7 +229,7 @@ func (s *Summary) terms() []term {
 			always = s.Mode == "validate"
 		case "invalid":
 			always = true
-		case "created", "unknown", "not sent":
+		case "unverified", "created", "unknown", "not sent":
 			always = false
 		default:
 			always = s.Mode != "validate"
@@ -223,7 +242,7 @@ func (s *Summary) terms() []term {
 }
 
 func (s *Summary) accounted() int {
-	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Created + s.Unknown + s.NotSent
+	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Unverified + s.Created + s.Unknown + s.NotSent
 }
 
 // accounting is the check's sentence, e.g. "1000 read = 990 valid + 10
@@ -314,6 +333,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		line("submitted", s.Submitted, "")
 		line("submit_failed", s.SubmitFailed, "lead created, submission failed")
 		line("failed", s.Failed, "")
+		if s.Unverified != 0 {
+			line("unverified", s.Unverified, "may be a lead of this run that nobody submitted: look each up by leadId (results file) and submit it if it is yours and qualified; --resume checks them again")
+		}
 		if s.Created != 0 {
 			line("created", s.Created, "submission pending: rerun with --resume")
 		}
@@ -356,19 +378,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 // the results file (it names the partner's files; it holds no secret and no
 // lead data). Reasons are written as the top ten with their counts.
 func (s *Summary) WriteJSON(path string) error {
-	msg, ok := s.accounting()
-	out := struct {
-		*Summary
-		ElapsedSeconds  float64       `json:"elapsedSeconds"`
-		RowsPerSecond   float64       `json:"rowsPerSecond"`
-		TotalBidValue   string        `json:"totalBidValue"`
-		TopReasons      []ReasonCount `json:"topReasons"`
-		DistinctReasons int           `json:"distinctReasons"`
-		AccountingOK    bool          `json:"accountingOK"`
-		Accounting      string        `json:"accounting"`
-	}{s, s.Elapsed().Seconds(), s.RowsPerSecond(), FormatCents(s.BidCents),
-		s.Reasons.Top(topReasons), len(s.Reasons), ok, msg}
-	b, err := json.MarshalIndent(out, "", "  ")
+	b, err := json.MarshalIndent(s.JSON(), "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
@@ -384,6 +394,23 @@ func (s *Summary) WriteJSON(path string) error {
 		return fmt.Errorf("write summary %s: %w", path, err)
 	}
 	return nil
+}
+
+// JSON is the summary as WriteJSON writes it, for encoding elsewhere (one
+// JSON log record).
+func (s *Summary) JSON() any {
+	msg, ok := s.accounting()
+	return struct {
+		*Summary
+		ElapsedSeconds  float64       `json:"elapsedSeconds"`
+		RowsPerSecond   float64       `json:"rowsPerSecond"`
+		TotalBidValue   string        `json:"totalBidValue"`
+		TopReasons      []ReasonCount `json:"topReasons"`
+		DistinctReasons int           `json:"distinctReasons"`
+		AccountingOK    bool          `json:"accountingOK"`
+		Accounting      string        `json:"accounting"`
+	}{s, s.Elapsed().Seconds(), s.RowsPerSecond(), FormatCents(s.BidCents),
+		s.Reasons.Top(topReasons), len(s.Reasons), ok, msg}
 }
 
 // ParseBid reads a bid value, a currency string such as "$42.50",

@@ -18,7 +18,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"regexp"
 	"strings"
 	"sync/atomic"
 
@@ -59,13 +58,14 @@ type Source struct {
 	rejects     *reader.Rejects
 
 	sawLeadSource bool
-	positions     *regexp.Regexp // compiled positionsPattern
-	// stdinPipe carries standard input from a pump goroutine. A read of
-	// stdin itself (a pipe or a terminal: a blocking descriptor) cannot be
-	// interrupted, so the reader reads this pipe instead, and closing it
+	// stdinPipe carries standard input, or an input file that is not a
+	// regular file (a named pipe, a device), from a pump goroutine. A read
+	// of stdin itself (a pipe or a terminal: a blocking descriptor) cannot
+	// be interrupted, so the reader reads this pipe instead, and closing it
 	// stops the reader at once. The pump stays blocked in its read of stdin
 	// until data or EOF arrives or the process exits, which main does right
 	// after run returns: the one goroutine that may outlive run, by need.
+	// A named pipe's pump ends when Close closes the file.
 	stdinPipe *io.PipeReader
 
 	// Reading runs in its own goroutine, a batch ahead of mapping, so that
@@ -103,35 +103,8 @@ type batch struct {
 
 // Item is one row of the input after validation.
 type Item struct {
-	Row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Error
+	Row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Invalid
 	Input lead.Input // meaningful only when Row.Status is valid
-	// Reason replaces Row.Error in the summary's failure reasons when the
-	// error names positions (a malformed record's row, line and column),
-	// so that the same problem on many rows counts as one reason.
-	Reason string
-}
-
-// positionsPattern matches the row, line and column numbers of a reader
-// error ("row 20 (line 25): ", " at line 27 column 5").
-const positionsPattern = `( at)? ?\b(row|line|lines|column|byte) \d+(-\d+)?( \((line|lines) \d+(-\d+)?\))?( column \d+)?:?`
-
-// malformedReason turns a reader error into a reason without positions.
-func malformedReason(positions *regexp.Regexp, err error) string {
-	msg := positions.ReplaceAllString(err.Error(), "")
-	msg = strings.ReplaceAll(msg, "; ", ", ")
-	return "malformed record: " + strings.TrimSpace(msg)
-}
-
-// SummaryRow is the row as the summary counts it.
-func (it Item) SummaryRow() report.Row { return CountedAs(it.Row, it.Reason) }
-
-// CountedAs is a row as the summary counts it: under reason, when the row's
-// error names positions that would split one problem into many reasons.
-func CountedAs(r report.Row, reason string) report.Row {
-	if reason != "" {
-		r.Error = reason
-	}
-	return r
 }
 
 // Open opens the input name ("-" reads stdin) and starts reading it. Its
@@ -143,26 +116,41 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		log = slog.New(slog.DiscardHandler)
 	}
 	ropts, mapping := cfg.Reader, cfg.Mapping
-	s := &Source{name: name, sha: sha256.New(), size: -1, log: log, positions: regexp.MustCompile(positionsPattern), batchSize: batchSize}
+	s := &Source{name: name, sha: sha256.New(), size: -1, log: log, batchSize: batchSize}
 	var in io.Reader
-	if name == "-" {
+	// pump reads a stream (standard input, a named pipe, a device) through
+	// a goroutine and a closable pipe: a read of the stream itself may wait
+	// for data indefinitely, and closing the pipe stops the reader at once.
+	pump := func(from io.Reader) {
 		pr, pw := io.Pipe()
 		go func() {
-			_, err := io.Copy(pw, stdin)
+			_, err := io.Copy(pw, from)
 			pw.CloseWithError(err)
 		}()
 		in, s.stdinPipe = pr, pr
 		s.batchSize = 1 // a row must not wait for 255 more to arrive
+	}
+	if name == "-" {
+		pump(stdin)
 	} else {
-		f, err := os.Open(name)
+		// A named pipe waits in open for a writer: OpenFile lets ctx
+		// stop that wait.
+		f, err := reader.OpenFile(ctx, name)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("input: %w", err)
 		}
+		s.file = f
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			s.size = st.Size()
+			in = f
+		} else {
+			// Close closes f after the pipe, which ends the pump's read
+			// (a pipe's reads go through the runtime's poller).
+			pump(f)
 		}
-		s.file = f
-		in = f
 	}
 	r, err := newReader(ctx, io.TeeReader(in, s.sha), s.stdinPipe, name, ropts)
 	if err != nil {
@@ -241,16 +229,15 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 	}
 	if rec.Err != nil {
 		it.Row.Status = report.StatusInvalid
-		it.Row.Error = "malformed record: " + rec.Err.Error()
-		it.Reason = malformedReason(s.positions, rec.Err)
+		it.Row.Invalid = lead.RowErrors{*rec.Err}
 	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
 		it.Row.Status = report.StatusInvalid
-		it.Row.Error = errs.Error()
+		it.Row.Invalid = errs
 	} else {
 		it.Input = in
 	}
 	if it.Row.Status == report.StatusInvalid && s.rejects != nil {
-		if err := s.rejects.Write(rec, it.Row.Error); err != nil {
+		if err := s.rejects.Write(rec, it.Row.ErrorText()); err != nil {
 			return Item{}, fmt.Errorf("write --rejects file: %w", err)
 		}
 	}

@@ -185,7 +185,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		wait := backoffDelay(rec.attempts-throttled, t.backoffBase, t.backoffMax, rand.Float64())
 		wait = max(wait, ar.retryAfter)
-		t.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ar.status, "wait", wait, "reason", ar.reason())
+		t.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ar.status, "wait", wait, "reason", redactorFrom(ctx).String(ar.reason()))
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:

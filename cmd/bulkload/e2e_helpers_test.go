@@ -74,8 +74,11 @@ type cliResult struct {
 func runCLI(t testing.TB, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
-	getenv := func(k string) string { return env[k] }
-	code := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errb)
+	environ := make([]string, 0, len(env))
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	code := run(context.Background(), args, lookupEnv(environ), strings.NewReader(""), &out, &errb)
 	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
 }
 
@@ -160,7 +163,7 @@ func finalByRow(t *testing.T, path string, n int) map[int]resultRow {
 			t.Fatalf("results line %d is row %q, want row %d (input order)", i+1, r["row"], i+1)
 		}
 		switch r["status"] {
-		case "invalid", "processed", "submitted", "submit_failed", "failed":
+		case "invalid", "processed", "submitted", "submit_failed", "failed", "unverified":
 		default:
 			t.Errorf("row %d has status %q, want a final status", row, r["status"])
 		}

@@ -82,8 +82,12 @@ func TestUploadCleanSample(t *testing.T) {
 		t.Errorf("tokens issued = %d, want 1 shared by all workers", st.TokensIssued)
 	}
 	sj := readSummaryJSON(t, summary)
-	if sj["version"] != version || len(fmt.Sprint(sj["inputSha256"])) != 64 {
-		t.Errorf("summary JSON version %v, inputSha256 %v: want %s and a SHA-256", sj["version"], sj["inputSha256"], version)
+	if bi := readBuildInfo(); sj["version"] != bi.Version || len(fmt.Sprint(sj["inputSha256"])) != 64 {
+		t.Errorf("summary JSON version %v, inputSha256 %v: want %s and a SHA-256", sj["version"], sj["inputSha256"], bi.Version)
+	}
+	// The build, as the binary recorded it (runtime/debug.ReadBuildInfo).
+	if build, _ := sj["build"].(map[string]any); build["goVersion"] != runtime.Version() || build["version"] != sj["version"] {
+		t.Errorf("summary JSON build = %v, want goVersion %s and version %v", sj["build"], runtime.Version(), sj["version"])
 	}
 	for key, want := range map[string]float64{"rowsRead": 50, "submitted": float64(wantSubmitted), "processed": float64(50 - wantSubmitted), "failed": 0, "tokensFetched": 1} {
 		if got, _ := sj[key].(float64); got != want {
@@ -91,8 +95,23 @@ func TestUploadCleanSample(t *testing.T) {
 		}
 	}
 	settings, _ := sj["settings"].(map[string]any)
-	if settings["endpoint"] != s.url+"/graphql" || settings["client_id"] != leadsim.DefaultClientID {
+	if settings["endpoint"] != s.url+"/graphql" || settings["clientId"] != leadsim.DefaultClientID {
 		t.Errorf("summary JSON settings lack the endpoint or client id: %v", settings)
+	}
+	// One key style (camelCase, like the summary's own keys) and typed
+	// values: numbers as numbers, booleans as booleans.
+	for k := range settings {
+		if strings.ContainsAny(k, "_-") {
+			t.Errorf("summary JSON settings key %q is not camelCase", k)
+		}
+	}
+	for key, want := range map[string]any{"concurrency": 8.0, "maxAttempts": 5.0, "resume": false, "noSubmit": false, "drainTimeout": "30s", "dateOrder": "mdy"} {
+		if settings[key] != want {
+			t.Errorf("summary JSON settings %q = %#v, want %#v", key, settings[key], want)
+		}
+	}
+	if _, ok := settings["rate"].(float64); !ok {
+		t.Errorf("summary JSON settings rate = %#v, want a number", settings["rate"])
 	}
 	if raw, _ := os.ReadFile(summary); strings.Contains(string(raw), simSecret) || strings.Contains(string(raw), "eyJ") {
 		t.Error("summary JSON contains the secret or a token")
@@ -662,5 +681,40 @@ func TestUploadLostAnswerNeverClaimsAnotherLead(t *testing.T) {
 	}
 	if got := s.Stats().Submissions; got != submitted {
 		t.Errorf("day 2 submitted %d leads, want none", got-submitted)
+	}
+}
+
+// TestUploadResumeCountsReasonsByField checks that a resumed run counts the
+// invalid rows of the earlier run by their fields' reasons (the results
+// file holds only the joined text), as the first run did.
+func TestUploadResumeCountsReasonsByField(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.csv")
+	csv := "firstName,dateOfBirth,zipCode,state,termsConsent,leadId\n" +
+		"Ann,1980-01-02,02134,MA,yes,T-1\n" +
+		"Bob,1980-01-02,1234,Calif.,yes,T-2\n" +
+		"Cy,1980-01-02,123,Xx,yes,T-3\n"
+	if err := os.WriteFile(input, []byte(csv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	summary := filepath.Join(dir, "summary.json")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", filepath.Join(dir, "results.csv"), "--rate", "0", "--progress", "off", "--summary-json", summary)
+	for _, extra := range [][]string{nil, {"--resume"}} {
+		res := runCLI(t, secretEnv(), append(append(args, extra...), input)...)
+		if res.code != exitRowsFailed {
+			t.Fatalf("upload %v exit = %d, want %d\n%s", extra, res.code, exitRowsFailed, res.stderr)
+		}
+		top, _ := readSummaryJSON(t, summary)["topReasons"].([]any)
+		var got []string
+		for _, r := range top {
+			m, _ := r.(map[string]any)
+			got = append(got, fmt.Sprintf("%v x%v", m["reason"], m["count"]))
+		}
+		want := []string{"state: must be a two-letter USPS state code or a state name x2", "zipCode: must be 5 digits x1", "zipCode: must be 5 digits (a spreadsheet may have dropped a leading zero) x1"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("upload %v topReasons =\n%s\nwant\n%s", extra, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }
