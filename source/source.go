@@ -176,7 +176,13 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 			return nil, fmt.Errorf("--rejects: %w", err)
 		}
 		s.rejectsFile = f
-		s.rejects = reader.NewRejects(f, r)
+		// The rejects file's own extension chooses its format, as the
+		// results file's does (the caller checked it: RejectsFormat).
+		format, comma, err := reader.RejectsFormat(cfg.Rejects)
+		if err != nil {
+			format, comma = reader.FormatAuto, 0
+		}
+		s.rejects = reader.NewRejectsAs(f, r, format, comma)
 	}
 	s.startReading()
 	return s, nil
@@ -231,6 +237,12 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 		it.Row.Status = report.StatusInvalid
 		it.Row.Invalid = lead.RowErrors{*rec.Err}
 	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
+		// Name each field as the partner's file does, so that a person
+		// finds the column.
+		for i := range errs {
+			errs[i].StartLine = rec.Line
+			errs[i].Header = s.r.Header(errs[i].Field)
+		}
 		it.Row.Status = report.StatusInvalid
 		it.Row.Invalid = errs
 	} else {
