@@ -220,6 +220,8 @@ func (u *uploader) run(ctx context.Context) int {
 		SubmitDocument: u.up.submitDoc,
 		LeadDocument:   u.up.leadDoc,
 		Logger:         u.log,
+
+		AllowInsecureHTTP: u.creds.insecure,
 	})
 	if err != nil {
 		return exitFor(e.stderr, usageErrorf("%v", err))
