@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -188,6 +189,9 @@ func (u *uploader) run(ctx context.Context) int {
 	}
 	defer lock.Unlock()
 	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: --results 'runs/{name}-{date}.results.csv'), or --overwrite to start over and send its leads again"); err != nil {
+		if errors.Is(err, report.ErrHoldsOutcomes) {
+			err = cmp.Or(newInputError(resultsPath, u.input), err)
+		}
 		return exitFor(e.stderr, err)
 	}
 	var state *report.State
