@@ -327,8 +327,9 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 
 // checkDuplicate registers id for row the first time it is seen and returns
 // "duplicate of row N", naming the first row, after that (the error's
-// Detail; its Rule is ruleDuplicate). Ids are compared by a 64-bit hash with a per-Mapper random seed: two different ids collide with a
-// chance of about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows), and a
+// Detail; its Rule is ruleDuplicate). Ids are compared by a 64-bit hash
+// with a per-Mapper random seed: two different ids collide with a chance of
+// about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows), and a
 // collision does not repeat on the next run.
 func (m *Mapper) checkDuplicate(row int, id string) string {
 	r := uint32(0)
