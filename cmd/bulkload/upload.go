@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bulkload/bulkload/metrics"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
@@ -59,12 +60,14 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		up     uploadOptions
 		logs   logOptions
 		checks checkOptions
+		mets   metricsOptions
 	)
 	in.register(fs)
 	auth.register(fs)
 	logs.register(fs)
 	up.register(fs)
 	checks.register(fs, true)
+	mets.register(fs)
 
 	pos, from, err := parseSettings(fs, args, e, "upload", 1)
 	if err != nil {
@@ -105,8 +108,10 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		in.results = strings.TrimSuffix(in.resultsPath(pos[0]), ".results.csv") + ".simulated.results.csv"
 		up.overwrite = !up.resume
 	}
-	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0]}
+	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0], mets: &mets}
+	u.metrics = mets.recorder(pos[0])
 	code := u.run(ctx)
+	u.finishMetrics(ctx, code)
 	return code
 }
 
@@ -176,6 +181,12 @@ type uploader struct {
 	creds  resolved
 	log    *slog.Logger
 	input  string
+	mets   *metricsOptions
+
+	// metrics records the run for a monitoring system; summary is the
+	// run's summary once it has one, for the metrics' last write.
+	metrics *metrics.Recorder
+	summary *report.Summary
 }
 
 func (u *uploader) run(ctx context.Context) int {
@@ -187,8 +198,13 @@ func (u *uploader) run(ctx context.Context) int {
 		return exitFor(e.stderr, err)
 	}
 	defer lock.Unlock()
-	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: --results 'runs/{name}-{date}.results.csv'), or --overwrite to start over and send its leads again"); err != nil {
+	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: --results 'runs/{name}-{date}.results.csv'), or --overwrite to start over and send its leads again", u.mets.outputs()...); err != nil {
 		return exitFor(e.stderr, err)
+	}
+	if u.metrics.Enabled() {
+		if err := u.metrics.Start(); err != nil {
+			return exitFor(e.stderr, usageErrorf("--metrics-file %s: %v", u.mets.file, err))
+		}
 	}
 	var state *report.State
 	if u.up.resume {
@@ -253,6 +269,7 @@ func (u *uploader) run(ctx context.Context) int {
 		return exitFor(e.stderr, usageErrorf("%v", err))
 	}
 	defer client.Close()
+	u.metrics.SetAPI(client.Stats)
 
 	// A bad credential stops the run before the first row is read.
 	authCtx, cancelAuth := context.WithTimeout(ctx, 2*u.up.timeout)
@@ -322,7 +339,10 @@ func (u *uploader) run(ctx context.Context) int {
 		AlreadySubmitted:       u.up.alreadyRE,
 		DuplicateOf:            u.up.duplicateOfRE,
 		Log:                    u.log,
-		OnFinal:                func(report.Row) { done.Add(1) },
+		OnFinal: func(r report.Row) {
+			done.Add(1)
+			u.metrics.Observe(r)
+		},
 	}
 	if state != nil {
 		cfg.Prior = state
@@ -343,6 +363,7 @@ func (u *uploader) run(ctx context.Context) int {
 
 	st := client.Stats()
 	sum := &res.Summary
+	u.summary = sum
 	stampBuild(sum)
 	sum.Settings = u.settings(resultsPath)
 	sum.InputSHA256 = src.InputSHA256()
