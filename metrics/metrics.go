@@ -112,6 +112,9 @@ func New(cfg Config) *Recorder {
 	return r
 }
 
+// Job is the job_name label of the run's series.
+func (r *Recorder) Job() string { return r.cfg.Job }
+
 // Enabled reports whether the figures go anywhere.
 func (r *Recorder) Enabled() bool { return r.cfg.File != "" || r.cfg.Pushgateway != "" }
 

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/bulkload/bulkload/metrics"
@@ -37,24 +35,9 @@ func (o *metricsOptions) outputs() []report.Output {
 func (o *metricsOptions) recorder(input string) *metrics.Recorder {
 	job := o.jobName
 	if job == "" {
-		job = jobName(input)
+		job = inputName(input)
 	}
 	return metrics.New(metrics.Config{Job: job, File: o.file, Pushgateway: o.pushgateway, PushJob: o.pushJob})
-}
-
-// jobName is the default job_name of an input: its base name without the
-// extensions bulkload reads ("acme.csv.gz" is "acme"; standard input is
-// "stdin").
-func jobName(input string) string {
-	if input == "-" {
-		return "stdin"
-	}
-	name := filepath.Base(input)
-	name = strings.TrimSuffix(name, ".gz")
-	for _, ext := range []string{".csv", ".tsv", ".jsonl", ".ndjson", ".txt"} {
-		name = strings.TrimSuffix(name, ext)
-	}
-	return name
 }
 
 // finishMetrics writes and pushes the run's last figures, whatever ended

@@ -24,6 +24,9 @@ import (
 
 // uploadOptions are the flags of upload beyond reading and authentication.
 type uploadOptions struct {
+	// shard is --shard as given (K/N or auto); shardOf is it parsed.
+	shard        string
+	shardOf      upload.Shard
 	concurrency  int
 	rate         rateFlag
 	maxRate      float64
@@ -77,6 +80,12 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	if err := errors.Join(up.check(), checks.check()); err != nil {
 		return exitFor(e.stderr, err)
 	}
+	if up.shard != "" {
+		if up.shardOf, err = upload.ParseShard(up.shard, e.getenv); err != nil {
+			return exitFor(e.stderr, usageErrorf("--shard: %v", err))
+		}
+		in.shard = fmt.Sprintf("%d-of-%d", up.shardOf.K, up.shardOf.N)
+	}
 	if err := in.expand(pos[0], time.Now()); err != nil {
 		return exitFor(e.stderr, err)
 	}
@@ -119,6 +128,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
 	up.rate = rateFlag{auto: true}
+	fs.StringVar(&up.shard, "shard", "", "send only shard K of N of the rows (K/N, K from 0; auto: from a Kubernetes Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETIONS)")
 	fs.Var(&up.rate, "rate", "API calls per second, retries included: auto (find the service's limit), a number, or 0 (unlimited)")
 	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto, never above this many calls per second (0: no cap)")
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for retryable failures (network, 429, 502, 503, 504), the first included")
@@ -297,6 +307,7 @@ func (u *uploader) run(ctx context.Context) int {
 	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.rate) }
 	prog.start()
 	cfg := upload.Config{
+		Shard:                  u.up.shardOf,
 		Concurrency:            u.up.concurrency,
 		DrainTimeout:           u.up.drainTimeout,
 		MaxConsecutiveFailures: u.up.maxOutages,
@@ -499,5 +510,7 @@ func (u *uploader) settings(results string) map[string]any {
 	s["alreadySubmitted"] = u.up.alreadySubmitted
 	s["duplicateOf"] = u.up.duplicateOf
 	s["leadDocument"] = u.up.leadDoc
+	s["shard"] = u.up.shardOf.String()
+	s["jobName"] = u.metrics.Job()
 	return s
 }
