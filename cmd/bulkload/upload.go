@@ -128,7 +128,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
 	up.rate = rateFlag{auto: true}
-	fs.StringVar(&up.shard, "shard", "", "send only shard K of N of the rows (K/N, K from 0; auto: from a Kubernetes Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETIONS)")
+	fs.StringVar(&up.shard, "shard", "", "send only the rows of shard K of N: K/N, or auto (from a Kubernetes Indexed Job)")
 	fs.Var(&up.rate, "rate", "API calls per second, retries included: auto (find the service's limit), a number, or 0 (unlimited)")
 	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto, never above this many calls per second (0: no cap)")
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for retryable failures (network, 429, 502, 503, 504), the first included")
