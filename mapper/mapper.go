@@ -319,8 +319,8 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 // checkDuplicate registers id for row the first time it is seen and returns
 // the duplicate rule naming the first row after that. Ids are compared by a
 // 64-bit hash with a per-Mapper random seed: two different ids collide with a
-// chance of about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows), and a
-// collision does not repeat on the next run.
+// chance of about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows, 3e-6
+// for ten million), and a collision does not repeat on the next run.
 func (m *Mapper) checkDuplicate(row int, id string) string {
 	r := uint32(0)
 	if row > 0 && uint64(row) <= 1<<32-1 {
