@@ -1,6 +1,7 @@
 package mapper
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -174,8 +175,38 @@ func (a *arena) intern(b []byte) string {
 // remembered with the row's leadId so that a later duplicate can name it. Map
 // returns all of the row's errors at once; the Input is meaningful only when
 // the Errors are empty. Map does not modify v; the Input may share its
-// strings.
+// strings. Map is MapFields then CheckDuplicate.
 func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
+	in, errs := m.MapFields(row, v)
+	return in, m.CheckDuplicate(row, in.LeadID, errs)
+}
+
+// CheckDuplicate registers id, the leadId MapFields left in Input.LeadID
+// ("" registers nothing), for row, and when an earlier row had it, adds the
+// "duplicate of row N" error to errs in field order. The first row with a
+// leadId wins, so it must see every row in input order, from one goroutine:
+// it is not safe for concurrent use.
+func (m *Mapper) CheckDuplicate(row int, id string, errs Errors) Errors {
+	if id == "" {
+		return errs
+	}
+	rule := m.checkDuplicate(row, id)
+	if rule == "" {
+		return errs
+	}
+	i := 0
+	for i < len(errs) && errs[i].Field < lead.LeadID {
+		i++
+	}
+	return slices.Insert(errs, i, FieldError{Field: lead.LeadID, Rule: rule})
+}
+
+// MapFields is Map without the duplicate-leadId check: it leaves the
+// trimmed, value-mapped leadId in Input.LeadID for CheckDuplicate, also when
+// other fields fail. It reads only the Mapper's settings, so it is safe for
+// concurrent use: rows can be mapped in parallel and checked for duplicates
+// in input order after.
+func (m *Mapper) MapFields(row int, v *lead.Values) (lead.Input, Errors) {
 	var (
 		in   lead.Input
 		errs Errors
@@ -236,8 +267,7 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 		case lead.Ref:
 			in.Ref = s
 		case lead.LeadID:
-			in.LeadID = s
-			rule = m.checkDuplicate(row, s)
+			in.LeadID = s // CheckDuplicate's to check
 		case lead.DateOfBirth:
 			in.DateOfBirth, rule = normDate(s, m.today, m.dayFirst, &a)
 		case lead.Email:
