@@ -189,16 +189,35 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 }
 
 func (s *csvSource) next() (Record, error) {
+	rec, _, err := s.read(false)
+	return rec, err
+}
+
+// nextRaw is next without the gocsv decoding: a well-formed record comes
+// back with its fields (valid until the next read) and no Values, for a
+// Decoder to fill.
+func (s *csvSource) nextRaw() (Record, []string, error) { return s.read(true) }
+
+func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 	if s.failed != nil {
-		return Record{}, s.failed
+		return Record{}, nil, s.failed
 	}
 	for {
 		before := s.cr.InputOffset()
 		s.tee.recStart = before
-		out, err := s.um.Read()
+		var (
+			out    any
+			fields []string
+			err    error
+		)
+		if undecoded {
+			fields, err = s.cr.Read() // what s.um.Read reads before it decodes
+		} else {
+			out, err = s.um.Read()
+		}
 		after := s.cr.InputOffset()
 		if errors.Is(err, io.EOF) {
-			return Record{}, io.EOF
+			return Record{}, nil, io.EOF
 		}
 		raw, skipped := trimRaw(s.tee.span(before, after))
 		start := s.line + skipped
@@ -215,7 +234,7 @@ func (s *csvSource) next() (Record, error) {
 			startLine := pe.StartLine + s.lineBase
 			nl := bytes.IndexByte(raw, '\n')
 			if nl < 0 {
-				return Record{}, fmt.Errorf("read %s row %d: a record of several lines has no line end", s.r.name, s.row)
+				return Record{}, nil, fmt.Errorf("read %s row %d: a record of several lines has no line end", s.r.name, s.row)
 			}
 			// raw is a subslice of the span from before: its offset in the
 			// span is the difference of their capacities.
@@ -225,19 +244,19 @@ func (s *csvSource) next() (Record, error) {
 			if err := s.restart(rawOff+int64(nl)+1, startLine+1); err != nil {
 				s.failed = err
 			}
-			return rec, nil
+			return rec, nil, nil
 		case errors.As(err, &pe):
 			s.row++
 			line := pe.StartLine + s.lineBase
 			return Record{Row: s.row, Line: line, Raw: raw,
-				Err: fmt.Errorf("row %d (line %d): %w", s.row, line, parseProblem(pe, s.lineBase))}, nil
+				Err: fmt.Errorf("row %d (line %d): %w", s.row, line, parseProblem(pe, s.lineBase))}, nil, nil
 		case errors.Is(err, errRecordTooLong):
 			s.failed = fmt.Errorf("read %s row %d (line %d): record longer than %d bytes; an unterminated quote is the likely cause: close the quote or quote the field's own quotes as \"\"",
 				s.r.name, s.row+1, start, maxRecord)
-			return Record{}, s.failed
+			return Record{}, nil, s.failed
 		default:
 			s.failed = fmt.Errorf("read %s after row %d: %w", s.r.name, s.row, err)
-			return Record{}, s.failed
+			return Record{}, nil, s.failed
 		}
 
 		scan := scanFields(raw, s.comma, s.columns)
@@ -255,17 +274,25 @@ func (s *csvSource) next() (Record, error) {
 			rec.Err = fmt.Errorf("row %d (line %d): %d fields, header has %d, and the extra fields are not empty", s.row, line, scan.fields, s.columns)
 		case s.checkUTF8 && !utf8.Valid(raw):
 			rec.Err = fmt.Errorf("row %d (line %d): text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252", s.row, line)
+		case undecoded:
+			return rec, fields, nil // a Decoder fills Values and checks them
 		default:
 			row, ok := out.(*csvRow)
 			if !ok {
-				return Record{}, fmt.Errorf("read %s row %d: unexpected %T from gocsv", s.r.name, s.row, out)
+				return Record{}, nil, fmt.Errorf("read %s row %d: unexpected %T from gocsv", s.r.name, s.row, out)
 			}
 			rec.Values = row.values()
-			if rec.Values == (lead.Values{}) {
-				rec.Err = fmt.Errorf("row %d (line %d): no known column has a value", s.row, line)
-			}
+			checkValues(&rec)
 		}
-		return rec, nil
+		return rec, nil, nil
+	}
+}
+
+// checkValues flags a decoded record none of whose known columns has a
+// value.
+func checkValues(rec *Record) {
+	if rec.Values == (lead.Values{}) {
+		rec.Err = fmt.Errorf("row %d (line %d): no known column has a value", rec.Row, rec.Line)
 	}
 }
 
