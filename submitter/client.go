@@ -44,6 +44,10 @@ const DefaultSubmitDocument = `mutation SubmitLead($id: String!) { submitLead(id
 // must be named "lead".
 const DefaultLeadDocument = `query Lead($id: String!) { lead(id: $id) { id resultCode note partnerLeadId bidValue } }`
 
+// PreflightDocument is what Preflight sends: the cheapest query that every
+// GraphQL server answers.
+const PreflightDocument = `query { __typename }`
+
 // Defaults of Config.
 const (
 	DefaultMaxAttempts      = 5
@@ -105,6 +109,8 @@ type Stats struct {
 // token and one rate.
 type Client struct {
 	gql       *graphql.Client
+	endpoint  string // for messages: user info removed
+	tokenURL  string // for messages: user info removed
 	createDoc string
 	submitDoc string
 	leadDoc   string
@@ -158,6 +164,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		log:     log,
 	}
 	c := &Client{
+		endpoint:  redactURL(cfg.Endpoint),
+		tokenURL:  redactURL(cfg.TokenURL),
 		createDoc: cfg.CreateDocument,
 		submitDoc: cfg.SubmitDocument,
 		leadDoc:   cfg.LeadDocument,
@@ -332,8 +340,13 @@ func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, erro
 // transport recorded into the call's outcome. redact lists input values
 // (SSN, date of birth) to remove from any message the service sends back.
 func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out any, redact ...string) (Call, error) {
+	return c.runRecord(ctx, &callRecord{op: op}, req, out, redact...)
+}
+
+// runRecord is run with the caller's callRecord.
+func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Request, out any, redact ...string) (Call, error) {
+	op := rec.op
 	c.stats.calls.Add(1)
-	rec := &callRecord{op: op}
 	err := c.gql.Run(context.WithValue(ctx, recordKey{}, rec), req, out)
 	call := Call{Attempts: rec.attempts, Ambiguous: rec.ambiguous}
 	switch {
@@ -381,6 +394,69 @@ func redactAll(s string, values []string) string {
 		}
 	}
 	return s
+}
+
+// Preflight checks, before the first row is sent, that an access token can
+// be had and that the lead endpoint answers one GraphQL query
+// (PreflightDocument) with it. Outages are not retried (429 and 503 are, as
+// for any call). It returns nil when the endpoint gave a GraphQL answer,
+// even one with GraphQL errors; an *AuthError when the credentials are
+// refused (IsFatal); an *UnreachableError (IsUnreachable) naming the URL
+// when the endpoint or the token endpoint cannot be reached, fails TLS,
+// answers 404/405/5xx without GraphQL errors, or answers something that is
+// not GraphQL; and any other error (a 401 or 403, throttling that did not
+// end, cancellation) as it is, naming --endpoint.
+func (c *Client) Preflight(ctx context.Context) error {
+	if _, err := c.tokens.get(ctx); err != nil {
+		if IsFatal(err) || ctx.Err() != nil {
+			return err
+		}
+		return &UnreachableError{URL: c.tokenURL, Err: err}
+	}
+	var out struct {
+		Typename string `json:"__typename"`
+	}
+	rec := &callRecord{op: "preflight", failFast: true}
+	call, err := c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out)
+	var ce *CallError
+	switch {
+	case err == nil && out.Typename == "":
+		return &UnreachableError{URL: c.endpoint, Flag: "--endpoint", GraphQL: true, Err: &CallError{Op: "preflight",
+			Status: http.StatusOK, Message: "reply has no data.__typename", Outage: true, Attempts: call.Attempts}}
+	case err == nil:
+		return nil
+	case IsFatal(err) || ctx.Err() != nil:
+		return err
+	case !errors.As(err, &ce):
+		return fmt.Errorf("--endpoint %s: %w", c.endpoint, err)
+	case ce.Status >= 200 && ce.Status < 300 && len(ce.Errors) > 0:
+		// GraphQL errors to { __typename } are odd, but they come from a
+		// GraphQL service: the rows will tell what it objects to.
+		return nil
+	case ce.Outage, len(ce.Errors) == 0 && !preflightTolerated(ce.Status):
+		return &UnreachableError{URL: c.endpoint, Flag: "--endpoint", GraphQL: true, Err: err}
+	}
+	return fmt.Errorf("--endpoint %s: %w", c.endpoint, err)
+}
+
+// preflightTolerated lists the statuses without GraphQL errors that do not
+// make Preflight call an endpoint unreachable: they come from a service
+// that is there but refuses the token (401, 403) or asks to slow down.
+func preflightTolerated(status int) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return true
+	}
+	return false
+}
+
+// redactURL is raw without user info, for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // CheckAuth fetches a token now with the Client's settings and describes it

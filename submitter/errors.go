@@ -74,6 +74,13 @@ type CallError struct {
 	// (network, 429, 502, 503, 504) and the attempts ran out; sending the
 	// row again later may succeed.
 	Retryable bool
+	// Outage reports that the last failure says the service is down or
+	// is not there, rather than that this row or this moment is the
+	// problem: no reply (connection refused, DNS, TLS, reset, timeout),
+	// 404 or 405, a 5xx other than 503 without GraphQL errors, a reply
+	// that is not GraphQL JSON, or no access token to be had. 429 and 503
+	// (throttling) and GraphQL errors are not outages. See IsOutage.
+	Outage bool
 	// Attempts is the number of HTTP attempts made.
 	Attempts int
 	// Ambiguous reports whether an attempt may have reached the service
@@ -119,4 +126,52 @@ func joinGraphQLErrors(errs []GraphQLError) string {
 		b.WriteString(ge.Message)
 	}
 	return b.String()
+}
+
+// IsOutage reports whether err is a failed call that says the service is
+// down or not there (see CallError.Outage), as opposed to throttling (429,
+// 503) or the service refusing the row (GraphQL errors, other 4xx). A run's
+// circuit breaker counts these; an interrupted call is not one.
+func IsOutage(err error) bool {
+	var ce *CallError
+	return errors.As(err, &ce) && ce.Outage
+}
+
+// UnreachableError is Preflight's finding that the lead endpoint, or the
+// token endpoint before it, cannot be reached or does not answer GraphQL: a
+// refused connection, a DNS or TLS failure, 404/405, a 5xx without GraphQL
+// errors, or a body that is not GraphQL. Retrying rows cannot help; the
+// setting named in Flag, or the service, must be fixed first. Its Error
+// names the URL (without any user info) and never holds a secret or token.
+type UnreachableError struct {
+	// URL is the endpoint that failed, user info removed.
+	URL string
+	// Flag is the setting that gives URL: "--endpoint", or "" for the
+	// token endpoint (several settings make its URL).
+	Flag string
+	// GraphQL reports whether URL was the lead endpoint (false: the token
+	// endpoint).
+	GraphQL bool
+	// Err is the failed call: a *CallError, or the token fetch's error.
+	Err error
+}
+
+// Error reads like `service unreachable or not a GraphQL endpoint:
+// --endpoint http://127.0.0.1:1/graphql: preflight: send request: dial tcp
+// 127.0.0.1:1: connect: connection refused after 1 attempt`.
+func (e *UnreachableError) Error() string {
+	if !e.GraphQL {
+		return fmt.Sprintf("token endpoint unreachable: %s (check --auth-url and --tenant-id, or --token-url): %v", e.URL, e.Err)
+	}
+	return fmt.Sprintf("service unreachable or not a GraphQL endpoint: %s %s: %v", e.Flag, e.URL, e.Err)
+}
+
+// Unwrap returns the failed call's error.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// IsUnreachable reports whether err is (or wraps) an *UnreachableError:
+// the run should stop before sending any row (exit status 4).
+func IsUnreachable(err error) bool {
+	var ue *UnreachableError
+	return errors.As(err, &ue)
 }

@@ -1,6 +1,9 @@
 package submitter
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -82,4 +85,37 @@ func classifyStatus(status int) (o outcome, ambiguous bool) {
 	default:
 		return outcomePermanent, false
 	}
+}
+
+// isOutageStatus reports whether a reply with this status and no GraphQL
+// errors in its body says the endpoint is down or is not the service at
+// all: 404 and 405 (a wrong URL), and every 5xx but 503, which is the
+// service asking to slow down (throttling, like 429).
+func isOutageStatus(status int) bool {
+	switch {
+	case status == http.StatusNotFound, status == http.StatusMethodNotAllowed:
+		return true
+	case status == http.StatusServiceUnavailable:
+		return false
+	default:
+		return status >= 500 && status < 600
+	}
+}
+
+// isTLSError reports whether err is a certificate or TLS handshake failure
+// (an untrusted or mismatched certificate, https to a plain-http server, a
+// handshake alert). Retrying cannot fix one: the setting or the server's
+// certificate must change.
+func isTLSError(err error) bool {
+	var (
+		verify   *tls.CertificateVerificationError
+		record   tls.RecordHeaderError
+		alert    tls.AlertError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
+	return errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &alert) ||
+		errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
+		errors.Is(err, http.ErrSchemeMismatch)
 }

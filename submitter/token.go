@@ -228,6 +228,11 @@ func (c *tokenCache) fetch() (*oauth2.Token, error) {
 			return nil, ae
 		}
 		last = c.scrub(err)
+		if isTLSError(err) {
+			// A certificate or scheme problem does not go away by retrying.
+			c.log.Error("token request failed", "error", last.Error())
+			return nil, fmt.Errorf("get access token: TLS failed, check the token URL's scheme and the server's certificate: %w", last)
+		}
 		c.log.Warn("token request failed", "attempt", attempt, "error", last.Error())
 	}
 	return nil, fmt.Errorf("get access token: %d attempts failed, last: %w", c.retries+1, last)

@@ -31,6 +31,9 @@ type callRecord struct {
 	ambiguous bool
 	errs      []GraphQLError // GraphQL errors of a 2xx reply
 	err       error          // the call failed: *CallError or *AuthError
+	// failFast stops at the first outage (see CallError.Outage) instead
+	// of retrying it: Preflight wants to know now.
+	failFast bool
 }
 
 // stats are the Client's counters. Safe for concurrent use.
@@ -89,6 +92,7 @@ type attemptResult struct {
 	errs       []GraphQLError
 	retryAfter time.Duration
 	ambiguous  bool
+	outage     bool  // see CallError.Outage
 	err        error // network error, or a permanent problem with the reply
 	resp       *http.Response
 }
@@ -129,7 +133,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ctx.Err() != nil {
 				return nil, t.fail(rec, t.interrupted(rec, ctx.Err()))
 			}
-			return nil, t.fail(rec, &CallError{Op: rec.op, Message: err.Error(), Retryable: true,
+			// The token endpoint gave no token after its own retries: no
+			// call can be made, which is an outage of the service.
+			return nil, t.fail(rec, &CallError{Op: rec.op, Message: err.Error(), Retryable: true, Outage: true,
 				Attempts: rec.attempts, Ambiguous: rec.ambiguous, Err: err})
 		}
 		rec.attempts++
@@ -173,7 +179,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		// A 429 asks to slow down; it does not say the call is failing, so
 		// it does not use up MaxAttempts, within a bound.
-		if rec.attempts-throttled >= t.maxAttempts || rec.attempts >= throttledAttemptsFactor*t.maxAttempts {
+		if (rec.failFast && ar.outage) || rec.attempts-throttled >= t.maxAttempts || rec.attempts >= throttledAttemptsFactor*t.maxAttempts {
 			return nil, t.fail(rec, t.callError(rec, ar, true))
 		}
 		wait := backoffDelay(rec.attempts-throttled, t.backoffBase, t.backoffMax, rand.Float64())
@@ -207,7 +213,7 @@ func (t *transport) interrupted(rec *callRecord, err error) *CallError {
 }
 
 func (t *transport) callError(rec *callRecord, ar attemptResult, retryable bool) *CallError {
-	ce := &CallError{Op: rec.op, Status: ar.status, Retryable: retryable, Attempts: rec.attempts,
+	ce := &CallError{Op: rec.op, Status: ar.status, Retryable: retryable, Outage: ar.outage, Attempts: rec.attempts,
 		Ambiguous: rec.ambiguous, Errors: ar.errs, Err: ar.err}
 	switch {
 	case len(ar.errs) > 0:
@@ -276,6 +282,7 @@ func (t *transport) attempt(ctx context.Context, req *http.Request, getBody func
 	var amb bool
 	ar.kind, amb = classifyStatus(resp.StatusCode)
 	ar.ambiguous = amb
+	ar.outage = len(ar.errs) == 0 && isOutageStatus(resp.StatusCode)
 	switch ar.kind {
 	case outcomeRetry:
 		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), t.now()); ok {
@@ -286,8 +293,14 @@ func (t *transport) attempt(ctx context.Context, req *http.Request, getBody func
 	default:
 		return ar
 	}
+	if jsonErr == nil && !looksLikeJSONObject(body) {
+		jsonErr = errors.New("it does not start with '{'")
+	}
 	if jsonErr != nil {
+		// Whatever answered is not a GraphQL service (a proxy's page, a
+		// web server at the wrong path): an outage, not a row's problem.
 		ar.kind = outcomePermanent
+		ar.outage = true
 		ar.err = fmt.Errorf("reply is not GraphQL JSON (HTTP %s): %w", ar.statusText, jsonErr)
 		return ar
 	}
@@ -306,8 +319,20 @@ func (t *transport) networkError(actx context.Context, err error, wrote bool, wh
 	} else {
 		err = fmt.Errorf("%s: %w", what, err)
 	}
+	if isTLSError(err) {
+		// Nothing was sent, and retrying cannot fix a certificate.
+		return attemptResult{kind: outcomePermanent, outage: true,
+			err: fmt.Errorf("TLS failed, check the URL's scheme and the server's certificate: %w", err)}
+	}
 	if wrote {
 		err = fmt.Errorf("connection lost after the request was sent: %w", err)
 	}
-	return attemptResult{kind: outcomeRetry, ambiguous: wrote, err: err}
+	return attemptResult{kind: outcomeRetry, ambiguous: wrote, outage: true, err: err}
+}
+
+// looksLikeJSONObject reports whether body starts, after white space, with
+// '{', as every GraphQL reply does. The library decodes the rest.
+func looksLikeJSONObject(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
 }

@@ -2,25 +2,17 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"flag"
-	"fmt"
-	"hash"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/mapper"
 	"github.com/bulkload/bulkload/reader"
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
 )
 
 // inputOptions are the flags of reading and validating, shared by validate
@@ -111,99 +103,10 @@ func checkOutputs(input string, outputs map[string]string) error {
 	return nil
 }
 
-// source is the reading and validating stage shared by validate and upload:
-// it owns the input file, the reader, the mapper and the rejects file. It is
-// used by one goroutine.
-type source struct {
-	name    string
-	file    *os.File // nil for stdin
-	sha     hash.Hash
-	shaDone bool // the hash covers the whole input
-	size    int64
-	r       *reader.Reader
-	m       *mapper.Mapper
-	log     *slog.Logger
-
-	rejectsFile *os.File
-	rejects     *reader.Rejects
-
-	sawLeadSource bool
-	positions     *regexp.Regexp // compiled positionsPattern
-	// stdinPipe carries standard input from a pump goroutine. A read of
-	// stdin itself (a pipe or a terminal: a blocking descriptor) cannot be
-	// interrupted, so the reader reads this pipe instead, and closing it
-	// stops the reader at once. The pump stays blocked in its read of stdin
-	// until data or EOF arrives or the process exits, which main does right
-	// after run returns: the one goroutine that may outlive run, by need.
-	stdinPipe *io.PipeReader
-
-	// Reading runs in its own goroutine, a batch ahead of mapping, so that
-	// parsing and validating use both cores. Batches are recycled through
-	// free; full carries them to next, in input order.
-	full      chan *batch
-	free      chan *batch
-	batchSize int // batchSize for files; 1 for standard input, a stream that may trickle
-	stop      chan struct{}
-	readDone  chan struct{}
-	cur       *batch
-	pos       int
-	closed    bool
-	// recordsRead counts the records the reading goroutine has read, for
-	// the progress estimate; safe to read from any goroutine.
-	recordsRead atomic.Int64
-}
-
-// batchSize is how many records travel together from the reading
-// goroutine: large enough that channel costs vanish per row, small enough
-// that memory stays flat (a few hundred KiB in flight).
-const (
-	batchSize    = 256
-	batchesAhead = 4
-)
-
-// batch is a run of records with their raw text copied into one arena, so
-// it stays valid after the reader moves on.
-type batch struct {
-	recs  []reader.Record
-	spans []int
-	arena []byte
-	err   error // io.EOF or the read error, after recs
-}
-
-// item is one row of the input after validation.
-type item struct {
-	row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Error
-	input lead.Input // meaningful only when row.Status is valid
-	// reason replaces row.Error in the summary's failure reasons when the
-	// error names positions (a malformed record's row, line and column),
-	// so that the same problem on many rows counts as one reason.
-	reason string
-}
-
-// positionsPattern matches the row, line and column numbers of a reader
-// error ("row 20 (line 25): ", " at line 27 column 5").
-const positionsPattern = `( at)? ?\b(row|line|lines|column|byte) \d+(-\d+)?( \((line|lines) \d+(-\d+)?\))?( column \d+)?:?`
-
-// malformedReason turns a reader error into a reason without positions.
-func malformedReason(positions *regexp.Regexp, err error) string {
-	msg := positions.ReplaceAllString(err.Error(), "")
-	msg = strings.ReplaceAll(msg, "; ", ", ")
-	return "malformed record: " + strings.TrimSpace(msg)
-}
-
-// summaryRow is the row as the summary counts it.
-func (it item) summaryRow() report.Row { return countedAs(it.row, it.reason) }
-
-// countedAs is a row as the summary counts it: under reason, when the row's
-// error names positions that would split one problem into many reasons.
-func countedAs(r report.Row, reason string) report.Row {
-	if reason != "" {
-		r.Error = reason
-	}
-	return r
-}
-
-func openSource(ctx context.Context, name string, stdin io.Reader, o *inputOptions, log *slog.Logger) (*source, error) {
+// open turns the reading flags into a source.Config and opens the input.
+// Every error but cancellation is the user's to fix (a missing file, a bad
+// mapping, an unreadable header).
+func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, log *slog.Logger) (*source.Source, error) {
 	if o.dateOrder != "mdy" && o.dateOrder != "dmy" {
 		return nil, usageErrorf("--date-order %q: want mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)", o.dateOrder)
 	}
@@ -219,279 +122,18 @@ func openSource(ctx context.Context, name string, stdin io.Reader, o *inputOptio
 	if err != nil {
 		return nil, err
 	}
-
-	s := &source{name: name, sha: sha256.New(), size: -1, log: log, positions: regexp.MustCompile(positionsPattern), batchSize: batchSize}
-	var in io.Reader
-	if name == "-" {
-		pr, pw := io.Pipe()
-		go func() {
-			_, err := io.Copy(pw, stdin)
-			pw.CloseWithError(err)
-		}()
-		in, s.stdinPipe = pr, pr
-		s.batchSize = 1 // a row must not wait for 255 more to arrive
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, usageErrorf("input: %v", err)
-		}
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			s.size = st.Size()
-		}
-		s.file = f
-		in = f
-	}
-	r, err := newReader(ctx, io.TeeReader(in, s.sha), s.stdinPipe, name, ropts)
-	if err != nil {
-		s.close()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, usageErrorf("input %s: %v", name, err)
-	}
-	s.r = r
-	s.m = mapper.New(mapper.Options{Mapping: mapping, DayFirst: o.dateOrder == "dmy"})
-
-	if o.rejects != "" {
-		f, err := os.OpenFile(o.rejects, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			s.close()
-			return nil, usageErrorf("--rejects: %v", err)
-		}
-		// O_CREATE's mode does not apply to an existing file.
-		if err := f.Chmod(0o600); err != nil {
-			f.Close()
-			s.close()
-			return nil, fmt.Errorf("--rejects: %w", err)
-		}
-		s.rejectsFile = f
-		s.rejects = reader.NewRejects(f, r)
-	}
-	s.startReading()
-	return s, nil
-}
-
-// newReader opens the reader, which reads the header (and sniffs the
-// delimiter) before it returns, without letting an idle standard input hold
-// off cancellation: on ctx's end the stdin pipe is closed, which unblocks it.
-func newReader(ctx context.Context, in io.Reader, stdinPipe *io.PipeReader, name string, opts reader.Options) (*reader.Reader, error) {
-	if stdinPipe == nil {
-		return reader.NewReader(in, name, opts)
-	}
-	type opened struct {
-		r   *reader.Reader
-		err error
-	}
-	done := make(chan opened, 1)
-	go func() {
-		r, err := reader.NewReader(in, name, opts)
-		done <- opened{r, err}
-	}()
-	select {
-	case o := <-done:
-		return o.r, o.err
-	case <-ctx.Done():
-		stdinPipe.CloseWithError(ctx.Err())
-		o := <-done
-		if o.r != nil {
-			o.r.Close()
-		}
+	src, err := source.Open(ctx, name, stdin, source.Config{
+		Reader:   ropts,
+		Mapping:  mapping,
+		DayFirst: o.dateOrder == "dmy",
+		Rejects:  o.rejects,
+		Log:      log,
+	})
+	switch {
+	case err == nil:
+		return src, nil
+	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	}
-}
-
-// next returns the next row, validated. io.EOF ends the input; any other
-// error means the input cannot be read on and the run stops.
-func (s *source) next(ctx context.Context) (item, error) {
-	rec, err := s.nextRecord(ctx)
-	if err != nil {
-		return item{}, err
-	}
-	it := item{row: report.Row{
-		Row:    rec.Row,
-		LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
-		Ref:    strings.TrimSpace(rec.Values[lead.Ref]),
-		Status: report.StatusValid,
-	}}
-	if rec.Values[lead.LeadSourceID] != "" {
-		s.sawLeadSource = true
-	}
-	if rec.Err != nil {
-		it.row.Status = report.StatusInvalid
-		it.row.Error = "malformed record: " + rec.Err.Error()
-		it.reason = malformedReason(s.positions, rec.Err)
-	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
-		it.row.Status = report.StatusInvalid
-		it.row.Error = errs.Error()
-	} else {
-		it.input = in
-	}
-	if it.row.Status == report.StatusInvalid && s.rejects != nil {
-		if err := s.rejects.Write(rec, it.row.Error); err != nil {
-			return item{}, fmt.Errorf("write --rejects file: %w", err)
-		}
-	}
-	return it, nil
-}
-
-// startReading starts the reading goroutine; close stops it.
-func (s *source) startReading() {
-	s.full = make(chan *batch, batchesAhead)
-	s.free = make(chan *batch, batchesAhead+2)
-	s.stop = make(chan struct{})
-	s.readDone = make(chan struct{})
-	for range batchesAhead + 2 {
-		s.free <- &batch{recs: make([]reader.Record, 0, s.batchSize), spans: make([]int, 0, s.batchSize+1)}
-	}
-	go s.readLoop()
-}
-
-// readLoop is the only caller of the reader until it returns.
-func (s *source) readLoop() {
-	defer close(s.readDone)
-	defer close(s.full)
-	for {
-		var b *batch
-		select {
-		case b = <-s.free:
-		case <-s.stop:
-			return
-		}
-		b.recs, b.spans, b.arena, b.err = b.recs[:0], b.spans[:0], b.arena[:0], nil
-		for len(b.recs) < s.batchSize {
-			rec, err := s.r.Next()
-			if err != nil {
-				b.err = err
-				break
-			}
-			b.spans = append(b.spans, len(b.arena))
-			b.arena = append(b.arena, rec.Raw...)
-			rec.Raw = nil
-			b.recs = append(b.recs, rec)
-			s.recordsRead.Add(1)
-		}
-		b.spans = append(b.spans, len(b.arena))
-		for i := range b.recs {
-			b.recs[i].Raw = b.arena[b.spans[i]:b.spans[i+1]:b.spans[i+1]]
-		}
-		select {
-		case s.full <- b:
-		case <-s.stop:
-			return
-		}
-		if b.err != nil {
-			return
-		}
-	}
-}
-
-// nextRecord returns the next record from the reading goroutine. The
-// record is valid until the call after next.
-func (s *source) nextRecord(ctx context.Context) (*reader.Record, error) {
-	for s.cur == nil || s.pos >= len(s.cur.recs) {
-		if s.cur != nil {
-			if err := s.cur.err; err != nil {
-				if errors.Is(err, io.EOF) {
-					return nil, io.EOF
-				}
-				return nil, err // the reader's errors name the file and row
-			}
-			s.free <- s.cur // never blocks: free holds every batch
-			s.cur = nil
-		}
-		var b *batch
-		var ok bool
-		select {
-		case b, ok = <-s.full:
-		case <-ctx.Done():
-			// The reader may be blocked on a slow pipe: stop waiting.
-			return nil, ctx.Err()
-		}
-		if !ok {
-			return nil, io.EOF
-		}
-		s.cur, s.pos = b, 0
-	}
-	rec := &s.cur.recs[s.pos]
-	s.pos++
-	return rec, nil
-}
-
-// estimatedRows estimates the input's row count from the bytes per row
-// read so far and the file's size; -1 when the size is unknown (stdin) or
-// nothing is read yet. Safe to call from the progress goroutine.
-func (s *source) estimatedRows() int64 {
-	n, read := s.recordsRead.Load(), s.r.BytesRead()
-	if s.size <= 0 || n == 0 || read == 0 {
-		return -1
-	}
-	if read >= s.size {
-		return n
-	}
-	return int64(float64(n) * float64(s.size) / float64(read))
-}
-
-// inputSHA256 is the SHA-256 of the whole input file, for the summary. It
-// is final after close. When a run stopped early on standard input, the
-// rest cannot be read, and the hash is marked as covering only the part read.
-func (s *source) inputSHA256() string {
-	sum := hex.EncodeToString(s.sha.Sum(nil))
-	if !s.shaDone {
-		return "partial:" + sum
-	}
-	return sum
-}
-
-// warnColumns logs what the user should know about the columns; close
-// calls it once, after the reader has stopped.
-func (s *source) warnColumns() {
-	if u := s.r.Unknown(); len(u) > 0 {
-		s.log.Warn("columns not recognised, ignored (add them to a --mapping file if they carry lead data)", "columns", strings.Join(u, ", "))
-	}
-	if s.sawLeadSource {
-		s.log.Warn("leadSourceId column ignored: the service derives the lead source from the credentials")
-	}
-}
-
-// close stops the reading goroutine, reports the columns once, and closes
-// the files. It may be called more than once.
-func (s *source) close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	var errs []error
-	if s.stop != nil {
-		close(s.stop)
-		// The reader may wait on an idle standard input: closing the pipe
-		// it reads unblocks it.
-		if s.stdinPipe != nil {
-			s.stdinPipe.CloseWithError(io.ErrClosedPipe)
-		}
-		<-s.readDone
-		s.warnColumns()
-	}
-	// Every byte the reader pulled went through the hash; when the run
-	// stopped early, hash the rest of a file so the summary still names the
-	// whole input.
-	if s.file != nil && s.size >= 0 {
-		_, err := io.Copy(s.sha, s.file)
-		errs = append(errs, err)
-		s.shaDone = err == nil
-	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= len(s.cur.recs) {
-		s.shaDone = true
-	}
-	if s.rejects != nil {
-		errs = append(errs, s.rejects.Flush())
-	}
-	if s.rejectsFile != nil {
-		errs = append(errs, s.rejectsFile.Close())
-	}
-	if s.r != nil {
-		errs = append(errs, s.r.Close())
-	}
-	if s.file != nil {
-		errs = append(errs, s.file.Close())
-	}
-	return errors.Join(errs...)
+	return nil, usageErrorf("%v", err)
 }

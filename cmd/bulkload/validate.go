@@ -77,11 +77,11 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 	if err := checkOutputs(name, map[string]string{"--results": resultsPath, "--rejects": in.rejects, "--summary-json": in.summaryJSON}); err != nil {
 		return nil, err
 	}
-	src, err := openSource(ctx, name, e.stdin, in, log)
+	src, err := in.open(ctx, name, e.stdin, log)
 	if err != nil {
 		return nil, err
 	}
-	defer src.close()
+	defer src.Close()
 
 	w, err := report.Create(resultsPath)
 	if err != nil {
@@ -95,7 +95,7 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 			err = ctx.Err()
 			break
 		}
-		it, rerr := src.next(ctx)
+		it, rerr := src.Next(ctx)
 		if errors.Is(rerr, io.EOF) {
 			break
 		}
@@ -108,21 +108,21 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 			err = rerr
 			break
 		}
-		if werr := w.Write(it.row); werr != nil {
+		if werr := w.Write(it.Row); werr != nil {
 			err = fmt.Errorf("write results file %s: %w", resultsPath, werr)
 			break
 		}
 		sum.RowsRead++
-		sum.Count(it.summaryRow())
+		sum.Count(it.SummaryRow())
 	}
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("write results file %s: %w", resultsPath, cerr)
 	}
-	if cerr := src.close(); cerr != nil && err == nil {
+	if cerr := src.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
 	sum.End = time.Now()
-	sum.InputSHA256 = src.inputSHA256()
+	sum.InputSHA256 = src.InputSHA256()
 	log.Info("results written", "path", resultsPath)
 	return sum, err
 }

@@ -1,0 +1,520 @@
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// object is one document of a manifest file, decoded into its API type.
+type object struct {
+	file string
+	kind string
+	name string
+	obj  any
+}
+
+// decodeStrict decodes one YAML document into the k8s.io/api type its kind
+// names. A field the type does not have (a typo), a duplicate key or a
+// value of the wrong type is an error.
+func decodeStrict(doc []byte) (any, string, error) {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(doc, &tm); err != nil {
+		return nil, "", err
+	}
+	var obj any
+	switch tm.APIVersion + " " + tm.Kind {
+	case "batch/v1 CronJob":
+		obj = &batchv1.CronJob{}
+	case "batch/v1 Job":
+		obj = &batchv1.Job{}
+	case "v1 ConfigMap":
+		obj = &corev1.ConfigMap{}
+	case "v1 Secret":
+		obj = &corev1.Secret{}
+	case "v1 PersistentVolumeClaim":
+		obj = &corev1.PersistentVolumeClaim{}
+	default:
+		return nil, tm.Kind, fmt.Errorf("apiVersion %q kind %q: not a kind this test knows; add it to decodeStrict", tm.APIVersion, tm.Kind)
+	}
+	// As the API server's strict field validation does: duplicate YAML keys
+	// refused, then JSON field names matched case-sensitively (encoding/json,
+	// under sigs.k8s.io/yaml.UnmarshalStrict, would take
+	// readOnlyRootFileSystem for readOnlyRootFilesystem).
+	j, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return nil, tm.Kind, err
+	}
+	strictErrs, err := kjson.UnmarshalStrict(j, obj)
+	if err != nil {
+		return nil, tm.Kind, err
+	}
+	if len(strictErrs) > 0 {
+		return nil, tm.Kind, errors.Join(strictErrs...)
+	}
+	return obj, tm.Kind, nil
+}
+
+// splitDocs splits a multi-document YAML file at its "---" lines, dropping
+// documents that hold only comments.
+func splitDocs(b []byte) [][]byte {
+	var docs [][]byte
+	var cur []byte
+	flush := func() {
+		for _, l := range strings.Split(string(cur), "\n") {
+			if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+				docs = append(docs, cur)
+				break
+			}
+		}
+		cur = nil
+	}
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if strings.TrimRight(l, "\r\n") == "---" {
+			flush()
+			continue
+		}
+		cur = append(cur, l...)
+	}
+	flush()
+	return docs
+}
+
+func loadManifests(t *testing.T) []object {
+	t.Helper()
+	files, err := filepath.Glob("k8s/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests in k8s/ (err %v)", err)
+	}
+	var objs []object
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, doc := range splitDocs(b) {
+			obj, kind, err := decodeStrict(doc)
+			if err != nil {
+				t.Errorf("%s document %d (%s): %v", f, i+1, kind, err)
+				continue
+			}
+			var name string
+			if m, ok := obj.(interface{ GetName() string }); ok {
+				name = m.GetName()
+			}
+			objs = append(objs, object{file: f, kind: kind, name: name, obj: obj})
+		}
+	}
+	return objs
+}
+
+func TestManifestsDecodeStrictly(t *testing.T) {
+	objs := loadManifests(t)
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.kind]++
+	}
+	for _, want := range []string{"CronJob", "Job", "ConfigMap", "Secret", "PersistentVolumeClaim"} {
+		if kinds[want] == 0 {
+			t.Errorf("no %s among the manifests (found %v)", want, kinds)
+		}
+	}
+}
+
+// TestDecodeStrictRefusesTypos proves the decoder is strict: the nightly
+// CronJob with one field misspelt, or a value of the wrong type, fails.
+func TestDecodeStrictRefusesTypos(t *testing.T) {
+	b, err := os.ReadFile("k8s/nightly-cronjob.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := decodeStrict(b); err != nil {
+		t.Fatalf("decodeStrict(nightly-cronjob.yaml) = %v, want no error", err)
+	}
+	for _, tc := range []struct{ name, old, new string }{
+		{"misspelt field", "concurrencyPolicy:", "concurencyPolicy:"},
+		{"misspelt nested field", "readOnlyRootFilesystem:", "readOnlyRootFileSystem:"},
+		{"wrong type", "backoffLimit: 3", "backoffLimit: three"},
+		{"duplicate key", "      backoffLimit: 3\n", "      backoffLimit: 3\n      backoffLimit: 4\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := strings.Replace(string(b), tc.old, tc.new, 1)
+			if bad == string(b) {
+				t.Fatalf("%q not found in the manifest", tc.old)
+			}
+			if _, _, err := decodeStrict([]byte(bad)); err == nil {
+				t.Errorf("decodeStrict(manifest with %s) = nil, want an error", tc.name)
+			}
+		})
+	}
+}
+
+// podSpecs returns every pod template of the manifests, by file.
+func podSpecs(objs []object) map[string]*corev1.PodSpec {
+	out := map[string]*corev1.PodSpec{}
+	for _, o := range objs {
+		switch v := o.obj.(type) {
+		case *batchv1.CronJob:
+			out[o.file+" "+o.name] = &v.Spec.JobTemplate.Spec.Template.Spec
+		case *batchv1.Job:
+			out[o.file+" "+o.name] = &v.Spec.Template.Spec
+		}
+	}
+	return out
+}
+
+// argValue returns the value of --name in args (as --name=V or --name V).
+func argValue(args []string, name string) (string, bool) {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v, true
+		}
+		if a == "--"+name && i+1 < len(args) {
+			return args[i+1], true
+		}
+	}
+	return "", false
+}
+
+// mountOf returns the volume mounted at the directory holding path.
+func mountOf(spec *corev1.PodSpec, c *corev1.Container, path string) (*corev1.Volume, *corev1.VolumeMount) {
+	var best *corev1.VolumeMount
+	for i, m := range c.VolumeMounts {
+		if strings.HasPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/") && (best == nil || len(m.MountPath) > len(best.MountPath)) {
+			best = &c.VolumeMounts[i]
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	for i, v := range spec.Volumes {
+		if v.Name == best.Name {
+			return &spec.Volumes[i], best
+		}
+	}
+	return nil, best
+}
+
+// TestPodsRunSafely checks what the manifests promise: non-root, a
+// read-only root filesystem, measured resource requests, the secret as a
+// mounted file, results on a PersistentVolumeClaim, --resume for retried
+// pods, and every $(VAR) in the arguments defined.
+func TestPodsRunSafely(t *testing.T) {
+	specs := podSpecs(loadManifests(t))
+	if len(specs) < 2 {
+		t.Fatalf("want the CronJob's and the Indexed Job's pod templates, got %d", len(specs))
+	}
+	varRef := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+	for where, spec := range specs {
+		if spec.RestartPolicy != corev1.RestartPolicyNever {
+			t.Errorf("%s: restartPolicy %q, want Never (a retry is a new pod that resumes)", where, spec.RestartPolicy)
+		}
+		if sc := spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+			t.Errorf("%s: pod must set runAsNonRoot: true and a non-zero runAsUser", where)
+		}
+		if len(spec.Containers) != 1 {
+			t.Fatalf("%s: want one container, got %d", where, len(spec.Containers))
+		}
+		c := &spec.Containers[0]
+		if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+			sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("%s: container must set readOnlyRootFilesystem: true and allowPrivilegeEscalation: false", where)
+		}
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := c.Resources.Requests[r]; !ok || q.IsZero() {
+				t.Errorf("%s: no %s request", where, r)
+			}
+		}
+		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok || q.Cmp(c.Resources.Requests[corev1.ResourceMemory]) < 0 {
+			t.Errorf("%s: memory limit missing or below the request", where)
+		}
+		if !slices.Contains(c.Args, "--resume") {
+			t.Errorf("%s: args lack --resume: a retried pod would start over", where)
+		}
+		if secret, ok := argValue(c.Args, "client-secret-file"); !ok {
+			t.Errorf("%s: no --client-secret-file", where)
+		} else if v, _ := mountOf(spec, c, secret); v == nil || v.Secret == nil {
+			t.Errorf("%s: --client-secret-file %s is not on a Secret volume", where, secret)
+		}
+		for _, flag := range []string{"results", "summary-json", "rejects"} {
+			p, ok := argValue(c.Args, flag)
+			if !ok {
+				t.Errorf("%s: no --%s", where, flag)
+				continue
+			}
+			if v, m := mountOf(spec, c, p); v == nil || v.PersistentVolumeClaim == nil || m.ReadOnly {
+				t.Errorf("%s: --%s %s is not on a writable PersistentVolumeClaim", where, flag, p)
+			}
+		}
+		defined := map[string]bool{}
+		for _, e := range c.Env {
+			defined[e.Name] = true
+		}
+		for _, a := range c.Args {
+			for _, m := range varRef.FindAllStringSubmatch(a, -1) {
+				if !defined[m[1]] {
+					t.Errorf("%s: argument %q uses $(%s), which the container's env does not define (Kubernetes would pass it literally)", where, a, m[1])
+				}
+			}
+		}
+	}
+}
+
+func TestNightlyCronJob(t *testing.T) {
+	var cj *batchv1.CronJob
+	for _, o := range loadManifests(t) {
+		if v, ok := o.obj.(*batchv1.CronJob); ok {
+			cj = v
+		}
+	}
+	if cj == nil {
+		t.Fatal("no CronJob")
+	}
+	js := cj.Spec.JobTemplate.Spec
+	if cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+		t.Errorf("concurrencyPolicy %q, want Forbid: two runs would share one results file", cj.Spec.ConcurrencyPolicy)
+	}
+	if js.ActiveDeadlineSeconds == nil || *js.ActiveDeadlineSeconds <= 0 {
+		t.Error("no activeDeadlineSeconds: a stuck run would block the next night (Forbid)")
+	}
+	if js.BackoffLimit == nil || *js.BackoffLimit < 1 {
+		t.Error("backoffLimit must allow a retry (the retried pod resumes)")
+	}
+}
+
+func TestBackfillIndexedJob(t *testing.T) {
+	var job *batchv1.Job
+	for _, o := range loadManifests(t) {
+		if v, ok := o.obj.(*batchv1.Job); ok {
+			job = v
+		}
+	}
+	if job == nil {
+		t.Fatal("no Job")
+	}
+	if job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
+		t.Errorf("completionMode must be Indexed")
+	}
+	if job.Spec.Completions == nil || *job.Spec.Completions < 2 {
+		t.Errorf("completions must be 2 or more")
+	}
+}
+
+// bulkloadFlags builds the main module's bulkload and returns the flags
+// `bulkload upload -h` lists.
+func bulkloadFlags(t *testing.T) map[string]bool {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bulkload")
+	build := exec.Command("go", "build", "-C", "..", "-o", bin, "./cmd/bulkload")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ../cmd/bulkload: %v\n%s", err, out)
+	}
+	var stdout, stderr bytes.Buffer
+	help := exec.Command(bin, "upload", "-h")
+	help.Stdout, help.Stderr = &stdout, &stderr
+	if err := help.Run(); err != nil {
+		t.Fatalf("bulkload upload -h: %v\n%s", err, stderr.String())
+	}
+	flags := map[string]bool{}
+	re := regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)\b`)
+	for _, m := range re.FindAllStringSubmatch(stdout.String()+stderr.String(), -1) {
+		flags[m[1]] = true
+	}
+	if !flags["resume"] || !flags["results"] {
+		t.Fatalf("could not read the flags from bulkload upload -h:\n%s%s", stdout.String(), stderr.String())
+	}
+	return flags
+}
+
+// flagsIn returns the --flags of a command line, without their values.
+func flagsIn(cmdline string) []string {
+	re := regexp.MustCompile(`(?:^|[\s"'])--([a-z][a-z0-9-]*)`)
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(cmdline, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// usedFlags collects every flag the examples pass, with where.
+func usedFlags(t *testing.T) map[string][]string {
+	t.Helper()
+	used := map[string][]string{}
+	add := func(where, cmdline string) {
+		for _, f := range flagsIn(cmdline) {
+			used[f] = append(used[f], where)
+		}
+	}
+	for _, o := range loadManifests(t) {
+		switch v := o.obj.(type) {
+		case *corev1.ConfigMap:
+			for key, text := range v.Data {
+				if !strings.HasSuffix(key, ".yaml") {
+					continue
+				}
+				var settings map[string]any
+				if err := yaml.Unmarshal([]byte(text), &settings); err != nil {
+					t.Errorf("%s ConfigMap %s key %s: %v", o.file, o.name, key, err)
+				}
+				for k := range settings {
+					used[k] = append(used[k], o.file+" ConfigMap "+key)
+				}
+			}
+		}
+	}
+	for where, spec := range podSpecs(loadManifests(t)) {
+		for _, c := range spec.Containers {
+			add(where, strings.Join(append(slices.Clone(c.Command), c.Args...), " "))
+		}
+	}
+	units, _ := filepath.Glob("systemd/*.service")
+	for _, f := range units {
+		u := parseUnit(t, f)
+		for _, v := range u["Service"]["ExecStart"] {
+			add(f+" ExecStart", v)
+		}
+	}
+	crons, _ := filepath.Glob("cron/*")
+	for _, f := range crons {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && strings.Contains(l, "bulkload upload") {
+				add(f, l)
+			}
+		}
+	}
+	return used
+}
+
+// TestFlagsExist checks that every flag the manifests, units and crontab
+// pass (and every key of the ConfigMap's bulkload.yaml) is a flag of
+// `bulkload upload -h` as built from this repository.
+func TestFlagsExist(t *testing.T) {
+	used := usedFlags(t)
+	for _, f := range []string{"config", "resume", "results", "client-secret-file"} {
+		if len(used[f]) == 0 {
+			t.Errorf("no example passes --%s", f)
+		}
+	}
+	have := bulkloadFlags(t)
+	for f, where := range used {
+		if !have[f] {
+			t.Errorf("--%s (in %s) is not a flag of bulkload upload", f, strings.Join(slices.Compact(slices.Sorted(slices.Values(where))), ", "))
+		}
+	}
+}
+
+// unit is a systemd unit file: section, key, values.
+type unit map[string]map[string][]string
+
+// unitKeys are the keys each section of the examples may use: a misspelt
+// key fails here instead of being ignored (with a warning) by systemd.
+var unitKeys = map[string][]string{
+	"Unit":    {"Description", "Documentation", "Wants", "After", "Requires", "OnFailure"},
+	"Install": {"WantedBy"},
+	"Timer":   {"OnCalendar", "RandomizedDelaySec", "Persistent", "Unit", "AccuracySec"},
+	"Service": {"Type", "DynamicUser", "User", "Group", "StateDirectory", "StateDirectoryMode", "LoadCredential",
+		"Environment", "ExecStart", "TimeoutStopSec", "TimeoutStartSec", "NoNewPrivileges", "ProtectSystem",
+		"ProtectHome", "PrivateTmp", "PrivateDevices", "ProtectKernelTunables", "ProtectKernelModules",
+		"ProtectControlGroups", "RestrictAddressFamilies", "ReadOnlyPaths", "MemoryHigh", "MemoryMax", "CPUQuota"},
+}
+
+func parseUnit(t *testing.T, path string) unit {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := unit{}
+	section := ""
+	for i, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, ";"):
+		case strings.HasPrefix(l, "[") && strings.HasSuffix(l, "]"):
+			section = l[1 : len(l)-1]
+			if _, ok := unitKeys[section]; !ok {
+				t.Errorf("%s:%d: unknown section [%s]", path, i+1, section)
+			}
+			if u[section] == nil {
+				u[section] = map[string][]string{}
+			}
+		default:
+			k, v, ok := strings.Cut(l, "=")
+			if !ok || section == "" {
+				t.Errorf("%s:%d: not Key=Value in a section: %q", path, i+1, l)
+				continue
+			}
+			if !slices.Contains(unitKeys[section], k) {
+				t.Errorf("%s:%d: key %q is not one of [%s]'s known keys %v", path, i+1, k, section, unitKeys[section])
+			}
+			u[section][k] = append(u[section][k], v)
+		}
+	}
+	return u
+}
+
+func TestSystemdUnits(t *testing.T) {
+	svc := parseUnit(t, "systemd/bulkload@.service")
+	timer := parseUnit(t, "systemd/bulkload@.timer")
+	exec := strings.Join(svc["Service"]["ExecStart"], " ")
+	if !strings.Contains(exec, "--resume") || !strings.Contains(exec, "$$CREDENTIALS_DIRECTORY/client-secret") {
+		t.Errorf("ExecStart must resume and read the secret from the credentials directory: %s", exec)
+	}
+	if len(svc["Service"]["LoadCredential"]) == 0 {
+		t.Error("the service must hand the secret over with LoadCredential")
+	}
+	if got := timer["Timer"]["Unit"]; len(got) != 1 || got[0] != "bulkload@%i.service" {
+		t.Errorf("timer Unit = %v, want bulkload@%%i.service", got)
+	}
+	// In a unit file a single % starts a specifier: the date format must
+	// be escaped as %%.
+	if strings.Contains(exec, "+%F") {
+		t.Errorf("ExecStart has an unescaped %%F: write %%%%F")
+	}
+}
+
+func TestCrontab(t *testing.T) {
+	b, err := os.ReadFile("cron/bulkload.crontab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "bulkload upload") && !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("want one crontab line running bulkload upload, got %d", len(lines))
+	}
+	fields := strings.Fields(lines[0])
+	if len(fields) < 8 {
+		t.Fatalf("crontab line has %d fields, want 5 time fields, a user and a command", len(fields))
+	}
+	// cron turns an unescaped % into a newline: the command would be cut.
+	if regexp.MustCompile(`[^\\]%`).MatchString(strings.Join(fields[6:], " ")) {
+		t.Errorf("crontab command has an unescaped %%: write \\%%")
+	}
+	if !strings.Contains(lines[0], "--resume") || !strings.Contains(lines[0], "$(date") {
+		t.Errorf("the crontab line must resume and name results by date: %s", lines[0])
+	}
+}

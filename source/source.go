@@ -1,0 +1,420 @@
+// Package source is the reading and validating stage as the commands use
+// it: it owns the input (a file or standard input, read through a pump
+// goroutine so that an idle pipe never holds off cancellation), reads a batch
+// ahead of validation in its own goroutine, hashes every byte of the input for
+// the summary, maps each record with the mapper and writes the rows that fail
+// validation to the rejects file. It yields one Item per input row, in input
+// order. Parsing is the reader's job and validation the mapper's; this package
+// only joins them and owns the files.
+package source
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"sync/atomic"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/mapper"
+	"github.com/bulkload/bulkload/reader"
+	"github.com/bulkload/bulkload/report"
+)
+
+// Config is how a Source reads: the reader's options, the partner's mapping
+// (nil for none), the date order, and the rejects file to write (empty for
+// none).
+type Config struct {
+	Reader   reader.Options
+	Mapping  *mapper.Mapping
+	DayFirst bool
+	// Rejects is the path of the rejects file: the invalid rows in the
+	// input's own format plus an error column, mode 0600 (it holds the
+	// partner's data). Empty writes none.
+	Rejects string
+	Log     *slog.Logger
+}
+
+// Source is the reading and validating stage shared by validate and upload:
+// it owns the input file, the reader, the mapper and the rejects file. It is
+// used by one goroutine (EstimatedRows excepted); the caller closes it.
+type Source struct {
+	name    string
+	file    *os.File // nil for stdin
+	sha     hash.Hash
+	shaDone bool // the hash covers the whole input
+	size    int64
+	r       *reader.Reader
+	m       *mapper.Mapper
+	log     *slog.Logger
+
+	rejectsFile *os.File
+	rejects     *reader.Rejects
+
+	sawLeadSource bool
+	positions     *regexp.Regexp // compiled positionsPattern
+	// stdinPipe carries standard input from a pump goroutine. A read of
+	// stdin itself (a pipe or a terminal: a blocking descriptor) cannot be
+	// interrupted, so the reader reads this pipe instead, and closing it
+	// stops the reader at once. The pump stays blocked in its read of stdin
+	// until data or EOF arrives or the process exits, which main does right
+	// after run returns: the one goroutine that may outlive run, by need.
+	stdinPipe *io.PipeReader
+
+	// Reading runs in its own goroutine, a batch ahead of mapping, so that
+	// parsing and validating use both cores. Batches are recycled through
+	// free; full carries them to next, in input order.
+	full      chan *batch
+	free      chan *batch
+	batchSize int // batchSize for files; 1 for standard input, a stream that may trickle
+	stop      chan struct{}
+	readDone  chan struct{}
+	cur       *batch
+	pos       int
+	closed    bool
+	// recordsRead counts the records the reading goroutine has read, for
+	// the progress estimate; safe to read from any goroutine.
+	recordsRead atomic.Int64
+}
+
+// batchSize is how many records travel together from the reading
+// goroutine: large enough that channel costs vanish per row, small enough
+// that memory stays flat (a few hundred KiB in flight).
+const (
+	batchSize    = 256
+	batchesAhead = 4
+)
+
+// batch is a run of records with their raw text copied into one arena, so
+// it stays valid after the reader moves on.
+type batch struct {
+	recs  []reader.Record
+	spans []int
+	arena []byte
+	err   error // io.EOF or the read error, after recs
+}
+
+// Item is one row of the input after validation.
+type Item struct {
+	Row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Error
+	Input lead.Input // meaningful only when Row.Status is valid
+	// Reason replaces Row.Error in the summary's failure reasons when the
+	// error names positions (a malformed record's row, line and column),
+	// so that the same problem on many rows counts as one reason.
+	Reason string
+}
+
+// positionsPattern matches the row, line and column numbers of a reader
+// error ("row 20 (line 25): ", " at line 27 column 5").
+const positionsPattern = `( at)? ?\b(row|line|lines|column|byte) \d+(-\d+)?( \((line|lines) \d+(-\d+)?\))?( column \d+)?:?`
+
+// malformedReason turns a reader error into a reason without positions.
+func malformedReason(positions *regexp.Regexp, err error) string {
+	msg := positions.ReplaceAllString(err.Error(), "")
+	msg = strings.ReplaceAll(msg, "; ", ", ")
+	return "malformed record: " + strings.TrimSpace(msg)
+}
+
+// SummaryRow is the row as the summary counts it.
+func (it Item) SummaryRow() report.Row { return CountedAs(it.Row, it.Reason) }
+
+// CountedAs is a row as the summary counts it: under reason, when the row's
+// error names positions that would split one problem into many reasons.
+func CountedAs(r report.Row, reason string) report.Row {
+	if reason != "" {
+		r.Error = reason
+	}
+	return r
+}
+
+// Open opens the input name ("-" reads stdin) and starts reading it. Its
+// errors name the input; ctx's error is returned when ctx ends while the
+// header of an idle standard input is awaited.
+func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Source, error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ropts, mapping := cfg.Reader, cfg.Mapping
+	s := &Source{name: name, sha: sha256.New(), size: -1, log: log, positions: regexp.MustCompile(positionsPattern), batchSize: batchSize}
+	var in io.Reader
+	if name == "-" {
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := io.Copy(pw, stdin)
+			pw.CloseWithError(err)
+		}()
+		in, s.stdinPipe = pr, pr
+		s.batchSize = 1 // a row must not wait for 255 more to arrive
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("input: %w", err)
+		}
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			s.size = st.Size()
+		}
+		s.file = f
+		in = f
+	}
+	r, err := newReader(ctx, io.TeeReader(in, s.sha), s.stdinPipe, name, ropts)
+	if err != nil {
+		s.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("input %s: %w", name, err)
+	}
+	s.r = r
+	s.m = mapper.New(mapper.Options{Mapping: mapping, DayFirst: cfg.DayFirst})
+
+	if cfg.Rejects != "" {
+		f, err := os.OpenFile(cfg.Rejects, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("--rejects: %w", err)
+		}
+		// O_CREATE's mode does not apply to an existing file.
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			s.Close()
+			return nil, fmt.Errorf("--rejects: %w", err)
+		}
+		s.rejectsFile = f
+		s.rejects = reader.NewRejects(f, r)
+	}
+	s.startReading()
+	return s, nil
+}
+
+// newReader opens the reader, which reads the header (and sniffs the
+// delimiter) before it returns, without letting an idle standard input hold
+// off cancellation: on ctx's end the stdin pipe is closed, which unblocks it.
+func newReader(ctx context.Context, in io.Reader, stdinPipe *io.PipeReader, name string, opts reader.Options) (*reader.Reader, error) {
+	if stdinPipe == nil {
+		return reader.NewReader(in, name, opts)
+	}
+	type opened struct {
+		r   *reader.Reader
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		r, err := reader.NewReader(in, name, opts)
+		done <- opened{r, err}
+	}()
+	select {
+	case o := <-done:
+		return o.r, o.err
+	case <-ctx.Done():
+		stdinPipe.CloseWithError(ctx.Err())
+		o := <-done
+		if o.r != nil {
+			o.r.Close()
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// Next returns the next row, validated. io.EOF ends the input; any other
+// error means the input cannot be read on and the run stops.
+func (s *Source) Next(ctx context.Context) (Item, error) {
+	rec, err := s.nextRecord(ctx)
+	if err != nil {
+		return Item{}, err
+	}
+	it := Item{Row: report.Row{
+		Row:    rec.Row,
+		LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
+		Ref:    strings.TrimSpace(rec.Values[lead.Ref]),
+		Status: report.StatusValid,
+	}}
+	if rec.Values[lead.LeadSourceID] != "" {
+		s.sawLeadSource = true
+	}
+	if rec.Err != nil {
+		it.Row.Status = report.StatusInvalid
+		it.Row.Error = "malformed record: " + rec.Err.Error()
+		it.Reason = malformedReason(s.positions, rec.Err)
+	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
+		it.Row.Status = report.StatusInvalid
+		it.Row.Error = errs.Error()
+	} else {
+		it.Input = in
+	}
+	if it.Row.Status == report.StatusInvalid && s.rejects != nil {
+		if err := s.rejects.Write(rec, it.Row.Error); err != nil {
+			return Item{}, fmt.Errorf("write --rejects file: %w", err)
+		}
+	}
+	return it, nil
+}
+
+// startReading starts the reading goroutine; Close stops it.
+func (s *Source) startReading() {
+	s.full = make(chan *batch, batchesAhead)
+	s.free = make(chan *batch, batchesAhead+2)
+	s.stop = make(chan struct{})
+	s.readDone = make(chan struct{})
+	for range batchesAhead + 2 {
+		s.free <- &batch{recs: make([]reader.Record, 0, s.batchSize), spans: make([]int, 0, s.batchSize+1)}
+	}
+	go s.readLoop()
+}
+
+// readLoop is the only caller of the reader until it returns.
+func (s *Source) readLoop() {
+	defer close(s.readDone)
+	defer close(s.full)
+	for {
+		var b *batch
+		select {
+		case b = <-s.free:
+		case <-s.stop:
+			return
+		}
+		b.recs, b.spans, b.arena, b.err = b.recs[:0], b.spans[:0], b.arena[:0], nil
+		for len(b.recs) < s.batchSize {
+			rec, err := s.r.Next()
+			if err != nil {
+				b.err = err
+				break
+			}
+			b.spans = append(b.spans, len(b.arena))
+			b.arena = append(b.arena, rec.Raw...)
+			rec.Raw = nil
+			b.recs = append(b.recs, rec)
+			s.recordsRead.Add(1)
+		}
+		b.spans = append(b.spans, len(b.arena))
+		for i := range b.recs {
+			b.recs[i].Raw = b.arena[b.spans[i]:b.spans[i+1]:b.spans[i+1]]
+		}
+		select {
+		case s.full <- b:
+		case <-s.stop:
+			return
+		}
+		if b.err != nil {
+			return
+		}
+	}
+}
+
+// nextRecord returns the next record from the reading goroutine. The
+// record is valid until the call after next.
+func (s *Source) nextRecord(ctx context.Context) (*reader.Record, error) {
+	for s.cur == nil || s.pos >= len(s.cur.recs) {
+		if s.cur != nil {
+			if err := s.cur.err; err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil, io.EOF
+				}
+				return nil, err // the reader's errors name the file and row
+			}
+			s.free <- s.cur // never blocks: free holds every batch
+			s.cur = nil
+		}
+		var b *batch
+		var ok bool
+		select {
+		case b, ok = <-s.full:
+		case <-ctx.Done():
+			// The reader may be blocked on a slow pipe: stop waiting.
+			return nil, ctx.Err()
+		}
+		if !ok {
+			return nil, io.EOF
+		}
+		s.cur, s.pos = b, 0
+	}
+	rec := &s.cur.recs[s.pos]
+	s.pos++
+	return rec, nil
+}
+
+// EstimatedRows estimates the input's row count from the bytes per row
+// read so far and the file's size; -1 when the size is unknown (stdin) or
+// nothing is read yet. Safe to call from the progress goroutine.
+func (s *Source) EstimatedRows() int64 {
+	n, read := s.recordsRead.Load(), s.r.BytesRead()
+	if s.size <= 0 || n == 0 || read == 0 {
+		return -1
+	}
+	if read >= s.size {
+		return n
+	}
+	return int64(float64(n) * float64(s.size) / float64(read))
+}
+
+// InputSHA256 is the SHA-256 of the whole input file, for the summary. It
+// is final after Close. When a run stopped early on standard input, the
+// rest cannot be read, and the hash is marked as covering only the part read.
+func (s *Source) InputSHA256() string {
+	sum := hex.EncodeToString(s.sha.Sum(nil))
+	if !s.shaDone {
+		return "partial:" + sum
+	}
+	return sum
+}
+
+// warnColumns logs what the user should know about the columns; Close
+// calls it once, after the reader has stopped.
+func (s *Source) warnColumns() {
+	if u := s.r.Unknown(); len(u) > 0 {
+		s.log.Warn("columns not recognised, ignored (add them to a --mapping file if they carry lead data)", "columns", strings.Join(u, ", "))
+	}
+	if s.sawLeadSource {
+		s.log.Warn("leadSourceId column ignored: the service derives the lead source from the credentials")
+	}
+}
+
+// Close stops the reading goroutine, reports the columns once, and closes
+// the files. It may be called more than once.
+func (s *Source) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	if s.stop != nil {
+		close(s.stop)
+		// The reader may wait on an idle standard input: closing the pipe
+		// it reads unblocks it.
+		if s.stdinPipe != nil {
+			s.stdinPipe.CloseWithError(io.ErrClosedPipe)
+		}
+		<-s.readDone
+		s.warnColumns()
+	}
+	// Every byte the reader pulled went through the hash; when the run
+	// stopped early, hash the rest of a file so the summary still names the
+	// whole input.
+	if s.file != nil && s.size >= 0 {
+		_, err := io.Copy(s.sha, s.file)
+		errs = append(errs, err)
+		s.shaDone = err == nil
+	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= len(s.cur.recs) {
+		s.shaDone = true
+	}
+	if s.rejects != nil {
+		errs = append(errs, s.rejects.Flush())
+	}
+	if s.rejectsFile != nil {
+		errs = append(errs, s.rejectsFile.Close())
+	}
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.file != nil {
+		errs = append(errs, s.file.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,161 @@
+// Package upload is the upload engine: it owns everything between a
+// validated row and its final line in the results journal. It reads rows
+// from a Source in one producer goroutine, plans each against the journal of
+// an earlier run (--resume: skip finished rows, submit created ones, resend
+// the rest), sends the valid ones through a pool of workers (createLead, the
+// own-lead check after a lost answer, then submitLead for a qualified lead),
+// and journals every outcome from the one goroutine that owns the journal.
+// On the first cancellation it stops taking rows and lets the calls in flight
+// drain within a bound; at the end it compacts the journal and returns the
+// run's counts.
+//
+// It owns no flags, files, signals or exit statuses: cmd/bulkload turns
+// those into a Config and calls Run. The service sits behind API (which
+// *submitter.Client satisfies), the journal behind Journal, so that every
+// branch is tested with fakes.
+package upload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// API is the service's three calls as the engine uses them.
+// *submitter.Client satisfies it; it must be safe for concurrent use.
+type API interface {
+	Create(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error)
+	Submit(ctx context.Context, id string) (lead.Result, submitter.Call, error)
+	Lead(ctx context.Context, id string) (lead.Result, submitter.Call, error)
+}
+
+// Source yields the input's rows, validated, in input order; io.EOF ends it.
+// Only the engine's producer goroutine calls it. *source.Source satisfies it.
+type Source interface {
+	Next(ctx context.Context) (source.Item, error)
+}
+
+// Journal is the results file as the engine writes it. Only the engine's
+// writer goroutine appends; Run compacts (and so closes) it at the end.
+// *report.Journal satisfies it.
+type Journal interface {
+	AppendDurable(r report.Row) error
+	Compact() error
+}
+
+// Prior is the results of an earlier run, for --resume: a row's last line.
+// *report.State satisfies it. It must be safe for use by one goroutine
+// while Run runs.
+type Prior interface {
+	Get(row int) (report.Row, bool)
+}
+
+// Config is how Run uploads.
+type Config struct {
+	// Concurrency is the number of calls in flight at once (at least 1).
+	Concurrency int
+	// DrainTimeout bounds how long calls in flight may take to finish after
+	// ctx ends.
+	DrainTimeout time.Duration
+	// NoSubmit never calls submitLead (partners with automatic submission).
+	NoSubmit bool
+	// AlreadySubmitted, when set, recognises a submitLead GraphQL error
+	// meaning the lead is submitted already; the row then counts as
+	// submitted.
+	AlreadySubmitted *regexp.Regexp
+	// DuplicateOf, when set, finds in the note of a createLead answer the id
+	// of the lead it duplicates (its first submatch), for the own-lead check.
+	DuplicateOf *regexp.Regexp
+	// Prior is the earlier run's journal when resuming; nil starts afresh.
+	Prior Prior
+	// Log receives the engine's log lines; nil discards them.
+	Log *slog.Logger
+	// OnFinal, when set, is called once per row counted with a final
+	// status, from the writer goroutine (the progress display counts them).
+	OnFinal func(report.Row)
+}
+
+// Result is what a run did. Summary holds the counts (by status, qualified,
+// bids, reasons), RowsRead, NotSent, Interrupted, Start and End; the caller
+// adds the run-level fields it owns (mode, version, settings, input hash,
+// call statistics) before printing it.
+type Result struct {
+	Summary report.Summary
+	// Skipped counts the rows a resumed run found finished and did not send.
+	Skipped int
+}
+
+// ErrCompact wraps the error of the journal's compaction at the end of a
+// run. The journal is intact and valid for --resume when it happens.
+var ErrCompact = errors.New("compact the results file")
+
+// ErrForeignJournal means the journal of the earlier run (Prior) is not this
+// input's: a row's leadId differs.
+var ErrForeignJournal = errors.New("the results file does not belong to this input")
+
+// Run uploads every row of src through api and journals each outcome. ctx
+// ending (the first signal) stops the taking of rows; calls in flight then
+// get up to cfg.DrainTimeout to finish. Run compacts the journal at the end,
+// whatever happened. It returns an error for what stops a run: refused
+// credentials (submitter.IsFatal), an unreadable input, a journal that cannot
+// be written, a foreign journal (ErrForeignJournal) or a failed compaction
+// (ErrCompact); a row's failure is never an error, only its status. The
+// Result is valid in every case.
+func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) (Result, error) {
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	e := &engine{cfg: cfg, api: api, log: log}
+	e.sum.Mode = "upload"
+	e.sum.Start = time.Now()
+
+	// Calls in flight outlive the first signal by up to DrainTimeout:
+	// workCtx is cut loose from ctx and cancelled only after the drain.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	var drainer sync.WaitGroup
+	drainer.Go(func() {
+		select {
+		case <-ctx.Done():
+		case <-workCtx.Done():
+			return
+		}
+		log.Warn("interrupted: no new rows are taken; waiting for calls in flight", "drain_timeout", cfg.DrainTimeout)
+		t := time.NewTimer(cfg.DrainTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancelWork()
+		case <-workCtx.Done():
+		}
+	})
+
+	runErr := e.pipeline(ctx, workCtx, src, journal)
+	cancelWork()
+	drainer.Wait()
+
+	interrupted := ctx.Err() != nil
+	if cerr := journal.Compact(); cerr != nil {
+		log.Error("compacting the results file failed; the journal is intact and valid for --resume", "err", cerr)
+		if runErr == nil {
+			runErr = fmt.Errorf("%w: %w", ErrCompact, cerr)
+		}
+	}
+	e.sum.RowsRead = e.read
+	e.sum.NotSent = int(e.notSent.Load())
+	e.sum.Interrupted = interrupted
+	e.sum.End = time.Now()
+	return Result{Summary: e.sum, Skipped: e.skipped}, runErr
+}
