@@ -1,10 +1,11 @@
 // Package source is the reading and validating stage as the commands use
 // it: it owns the input (a file or standard input, read through a pump
-// goroutine so that an idle pipe never holds off cancellation), reads a batch
-// ahead of validation in its own goroutine, hashes every byte of the input for
-// the summary, maps each record with the mapper and writes the rows that fail
-// validation to the rejects file. It yields one Item per input row, in input
-// order. Parsing is the reader's job and validation the mapper's; this package
+// goroutine so that an idle pipe never holds off cancellation), reads it in
+// batches in its own goroutine, hashes every byte of the input for the
+// summary, decodes and maps the batches in parallel (GOMAXPROCS workers by
+// default), checks duplicate leadIds in input order and writes the rows that
+// fail validation to the rejects file. It yields one Item per input row, in
+// input order, the same for any number of workers. Parsing is the reader's job and validation the mapper's; this package
 // only joins them and owns the files.
 package source
 
@@ -19,7 +20,10 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/bulkload/bulkload/lead"
@@ -40,6 +44,9 @@ type Config struct {
 	// partner's data). Empty writes none.
 	Rejects string
 	Log     *slog.Logger
+	// Workers is how many goroutines decode and map rows; 0 means
+	// GOMAXPROCS. Results are the same and in input order for any number.
+	Workers int
 }
 
 // Source is the reading and validating stage shared by validate and upload:
@@ -68,14 +75,20 @@ type Source struct {
 	// after run returns: the one goroutine that may outlive run, by need.
 	stdinPipe *io.PipeReader
 
-	// Reading runs in its own goroutine, a batch ahead of mapping, so that
-	// parsing and validating use both cores. Batches are recycled through
-	// free; full carries them to next, in input order.
+	// Reading runs in its own goroutine, which reads each batch of records
+	// once, undecoded, and hands it both to work, where one of the workers
+	// decodes and maps it (everything but the duplicate check), and to
+	// full, in input order, where Next waits for it to be done and checks
+	// duplicates row by row. Batches are recycled through free, which holds
+	// them all: the reader stays at most len(free) batches ahead.
 	full      chan *batch
+	work      chan *batch
 	free      chan *batch
 	batchSize int // batchSize for files; 1 for standard input, a stream that may trickle
+	workers   int
 	stop      chan struct{}
 	readDone  chan struct{}
+	workDone  sync.WaitGroup
 	cur       *batch
 	pos       int
 	closed    bool
@@ -92,13 +105,23 @@ const (
 	batchesAhead = 4
 )
 
-// batch is a run of records with their raw text copied into one arena, so
-// it stays valid after the reader moves on.
+// batch is a run of records read together, their raw text in the batch's
+// arena, so it stays valid after the reader moves on.
 type batch struct {
-	recs  []reader.Record
-	spans []int
-	arena []byte
-	err   error // io.EOF or the read error, after recs
+	rb     reader.Batch
+	err    error    // io.EOF or the read error, after the records
+	mapped []mapped // per record, once done
+	// done receives one value when a worker has decoded and mapped the
+	// batch (or failed to decode it: decodeErr).
+	done      chan struct{}
+	decodeErr error
+}
+
+// mapped is what a worker made of one record: MapFields' answer, before
+// the duplicate check.
+type mapped struct {
+	in   lead.Input
+	errs mapper.Errors
 }
 
 // Item is one row of the input after validation.
@@ -143,7 +166,11 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		log = slog.New(slog.DiscardHandler)
 	}
 	ropts, mapping := cfg.Reader, cfg.Mapping
-	s := &Source{name: name, sha: sha256.New(), size: -1, log: log, positions: regexp.MustCompile(positionsPattern), batchSize: batchSize}
+	s := &Source{name: name, sha: sha256.New(), size: -1, log: log, positions: regexp.MustCompile(positionsPattern), batchSize: batchSize,
+		workers: cfg.Workers}
+	if s.workers <= 0 {
+		s.workers = runtime.GOMAXPROCS(0)
+	}
 	var in io.Reader
 	if name == "-" {
 		pr, pw := io.Pipe()
@@ -226,10 +253,10 @@ func newReader(ctx context.Context, in io.Reader, stdinPipe *io.PipeReader, name
 // Next returns the next row, validated. io.EOF ends the input; any other
 // error means the input cannot be read on and the run stops.
 func (s *Source) Next(ctx context.Context) (Item, error) {
-	rec, err := s.nextRecord(ctx)
-	if err != nil {
+	if err := s.nextRecord(ctx); err != nil {
 		return Item{}, err
 	}
+	rec, m := &s.cur.rb.Records[s.pos-1], &s.cur.mapped[s.pos-1]
 	it := Item{Row: report.Row{
 		Row:    rec.Row,
 		LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
@@ -243,11 +270,11 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 		it.Row.Status = report.StatusInvalid
 		it.Row.Error = "malformed record: " + rec.Err.Error()
 		it.Reason = malformedReason(s.positions, rec.Err)
-	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
+	} else if errs := s.m.CheckDuplicate(rec.Row, m.in.LeadID, m.errs); len(errs) > 0 {
 		it.Row.Status = report.StatusInvalid
 		it.Row.Error = errs.Error()
 	} else {
-		it.Input = in
+		it.Input = m.in
 	}
 	if it.Row.Status == report.StatusInvalid && s.rejects != nil {
 		if err := s.rejects.Write(rec, it.Row.Error); err != nil {
@@ -257,22 +284,31 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 	return it, nil
 }
 
-// startReading starts the reading goroutine; Close stops it.
+// startReading starts the reading goroutine and the workers; Close stops
+// them.
 func (s *Source) startReading() {
-	s.full = make(chan *batch, batchesAhead)
-	s.free = make(chan *batch, batchesAhead+2)
+	n := s.workers + batchesAhead
+	s.full = make(chan *batch, n)
+	s.work = make(chan *batch, n)
+	s.free = make(chan *batch, n)
 	s.stop = make(chan struct{})
 	s.readDone = make(chan struct{})
-	for range batchesAhead + 2 {
-		s.free <- &batch{recs: make([]reader.Record, 0, s.batchSize), spans: make([]int, 0, s.batchSize+1)}
+	for range n {
+		s.free <- &batch{done: make(chan struct{}, 1)}
+	}
+	for range s.workers {
+		d := s.r.NewDecoder()
+		s.workDone.Go(func() { s.workLoop(d) })
 	}
 	go s.readLoop()
 }
 
-// readLoop is the only caller of the reader until it returns.
+// readLoop is the only caller of the reader until it returns. It closes
+// work and full, which it alone sends on.
 func (s *Source) readLoop() {
 	defer close(s.readDone)
 	defer close(s.full)
+	defer close(s.work)
 	for {
 		var b *batch
 		select {
@@ -280,23 +316,10 @@ func (s *Source) readLoop() {
 		case <-s.stop:
 			return
 		}
-		b.recs, b.spans, b.arena, b.err = b.recs[:0], b.spans[:0], b.arena[:0], nil
-		for len(b.recs) < s.batchSize {
-			rec, err := s.r.Next()
-			if err != nil {
-				b.err = err
-				break
-			}
-			b.spans = append(b.spans, len(b.arena))
-			b.arena = append(b.arena, rec.Raw...)
-			rec.Raw = nil
-			b.recs = append(b.recs, rec)
-			s.recordsRead.Add(1)
-		}
-		b.spans = append(b.spans, len(b.arena))
-		for i := range b.recs {
-			b.recs[i].Raw = b.arena[b.spans[i]:b.spans[i+1]:b.spans[i+1]]
-		}
+		b.err = s.r.ReadBatch(&b.rb, s.batchSize)
+		s.recordsRead.Add(int64(b.rb.Len()))
+		// work has room for every batch: this never blocks.
+		s.work <- b
 		select {
 		case s.full <- b:
 		case <-s.stop:
@@ -308,16 +331,37 @@ func (s *Source) readLoop() {
 	}
 }
 
-// nextRecord returns the next record from the reading goroutine. The
-// record is valid until the call after next.
-func (s *Source) nextRecord(ctx context.Context) (*reader.Record, error) {
-	for s.cur == nil || s.pos >= len(s.cur.recs) {
+// workLoop decodes and maps batches until work is closed. Mapping without
+// the duplicate check reads only the mapper's settings, so workers share
+// the Mapper; each has its own Decoder.
+func (s *Source) workLoop(d *reader.Decoder) {
+	for b := range s.work {
+		b.decodeErr = d.Decode(&b.rb)
+		b.mapped = slices.Grow(b.mapped[:0], b.rb.Len())[:b.rb.Len()]
+		for i := range b.rb.Records {
+			rec := &b.rb.Records[i]
+			if rec.Err == nil && b.decodeErr == nil {
+				in, errs := s.m.MapFields(rec.Row, &rec.Values)
+				b.mapped[i] = mapped{in, errs}
+			} else {
+				b.mapped[i] = mapped{}
+			}
+		}
+		b.done <- struct{}{} // room for one: never blocks
+	}
+}
+
+// nextRecord moves to the next record, s.cur.rb.Records[s.pos-1], waiting
+// for its batch to be read and mapped. It stays valid until the call after
+// next.
+func (s *Source) nextRecord(ctx context.Context) error {
+	for s.cur == nil || s.pos >= s.cur.rb.Len() {
 		if s.cur != nil {
 			if err := s.cur.err; err != nil {
 				if errors.Is(err, io.EOF) {
-					return nil, io.EOF
+					return io.EOF
 				}
-				return nil, err // the reader's errors name the file and row
+				return err // the reader's errors name the file and row
 			}
 			s.free <- s.cur // never blocks: free holds every batch
 			s.cur = nil
@@ -328,16 +372,20 @@ func (s *Source) nextRecord(ctx context.Context) (*reader.Record, error) {
 		case b, ok = <-s.full:
 		case <-ctx.Done():
 			// The reader may be blocked on a slow pipe: stop waiting.
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		if !ok {
-			return nil, io.EOF
+			return io.EOF
+		}
+		<-b.done // a worker has it: it never blocks for long
+		if b.decodeErr != nil {
+			b.err = fmt.Errorf("read %s: %w", s.name, b.decodeErr)
+			b.rb.Records = b.rb.Records[:0]
 		}
 		s.cur, s.pos = b, 0
 	}
-	rec := &s.cur.recs[s.pos]
 	s.pos++
-	return rec, nil
+	return nil
 }
 
 // EstimatedRows estimates the input's row count from the bytes per row
@@ -392,6 +440,7 @@ func (s *Source) Close() error {
 			s.stdinPipe.CloseWithError(io.ErrClosedPipe)
 		}
 		<-s.readDone
+		s.workDone.Wait() // work is closed: the workers finish what is queued
 		s.warnColumns()
 	}
 	// Every byte the reader pulled went through the hash; when the run
@@ -401,7 +450,7 @@ func (s *Source) Close() error {
 		_, err := io.Copy(s.sha, s.file)
 		errs = append(errs, err)
 		s.shaDone = err == nil
-	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= len(s.cur.recs) {
+	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= s.cur.rb.Len() {
 		s.shaDone = true
 	}
 	if s.rejects != nil {
