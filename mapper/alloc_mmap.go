@@ -7,6 +7,9 @@ import (
 	"syscall"
 )
 
+// offHeap says allocEntries maps memory outside the Go heap.
+const offHeap = true
+
 // allocEntries returns at least n zeroed bytes outside the Go heap (an
 // anonymous private mapping): the duplicate index's store, which the
 // collector need not scan nor budget for. Pages are backed only once

@@ -106,6 +106,19 @@ func (x *idIndex) merge() {
 	x.recent.reset(max(recentMin, x.store.n/16))
 }
 
+// offHeapBytes returns the memory of the store that lives outside the Go
+// heap (0 where it is on the heap).
+func (x *idIndex) offHeapBytes() int {
+	if !offHeap || x.store == nil {
+		return 0
+	}
+	n := 0
+	for i := range x.store.shards {
+		n += len(x.store.shards[i].data)
+	}
+	return n
+}
+
 // bytes returns the memory the index holds, for tests and benchmarks.
 func (x *idIndex) bytes() int {
 	n := len(x.recent.slots) * int(unsafe.Sizeof(recentSlot{}))

@@ -47,7 +47,7 @@ func TestIDIndexBytesPerID(t *testing.T) {
 			x.firstRow("GEN-"+strconv.Itoa(i), uint32(i))
 		}
 	}
-	const n = 400_000
+	const n = 200_000
 	add(0, n)
 	before := x.bytes()
 	add(n, 2*n)

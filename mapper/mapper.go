@@ -201,6 +201,12 @@ func (m *Mapper) CheckDuplicate(row int, id string, errs Errors) Errors {
 	return slices.Insert(errs, i, FieldError{Field: lead.LeadID, Rule: rule})
 }
 
+// IndexMemory returns the bytes the duplicate-leadId index holds outside the
+// Go heap, which GOGC and GOMEMLIMIT do not see: about 11 a distinct leadId
+// where the platform allows (see index.go), else 0. Call it from the
+// goroutine that calls CheckDuplicate.
+func (m *Mapper) IndexMemory() int { return m.ids.offHeapBytes() }
+
 // MapFields is Map without the duplicate-leadId check: it leaves the
 // trimmed, value-mapped leadId in Input.LeadID for CheckDuplicate, also when
 // other fields fail. It reads only the Mapper's settings, so it is safe for

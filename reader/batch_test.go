@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -129,5 +130,13 @@ func TestReadBatchDecodeSameAsNext(t *testing.T) {
 	}
 	if checked < 8 {
 		t.Fatalf("checked %d inputs, want the golden ones, the samples and the odd file", checked)
+	}
+}
+
+// TestCSVRowFieldCount keeps csvFields, the record width ReadBatch lays
+// out for gocsv, equal to csvRow's fields.
+func TestCSVRowFieldCount(t *testing.T) {
+	if n := reflect.TypeFor[csvRow]().NumField(); n != csvFields {
+		t.Errorf("csvRow has %d fields, csvFields is %d", n, csvFields)
 	}
 }

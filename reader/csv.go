@@ -91,6 +91,7 @@ type csvSource struct {
 	line      int // line where the next unread byte is (1-based)
 	lineBase  int // add to cr's line numbers: lines dropped before cr's input by restarts
 	renamed   []string
+	fieldPos  []int // per column: its field's position in csvRow, -1 for none (ReadBatch)
 	failed    error
 }
 
@@ -174,6 +175,7 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 		r.unknown.add(u)
 	}
 	s.renamed = renamed
+	s.fieldPos = csvRowPositions(renamed)
 	if err := um.RenormalizeHeaders(func([]string) []string { return renamed }); err != nil {
 		return nil, fmt.Errorf("read %s header line: %w", r.name, err)
 	}

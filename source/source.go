@@ -98,10 +98,11 @@ type Source struct {
 }
 
 // batchSize is how many records travel together from the reading
-// goroutine: large enough that channel costs vanish per row, small enough
-// that memory stays flat (a few hundred KiB in flight).
+// goroutine to a worker and on to Next: large enough that channel costs
+// vanish per row, small enough that the workers+batchesAhead batches in
+// flight (about 200 KiB each) keep memory flat.
 const (
-	batchSize    = 256
+	batchSize    = 128
 	batchesAhead = 4
 )
 
@@ -387,6 +388,11 @@ func (s *Source) nextRecord(ctx context.Context) error {
 	s.pos++
 	return nil
 }
+
+// IndexMemory returns the bytes the duplicate-leadId index holds outside
+// the Go heap (see mapper.Mapper.IndexMemory). Call it from the goroutine
+// that calls Next.
+func (s *Source) IndexMemory() int { return s.m.IndexMemory() }
 
 // EstimatedRows estimates the input's row count from the bytes per row
 // read so far and the file's size; -1 when the size is unknown (stdin) or

@@ -34,15 +34,9 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		return exitFor(e.stderr, err)
 	}
 
-	// The duplicate-leadId index is the one thing that grows with the file
-	// (about 21 bytes a row). It holds no pointers, so marking it is nearly
-	// free, but the default GC headroom (GOGC=100) doubles it in RSS. At 50,
-	// a 1M-row file peaks at ~47 MiB instead of ~58 MiB for ~2% more CPU
-	// (bench/validate.sh). A GOGC the user set wins.
-	if e.getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(50))
-	}
-	sum, err := validateFile(ctx, pos[0], e, &in, log)
+	budget := newMemoryBudget(e.getenv)
+	defer budget.restore()
+	sum, err := validateFile(ctx, pos[0], e, &in, log, budget)
 	if sum != nil {
 		if werr := writeSummary(e.stderr, sum, in.summaryJSON); werr != nil && err == nil {
 			err = werr
@@ -72,7 +66,7 @@ func rowsStatus(sum *report.Summary) int {
 
 // validateFile reads, maps and records every row of the input. It returns
 // the summary even when it stops early, so that what was done is reported.
-func validateFile(ctx context.Context, name string, e *env, in *inputOptions, log *slog.Logger) (*report.Summary, error) {
+func validateFile(ctx context.Context, name string, e *env, in *inputOptions, log *slog.Logger, budget *memoryBudget) (*report.Summary, error) {
 	resultsPath := in.resultsPath(name)
 	if err := checkOutputs(name, map[string]string{"--results": resultsPath, "--rejects": in.rejects, "--summary-json": in.summaryJSON}); err != nil {
 		return nil, err
@@ -90,10 +84,13 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 	sum := &report.Summary{Mode: "validate", Version: version, Start: time.Now(), Settings: in.settings(name, resultsPath)}
 
 	for n := 0; ; n++ {
-		if n%ctxCheckEvery == 0 && ctx.Err() != nil {
-			sum.Interrupted = true
-			err = ctx.Err()
-			break
+		if n%ctxCheckEvery == 0 {
+			if ctx.Err() != nil {
+				sum.Interrupted = true
+				err = ctx.Err()
+				break
+			}
+			budget.update(src.IndexMemory())
 		}
 		it, rerr := src.Next(ctx)
 		if errors.Is(rerr, io.EOF) {
@@ -152,4 +149,64 @@ func writeSummary(stderr io.Writer, sum *report.Summary, jsonPath string) error 
 		}
 	}
 	return nil
+}
+
+// memoryBudget keeps validate's whole process near validateMemory. The
+// duplicate-leadId index, the one thing that grows with the file, lives
+// outside the Go heap (mapper.Mapper.IndexMemory), so the heap itself stays a
+// few MiB, and GOGC's headroom, a percentage of that, would run the collector
+// every couple of thousand rows (at GOGC=50, 40% more CPU than the work).
+// Instead the collector is off until the Go runtime's memory reaches its
+// limit (GOMEMLIMIT): maxGoMemory, less as the index grows, never below
+// minGoMemory. At 1M rows it runs about every 15,000 rows. A GOGC or
+// GOMEMLIMIT the user set wins. These are the runtime's process-wide
+// settings: set here, for validate only, and restored when it returns.
+type memoryBudget struct {
+	on        bool
+	gcPercent int
+	limit     int64
+	last      int64
+}
+
+const (
+	// validateMemory is what index and Go runtime may hold together: the
+	// aim is a peak RSS of 64 MiB, and the program's own pages take some.
+	validateMemory = 56 << 20
+	// maxGoMemory is the most the Go runtime gets: more makes collections
+	// rarer but no cheaper in total beyond this.
+	maxGoMemory = 24 << 20
+	// minGoMemory is the least the Go runtime gets, heap and stacks: room
+	// for the batches in flight and the results file's buffers.
+	minGoMemory = 12 << 20
+)
+
+func newMemoryBudget(getenv func(string) string) *memoryBudget {
+	b := &memoryBudget{}
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return b
+	}
+	b.on = true
+	b.limit = debug.SetMemoryLimit(maxGoMemory)
+	b.gcPercent = debug.SetGCPercent(-1)
+	b.last = maxGoMemory
+	return b
+}
+
+// update gives the Go runtime what the index leaves of the budget.
+func (b *memoryBudget) update(indexBytes int) {
+	if !b.on {
+		return
+	}
+	limit := min(maxGoMemory, max(minGoMemory, validateMemory-int64(indexBytes)))
+	if limit < b.last-1<<20 || limit > b.last+1<<20 {
+		debug.SetMemoryLimit(limit)
+		b.last = limit
+	}
+}
+
+func (b *memoryBudget) restore() {
+	if b.on {
+		debug.SetGCPercent(b.gcPercent)
+		debug.SetMemoryLimit(b.limit)
+	}
 }
