@@ -110,10 +110,13 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc, verrs := e.operation(&params)
 	op = operationName(rc)
 
+	if s.limiter != nil && len(s.opts.RateChanges) > 0 {
+		s.rateLimit()
+	}
 	if s.limiter != nil && !s.limiter.Allow() {
 		status = http.StatusTooManyRequests
 		s.stats.reject(RejectRateLimited)
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(s.opts.RateLimit)))
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(s.rateLimit())))
 		writeRaw(w, status, bodyRateLimited)
 		return
 	}
@@ -143,12 +146,12 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case u < s.opts.Fail503:
 			status = http.StatusServiceUnavailable
 			s.stats.reject(RejectFault503)
-			writeRaw(w, status, bodyUnavailable)
+			writeRaw(w, status, faultBody(bodyUnavailable, s.faultEcho(rc, op)))
 			return
 		case u < s.opts.Fail503+s.opts.Fail500:
 			status = http.StatusInternalServerError
 			s.stats.reject(RejectFault500)
-			writeRaw(w, status, bodyInternal)
+			writeRaw(w, status, faultBody(bodyInternal, s.faultEcho(rc, op)))
 			return
 		case u < s.opts.Fail503+s.opts.Fail500+s.opts.DropAfter:
 			drop = true
@@ -258,6 +261,9 @@ func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter 
 // retryAfter is the Retry-After of a 429: the whole seconds until the
 // bucket holds a token again, at least 1.
 func retryAfter(perSecond float64) int {
+	if perSecond <= 0 {
+		return 1
+	}
 	return max(1, int(math.Ceil(1/perSecond)))
 }
 

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,6 +123,35 @@ func TestRateLimit(t *testing.T) {
 	st := s.Stats()
 	if st.Rejections[RejectRateLimited] != 2 || st.Requests[OpLead][429] != 1 || st.Requests[OpCreditReport][429] != 1 {
 		t.Errorf("Stats: rate_limited %d, lead 429 %d, creditReport 429 %d; want 2, 1, 1", st.Rejections[RejectRateLimited], st.Requests[OpLead][429], st.Requests[OpCreditReport][429])
+	}
+}
+
+// TestRateLimitChange: the limit changes at the times of RateChanges, on
+// the Now clock: none at first, 0.5/s after 30 s, none again after 60 s.
+func TestRateLimitChange(t *testing.T) {
+	s := newSim(t, Options{RateChanges: []RateChange{{30 * time.Second, 0.5}, {time.Minute, 0}}})
+	tok := s.defaultToken(t)
+	const doc = `query { lead(id: "x") { id } }`
+	statuses := func() []int {
+		var out []int
+		for range 4 {
+			out = append(out, s.post(t, "/graphql", tok, doc, nil).status)
+		}
+		return out
+	}
+	if got := statuses(); !slices.Equal(got, []int{200, 200, 200, 200}) {
+		t.Errorf("statuses before the first change = %v, want all 200 (unlimited)", got)
+	}
+	s.advance(30 * time.Second)
+	if got := statuses(); !slices.Equal(got, []int{200, 429, 429, 429}) {
+		t.Errorf("statuses after the limit became 0.5/s (burst 1) = %v, want 200 then 429s", got)
+	}
+	if r := s.post(t, "/graphql", tok, doc, nil); r.header.Get("Retry-After") != "2" {
+		t.Errorf("Retry-After at 0.5/s = %q, want 2", r.header.Get("Retry-After"))
+	}
+	s.advance(30 * time.Second)
+	if got := statuses(); !slices.Equal(got, []int{200, 200, 200, 200}) {
+		t.Errorf("statuses after the limit was lifted = %v, want all 200", got)
 	}
 }
 
@@ -319,6 +349,26 @@ func TestLogsLeakNoSecrets(t *testing.T) {
 	}
 }
 
+// TestStatsJSONRequestsOnly: ?requests gives the requests by operation and
+// status and nothing else, for pollers (bench/ratebench).
+func TestStatsJSONRequestsOnly(t *testing.T) {
+	s := newSim(t, Options{})
+	tok := s.defaultToken(t)
+	s.create(t, tok, applicant("q-1", "888880400"))
+	resp, err := http.Get(s.URL + "/_sim/stats?requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got Stats
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatalf("decode /_sim/stats?requests: %v", err)
+	}
+	if got.Requests[OpCreateLead][200] != 1 || got.Requests[OpToken][200] != 1 || len(got.CreateCalls) != 0 || got.LeadsCreated != 0 {
+		t.Errorf("/_sim/stats?requests = %+v, want createLead and token 200 once each, and no other counter", got)
+	}
+}
+
 func TestRegisterFlags(t *testing.T) {
 	var o Options
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
@@ -327,7 +377,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--tenant-id", "t1", "--app-id", "a1", "--client-id", "c1", "--client-secret", "s1", "--auto-submit",
 		"--token-lifetime", "5s", "--create-latency", "2s", "--create-jitter", "1s", "--submit-latency", "300ms",
 		"--rate-limit", "50", "--fail-503", "0.1", "--fail-500", "0.05", "--drop-after", "0.01",
-		"--rotate-key-every", "1m", "--max-body", "2048", "--seed", "7",
+		"--rotate-key-every", "1m", "--max-body", "2048", "--seed", "7", "--rate-limit-change", "150@30s, 0@1m",
 	})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -342,6 +392,7 @@ func TestRegisterFlags(t *testing.T) {
 		{"create latency", o.CreateLatency, Latency{2 * time.Second, time.Second}}, {"submit latency", o.SubmitLatency.Fixed, 300 * time.Millisecond},
 		{"rate", o.RateLimit, 50.0}, {"503", o.Fail503, 0.1}, {"500", o.Fail500, 0.05}, {"drop", o.DropAfter, 0.01},
 		{"rotate", o.RotateKeyEvery, time.Minute}, {"max body", o.MaxBodyBytes, int64(2048)}, {"seed", o.Seed, int64(7)},
+		{"rate changes", fmt.Sprint(o.RateChanges), fmt.Sprint([]RateChange{{30 * time.Second, 150}, {time.Minute, 0}})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -352,6 +403,11 @@ func TestRegisterFlags(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"--fail-503", "x"}); err == nil {
 		t.Error("Parse(--fail-503 x) succeeded, want an error")
+	}
+	for _, bad := range []string{"150", "150@", "x@30s", "150@30"} {
+		if err := fs.Parse([]string{"--rate-limit-change", bad}); err == nil {
+			t.Errorf("Parse(--rate-limit-change %s) succeeded, want an error", bad)
+		}
 	}
 }
 
@@ -370,6 +426,9 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}{
 		{"fraction above 1", Options{Fail503: 1.5}},
 		{"negative rate", Options{RateLimit: -1}},
+		{"negative rate change", Options{RateChanges: []RateChange{{time.Second, -1}}}},
+		{"rate change at the start", Options{RateChanges: []RateChange{{0, 10}}}},
+		{"rate changes out of order", Options{RateChanges: []RateChange{{time.Minute, 10}, {time.Second, 20}}}},
 		{"client without id", Options{Clients: []Client{{Secret: "x"}}}},
 		{"duplicate client", Options{Clients: []Client{DefaultClient(), DefaultClient()}}},
 		{"sub-second token", Options{TokenLifetime: time.Millisecond}},

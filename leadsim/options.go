@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -52,6 +54,29 @@ func DefaultClient() Client {
 // context ends.
 type Latency struct{ Fixed, Jitter time.Duration }
 
+// RateChange is one change of the rate limit while the simulator runs.
+type RateChange struct {
+	At    time.Duration // since New
+	Limit float64       // requests per second; 0 = unlimited
+}
+
+// ParseRateChanges reads --rate-limit-change: comma-separated LIMIT@AT,
+// e.g. "150@30s" (the limit becomes 150/s 30 s after the start) or
+// "150@30s,0@1m" (and unlimited after a minute).
+func ParseRateChanges(v string) ([]RateChange, error) {
+	var out []RateChange
+	for _, part := range strings.Split(v, ",") {
+		lim, at, ok := strings.Cut(strings.TrimSpace(part), "@")
+		l, err1 := strconv.ParseFloat(lim, 64)
+		d, err2 := time.ParseDuration(at)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("rate limit change %q: want LIMIT@AT, e.g. 150@30s", part)
+		}
+		out = append(out, RateChange{At: d, Limit: l})
+	}
+	return out, nil
+}
+
 // Options configures a Server. The zero value is a fast, fault-free
 // simulator with DefaultClient; every realism knob is off by default. New
 // copies Options, so the caller may reuse it.
@@ -65,6 +90,12 @@ type Options struct {
 
 	RateLimit float64 // GraphQL requests per second (both endpoints), token bucket; 0 = unlimited
 	RateBurst int     // default max(1, RateLimit/10)
+	// RateChanges change RateLimit while the simulator runs, to test a
+	// client that must follow a limit it cannot see: at each At, counted
+	// from New on the Now clock, the limit becomes Limit (0 = unlimited).
+	// The burst stays RateBurst when that is set, else becomes
+	// max(1, Limit/10). At must increase from one change to the next.
+	RateChanges []RateChange
 
 	// Fail503, Fail500 and DropAfter are fractions of createLead and
 	// submitLead requests: answered 503 before processing; answered 500
@@ -73,6 +104,15 @@ type Options struct {
 	// order, so their sum should not exceed 1.
 	Fail503, Fail500, DropAfter float64
 	TokenFail503                float64 // fraction of token requests answered 503
+
+	// EchoPII makes the simulator a careless service that echoes each
+	// lead's SSN and date of birth, written several ways (123-45-6789,
+	// 123 45 6789, 07/07/1977, 7/7/77, 19770707, July 7, 1977, ...), in
+	// every createLead, submitLead and lead note, in a qualified lead's
+	// bidValue, and in the message and extensions.code of createLead's
+	// BAD_USER_INPUT errors, submitLead's SUBMIT_REFUSED errors and the
+	// injected 500 and 503 faults. For testing a client's redaction.
+	EchoPII bool
 
 	MaxBodyBytes   int64         // largest request body of every route; over it: 413; 0 = no limit (the spec shows none)
 	RotateKeyEvery time.Duration // 0 = never; else the signing key is replaced every interval (old tokens become invalid)
@@ -131,6 +171,15 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RateBurst <= 0 {
 		o.RateBurst = max(1, int(o.RateLimit/10))
 	}
+	o.RateChanges = append([]RateChange(nil), o.RateChanges...)
+	for i, c := range o.RateChanges {
+		if c.Limit < 0 || math.IsNaN(c.Limit) || math.IsInf(c.Limit, 0) {
+			return o, fmt.Errorf("leadsim options: rate limit change %d: limit %v: use a rate >= 0 (0 = unlimited)", i, c.Limit)
+		}
+		if c.At <= 0 || (i > 0 && c.At <= o.RateChanges[i-1].At) {
+			return o, fmt.Errorf("leadsim options: rate limit change %d at %v: times must be after the start and increase", i, c.At)
+		}
+	}
 	for name, f := range map[string]float64{"fail-503": o.Fail503, "fail-500": o.Fail500, "drop-after": o.DropAfter, "token-fail-503": o.TokenFail503} {
 		if !(f >= 0 && f <= 1) {
 			return o, fmt.Errorf("leadsim options: %s fraction %v is outside [0,1]", name, f)
@@ -185,11 +234,19 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.ReadLatency.Fixed, "read-latency", o.ReadLatency.Fixed, "fixed latency of each lead or creditReport query")
 	fs.Float64Var(&o.RateLimit, "rate-limit", o.RateLimit, "GraphQL requests per second over both endpoints (token bucket); over it: 429 with Retry-After; 0 = unlimited")
 	fs.IntVar(&o.RateBurst, "rate-burst", o.RateBurst, "token bucket size of --rate-limit; 0 = max(1, rate/10)")
+	fs.Func("rate-limit-change", "change --rate-limit while running: LIMIT@AT[,LIMIT@AT...], AT counted from the start, e.g. 150@30s (0 = unlimited)", func(v string) error {
+		c, err := ParseRateChanges(v)
+		if err == nil {
+			o.RateChanges = c
+		}
+		return err
+	})
 	fs.Float64Var(&o.Fail503, "fail-503", o.Fail503, "fraction of createLead/submitLead requests answered 503 before processing")
 	fs.Float64Var(&o.Fail500, "fail-500", o.Fail500, "fraction of createLead/submitLead requests answered 500 before processing")
 	fs.Float64Var(&o.DropAfter, "drop-after", o.DropAfter, "fraction of createLead/submitLead requests processed, then answered by dropping the connection")
 	fs.Float64Var(&o.TokenFail503, "token-fail-503", o.TokenFail503, "fraction of token requests answered 503")
 	fs.DurationVar(&o.RotateKeyEvery, "rotate-key-every", o.RotateKeyEvery, "replace the signing key at this interval, revoking every token issued before; 0 = never")
 	fs.Int64Var(&o.MaxBodyBytes, "max-body", o.MaxBodyBytes, "largest request body in bytes; over it: 413; 0 = no limit")
+	fs.BoolVar(&o.EchoPII, "echo-pii", o.EchoPII, "echo each lead's SSN and date of birth, written several ways, in notes, bidValue and error messages and codes (to test a client's redaction)")
 	fs.Int64Var(&o.Seed, "seed", o.Seed, "seed of the random source of faults and jitter")
 }

@@ -28,10 +28,16 @@ type Server struct {
 	stats   *counters
 	rnd     *lockedRand
 	limiter *rate.Limiter // nil: unlimited
-	faults  bool          // any of Fail503, Fail500, DropAfter is set
-	lead    *endpoint
-	debt    *endpoint
-	mux     *http.ServeMux
+	// The rate limit changes (Options.RateChanges): started is New's
+	// time; nextChange, under rateMu, the index of the next change.
+	started    time.Time
+	burstSet   bool
+	rateMu     sync.Mutex
+	nextChange int
+	faults     bool // any of Fail503, Fail500, DropAfter is set
+	lead       *endpoint
+	debt       *endpoint
+	mux        *http.ServeMux
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -46,6 +52,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	started := o.Now() // RateChanges count from here, before the key is made
 	s := &Server{
 		opts:    o,
 		log:     o.Logger,
@@ -65,8 +72,13 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
 	s.faults = o.Fail503+o.Fail500+o.DropAfter > 0
-	if o.RateLimit > 0 {
+	s.store.echo = o.EchoPII
+	s.started, s.burstSet = started, opts.RateBurst > 0
+	switch {
+	case o.RateLimit > 0:
 		s.limiter = rate.NewLimiter(rate.Limit(o.RateLimit), o.RateBurst)
+	case len(o.RateChanges) > 0:
+		s.limiter = rate.NewLimiter(rate.Inf, o.RateBurst)
 	}
 	s.lead = newEndpoint(s, "lead", leadapi.NewExecutableSchema(leadapi.Config{Resolvers: resolver{s}}))
 	s.debt = newEndpoint(s, "debt-core", debtapi.NewExecutableSchema(debtapi.Config{Resolvers: debtQuery{s}}))
@@ -85,12 +97,41 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// rateLimit applies the rate limit changes due by now and returns the
+// limit in force (0: unlimited).
+func (s *Server) rateLimit() float64 {
+	s.rateMu.Lock()
+	defer s.rateMu.Unlock()
+	changes := s.opts.RateChanges
+	if s.nextChange < len(changes) {
+		el := s.opts.Now().Sub(s.started)
+		for s.nextChange < len(changes) && el >= changes[s.nextChange].At {
+			c := changes[s.nextChange]
+			s.nextChange++
+			lim, burst := rate.Limit(c.Limit), s.opts.RateBurst
+			if c.Limit == 0 {
+				lim = rate.Inf
+			}
+			if !s.burstSet {
+				burst = max(1, int(c.Limit/10))
+			}
+			s.limiter.SetLimit(lim)
+			s.limiter.SetBurst(burst)
+			s.log.Info("rate limit changed", "limit", c.Limit, "burst", burst, "at", c.At)
+		}
+	}
+	if l := s.limiter.Limit(); l != rate.Inf {
+		return float64(l)
+	}
+	return 0
+}
+
 // Handler returns the one handler of every route, relative to a base URL B:
 //
 //	POST B/{tenant}/oauth2/v2.0/token   identity provider
 //	POST B/graphql                      lead endpoint
 //	POST B/debt-core/graphql            debt core endpoint (creditReport)
-//	GET  B/_sim/stats                   Stats as JSON
+//	GET  B/_sim/stats                   Stats as JSON (?requests: Requests alone)
 //	POST B/_sim/rotate-key              RotateKey on demand
 func (s *Server) Handler() http.Handler { return s.mux }
 
@@ -127,8 +168,13 @@ func (s *Server) rotateEvery(d time.Duration) {
 	}
 }
 
-func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) serveStats(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	if r.URL.Query().Has("requests") {
+		// Only the requests by operation and status, for pollers.
+		_ = json.NewEncoder(w).Encode(Stats{Requests: s.stats.requests()})
+		return
+	}
 	_ = json.NewEncoder(w).Encode(s.Stats())
 }
 

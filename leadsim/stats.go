@@ -126,12 +126,25 @@ func (c *counters) snapshot() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.st
-	s.Requests = make(map[string]map[int]int, len(c.st.Requests))
-	for op, m := range c.st.Requests {
-		s.Requests[op] = maps.Clone(m)
-	}
+	s.Requests = c.requestsLocked()
 	s.CreateCalls = maps.Clone(c.st.CreateCalls)
 	s.Rejections = maps.Clone(c.st.Rejections)
 	s.ResultCodes = maps.Clone(c.st.ResultCodes)
 	return s
+}
+
+// requests is a copy of Stats.Requests alone: cheap enough to poll many
+// times a second while a million leads' CreateCalls are counted.
+func (c *counters) requests() map[string]map[int]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.requestsLocked()
+}
+
+func (c *counters) requestsLocked() map[string]map[int]int {
+	out := make(map[string]map[int]int, len(c.st.Requests))
+	for op, m := range c.st.Requests {
+		out[op] = maps.Clone(m)
+	}
+	return out
 }

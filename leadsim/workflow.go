@@ -88,6 +88,7 @@ func BidValue(code int) string {
 // leadRecord is one created lead. Its SSN is not kept: dedupe keys hold it.
 type leadRecord struct {
 	id, partnerLeadID, note, bid string
+	echo                         string // Options.EchoPII: the SSN and date of birth as echoed
 	hasPartnerLeadID             bool
 	code                         int
 	clientID                     string
@@ -106,6 +107,7 @@ type store struct {
 	byContact  map[string]string // email + "\x00" + homePhone -> first lead id
 	reports    map[string]*creditReport
 	reportByLd map[string]string // lead id -> report id
+	echo       bool              // Options.EchoPII
 }
 
 func newStore() *store {
@@ -126,7 +128,25 @@ func strOr(p *string) string {
 }
 
 // createLead runs the workflow of RULES.md for one lead of client c.
-func (st *store) createLead(c *Client, in *leadapi.LeadInput) (rec leadRecord) {
+func (st *store) createLead(c *Client, in *leadapi.LeadInput) leadRecord {
+	rec := st.decideLead(c, in)
+	if !st.echo {
+		return rec
+	}
+	// Options.EchoPII: the note and the bid echo the SSN and date of birth.
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	stored := st.leads[rec.id]
+	stored.echo = echoPII(strOr(in.SocialSecurityNumber), in.DateOfBirth)
+	stored.note = withEcho(stored.note, stored.echo)
+	if stored.bid != "" {
+		stored.bid += " (" + stored.echo + ")"
+	}
+	return *stored
+}
+
+// decideLead applies the workflow's rules to a new lead and stores it.
+func (st *store) decideLead(c *Client, in *leadapi.LeadInput) (rec leadRecord) {
 	rec = leadRecord{id: uuid.NewString(), clientID: c.ID}
 	if in.LeadID != nil {
 		rec.partnerLeadID, rec.hasPartnerLeadID = *in.LeadID, true
@@ -201,14 +221,32 @@ func (st *store) submitLead(c *Client, id string) (leadRecord, *gqlerror.Error) 
 	case rec == nil || rec.clientID != c.ID:
 		return leadRecord{}, errSubmitRefused("lead %s not found", id)
 	case rec.code < CodeQualifiedMin || rec.code > CodeQualifiedMax:
-		return leadRecord{}, errSubmitRefused("lead %s is not qualified (resultCode %d)", id, rec.code)
+		return leadRecord{}, echoError(errSubmitRefused("lead %s is not qualified (resultCode %d)", id, rec.code), rec.echo)
 	case rec.submitted:
-		return leadRecord{}, errSubmitRefused("lead %s already submitted", id)
+		return leadRecord{}, echoError(errSubmitRefused("lead %s already submitted", id), rec.echo)
 	}
 	rec.submitted = true
 	out := *rec
-	out.note = NoteSubmitted
+	out.note = withEcho(NoteSubmitted, rec.echo)
 	return out, nil
+}
+
+// withEcho is note with the lead's echo (Options.EchoPII) appended.
+func withEcho(note, echo string) string {
+	if echo == "" {
+		return note
+	}
+	return note + " [" + echo + "]"
+}
+
+// echoOf is the echo of lead id (Options.EchoPII), or "".
+func (st *store) echoOf(id string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if rec := st.leads[id]; rec != nil {
+		return rec.echo
+	}
+	return ""
 }
 
 func (st *store) lead(c *Client, id string) (leadRecord, bool) {
@@ -219,8 +257,8 @@ func (st *store) lead(c *Client, id string) (leadRecord, bool) {
 		return leadRecord{}, false
 	}
 	out := *rec
-	if out.submitted && out.note == NoteQualifiedManual {
-		out.note = NoteSubmitted
+	if out.submitted && out.note == withEcho(NoteQualifiedManual, rec.echo) {
+		out.note = withEcho(NoteSubmitted, rec.echo)
 	}
 	return out, true
 }
@@ -277,9 +315,13 @@ func (r resolver) CreateLead(ctx context.Context, in leadapi.LeadInput) (*leadap
 	}
 	if errs := checkLeadInput(&in); errs != nil {
 		fields := make([]string, len(errs))
+		echo := ""
+		if r.s.opts.EchoPII {
+			echo = echoPII(strOr(in.SocialSecurityNumber), in.DateOfBirth)
+		}
 		for i, e := range errs {
 			fields[i] = e.Message // "<field>: <rule>", never the value
-			graphql.AddError(ctx, e)
+			graphql.AddError(ctx, echoError(e, echo))
 		}
 		r.s.stats.refused(strOr(in.LeadID))
 		r.s.log.Debug("lead refused", "client_id", p.client.ID, "partner_lead_id", strOr(in.LeadID), "violations", fields)

@@ -13,7 +13,11 @@
 // Every value is first checked to be UTF-8 (Latin-1 files fail with a hint to
 // use --encoding windows-1252) and trimmed of surrounding white space; a value
 // that is empty after trimming is absent and is omitted from the Input, never
-// sent as "" or 0. Then the mapping file's value map for the field, if any, is
+// sent as "" or 0. A control character (NUL, DEL, a C1 control, or a tab or
+// line break inside the value) makes the field invalid, except that in the
+// free-text fields (firstName, lastName, address1, address2, city) each run
+// of tabs and line breaks, as in a quoted two-line address, becomes one
+// space. Then the mapping file's value map for the field, if any, is
 // applied (keys matched trimmed and case-insensitively), and the result is
 // checked:
 //

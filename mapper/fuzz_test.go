@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/bulkload/bulkload/lead"
 )
@@ -97,6 +98,11 @@ func checkInvariants(t *testing.T, in lead.Input) {
 	for _, s := range toValues(in) {
 		if s != strings.TrimSpace(s) {
 			t.Errorf("value %q is not trimmed", s)
+		}
+		for _, r := range s {
+			if unicode.IsControl(r) {
+				t.Errorf("value %q holds control character %U", s, r)
+			}
 		}
 	}
 }

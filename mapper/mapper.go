@@ -46,40 +46,25 @@ const (
 	ruleEmail               = "must be a valid e-mail address (name@example.com)"
 	ruleCertificate         = "must be a UUID or an http(s) URL"
 	ruleDuplicatePrefix     = "duplicate of row "
+	// ruleControl: a NUL or another invisible control character is never
+	// sent. Tabs and line breaks inside a free-text field (names, address,
+	// city) are read as spaces instead.
+	ruleControl = "contains a control character (NUL, a tab, a line break or another invisible character); remove it from the export"
 )
 
 // maxInt32 is the largest GraphQL Int.
 const maxInt32 = 1<<31 - 1
 
-// FieldError is one field of one row that failed a rule. It names the field
-// and the rule and never the value, so it is safe to log and to write to the
-// results file even for the SSN and the date of birth.
-type FieldError struct {
-	Field lead.Field
-	// Rule is the rule the value broke, e.g. "must be 5 digits" or
-	// "duplicate of row 3"; it never contains the value.
-	Rule string
-}
-
-// Error returns "field: rule", e.g. "zipCode: must be 5 digits".
-func (e FieldError) Error() string { return e.Field.String() + ": " + e.Rule }
+// FieldError is one field of one row that failed a rule: a lead.RowError
+// whose Field is set. It names the field and the rule and never the value,
+// so it is safe to log and to write to the results file even for the SSN
+// and the date of birth. Map fills its Row; the caller may fill StartLine.
+type FieldError = lead.RowError
 
 // Errors is all the errors of one row, in field order. Map returns a nil
 // Errors for a valid row; test it with len, not by comparing an error
-// interface holding it with nil.
-type Errors []FieldError
-
-// Error joins the errors with "; ".
-func (e Errors) Error() string {
-	var b strings.Builder
-	for i, fe := range e {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(fe.Error())
-	}
-	return b.String()
-}
+// interface holding it with nil. Its Error joins the errors with "; ".
+type Errors = lead.RowErrors
 
 // Options configures a Mapper.
 type Options struct {
@@ -198,7 +183,7 @@ func (m *Mapper) CheckDuplicate(row int, id string, errs Errors) Errors {
 	for i < len(errs) && errs[i].Field < lead.LeadID {
 		i++
 	}
-	return slices.Insert(errs, i, FieldError{Field: lead.LeadID, Rule: rule})
+	return slices.Insert(errs, i, FieldError{Row: row, Field: lead.LeadID, Rule: rule})
 }
 
 // IndexMemory returns the bytes the duplicate-leadId index holds outside the
@@ -222,7 +207,7 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (lead.Input, Errors) {
 		if errs == nil {
 			errs = make(Errors, 0, 8) // one allocation for most bad rows
 		}
-		errs = append(errs, FieldError{Field: f, Rule: rule})
+		errs = append(errs, FieldError{Row: row, Field: f, Rule: rule})
 	}
 	setInt := func(i int, p **int, n int) {
 		sc := a.get()
@@ -243,6 +228,15 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (lead.Input, Errors) {
 		if !ok {
 			fail(f, ruleNotUTF8)
 			continue
+		}
+		if hasControl(s) {
+			if isFreeText(f) {
+				s = spaceBreaks(s)
+			}
+			if hasControl(s) {
+				fail(f, ruleControl)
+				continue
+			}
 		}
 		if s != "" && m.values[f] != nil {
 			if mv, ok := lookupFold(m.values[f], s); ok {
@@ -395,6 +389,79 @@ func clean(s string) (string, bool) {
 		s = s[:len(s)-1]
 	}
 	return s, true
+}
+
+// isFreeText reports whether f is text a person typed, where a tab or a
+// line break (a two-line address in a quoted cell) stands for a space.
+func isFreeText(f lead.Field) bool {
+	switch f {
+	case lead.FirstName, lead.LastName, lead.Address1, lead.Address2, lead.City:
+		return true
+	}
+	return false
+}
+
+// The SWAR constants of hasControl: a byte of ones, of 0x20, of 0x7F.
+const (
+	ones    = 0x0101010101010101
+	spaces  = 0x2020202020202020
+	highs   = 0x8080808080808080
+	deletes = 0x7F7F7F7F7F7F7F7F
+)
+
+// hasControl reports whether s holds a control character: an ASCII one
+// (below 0x20, or DEL) or a C1 one (U+0080-U+009F). s is valid UTF-8. Eight
+// bytes are tested at a time, as clean does, since every cell goes through.
+func hasControl(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		y := x ^ deletes
+		// A byte below 0x20, a byte equal to 0x7F, or a byte with the high
+		// bit set (a C1 control may start there, and end in the next
+		// word): look at each byte from here.
+		if (x-spaces)&^x&highs != 0 || (y-ones)&^y&highs != 0 || x&highs != 0 {
+			break
+		}
+	}
+	return controlIn(s[i:])
+}
+
+// controlIn is hasControl byte by byte.
+func controlIn(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == 0x7F {
+			return true
+		}
+		// U+0080-U+009F is 0xC2 0x80-0x9F in UTF-8.
+		if c == 0xC2 && i+1 < len(s) && s[i+1] < 0xA0 {
+			return true
+		}
+	}
+	return false
+}
+
+// spaceBreaks turns each run of tabs and line breaks in s into one space.
+func spaceBreaks(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	brk := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\t' || c == '\n' || c == '\r' {
+			if !brk {
+				b.WriteByte(' ')
+			}
+			brk = true
+			continue
+		}
+		brk = false
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // isASCIISpace is unicode.IsSpace for ASCII bytes.

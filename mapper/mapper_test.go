@@ -494,6 +494,45 @@ func TestTextFields(t *testing.T) {
 	}
 }
 
+// TestControlCharacters checks that a NUL or another control character is
+// refused in every field, and that a tab or line break inside a free-text
+// field is read as a space.
+func TestControlCharacters(t *testing.T) {
+	for f := lead.Field(0); f < lead.NumFields; f++ {
+		if f == lead.LeadSourceID {
+			continue // never sent, never checked
+		}
+		t.Run(f.String(), func(t *testing.T) {
+			// The control check comes first: the rest of the value
+			// need not be valid for the field.
+			cases := []ruleCase{
+				{"NUL", "A\x00B", "", ruleControl},
+				{"NUL at the end", "AB\x00", "", ruleControl},
+				{"escape", "\x1b[31mAB", "", ruleControl},
+				{"DEL", "A\x7fB", "", ruleControl},
+				{"C1 next line", "A\u0085B", "", ruleControl},
+				{"C1 across eight bytes", "abcdefg\u0090B", "", ruleControl},
+				{"bell in a long value", "AB................\a.", "", ruleControl},
+			}
+			if isFreeText(f) {
+				cases = append(cases,
+					ruleCase{"tab", "Ada\tLovelace", "Ada Lovelace", ""},
+					ruleCase{"line break", "1 Main St\r\nApt 2", "1 Main St Apt 2", ""},
+					ruleCase{"breaks in a run", "Ada \n\t\nLovelace-Byron", "Ada  Lovelace-Byron", ""},
+					ruleCase{"tab and NUL", "Ada\tLove\x00lace", "", ruleControl},
+					ruleCase{"unicode kept", "Zoë\tMüller", "Zoë Müller", ""},
+				)
+			} else {
+				cases = append(cases,
+					ruleCase{"tab", "A\tB", "", ruleControl},
+					ruleCase{"line break", "A\r\nB", "", ruleControl},
+				)
+			}
+			runRuleCases(t, f, cases)
+		})
+	}
+}
+
 func TestNotUTF8Everywhere(t *testing.T) {
 	for f := lead.Field(0); f < lead.NumFields; f++ {
 		t.Run(f.String(), func(t *testing.T) {
@@ -725,7 +764,7 @@ func isKnownRule(r string) bool {
 		ruleDateFuture, ruleDateTooOld, rulePhone, ruleSSNDigits, ruleSSNArea000, ruleSSNArea666,
 		ruleSSNArea9xx, ruleSSNGroup, ruleSSNSerial, ruleState, ruleZip, ruleZipShort, ruleBool,
 		ruleConsent, ruleMoneyText, ruleMoneyWhole, ruleMoneyNegative, ruleTooLarge, ruleResidence,
-		ruleIncomeSource, ruleLoanPurpose, ruleEmail, ruleCertificate:
+		ruleIncomeSource, ruleLoanPurpose, ruleEmail, ruleCertificate, ruleControl:
 		return true
 	}
 	return false

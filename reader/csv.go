@@ -125,8 +125,8 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 	}
 	s.um = um
 	end := cr.InputOffset()
-	raw, skipped := trimRaw(t.span(0, end))
-	s.line += skipped + bytes.Count(raw, []byte{'\n'}) + 1
+	raw, skipped := trimRaw(t.span(t.recStart, end))
+	s.line += t.blankLines + skipped + bytes.Count(raw, []byte{'\n'}) + 1
 	t.recStart = end
 	r.comma = comma
 	r.headerRaw = string(raw)
@@ -206,7 +206,7 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 	}
 	for {
 		before := s.cr.InputOffset()
-		s.tee.recStart = before
+		s.tee.recStart, s.tee.blankLines = before, 0
 		var (
 			out    any
 			fields []string
@@ -221,8 +221,15 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 		if errors.Is(err, io.EOF) {
 			return Record{}, nil, io.EOF
 		}
+		if errors.Is(err, errRecordTooLong) {
+			s.row++
+			return s.tooLong(), nil, nil
+		}
+		// A long run of empty lines before the record moved the tee's
+		// recStart past them (skipBlank).
+		before = max(before, s.tee.recStart)
 		raw, skipped := trimRaw(s.tee.span(before, after))
-		start := s.line + skipped
+		start := s.line + s.tee.blankLines + skipped
 		s.line = start + bytes.Count(raw, []byte{'\n'}) + 1
 
 		var pe *csv.ParseError
@@ -242,20 +249,17 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 			// span is the difference of their capacities.
 			rawOff := before + int64(cap(s.tee.span(before, after))-cap(raw))
 			rec := Record{Row: s.row, Line: startLine, Raw: trimLineEnd(raw[:nl+1]),
-				Err: fmt.Errorf("row %d (line %d): a quoted field is not closed on the row's first line; the lines after it are read as rows of their own: close the quote, or double the quotes inside it", s.row, startLine)}
-			if err := s.restart(rawOff+int64(nl)+1, startLine+1); err != nil {
+				Err: rowError(s.row, startLine, ruleQuoteNotClosed)}
+			if err := s.restartAt(rawOff+int64(nl)+1, startLine+1); err != nil {
 				s.failed = err
 			}
 			return rec, nil, nil
 		case errors.As(err, &pe):
 			s.row++
 			line := pe.StartLine + s.lineBase
-			return Record{Row: s.row, Line: line, Raw: raw,
-				Err: fmt.Errorf("row %d (line %d): %w", s.row, line, parseProblem(pe, s.lineBase))}, nil, nil
-		case errors.Is(err, errRecordTooLong):
-			s.failed = fmt.Errorf("read %s row %d (line %d): record longer than %d bytes; an unterminated quote is the likely cause: close the quote or quote the field's own quotes as \"\"",
-				s.r.name, s.row+1, start, maxRecord)
-			return Record{}, nil, s.failed
+			rec := Record{Row: s.row, Line: line, Raw: raw, Err: rowError(s.row, line, parseProblem(pe))}
+			rec.Err.Line, rec.Err.Column = pe.Line+s.lineBase, pe.Column
+			return rec, nil, nil
 		default:
 			s.failed = fmt.Errorf("read %s after row %d: %w", s.r.name, s.row, err)
 			return Record{}, nil, s.failed
@@ -271,11 +275,11 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 		rec := Record{Row: s.row, Line: line, Raw: raw}
 		switch {
 		case scan.fields < s.columns:
-			rec.Err = fmt.Errorf("row %d (line %d): %d fields, header has %d", s.row, line, scan.fields, s.columns)
+			rec.Err = rowError(s.row, line, fmt.Sprintf("%d fields, header has %d", scan.fields, s.columns))
 		case scan.extraSet:
-			rec.Err = fmt.Errorf("row %d (line %d): %d fields, header has %d, and the extra fields are not empty", s.row, line, scan.fields, s.columns)
+			rec.Err = rowError(s.row, line, fmt.Sprintf("%d fields, header has %d, and the extra fields are not empty", scan.fields, s.columns))
 		case s.checkUTF8 && !utf8.Valid(raw):
-			rec.Err = fmt.Errorf("row %d (line %d): text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252", s.row, line)
+			rec.Err = rowError(s.row, line, ruleNotUTF8)
 		case undecoded:
 			return rec, fields, nil // a Decoder fills Values and checks them
 		default:
@@ -294,19 +298,83 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 // value.
 func checkValues(rec *Record) {
 	if rec.Values == (lead.Values{}) {
-		rec.Err = fmt.Errorf("row %d (line %d): no known column has a value", rec.Row, rec.Line)
+		rec.Err = rowError(rec.Row, rec.Line, "no known column has a value")
 	}
 }
 
-// restart reads on from input offset off, the start of input line line,
-// with a new csv.Reader and gocsv Unmarshaller: the bytes from off that the
-// tee holds, then the rest of the input. The header line is put in front
-// again for gocsv, which reads a header first.
-func (s *csvSource) restart(off int64, line int) error {
+// tooLong is the record csv.Reader gave up on because it ran past
+// maxRecord: a malformed row, its first line only (Raw is empty: the line
+// may be megabytes). Reading goes on from the line after its first line, as
+// after a quote that is not closed: a cell of megabytes on one line costs
+// one row, and a quote left open costs one row, not the rest of the file.
+func (s *csvSource) tooLong() Record {
+	from := s.tee.recStart
+	held := s.tee.span(from, s.tee.base+int64(len(s.tee.buf)))
+	// The empty lines csv.Reader skipped before the record are no row.
+	blank := s.tee.blankLines
+	for {
+		if len(held) > 0 && held[0] == '\n' {
+			held, from = held[1:], from+1
+		} else if len(held) > 1 && held[0] == '\r' && held[1] == '\n' {
+			held, from = held[2:], from+2
+		} else {
+			break
+		}
+		blank++
+	}
+	start := s.line + blank
+	rec := Record{Row: s.row, Line: start}
+	var err error
+	if nl := bytes.IndexByte(held, '\n'); nl >= 0 {
+		// The record's first line ended, but a quote opened on it ran
+		// on past the limit.
+		rec.Err = rowError(s.row, start, fmt.Sprintf("record longer than %d bytes: a quoted field is not closed on the row's first line, or holds more than that; the lines after it are read as rows of their own", maxRecord))
+		err = s.restartAt(from+int64(nl)+1, start+1)
+	} else {
+		rec.Err = rowError(s.row, start, fmt.Sprintf("record longer than %d bytes; the row is skipped", maxRecord))
+		var rest []byte
+		if rest, err = s.skipLine(); err == nil {
+			err = s.restart(rest, start+1)
+		}
+	}
+	if err != nil {
+		s.failed = err
+	}
+	return rec
+}
+
+// skipLine reads the input below the tee to the end of the current line
+// without keeping it, and returns what it read after the line end.
+func (s *csvSource) skipLine() ([]byte, error) {
+	buf := make([]byte, bufSize)
+	for {
+		n, err := s.tee.src.Read(buf)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return buf[i+1 : n], nil
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s after row %d: %w", s.r.name, s.row, err)
+		}
+	}
+}
+
+// restartAt is restart from input offset off, which the tee still holds.
+func (s *csvSource) restartAt(off int64, line int) error {
 	pulled := s.tee.span(off, s.tee.base+int64(len(s.tee.buf)))
 	if pulled == nil {
 		return fmt.Errorf("read %s line %d: cannot read on after a quote that is not closed", s.r.name, line)
 	}
+	return s.restart(pulled, line)
+}
+
+// restart reads on from the start of input line line, with a new csv.Reader
+// and gocsv Unmarshaller: pulled, the bytes of the input from there that
+// were already read, then the rest of the input. The header line is put in
+// front again for gocsv, which reads a header first.
+func (s *csvSource) restart(pulled []byte, line int) error {
 	// pulled stays valid: nothing writes to the old tee's buffer again.
 	header := s.r.headerRaw + "\n"
 	t := &tee{src: io.MultiReader(strings.NewReader(header), bytes.NewReader(pulled), s.tee.src),
@@ -329,15 +397,25 @@ func (s *csvSource) restart(off int64, line int) error {
 	return nil
 }
 
-// parseProblem rewords a csv.ParseError without its position (the caller
-// gives row and line) and without cell contents.
-func parseProblem(pe *csv.ParseError, lineBase int) error {
-	pe.Line += lineBase
+// The rules of malformed records that more than one place gives.
+const (
+	ruleQuoteNotClosed = "a quoted field is not closed on the row's first line; the lines after it are read as rows of their own: close the quote, or double the quotes inside it"
+	ruleNotUTF8        = "text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252"
+)
+
+// rowError is a malformed record's error.
+func rowError(row, line int, rule string) *lead.RowError {
+	return &lead.RowError{Row: row, StartLine: line, Field: lead.NoField, Rule: rule}
+}
+
+// parseProblem says in words what a csv.ParseError found, without its
+// position (the RowError carries it) and without cell contents.
+func parseProblem(pe *csv.ParseError) string {
 	switch {
 	case errors.Is(pe.Err, csv.ErrBareQuote):
-		return fmt.Errorf("a quote inside an unquoted field at line %d column %d; quote the field and double its quotes: %w", pe.Line, pe.Column, pe.Err)
+		return `a quote (") in a field that does not start with one; put the whole field in quotes and double each quote inside it ("")`
 	case errors.Is(pe.Err, csv.ErrQuote):
-		return fmt.Errorf("a quoted field is not closed properly at line %d column %d; a quote inside a quoted field must be doubled: %w", pe.Line, pe.Column, pe.Err)
+		return `text after the closing quote of a quoted field; a quote inside a quoted field must be doubled ("")`
 	}
-	return fmt.Errorf("line %d column %d: %w", pe.Line, pe.Column, pe.Err)
+	return "not valid CSV: " + pe.Err.Error()
 }

@@ -104,15 +104,18 @@ func (s *jsonlSource) next() (Record, error) {
 		rec := Record{Row: s.row, Line: s.line, Raw: line}
 		switch {
 		case tooLong:
-			rec.Err = fmt.Errorf("row %d (line %d): line longer than %d bytes", s.row, s.line, maxRecord)
+			rec.Err = rowError(s.row, s.line, fmt.Sprintf("line longer than %d bytes", maxRecord))
 		case s.checkUTF8 && !utf8.Valid(line):
-			rec.Err = fmt.Errorf("row %d (line %d): text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252", s.row, s.line)
+			rec.Err = rowError(s.row, s.line, ruleNotUTF8)
 		default:
-			if err := s.parse(line, &rec.Values); err != nil {
+			if rule, col := s.parse(line, &rec.Values); rule != "" {
 				rec.Values = lead.Values{}
-				rec.Err = fmt.Errorf("row %d (line %d): %w", s.row, s.line, err)
+				rec.Err = rowError(s.row, s.line, rule)
+				if col > 0 {
+					rec.Err.Line, rec.Err.Column = s.line, col
+				}
 			} else if rec.Values == (lead.Values{}) {
-				rec.Err = fmt.Errorf("row %d (line %d): no known key has a value", s.row, s.line)
+				rec.Err = rowError(s.row, s.line, "no known key has a value")
 			}
 		}
 		return rec, nil
@@ -126,13 +129,13 @@ func (s *jsonlSource) next() (Record, error) {
 // encoding/json validates the line (json.Valid) and decodes escaped
 // strings; the walk over the validated object is done here, because
 // json.Decoder.Token costs hundreds of allocations a line.
-func (s *jsonlSource) parse(line []byte, v *lead.Values) error {
+func (s *jsonlSource) parse(line []byte, v *lead.Values) (rule string, column int) {
 	if !json.Valid(line) {
 		return invalidJSON(line)
 	}
 	p := skipSpace(line, 0)
 	if line[p] != '{' {
-		return errors.New("the line is not a JSON object")
+		return ruleNotObject, 0
 	}
 	var set [lead.NumFields]bool
 	p = skipSpace(line, p+1)
@@ -155,7 +158,7 @@ func (s *jsonlSource) parse(line []byte, v *lead.Values) error {
 			if c == '[' {
 				kind = "an array"
 			}
-			return fmt.Errorf("key %q holds %s; a known key must hold a string, number, true, false or null", shortName(jsonString(rawKey)), kind)
+			return fmt.Sprintf("key %q holds %s; a known key must hold a string, number, true, false or null", shortName(jsonString(rawKey)), kind), 0
 		case c == 't':
 			text, p = "true", p+4
 		case c == 'f':
@@ -189,7 +192,7 @@ func (s *jsonlSource) parse(line []byte, v *lead.Values) error {
 			p = skipSpace(line, p+1)
 		}
 	}
-	return nil
+	return "", 0
 }
 
 // skipSpace returns the offset of the first non-space byte at or after p.
@@ -245,19 +248,22 @@ func jsonString(lit []byte) string {
 	return out
 }
 
-// invalidJSON says why a line is not valid JSON, by byte offset only:
-// encoding/json's own message quotes the offending character, which may be
-// cell content.
-func invalidJSON(line []byte) error {
+// ruleNotObject is the rule of a JSONL line that is JSON but not an object.
+const ruleNotObject = "the line is not a JSON object"
+
+// invalidJSON says why a line is not valid JSON, and at which byte column
+// (0 when no column applies), without quoting it: encoding/json's own
+// message quotes the offending character, which may be cell content.
+func invalidJSON(line []byte) (rule string, column int) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	var first json.RawMessage
 	if err := dec.Decode(&first); err != nil {
 		return notJSON(err)
 	}
 	if !bytes.HasPrefix(first, []byte{'{'}) {
-		return errors.New("the line is not a JSON object")
+		return ruleNotObject, 0
 	}
-	return errors.New("text after the JSON object; put one object on each line")
+	return "text after the JSON object; put one object on each line", skipSpace(line, int(dec.InputOffset())) + 1
 }
 
 // resolve resolves a key given as its JSON string literal, through a cache
@@ -273,15 +279,16 @@ func (s *jsonlSource) resolve(rawKey []byte) colRes {
 	return res
 }
 
-// notJSON describes a JSON syntax error by its offset only: encoding/json's
-// own message quotes the offending character, which may be cell content.
-func notJSON(err error) error {
+// notJSON describes a JSON syntax error by its byte column only:
+// encoding/json's own message quotes the offending character, which may be
+// cell content.
+func notJSON(err error) (rule string, column int) {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return fmt.Errorf("not valid JSON at byte %d; check the line is one JSON object", se.Offset)
+		return "not valid JSON; check the line is one JSON object", int(se.Offset)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errors.New("not valid JSON: the object is not closed")
+		return "not valid JSON: the object is not closed", 0
 	}
-	return errors.New("not valid JSON")
+	return "not valid JSON", 0
 }

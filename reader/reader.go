@@ -128,9 +128,10 @@ type Record struct {
 	// end, for the rejects file. It is valid only until the next call to
 	// Next: copy it (bytes.Clone) to keep it longer.
 	Raw []byte
-	// Err is set when the row is malformed. It says what is wrong, with the
-	// row and line, and never quotes cell contents.
-	Err error
+	// Err is set when the row is malformed: what is wrong (its Field is
+	// lead.NoField), with the row, line and, for a syntax error, the column.
+	// It never quotes cell contents.
+	Err *lead.RowError
 }
 
 // Open opens the named input; "-" reads stdin. Gzip is recognised by a .gz

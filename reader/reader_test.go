@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -154,7 +153,7 @@ func TestCSV(t *testing.T) {
 		{name: "windows-1252 right quote", file: "a.csv", in: "fname,lname\nJos\xe9,O\x92Ne\xf1a\n", opts: Options{Encoding: "cp1252"},
 			want: []string{"1@2 firstName=José lastName=O’Neña"}},
 		{name: "latin1 read as utf-8", file: "a.csv", in: "fname,lname\nJos\xe9,Lee\nBob,Ray\n",
-			want: []string{"1@2 ERR: row 1 (line 2): text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252", "2@3 firstName=Bob lastName=Ray"}},
+			want: []string{"1@2 ERR: malformed record: row 1 (line 2): text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252", "2@3 firstName=Bob lastName=Ray"}},
 		{name: "unknown encoding", file: "a.csv", in: "a\n", opts: Options{Encoding: "ebcdic"}, wantErr: `unknown encoding "ebcdic"`},
 		{name: "utf-16 with bom", file: "a.csv", in: utf16le("\ufefffname,zip\r\nA,1\r\n"),
 			want: []string{"1@2 firstName=A zipCode=1"}},
@@ -166,21 +165,21 @@ func TestCSV(t *testing.T) {
 			want: []string{"1@3 firstName=Ann lastName=Lee"}},
 		{name: "trailing empty columns", file: "a.csv", in: "fname,lname,,\nAnn,Lee,,\nBob,Ray\nCy,Do,,,,\nDee,Ek,x\n",
 			want: []string{"1@2 firstName=Ann lastName=Lee", "2@3 firstName=Bob lastName=Ray", "3@4 firstName=Cy lastName=Do",
-				"4@5 ERR: row 4 (line 5): 3 fields, header has 2, and the extra fields are not empty"}, unknown: []string{}},
+				"4@5 ERR: malformed record: row 4 (line 5): 3 fields, header has 2, and the extra fields are not empty"}, unknown: []string{}},
 		{name: "empty header in the middle", file: "a.csv", in: "fname,,lname\nAnn,x,Lee\n",
 			want: []string{"1@2 firstName=Ann lastName=Lee"}, unknown: []string{"(column 2 has no header)"}},
 		{name: "bare quote then goes on", file: "a.csv", in: "fname,lname\nA\"b,c\nBob,Ray\n",
-			want: []string{"1@2 ERR: row 1 (line 2): a quote inside an unquoted field at line 2 column 2", "2@3 firstName=Bob lastName=Ray"}},
+			want: []string{"1@2 ERR: malformed record: row 1 (line 2, column 2): a quote (\") in a field that does not start with one", "2@3 firstName=Bob lastName=Ray"}},
 		{name: "quote not closed properly", file: "a.csv", in: "fname,lname\n\"A\"b,c\nBob,Ray\n",
-			want: []string{"1@2 ERR: row 1 (line 2): a quoted field is not closed properly", "2@3 firstName=Bob lastName=Ray"}},
+			want: []string{"1@2 ERR: malformed record: row 1 (line 2, column 3): text after the closing quote of a quoted field", "2@3 firstName=Bob lastName=Ray"}},
 		{name: "unterminated quote at end of file", file: "a.csv", in: "fname,lname\nBob,Ray\n\"Ann,Lee\nCy,Do\n",
-			want: []string{"1@2 firstName=Bob lastName=Ray", "2@3 ERR: row 2 (line 3): a quoted field is not closed on the row's first line", "3@4 firstName=Cy lastName=Do"}},
+			want: []string{"1@2 firstName=Bob lastName=Ray", "2@3 ERR: malformed record: row 2 (line 3): a quoted field is not closed on the row's first line", "3@4 firstName=Cy lastName=Do"}},
 		{name: "too few fields", file: "a.csv", in: "fname,lname,zip\nAnn,Lee\nBob,Ray,1\n",
-			want: []string{"1@2 ERR: row 1 (line 2): 2 fields, header has 3", "2@3 firstName=Bob lastName=Ray zipCode=1"}},
+			want: []string{"1@2 ERR: malformed record: row 1 (line 2): 2 fields, header has 3", "2@3 firstName=Bob lastName=Ray zipCode=1"}},
 		{name: "too many fields", file: "a.csv", in: "fname,lname\nAnn,Lee,x,y\n",
-			want: []string{"1@2 ERR: row 1 (line 2): 4 fields, header has 2, and the extra fields are not empty"}},
+			want: []string{"1@2 ERR: malformed record: row 1 (line 2): 4 fields, header has 2, and the extra fields are not empty"}},
 		{name: "no known value", file: "a.csv", in: "fname,notes\n,hello\n",
-			want: []string{"1@2 ERR: row 1 (line 2): no known column has a value"}, unknown: []string{"notes"}},
+			want: []string{"1@2 ERR: malformed record: row 1 (line 2): no known column has a value"}, unknown: []string{"notes"}},
 		{name: "header synonyms and loose matching", file: "a.csv",
 			in: "FIRSTNAME,last_name,E-Mail,Zip Code,D.O.B.,SSN,Mobile,Phone #,TCPA Consent,xxTrustedFormCertUrl,Lead Source,Loan Amount ($),Co-App,Residence Type,Annual Income,Address Line 2,St\n" +
 				"Ann,Lee,a@b.c,12345,1980-01-02,123456789,5551234567,5557654321,yes,https://cert/x,7,5000,no,1,60000,Apt 2,TX\n",
@@ -218,52 +217,74 @@ func TestJSONL(t *testing.T) {
 		{name: "bom crlf blank lines", file: "a.ndjson", in: "\ufeff{\"fname\":\"Ann\"}\r\n\r\n  \n{\"fname\":\"Bob\"}\r\n",
 			want: []string{"1@1 firstName=Ann", "2@4 firstName=Bob"}},
 		{name: "not json then goes on", file: "a.jsonl", in: "{\"fname\":\"Ann\"}\nfname,Bob\n{\"fname\":\"Cy\"}\n",
-			want: []string{"1@1 firstName=Ann", "2@2 ERR: row 2 (line 2): not valid JSON at byte 2; check the line is one JSON object", "3@3 firstName=Cy"}},
+			want: []string{"1@1 firstName=Ann", "2@2 ERR: malformed record: row 2 (line 2, column 2): not valid JSON; check the line is one JSON object", "3@3 firstName=Cy"}},
 		{name: "not an object", file: "a.jsonl", in: "[1,2]\n\"x\"\n",
-			want: []string{"1@1 ERR: row 1 (line 1): the line is not a JSON object", "2@2 ERR: row 2 (line 2): the line is not a JSON object"}},
+			want: []string{"1@1 ERR: malformed record: row 1 (line 1): the line is not a JSON object", "2@2 ERR: malformed record: row 2 (line 2): the line is not a JSON object"}},
 		{name: "array value", file: "a.jsonl", in: "{\"fname\":\"Ann\",\"phone\":[\"1\"]}\n",
-			want: []string{`1@1 ERR: row 1 (line 1): key "phone" holds an array`}},
+			want: []string{`1@1 ERR: malformed record: row 1 (line 1): key "phone" holds an array`}},
 		{name: "object value", file: "a.jsonl", in: "{\"address\":{\"city\":\"x\"}}\n",
-			want: []string{`1@1 ERR: row 1 (line 1): key "address" holds an object`}},
+			want: []string{`1@1 ERR: malformed record: row 1 (line 1): key "address" holds an object`}},
 		{name: "duplicate known key holding an array", file: "a.jsonl", in: "{\"fname\":\"Ann\",\"first\":[1]}\n",
-			want: []string{`1@1 ERR: row 1 (line 1): key "first" holds an array`}},
+			want: []string{`1@1 ERR: malformed record: row 1 (line 1): key "first" holds an array`}},
 		{name: "unknown keys holding objects and arrays", file: "a.jsonl",
 			in:      "{\"extra\":{\"a\":[1,{\"b\":\"}]\"}],\"c\":{}},\"fname\":\"Ann\",\"tags\":[\"x\",[]],\"zip\":\"1\"}\n{\"extra\":[],\"fname\":\"Bob\",\"error\":{\"x\":1}}\n",
 			want:    []string{"1@1 firstName=Ann zipCode=1", "2@2 firstName=Bob"},
 			unknown: []string{"extra", "tags"}},
 		{name: "unclosed object", file: "a.jsonl", in: "{\"fname\":\"Ann\"\n",
-			want: []string{"1@1 ERR: row 1 (line 1): not valid JSON"}},
+			want: []string{"1@1 ERR: malformed record: row 1 (line 1): not valid JSON"}},
 		{name: "text after object", file: "a.jsonl", in: "{\"fname\":\"Ann\"} {\"fname\":\"Bob\"}\n",
-			want: []string{"1@1 ERR: row 1 (line 1): text after the JSON object"}},
+			want: []string{"1@1 ERR: malformed record: row 1 (line 1, column 17): text after the JSON object"}},
 		{name: "no known key", file: "a.jsonl", in: "{\"notes\":\"x\"}\n{}\n",
-			want: []string{"1@1 ERR: row 1 (line 1): no known key has a value", "2@2 ERR: row 2 (line 2): no known key has a value"}},
+			want: []string{"1@1 ERR: malformed record: row 1 (line 1): no known key has a value", "2@2 ERR: malformed record: row 2 (line 2): no known key has a value"}},
 		{name: "unknown keys in order, once", file: "a.jsonl", in: "{\"b\":1,\"fname\":\"A\",\"a\":2}\n{\"c\":1,\"b\":2,\"fname\":\"B\",\"first\":\"C\"}\n",
 			want:    []string{"1@1 firstName=A", "2@2 firstName=B"},
 			unknown: []string{"b", "a", "c", "first (duplicate of firstName)"}},
 		{name: "error key ignored", file: "a.jsonl", in: "{\"fname\":\"A\",\"error\":\"x\"}\n", want: []string{"1@1 firstName=A"}, unknown: []string{}},
 		{name: "latin1", file: "a.jsonl", in: "{\"fname\":\"Jos\xe9\"}\n", opts: Options{Encoding: "latin1"}, want: []string{"1@1 firstName=José"}},
-		{name: "latin1 read as utf-8", file: "a.jsonl", in: "{\"fname\":\"Jos\xe9\"}\n", want: []string{"1@1 ERR: row 1 (line 1): text is not valid UTF-8"}},
+		{name: "latin1 read as utf-8", file: "a.jsonl", in: "{\"fname\":\"Jos\xe9\"}\n", want: []string{"1@1 ERR: malformed record: row 1 (line 1): text is not valid UTF-8"}},
 		{name: "gzip", file: "a.jsonl.gz", in: string(gz(t, "{\"fname\":\"Ann\"}")), want: []string{"1@1 firstName=Ann"}},
 		{name: "stdin", file: "-", opts: Options{Format: FormatJSONL}, in: "{\"fname\":\"Ann\"}\n", want: []string{"1@1 firstName=Ann"}},
 		{name: "empty", file: "a.jsonl", in: "", want: []string{}},
 		{name: "line too long then goes on", file: "a.jsonl",
 			in:   `{"fname":"` + strings.Repeat("x", maxRecord) + "\"}\n{\"fname\":\"Bob\"}\n",
-			want: []string{"1@1 ERR: row 1 (line 1): line longer than 1048576 bytes", "2@2 firstName=Bob"}},
+			want: []string{"1@1 ERR: malformed record: row 1 (line 1): line longer than 1048576 bytes", "2@2 firstName=Bob"}},
 	})
 }
 
-// TestCSVRecordTooLong checks that an unterminated quote cannot make the
-// reader buffer the rest of the file: the run stops naming row and line.
+// TestCSVRecordTooLong checks that a record over the limit is one
+// malformed row and reading goes on, whatever made it long (a cell of
+// megabytes on one line, quoted or not, or a quote left open), without the
+// reader buffering the rest of the file; and that empty lines, however
+// many, are never a record over the limit.
 func TestCSVRecordTooLong(t *testing.T) {
-	in := "fname,lname\nAnn,Lee\n\"Bob,Ray\n" + strings.Repeat("Cy,Do\n", (maxRecord+2*bufSize)/6+1)
-	recs, _, err := readAll(t, []byte(in), "a.csv", Options{})
-	want := "read a.csv row 2 (line 3): record longer than 1048576 bytes; an unterminated quote is the likely cause"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("read(unterminated quote) error = %v, want it to contain %q", err, want)
-	}
-	if len(recs) != 1 || recs[0].Err != nil {
-		t.Errorf("read(unterminated quote) records = %q, want the one good row", describeAll(recs))
-	}
+	big := strings.Repeat("x", 2*maxRecord) // a 10 MB cell reads the same way, only slower
+	blank := strings.Repeat("\n", maxRecord+2*bufSize)
+	const tooLong = "ERR: malformed record: row 2 (line 3): record longer than 1048576 bytes; the row is skipped"
+	runReadCases(t, []readCase{
+		{name: "unterminated quote", file: "a.csv", in: "fname,lname\nAnn,Lee\n\"Bob,Ray\n" + strings.Repeat("Cy,Do\n", (maxRecord+2*bufSize)/6+1),
+			want: append([]string{"1@2 firstName=Ann lastName=Lee", "2@3 ERR: malformed record: row 2 (line 3): record longer than 1048576 bytes: a quoted field is not closed on the row's first line"},
+				func() []string {
+					var w []string
+					for i := range (maxRecord+2*bufSize)/6 + 1 {
+						w = append(w, fmt.Sprintf("%d@%d firstName=Cy lastName=Do", i+3, i+4))
+					}
+					return w
+				}()...)},
+		{name: "10 MB cell", file: "a.csv", in: "fname,lname\nAnn,Lee\nBob," + big + "\nCy,Do\n",
+			want: []string{"1@2 firstName=Ann lastName=Lee", "2@3 " + tooLong, "3@4 firstName=Cy lastName=Do"}},
+		{name: "10 MB quoted cell", file: "a.csv", in: "fname,lname\r\nAnn,Lee\r\nBob,\"" + big + "\"\r\nCy,Do\r\n",
+			want: []string{"1@2 firstName=Ann lastName=Lee", "2@3 " + tooLong, "3@4 firstName=Cy lastName=Do"}},
+		{name: "10 MB cell at the end", file: "a.csv", in: "fname,lname\nAnn,Lee\nBob," + big,
+			want: []string{"1@2 firstName=Ann lastName=Lee", "2@3 " + tooLong}},
+		{name: "10 MB cell after blank lines", file: "a.csv", in: "fname,lname\nAnn,Lee\n\n\r\nBob," + big + "\nCy,Do\n",
+			want: []string{"1@2 firstName=Ann lastName=Lee", "2@5 ERR: malformed record: row 2 (line 5): record longer", "3@6 firstName=Cy lastName=Do"}},
+		{name: "blank lines over the limit", file: "a.csv", in: "fname,lname\nAnn,Lee\n" + blank + "Bob,Ray\n",
+			want: []string{"1@2 firstName=Ann lastName=Lee", fmt.Sprintf("2@%d firstName=Bob lastName=Ray", 3+len(blank))}},
+		{name: "blank lines over the limit at the end", file: "a.csv", in: "fname,lname\nAnn,Lee\n" + blank,
+			want: []string{"1@2 firstName=Ann lastName=Lee"}},
+		{name: "blank lines over the limit before the header", file: "a.csv", in: blank + "fname,lname\nAnn,Lee\n",
+			want: []string{fmt.Sprintf("1@%d firstName=Ann lastName=Lee", 2+len(blank))}},
+	})
 }
 
 // TestLineMatchesFieldPos checks that the line this package counts agrees
@@ -553,20 +574,18 @@ func TestHeaderless(t *testing.T) {
 	}
 }
 
-// positionsPattern mirrors cmd/bulkload's pattern that strips positions from
-// a malformed row's error to group the same problem on many rows into one
-// reason; the reasons here must read whole once it has run.
-const positionsPattern = `( at)? ?\b(row|line|lines|column|byte) \d+(-\d+)?( \((line|lines) \d+(-\d+)?\))?( column \d+)?:?`
-
-// TestReasonsWithoutPositions checks that a malformed row's error, its
-// positions stripped the way the CLI strips them, still reads as a sentence.
-func TestReasonsWithoutPositions(t *testing.T) {
-	positions := regexp.MustCompile(positionsPattern)
-	cases := []struct{ name, file, in, want string }{
-		{"not json", "a.jsonl", "{\"fname\":\"Ann\"}\nfname,Bob\n", "not valid JSON; check the line is one JSON object"},
-		{"not json late", "a.jsonl", "{\"fname\":\"Ann\",}\n", "not valid JSON; check the line is one JSON object"},
-		{"bare quote", "a.csv", "fname,zip\nA\"nn,1\n", "a quote inside an unquoted field; quote the field and double its quotes: bare \" in non-quoted-field"},
-		{"field count", "a.csv", "fname,zip\nAnn\n", "1 fields, header has 2"},
+// TestReasons checks that a malformed row's error carries its position
+// apart from its reason, so that the same problem on many rows counts as one
+// reason, and that the reason reads as a sentence.
+func TestReasons(t *testing.T) {
+	cases := []struct {
+		name, file, in, want string
+		line, column         int
+	}{
+		{"not json", "a.jsonl", "{\"fname\":\"Ann\"}\nfname,Bob\n", "malformed record: not valid JSON; check the line is one JSON object", 2, 2},
+		{"not json late", "a.jsonl", "{\"fname\":\"Ann\",}\n", "malformed record: not valid JSON; check the line is one JSON object", 1, 16},
+		{"bare quote", "a.csv", "fname,zip\nA\"nn,1\n", `malformed record: a quote (") in a field that does not start with one; put the whole field in quotes and double each quote inside it ("")`, 2, 2},
+		{"field count", "a.csv", "fname,zip\nAnn\n", "malformed record: 1 fields, header has 2", 0, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -574,14 +593,14 @@ func TestReasonsWithoutPositions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
+			var got []lead.RowError
 			for _, rec := range recs {
 				if rec.Err != nil {
-					got = append(got, strings.TrimSpace(positions.ReplaceAllString(rec.Err.Error(), "")))
+					got = append(got, *rec.Err)
 				}
 			}
-			if len(got) != 1 || got[0] != tc.want {
-				t.Errorf("read(%q) reasons without positions = %q, want [%q]", tc.in, got, tc.want)
+			if len(got) != 1 || got[0].Reason() != tc.want || got[0].Field != lead.NoField || got[0].Line != tc.line || got[0].Column != tc.column {
+				t.Errorf("read(%q) errors = %+v, want one with reason %q at line %d column %d", tc.in, got, tc.want, tc.line, tc.column)
 			}
 		})
 	}
@@ -591,16 +610,16 @@ func TestReasonsWithoutPositions(t *testing.T) {
 // after it: the broken row is reported with its first line only and the
 // lines after it are read as rows of their own.
 func TestUnclosedQuote(t *testing.T) {
-	const unclosed = "ERR: row 2 (line 3): a quoted field is not closed on the row's first line; the lines after it are read as rows of their own"
+	const unclosed = "ERR: malformed record: row 2 (line 3): a quoted field is not closed on the row's first line; the lines after it are read as rows of their own"
 	runReadCases(t, []readCase{
 		{name: "open to the end", file: "a.csv", in: "fname,ssn\nAnn,1\n\"Bob,123-45-6789\nCy,3\nDi,4\nEd,5\n",
 			want: []string{"1@2 firstName=Ann socialSecurityNumber=1", "2@3 " + unclosed, "3@4 firstName=Cy socialSecurityNumber=3", "4@5 firstName=Di socialSecurityNumber=4", "5@6 firstName=Ed socialSecurityNumber=5"}},
 		{name: "closed by a later row's quote", file: "a.csv", in: "fname,lname\nAnn,Lee\n\"Bob,Ray\nCy,Do\nDi,\"Ed\"\nEd,Fo\n",
 			want: []string{"1@2 firstName=Ann lastName=Lee", "2@3 " + unclosed, "3@4 firstName=Cy lastName=Do", "4@5 firstName=Di lastName=Ed", "5@6 firstName=Ed lastName=Fo"}},
 		{name: "twice, crlf, blank lines", file: "a.csv", in: "fname;lname\r\n\r\nAnn;\"Lee\r\n\r\nCy;Do\r\n\"Di;x\r\nEd;Fo",
-			want: []string{"1@3 ERR: row 1 (line 3): a quoted field is not closed", "2@5 firstName=Cy lastName=Do", "3@6 ERR: row 3 (line 6): a quoted field is not closed", "4@7 firstName=Ed lastName=Fo"}},
+			want: []string{"1@3 ERR: malformed record: row 1 (line 3): a quoted field is not closed", "2@5 firstName=Cy lastName=Do", "3@6 ERR: malformed record: row 3 (line 6): a quoted field is not closed", "4@7 firstName=Ed lastName=Fo"}},
 		{name: "multi-line header kept", file: "a.csv", in: "\"first\nname\",zip\nAnn,1\n\"Bob,2\nCy,3\n",
-			want: []string{"1@3 firstName=Ann zipCode=1", "2@4 ERR: row 2 (line 4): a quoted field is not closed", "3@5 firstName=Cy zipCode=3"}},
+			want: []string{"1@3 firstName=Ann zipCode=1", "2@4 ERR: malformed record: row 2 (line 4): a quoted field is not closed", "3@5 firstName=Cy zipCode=3"}},
 		{name: "a closed multi-line field is one row", file: "a.csv", in: "fname,address\nAnn,\"1 Main\nApt 2\"\nBob,x\n",
 			want: []string{"1@2 firstName=Ann address1=1 Main\nApt 2", "2@4 firstName=Bob address1=x"}},
 	})

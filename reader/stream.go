@@ -15,9 +15,9 @@ import (
 )
 
 // maxRecord bounds one record: a JSONL line, or a CSV record however many
-// lines it spans. A longer JSONL line is a malformed row; a longer CSV record
-// stops the run. (A quote left open in a shorter record is a malformed row:
-// the reader reads on from the line after the row's first line.)
+// lines it spans. A longer record is a malformed row and reading goes on:
+// after a JSONL line's end, or after the CSV record's first line (as for a
+// quote left open, the lines after it are read as rows of their own).
 const maxRecord = 1 << 20
 
 // bufSize is the size of the read buffers between the stages.
@@ -49,10 +49,13 @@ type tee struct {
 	buf      []byte // pulled bytes; buf[0] is at input offset base
 	base     int64
 	recStart int64 // offset where the current record starts; bytes before it may be dropped
+	// blankLines counts the empty lines skipBlank moved recStart past since
+	// the owner last reset it: csv.Reader skips them, they are no record.
+	blankLines int
 }
 
 func (t *tee) Read(p []byte) (int, error) {
-	if t.base+int64(len(t.buf))-t.recStart > maxRecord+bufSize {
+	if t.base+int64(len(t.buf))-t.recStart > maxRecord+bufSize && !t.skipBlank() {
 		return 0, errRecordTooLong
 	}
 	n, err := t.src.Read(p)
@@ -61,6 +64,25 @@ func (t *tee) Read(p []byte) (int, error) {
 		t.buf = append(t.buf, p[:n]...)
 	}
 	return n, err
+}
+
+// skipBlank moves recStart past the empty lines at its start, which
+// csv.Reader skips, so that a long run of them is not taken for a record
+// over the limit. It reports whether the record is within the limit now.
+func (t *tee) skipBlank() bool {
+	k := int(t.recStart - t.base)
+	end := -1
+	for i := k; i < len(t.buf) && (t.buf[i] == '\n' || t.buf[i] == '\r'); i++ {
+		if t.buf[i] == '\n' {
+			end = i + 1
+			t.blankLines++
+		}
+	}
+	if end < 0 {
+		return false
+	}
+	t.recStart = t.base + int64(end)
+	return t.base+int64(len(t.buf))-t.recStart <= maxRecord+bufSize
 }
 
 // compact drops the bytes before recStart once they are at least half of the

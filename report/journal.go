@@ -180,23 +180,23 @@ func (j *Journal) Close() error {
 // offset, its length and status code packed in meta, and its row number.
 type lineRef struct {
 	off  int64
-	meta uint32 // length<<3 | statusCode
+	meta uint32 // length<<4 | statusCode
 	row  int32
 }
 
 // maxLine bounds a line's length so that it fits lineRef.meta.
-const maxLine = 1<<29 - 1
+const maxLine = 1<<28 - 1
 
 func newLineRef(s *scanned) (lineRef, error) {
 	n := s.end - s.start
 	if n > maxLine {
 		return lineRef{}, fmt.Errorf("%w: row %d: line of %d bytes is longer than %d", ErrCorrupt, s.row.Row, n, maxLine)
 	}
-	return lineRef{off: s.start, meta: uint32(n)<<3 | uint32(statusCode(s.row.Status)), row: int32(s.row.Row)}, nil
+	return lineRef{off: s.start, meta: uint32(n)<<4 | uint32(statusCode(s.row.Status)), row: int32(s.row.Row)}, nil
 }
 
-func (r lineRef) len() int       { return int(r.meta >> 3) }
-func (r lineRef) status() Status { return statusOf(uint8(r.meta & 7)) }
+func (r lineRef) len() int       { return int(r.meta >> 4) }
+func (r lineRef) status() Status { return statusOf(uint8(r.meta & 15)) }
 
 // readRefs scans the results file f and returns the last line of each row,
 // sorted by row.

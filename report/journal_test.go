@@ -97,7 +97,7 @@ func TestCompact(t *testing.T) {
 			// The journal reads as its last lines before compaction.
 			s := loadState(t, path)
 			for _, want := range lastLines(lines) {
-				if got, ok := s.Get(want.Row); !ok || got != want {
+				if got, ok := s.Get(want.Row); !ok || !reflect.DeepEqual(got, want) {
 					t.Errorf("journal Get(%d) = %+v, %v; want %+v", want.Row, got, ok, want)
 				}
 			}
@@ -319,5 +319,50 @@ func TestOpenJournalRemovesStaleCompaction(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("another file's compaction file was removed: %v", err)
+	}
+}
+
+// TestUnverifiedAndAmbiguousSurvive: an unverified row and a failed row
+// marked Ambiguous come back from the journal as they went in (State.Get,
+// State.Status, Counts), in both formats, before and after compaction.
+func TestUnverifiedAndAmbiguousSurvive(t *testing.T) {
+	rows := []Row{
+		{Row: 1, LeadID: "L1", Status: StatusFailed, Attempts: 1, Ambiguous: true, Error: "createLead: connection lost after 1 attempt"},
+		{Row: 2, LeadID: "L2", Status: StatusUnverified, ID: "dup-2", ResultCode: 1002, Note: "Duplicate of lead x [bulkload: reconcile by leadId]", Attempts: 2},
+		{Row: 3, LeadID: "L3", Status: StatusFailed, Attempts: 1, Ambiguous: true, Note: "kept"},
+		{Row: 4, LeadID: "L4", Status: StatusFailed, Attempts: 5, Error: "createLead: HTTP 503 after 5 attempts"},
+	}
+	for _, ext := range []string{".csv", ".jsonl"} {
+		t.Run(ext, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "r"+ext)
+			j, err := OpenJournal(path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendAll(t, j, rows)
+			if err := j.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			check := func(when string) {
+				s := loadState(t, path)
+				for _, want := range rows {
+					got, ok := s.Get(want.Row)
+					if !ok || !reflect.DeepEqual(got, want) {
+						t.Errorf("%s: Get(%d) = %+v, want %+v", when, want.Row, got, want)
+					}
+					if st, _ := s.Status(want.Row); st != want.Status {
+						t.Errorf("%s: Status(%d) = %q, want %q", when, want.Row, st, want.Status)
+					}
+				}
+				if got := s.Counts(); got[StatusUnverified] != 1 || got[StatusFailed] != 3 {
+					t.Errorf("%s: Counts() = %v, want 1 unverified, 3 failed", when, got)
+				}
+			}
+			check("journal")
+			if err := j.Compact(); err != nil {
+				t.Fatal(err)
+			}
+			check("compacted")
+		})
 	}
 }

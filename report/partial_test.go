@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -67,7 +68,7 @@ func TestHalfWrittenLastLine(t *testing.T) {
 					t.Errorf("cut at %d: Len = %d, want %d", cut, s.Len(), len(want))
 				}
 				for _, w := range want {
-					if got, ok := s.Get(w.Row); !ok || got != w {
+					if got, ok := s.Get(w.Row); !ok || !reflect.DeepEqual(got, w) {
 						t.Errorf("cut at %d: Get(%d) = %+v, %v; want %+v", cut, w.Row, got, ok, w)
 					}
 				}
@@ -90,7 +91,7 @@ func TestHalfWrittenLastLine(t *testing.T) {
 				if s.IgnoredPartialLines() != 0 || s.Len() != len(want)+1 {
 					t.Errorf("cut at %d: after resume Len, partial = %d, %d; want %d, 0", cut, s.Len(), s.IgnoredPartialLines(), len(want)+1)
 				}
-				if got, ok := s.Get(added.Row); !ok || got != added {
+				if got, ok := s.Get(added.Row); !ok || !reflect.DeepEqual(got, added) {
 					t.Errorf("cut at %d: after resume Get(%d) = %+v, %v; want %+v", cut, added.Row, got, ok, added)
 				}
 				s.Close()

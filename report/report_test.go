@@ -72,7 +72,7 @@ func TestRoundTrip(t *testing.T) {
 					want.Note = strings.ReplaceAll(want.Note, "\r\n", "\n")
 				}
 				got, ok := s.Get(want.Row)
-				if !ok || got != want {
+				if !ok || !reflect.DeepEqual(got, want) {
 					t.Errorf("Get(%d) = %+v, %v; want %+v", want.Row, got, ok, want)
 				}
 				if st, ok := s.Status(want.Row); !ok || st != want.Status {
@@ -97,6 +97,8 @@ func TestWriterCSVText(t *testing.T) {
 		{Row: 1, LeadID: "L1", Status: StatusValid},
 		{Row: 2, LeadID: "L,2", Ref: `say "hi"`, Status: StatusFailed, Note: "a\nb", Attempts: 3, Error: "x: y"},
 		{Row: 3, Status: StatusSubmitted, ID: "u", ResultCode: 1013, BidValue: "$1,042.50", Attempts: 1},
+		{Row: 4, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 4, Field: lead.ZipCode, Rule: "must be 5 digits"}, {Row: 4, Field: lead.State, Rule: "bad"}}},
+		{Row: 5, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 5, StartLine: 7, Field: lead.NoField, Rule: "2 fields, header has 3"}}},
 	} {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
@@ -108,7 +110,9 @@ func TestWriterCSVText(t *testing.T) {
 	want := Header + "\n" +
 		"1,L1,,valid,,,,,,\n" +
 		"2,\"L,2\",\"say \"\"hi\"\"\",failed,,,\"a\nb\",,3,x: y\n" +
-		"3,,,submitted,u,1013,,\"$1,042.50\",1,\n"
+		"3,,,submitted,u,1013,,\"$1,042.50\",1,\n" +
+		"4,,,invalid,,,,,,zipCode: must be 5 digits; state: bad\n" +
+		"5,,,invalid,,,,,,\"malformed record: row 5 (line 7): 2 fields, header has 3\"\n"
 	if b.String() != want {
 		t.Errorf("CSV = %q, want %q", b.String(), want)
 	}
@@ -120,10 +124,14 @@ func TestWriterJSONLText(t *testing.T) {
 	if err := w.Write(Row{Row: 2, LeadID: "L<2>&", Status: StatusProcessed, ID: "u", ResultCode: 1020, Note: "a\"b\n"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.Write(Row{Row: 3, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 3, Field: lead.ZipCode, Rule: "must be 5 digits"}}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"row":2,"leadId":"L<2>&","ref":"","status":"processed","id":"u","resultCode":1020,"note":"a\"b\n","bidValue":"","attempts":null,"error":""}` + "\n"
+	want := `{"row":2,"leadId":"L<2>&","ref":"","status":"processed","id":"u","resultCode":1020,"note":"a\"b\n","bidValue":"","attempts":null,"error":""}` + "\n" +
+		`{"row":3,"leadId":"","ref":"","status":"invalid","id":"","resultCode":null,"note":"","bidValue":"","attempts":null,"error":"zipCode: must be 5 digits"}` + "\n"
 	if b.String() != want {
 		t.Errorf("JSONL = %s, want %s", b.String(), want)
 	}
@@ -203,8 +211,10 @@ func TestNoSensitiveColumns(t *testing.T) {
 			t.Errorf("column %q is the sensitive field %v", col, f)
 		}
 	}
-	if n := reflect.TypeFor[Row]().NumField(); n != numColumns {
-		t.Errorf("Row has %d fields, want %d (one per column)", n, numColumns)
+	// One field per column; Invalid, rendered into the error column; and
+	// Ambiguous, kept in the note column.
+	if n := reflect.TypeFor[Row]().NumField(); n != numColumns+2 {
+		t.Errorf("Row has %d fields, want %d (one per column, Invalid and Ambiguous)", n, numColumns+2)
 	}
 }
 

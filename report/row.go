@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // Status is the outcome of one row, as written in the results file's status
@@ -35,8 +37,8 @@ import (
 type Status string
 
 // The statuses of a row. Validate writes valid and invalid; upload writes
-// invalid, created (journal only), processed, submitted, submit_failed and
-// failed.
+// invalid, created (journal only), processed, submitted, submit_failed,
+// failed and unverified.
 const (
 	// StatusValid: the row passed validation (validate only).
 	StatusValid Status = "valid"
@@ -54,7 +56,18 @@ const (
 	StatusSubmitFailed Status = "submit_failed"
 	// StatusFailed: createLead failed; the error says why.
 	StatusFailed Status = "failed"
+	// StatusUnverified: createLead was sent again after an answer was lost
+	// and answered as a duplicate that could not be confirmed as this row's
+	// own lead (no lead id in the note, no permission to read it, or the read
+	// failed). The first attempt may have created a lead, perhaps qualified,
+	// that nobody submitted: a person reconciles it by leadId. --resume
+	// checks it again.
+	StatusUnverified Status = "unverified"
 )
+
+// AmbiguousNote opens the note of a row marked Ambiguous in the results
+// file: the one place the mark is kept, so that it survives the process.
+const AmbiguousNote = "[ambiguous: createLead may have reached the service although its answer was lost; --resume checks whether a duplicate answer is this row's own lead]"
 
 // Final reports whether a row with this status is done: every status but
 // created, which a later line of the same row replaces.
@@ -80,6 +93,8 @@ func statusCode(s Status) uint8 {
 		return 6
 	case StatusFailed:
 		return 7
+	case StatusUnverified:
+		return 8
 	}
 	return 0
 }
@@ -101,6 +116,8 @@ func statusOf(c uint8) Status {
 		return StatusSubmitFailed
 	case 7:
 		return StatusFailed
+	case 8:
+		return StatusUnverified
 	}
 	return ""
 }
@@ -119,7 +136,56 @@ type Row struct {
 	Note       string
 	BidValue   string
 	Attempts   int // 0 = empty column
-	Error      string
+	// Error is why the row failed, as text: the service's answer or the
+	// run's own reason (a failed or submit_failed row), or the error column
+	// read back from a results file.
+	Error string
+	// Invalid is why the row is invalid, as values: the reader's and the
+	// mapper's errors. They are rendered into the error column when the row
+	// is written (after Error, when both are set) and counted by the
+	// summary by their reasons; reading a results file back gives Error.
+	Invalid lead.RowErrors
+	// Ambiguous marks a row whose createLead may have reached the service
+	// although no answer came back (a failed row after a lost answer): a
+	// later duplicate answer may be its own lead. It is written as
+	// AmbiguousNote at the start of the note column and read back from it.
+	Ambiguous bool
+}
+
+// ErrorText is the row's error column: Error and the rendered Invalid,
+// joined by "; " when both are set.
+func (r *Row) ErrorText() string {
+	switch {
+	case len(r.Invalid) == 0:
+		return r.Error
+	case r.Error == "":
+		return r.Invalid.Error()
+	}
+	return r.Error + "; " + r.Invalid.Error()
+}
+
+// noteText is the row's note column: the note, after AmbiguousNote when the
+// row is Ambiguous.
+func (r *Row) noteText() string {
+	switch {
+	case !r.Ambiguous:
+		return r.Note
+	case r.Note == "":
+		return AmbiguousNote
+	}
+	return AmbiguousNote + " " + r.Note
+}
+
+// setNote is the inverse of noteText: it sets Note and Ambiguous from a note
+// column.
+func (r *Row) setNote(col string) {
+	rest, ok := strings.CutPrefix(col, AmbiguousNote)
+	if !ok {
+		r.Note = col
+		return
+	}
+	r.Ambiguous = true
+	r.Note = strings.TrimPrefix(rest, " ")
 }
 
 // Header is the results file's columns, in order, comma-separated: the CSV
@@ -239,10 +305,10 @@ func (e *encoder) write(r *Row) error {
 		e.rec[3] = string(r.Status)
 		e.rec[4] = r.ID
 		e.rec[5] = itoaEmpty(r.ResultCode)
-		e.rec[6] = r.Note
+		e.rec[6] = r.noteText()
 		e.rec[7] = r.BidValue
 		e.rec[8] = itoaEmpty(r.Attempts)
-		e.rec[9] = r.Error
+		e.rec[9] = r.ErrorText()
 		return e.cw.Write(e.rec)
 	}
 	e.buf = appendJSON(e.buf[:0], r)
@@ -277,13 +343,13 @@ func appendJSON(b []byte, r *Row) []byte {
 	b = append(b, `,"resultCode":`...)
 	b = appendJSONIntOrNull(b, r.ResultCode)
 	b = append(b, `,"note":`...)
-	b = appendJSONString(b, r.Note)
+	b = appendJSONString(b, r.noteText())
 	b = append(b, `,"bidValue":`...)
 	b = appendJSONString(b, r.BidValue)
 	b = append(b, `,"attempts":`...)
 	b = appendJSONIntOrNull(b, r.Attempts)
 	b = append(b, `,"error":`...)
-	b = appendJSONString(b, r.Error)
+	b = appendJSONString(b, r.ErrorText())
 	return append(b, "}\n"...)
 }
 

@@ -79,7 +79,8 @@ func (c *csvRow) toRow() (Row, error) {
 		return Row{}, err
 	}
 	r := Row{Row: n, LeadID: c.LeadID, Ref: c.Ref, Status: Status(c.Status), ID: c.ID,
-		ResultCode: code, Note: c.Note, BidValue: c.BidValue, Attempts: att, Error: c.Error}
+		ResultCode: code, BidValue: c.BidValue, Attempts: att, Error: c.Error}
+	r.setNote(c.Note)
 	return r, checkRow(&r)
 }
 
@@ -88,7 +89,8 @@ func (j *jsonRow) toRow() (Row, error) {
 		return Row{}, errors.New("row is missing")
 	}
 	r := Row{Row: *j.Row, LeadID: j.LeadID, Ref: j.Ref, Status: Status(j.Status), ID: j.ID,
-		Note: j.Note, BidValue: j.BidValue, Error: j.Error}
+		BidValue: j.BidValue, Error: j.Error}
+	r.setNote(j.Note)
 	if j.ResultCode != nil {
 		r.ResultCode = *j.ResultCode
 	}

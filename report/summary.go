@@ -22,11 +22,6 @@ var ErrAccounting = errors.New("accounting mismatch")
 // ErrBid is wrapped by ParseBid's error for a bid value it cannot read.
 var ErrBid = errors.New("unparseable bid value")
 
-// ReasonSeparator joins the reasons of one row's error (the mapper's
-// Errors.Error uses it); Count splits on it so that a row with several
-// errors counts once per reason.
-const ReasonSeparator = "; "
-
 // topReasons is how many failure reasons the summary lists.
 const topReasons = 10
 
@@ -85,6 +80,10 @@ type Summary struct {
 	Submitted    int `json:"submitted"`
 	SubmitFailed int `json:"submitFailed"`
 	Failed       int `json:"failed"`
+	// Unverified counts rows whose createLead, sent again after a lost
+	// answer, was answered as a duplicate that could not be confirmed as
+	// the row's own lead: a person reconciles them by leadId.
+	Unverified int `json:"unverified"`
 	// Created counts rows left at created: submission pending, as after an
 	// interrupted run; --resume submits them.
 	Created int `json:"created"`
@@ -104,12 +103,56 @@ type Summary struct {
 	APICalls      int `json:"apiCalls"`
 	Retries       int `json:"retries"`
 	TokensFetched int `json:"tokensFetched"`
+	// Rate is how the calls were paced; nil when none were made.
+	Rate *Rate `json:"rate,omitempty"`
 
 	Reasons Reasons `json:"-"`
 }
 
+// Rate is how an upload paced its calls, for the operator to pin next
+// time: "settled at 291 calls/s; 0.4% answered 429".
+type Rate struct {
+	// Auto is --rate auto; false: a fixed --rate.
+	Auto bool `json:"auto"`
+	// CallsPerSecond is, with Auto, the rate settled at (just under the
+	// limit found) or, when LimitFound is false, the rate reached; else
+	// the fixed rate (0: unlimited).
+	CallsPerSecond float64 `json:"callsPerSecond"`
+	LimitFound     bool    `json:"limitFound"`
+	Attempts       int     `json:"attempts"`  // HTTP attempts, retries included
+	Status429      int     `json:"status429"` // attempts answered 429
+}
+
+// Share429 is the share of attempts answered 429, in percent.
+func (r *Rate) Share429() float64 {
+	if r.Attempts == 0 {
+		return 0
+	}
+	return 100 * float64(r.Status429) / float64(r.Attempts)
+}
+
+// String is the summary's sentence, e.g. "settled at 291 calls/s; 0.4%
+// answered 429".
+func (r *Rate) String() string {
+	var head string
+	switch {
+	case r.Auto && r.LimitFound:
+		head = fmt.Sprintf("settled at %.0f calls/s", r.CallsPerSecond)
+	case r.Auto:
+		head = fmt.Sprintf("no limit found; reached %.0f calls/s", r.CallsPerSecond)
+	case r.CallsPerSecond == 0:
+		head = "unlimited (--rate 0)"
+	default:
+		head = fmt.Sprintf("fixed at %g calls/s", r.CallsPerSecond)
+	}
+	return fmt.Sprintf("%s; %.1f%% answered 429", head, r.Share429())
+}
+
 // Count tallies one row by its final line: its status, its bid if the lead
-// qualified, and its error's reasons (once each).
+// qualified, and its failure reasons: its Error as one reason, and the
+// Reason of each of its Invalid errors, which carries no positions, so the
+// same problem on many rows counts as one reason. Count never splits a
+// text: a reason that contains "; " stays whole.
 func (s *Summary) Count(r Row) {
 	switch r.Status {
 	case StatusValid:
@@ -124,6 +167,8 @@ func (s *Summary) Count(r Row) {
 		s.SubmitFailed++
 	case StatusFailed:
 		s.Failed++
+	case StatusUnverified:
+		s.Unverified++
 	case StatusCreated:
 		s.Created++
 	default:
@@ -140,11 +185,10 @@ func (s *Summary) Count(r Row) {
 		}
 	}
 	if r.Error != "" {
-		for reason := range strings.SplitSeq(r.Error, ReasonSeparator) {
-			if reason = strings.TrimSpace(reason); reason != "" {
-				s.Reasons.Add(reason)
-			}
-		}
+		s.Reasons.Add(r.Error)
+	}
+	for _, e := range r.Invalid {
+		s.Reasons.Add(e.Reason())
 	}
 }
 
@@ -159,7 +203,7 @@ func (s *Summary) terms() []term {
 	all := []term{
 		{"valid", s.Valid}, {"invalid", s.Invalid}, {"processed", s.Processed},
 		{"submitted", s.Submitted}, {"submit_failed", s.SubmitFailed}, {"failed", s.Failed},
-		{"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
+		{"unverified", s.Unverified}, {"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
 	}
 	var out []term
 	for _, t := range all {
@@ -169,7 +213,7 @@ func (s *Summary) terms() []term {
 			always = s.Mode == "validate"
 		case "invalid":
 			always = true
-		case "created", "unknown", "not sent":
+		case "unverified", "created", "unknown", "not sent":
 			always = false
 		default:
 			always = s.Mode != "validate"
@@ -182,7 +226,7 @@ func (s *Summary) terms() []term {
 }
 
 func (s *Summary) accounted() int {
-	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Created + s.Unknown + s.NotSent
+	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Unverified + s.Created + s.Unknown + s.NotSent
 }
 
 // accounting is the check's sentence, e.g. "1000 read = 990 valid + 10
@@ -273,6 +317,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		line("submitted", s.Submitted, "")
 		line("submit_failed", s.SubmitFailed, "lead created, submission failed")
 		line("failed", s.Failed, "")
+		if s.Unverified != 0 {
+			line("unverified", s.Unverified, "may be a lead of this run that nobody submitted: look each up by leadId (results file) and submit it if it is yours and qualified; --resume checks them again")
+		}
 		if s.Created != 0 {
 			line("created", s.Created, "submission pending: rerun with --resume")
 		}
@@ -283,6 +330,13 @@ func (s *Summary) WriteText(w io.Writer) error {
 		b.WriteByte('\n')
 		line("API calls", s.APICalls, fmt.Sprintf("%d retries", s.Retries))
 		line("tokens fetched", s.TokensFetched, "")
+		if s.Rate != nil {
+			fmt.Fprintf(&b, "  %-16s %s", "rate", s.Rate)
+			if s.Rate.Auto && s.Rate.LimitFound {
+				fmt.Fprintf(&b, " (pin it with --rate %.0f)", s.Rate.CallsPerSecond)
+			}
+			b.WriteByte('\n')
+		}
 	}
 	if s.Unknown != 0 {
 		line("unknown status", s.Unknown, "")

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/bulkload/bulkload/lead"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -79,11 +81,12 @@ func uploadSummary() *Summary {
 		Start:    time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC),
 		End:      time.Date(2026, 11, 22, 5, 1, 2, 500_000_000, time.UTC),
 		RowsRead: 12, APICalls: 15, Retries: 3, TokensFetched: 2,
+		Rate: &Rate{Auto: true, CallsPerSecond: 291, LimitFound: true, Attempts: 18, Status429: 1},
 	}
 	for _, r := range []Row{
-		{Row: 1, Status: StatusInvalid, Error: "zipCode: must be 5 digits; email: not an e-mail address"},
-		{Row: 2, Status: StatusInvalid, Error: "zipCode: must be 5 digits"},
-		{Row: 3, Status: StatusInvalid, Error: "termsConsent: must be true; zipCode: must be 5 digits"},
+		{Row: 1, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 1, Field: lead.ZipCode, Rule: "must be 5 digits"}, {Row: 1, Field: lead.Email, Rule: "not an e-mail address"}}},
+		{Row: 2, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 2, Field: lead.ZipCode, Rule: "must be 5 digits"}}},
+		{Row: 3, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 3, Field: lead.TermsConsent, Rule: "must be true"}, {Row: 3, Field: lead.ZipCode, Rule: "must be 5 digits"}}},
 		{Row: 4, Status: StatusProcessed, ResultCode: 1020},
 		{Row: 5, Status: StatusProcessed, ResultCode: 1020},
 		{Row: 6, Status: StatusSubmitted, ResultCode: 1013, BidValue: "$1,042.50"},
@@ -109,7 +112,7 @@ func validateSummary() *Summary {
 		s.RowsRead++
 		r := Row{Row: i + 1, Status: StatusValid}
 		if i%100 == 0 {
-			r.Status, r.Error = StatusInvalid, "state: must be a two-letter code"
+			r.Status, r.Invalid = StatusInvalid, lead.RowErrors{{Row: i + 1, Field: lead.State, Rule: "must be a two-letter code"}}
 		}
 		s.Count(r)
 	}
@@ -140,6 +143,24 @@ func TestCount(t *testing.T) {
 	}
 	if got := s.Reasons.Top(2); !reflect.DeepEqual(got, wantTop[:2]) {
 		t.Errorf("Top(2) = %v, want %v", got, wantTop[:2])
+	}
+}
+
+// TestCountReasonsFromFields checks that reasons are counted from the
+// errors' fields: a malformed record at different positions on two rows is
+// one reason, and a text reason holding "; " is never split.
+func TestCountReasonsFromFields(t *testing.T) {
+	var s Summary
+	for _, r := range []Row{
+		{Row: 1, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 1, StartLine: 2, Line: 2, Column: 5, Field: lead.NoField, Rule: "a quote; double it"}}},
+		{Row: 7, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 7, StartLine: 9, Line: 10, Column: 1, Field: lead.NoField, Rule: "a quote; double it"}}},
+		{Row: 8, Status: StatusFailed, Error: "retry after the Retry-After delay; 20 attempts"},
+	} {
+		s.Count(r)
+	}
+	want := []ReasonCount{{"malformed record: a quote; double it", 2}, {"retry after the Retry-After delay; 20 attempts", 1}}
+	if got := s.Reasons.Top(10); !reflect.DeepEqual(got, want) {
+		t.Errorf("Top(10) = %v, want %v", got, want)
 	}
 }
 
@@ -246,6 +267,7 @@ func TestWriteJSON(t *testing.T) {
 		"start": "2026-11-22T05:00:00Z", "end": "2026-11-22T05:01:02.5Z",
 		"accountingOK": true, "distinctReasons": 5.0,
 		"settings": map[string]any{"concurrency": "8", "rate": "20/s"},
+		"rate":     map[string]any{"auto": true, "callsPerSecond": 291.0, "limitFound": true, "attempts": 18.0, "status429": 1.0},
 	} {
 		if !reflect.DeepEqual(got[key], want) {
 			t.Errorf("summary JSON %q = %#v, want %#v", key, got[key], want)
@@ -254,5 +276,54 @@ func TestWriteJSON(t *testing.T) {
 	top, _ := got["topReasons"].([]any)
 	if len(top) != 5 || !reflect.DeepEqual(top[0], map[string]any{"reason": "zipCode: must be 5 digits", "count": 3.0}) {
 		t.Errorf("summary JSON topReasons = %v, want 5 with zipCode first", top)
+	}
+}
+
+// TestSummaryUnverified: an unverified row is counted, accounted for, and
+// shown with what to do, in the text and the JSON.
+func TestSummaryUnverified(t *testing.T) {
+	s := &Summary{Mode: "upload", RowsRead: 2}
+	s.Count(Row{Row: 1, Status: StatusSubmitted, ResultCode: 1017, BidValue: "45.00"})
+	s.Count(Row{Row: 2, Status: StatusUnverified, ResultCode: 1002, Note: "Duplicate of lead x"})
+	if s.Unverified != 1 {
+		t.Errorf("Unverified = %d, want 1", s.Unverified)
+	}
+	if err := s.Check(); err != nil {
+		t.Errorf("Check() = %v, want nil", err)
+	}
+	var b strings.Builder
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{"unverified                  1", "by leadId", "+ 1 unverified: OK"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary text lacks %q:\n%s", want, text)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := s.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Unverified int }
+	b2, _ := os.ReadFile(path)
+	if err := json.Unmarshal(b2, &got); err != nil || got.Unverified != 1 {
+		t.Errorf("summary JSON unverified = %d (%v), want 1", got.Unverified, err)
+	}
+}
+
+func TestRateString(t *testing.T) {
+	for _, tc := range []struct {
+		r    Rate
+		want string
+	}{
+		{Rate{Auto: true, CallsPerSecond: 291.4, LimitFound: true, Attempts: 1000, Status429: 4}, "settled at 291 calls/s; 0.4% answered 429"},
+		{Rate{Auto: true, CallsPerSecond: 158.2, Attempts: 500}, "no limit found; reached 158 calls/s; 0.0% answered 429"},
+		{Rate{CallsPerSecond: 20, Attempts: 100, Status429: 3}, "fixed at 20 calls/s; 3.0% answered 429"},
+		{Rate{}, "unlimited (--rate 0); 0.0% answered 429"},
+	} {
+		if got := tc.r.String(); got != tc.want {
+			t.Errorf("%+v.String() = %q, want %q", tc.r, got, tc.want)
+		}
 	}
 }

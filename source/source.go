@@ -19,7 +19,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -66,7 +65,6 @@ type Source struct {
 	rejects     *reader.Rejects
 
 	sawLeadSource bool
-	positions     *regexp.Regexp // compiled positionsPattern
 	// stdinPipe carries standard input from a pump goroutine. A read of
 	// stdin itself (a pipe or a terminal: a blocking descriptor) cannot be
 	// interrupted, so the reader reads this pipe instead, and closing it
@@ -127,35 +125,8 @@ type mapped struct {
 
 // Item is one row of the input after validation.
 type Item struct {
-	Row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Error
+	Row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Invalid
 	Input lead.Input // meaningful only when Row.Status is valid
-	// Reason replaces Row.Error in the summary's failure reasons when the
-	// error names positions (a malformed record's row, line and column),
-	// so that the same problem on many rows counts as one reason.
-	Reason string
-}
-
-// positionsPattern matches the row, line and column numbers of a reader
-// error ("row 20 (line 25): ", " at line 27 column 5").
-const positionsPattern = `( at)? ?\b(row|line|lines|column|byte) \d+(-\d+)?( \((line|lines) \d+(-\d+)?\))?( column \d+)?:?`
-
-// malformedReason turns a reader error into a reason without positions.
-func malformedReason(positions *regexp.Regexp, err error) string {
-	msg := positions.ReplaceAllString(err.Error(), "")
-	msg = strings.ReplaceAll(msg, "; ", ", ")
-	return "malformed record: " + strings.TrimSpace(msg)
-}
-
-// SummaryRow is the row as the summary counts it.
-func (it Item) SummaryRow() report.Row { return CountedAs(it.Row, it.Reason) }
-
-// CountedAs is a row as the summary counts it: under reason, when the row's
-// error names positions that would split one problem into many reasons.
-func CountedAs(r report.Row, reason string) report.Row {
-	if reason != "" {
-		r.Error = reason
-	}
-	return r
 }
 
 // Open opens the input name ("-" reads stdin) and starts reading it. Its
@@ -167,8 +138,7 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		log = slog.New(slog.DiscardHandler)
 	}
 	ropts, mapping := cfg.Reader, cfg.Mapping
-	s := &Source{name: name, sha: sha256.New(), size: -1, log: log, positions: regexp.MustCompile(positionsPattern), batchSize: batchSize,
-		workers: cfg.Workers}
+	s := &Source{name: name, sha: sha256.New(), size: -1, log: log, batchSize: batchSize, workers: cfg.Workers}
 	if s.workers <= 0 {
 		s.workers = runtime.GOMAXPROCS(0)
 	}
@@ -269,16 +239,15 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 	}
 	if rec.Err != nil {
 		it.Row.Status = report.StatusInvalid
-		it.Row.Error = "malformed record: " + rec.Err.Error()
-		it.Reason = malformedReason(s.positions, rec.Err)
+		it.Row.Invalid = lead.RowErrors{*rec.Err}
 	} else if errs := s.m.CheckDuplicate(rec.Row, m.in.LeadID, m.errs); len(errs) > 0 {
 		it.Row.Status = report.StatusInvalid
-		it.Row.Error = errs.Error()
+		it.Row.Invalid = errs
 	} else {
 		it.Input = m.in
 	}
 	if it.Row.Status == report.StatusInvalid && s.rejects != nil {
-		if err := s.rejects.Write(rec, it.Row.Error); err != nil {
+		if err := s.rejects.Write(rec, it.Row.ErrorText()); err != nil {
 			return Item{}, fmt.Errorf("write --rejects file: %w", err)
 		}
 	}

@@ -84,9 +84,9 @@ func serialItems(t *testing.T, path string, cfg Config) []Item {
 		it := Item{Row: report.Row{Row: rec.Row, LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
 			Ref: strings.TrimSpace(rec.Values[lead.Ref]), Status: report.StatusValid}}
 		if rec.Err != nil {
-			it.Row.Status, it.Row.Error = report.StatusInvalid, "malformed record: "+rec.Err.Error()
+			it.Row.Status, it.Row.Invalid = report.StatusInvalid, lead.RowErrors{*rec.Err}
 		} else if in, errs := m.Map(rec.Row, &rec.Values); len(errs) > 0 {
-			it.Row.Status, it.Row.Error = report.StatusInvalid, errs.Error()
+			it.Row.Status, it.Row.Invalid = report.StatusInvalid, errs
 		} else {
 			it.Input = in
 		}
@@ -113,7 +113,6 @@ func sourceItems(t *testing.T, path string, cfg Config, workers int) ([]Item, []
 		if err != nil {
 			t.Fatal(err)
 		}
-		it.Reason = ""
 		items = append(items, it)
 	}
 	if err := s.Close(); err != nil {
@@ -168,7 +167,7 @@ func TestParallelSameAsSerial(t *testing.T) {
 			if tc.name == "generated" {
 				dups := 0
 				for _, it := range want {
-					if strings.Contains(it.Row.Error, "duplicate of row") {
+					if strings.Contains(it.Row.ErrorText(), "duplicate of row") {
 						dups++
 					}
 				}

@@ -68,7 +68,13 @@ type Config struct {
 	Scope        string // "api://<app-id>/.default"
 	// Rate is API calls per second across all workers (createLead,
 	// submitLead and every retry attempt); 0 = unlimited until a 429.
+	// Ignored when RateAuto is set.
 	Rate float64
+	// RateAuto lets the rate find the service's limit by itself (--rate
+	// auto, see Adaptive): it starts at StartRate (default
+	// DefaultStartRate) and never goes above MaxRate (0 = no cap).
+	RateAuto           bool
+	StartRate, MaxRate float64
 	// MaxAttempts is per call, including the first; default 5. Attempts
 	// answered 429 (slow down) do not count, up to 4×MaxAttempts in all.
 	MaxAttempts             int
@@ -102,6 +108,12 @@ type Stats struct {
 	// CurrentRate is the shared rate in calls per second now; 0 means
 	// unlimited.
 	CurrentRate float64
+	// Auto reports --rate auto. Then SettledRate is the rate to pin with
+	// --rate next time (97% of the limit found), and LimitFound is false
+	// when no 429 showed a limit (SettledRate is then the rate reached).
+	Auto        bool
+	SettledRate float64
+	LimitFound  bool
 }
 
 // Client calls the Lead Intake Service. Build one per run with New and
@@ -115,7 +127,8 @@ type Client struct {
 	submitDoc string
 	leadDoc   string
 	tokens    *tokenCache
-	rate      *rateControl
+	rate      limiter
+	auto      *Adaptive // nil unless --rate auto
 	stats     *stats
 	now       func() time.Time
 	// idle closes the idle keep-alive connections of the transport this
@@ -170,10 +183,15 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		submitDoc: cfg.SubmitDocument,
 		leadDoc:   cfg.LeadDocument,
 		tokens:    tokens,
-		rate:      newRateControl(cfg.Rate, cfg.Now),
 		stats:     &stats{},
 		now:       cfg.Now,
 		idle:      idle,
+	}
+	if cfg.RateAuto {
+		c.auto = NewAdaptive(AutoConfig{Start: cfg.StartRate, Max: cfg.MaxRate, Now: cfg.Now})
+		c.rate = c.auto
+	} else {
+		c.rate = newRateControl(cfg.Rate, cfg.Now)
 	}
 	tr := &transport{
 		base:        base,
@@ -218,6 +236,9 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.Rate < 0 {
 		problems = append(problems, fmt.Sprintf("rate %v is negative (check --rate)", cfg.Rate))
+	}
+	if cfg.StartRate < 0 || cfg.MaxRate < 0 {
+		problems = append(problems, fmt.Sprintf("start rate %v or max rate %v is negative (check --max-rate)", cfg.StartRate, cfg.MaxRate))
 	}
 	if cfg.MaxAttempts < 0 {
 		problems = append(problems, fmt.Sprintf("max attempts %d is negative (check --max-attempts)", cfg.MaxAttempts))
@@ -280,7 +301,8 @@ func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, 
 	}
 	req := graphql.NewRequest(c.createDoc)
 	req.Var("input", wireInput(in))
-	call, err := c.run(ctx, "createLead", req, &out, in.SocialSecurityNumber, in.DateOfBirth)
+	red := NewRedactor(in)
+	call, err := c.run(context.WithValue(ctx, redactorKey{}, red), "createLead", req, &out, red)
 	if err != nil {
 		return lead.Result{}, call, err
 	}
@@ -288,11 +310,9 @@ func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, 
 		return lead.Result{}, call, &CallError{Op: "createLead", Status: http.StatusOK,
 			Message: "reply has no createLead result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
 	}
-	res := *out.CreateLead
-	// A note comes from the service and lands in the results file: the
+	// The result comes from the service and lands in the results file: the
 	// lead's own SSN or date of birth is cut out should it ever echo them.
-	res.Note = redactAll(res.Note, []string{in.SocialSecurityNumber, in.DateOfBirth})
-	return res, call, nil
+	return red.Result(*out.CreateLead), call, nil
 }
 
 // Lead reads the lead the service holds under id. Errors are as for Create.
@@ -302,7 +322,8 @@ func (c *Client) Lead(ctx context.Context, id string) (lead.Result, Call, error)
 	}
 	req := graphql.NewRequest(c.leadDoc)
 	req.Var("id", id)
-	call, err := c.run(ctx, "lead", req, &out)
+	red := redactorFrom(ctx)
+	call, err := c.run(ctx, "lead", req, &out, red)
 	if err != nil {
 		return lead.Result{}, call, err
 	}
@@ -310,7 +331,7 @@ func (c *Client) Lead(ctx context.Context, id string) (lead.Result, Call, error)
 		return lead.Result{}, call, &CallError{Op: "lead", Status: http.StatusOK,
 			Message: "reply has no lead result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
 	}
-	return *out.Lead, call, nil
+	return red.Result(*out.Lead), call, nil
 }
 
 // Close ends the Client's idle connections (and their goroutines) once the
@@ -325,7 +346,8 @@ func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, erro
 	}
 	req := graphql.NewRequest(c.submitDoc)
 	req.Var("id", id)
-	call, err := c.run(ctx, "submitLead", req, &out)
+	red := redactorFrom(ctx)
+	call, err := c.run(ctx, "submitLead", req, &out, red)
 	if err != nil {
 		return lead.Result{}, call, err
 	}
@@ -333,18 +355,18 @@ func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, erro
 		return lead.Result{}, call, &CallError{Op: "submitLead", Status: http.StatusOK,
 			Message: "reply has no submitLead result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
 	}
-	return *out.SubmitLead, call, nil
+	return red.Result(*out.SubmitLead), call, nil
 }
 
 // run performs one GraphQL call through the transport and turns what the
-// transport recorded into the call's outcome. redact lists input values
-// (SSN, date of birth) to remove from any message the service sends back.
-func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out any, redact ...string) (Call, error) {
-	return c.runRecord(ctx, &callRecord{op: op}, req, out, redact...)
+// transport recorded into the call's outcome. red cuts personal data out of
+// every text of the service's error.
+func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out any, red *Redactor) (Call, error) {
+	return c.runRecord(ctx, &callRecord{op: op}, req, out, red)
 }
 
 // runRecord is run with the caller's callRecord.
-func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Request, out any, redact ...string) (Call, error) {
+func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Request, out any, red *Redactor) (Call, error) {
 	op := rec.op
 	c.stats.calls.Add(1)
 	err := c.gql.Run(context.WithValue(ctx, recordKey{}, rec), req, out)
@@ -353,25 +375,21 @@ func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Re
 	case rec.err != nil:
 		var ce *CallError
 		if errors.As(rec.err, &ce) {
-			ce.Message = redactAll(ce.Message, redact)
-			for i := range ce.Errors {
-				ce.Errors[i].Message = redactAll(ce.Errors[i].Message, redact)
-			}
+			red.callError(ce)
 		}
 		return call, rec.err
 	case len(rec.errs) > 0:
-		for i := range rec.errs {
-			rec.errs[i].Message = redactAll(rec.errs[i].Message, redact)
-		}
-		return call, &CallError{Op: op, Status: http.StatusOK, Code: rec.errs[0].Code,
+		ce := &CallError{Op: op, Status: http.StatusOK, Code: rec.errs[0].Code,
 			Message: joinGraphQLErrors(rec.errs), Errors: rec.errs, Attempts: rec.attempts, Ambiguous: rec.ambiguous}
+		red.callError(ce)
+		return call, ce
 	case rec.attempts == 0 && ctx.Err() != nil:
 		// Run returned before sending: ctx was already done.
 		return call, &CallError{Op: op, Message: "interrupted: " + ctx.Err().Error(), Err: ctx.Err()}
 	case err != nil:
 		// A 2xx reply that is not JSON, or whose data does not decode into
 		// the result type (the document selects something else).
-		return call, &CallError{Op: op, Status: http.StatusOK, Message: "reply is not GraphQL JSON of the expected shape: " + redactAll(err.Error(), redact),
+		return call, &CallError{Op: op, Status: http.StatusOK, Message: "reply is not GraphQL JSON of the expected shape: " + red.String(err.Error()),
 			Attempts: rec.attempts, Ambiguous: rec.ambiguous}
 	}
 	return call, nil
@@ -386,15 +404,6 @@ type wireInput lead.Input
 
 // String returns a constant, never the lead's values.
 func (wireInput) String() string { return "LeadInput{...}" }
-
-func redactAll(s string, values []string) string {
-	for _, v := range values {
-		if len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[REDACTED]")
-		}
-	}
-	return s
-}
 
 // Preflight checks, before the first row is sent, that an access token can
 // be had and that the lead endpoint answers one GraphQL query
@@ -417,7 +426,7 @@ func (c *Client) Preflight(ctx context.Context) error {
 		Typename string `json:"__typename"`
 	}
 	rec := &callRecord{op: "preflight", failFast: true}
-	call, err := c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out)
+	call, err := c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out, redactorFrom(ctx))
 	var ce *CallError
 	switch {
 	case err == nil && out.Typename == "":
@@ -473,13 +482,18 @@ func (c *Client) CheckAuth(ctx context.Context) (TokenInfo, error) {
 
 // Stats returns the counters so far. Safe for concurrent use.
 func (c *Client) Stats() Stats {
-	return Stats{
+	s := Stats{
 		Calls:         c.stats.calls.Load(),
 		Attempts:      c.stats.attempts.Load(),
 		Retries:       c.stats.retries.Load(),
 		Status429:     c.stats.status429.Load(),
 		Status401:     c.stats.status401.Load(),
 		TokensFetched: c.tokens.fetched.Load(),
-		CurrentRate:   c.rate.rate(),
+		CurrentRate:   c.rate.Rate(),
 	}
+	if c.auto != nil {
+		s.Auto = true
+		s.SettledRate, s.LimitFound = c.auto.Settled()
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package submitter
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"time"
 
@@ -135,3 +136,17 @@ func (r *rateControl) rate() float64 {
 	defer r.mu.Unlock()
 	return r.current
 }
+
+// Wait, Observe and Rate make rateControl the limiter of a fixed --rate.
+func (r *rateControl) Wait(ctx context.Context) error { return r.wait(ctx) }
+
+// Observe lowers the rate on a 429; nothing else moves it.
+func (r *rateControl) Observe(o attemptOutcome) (float64, bool) {
+	if o.Status == http.StatusTooManyRequests {
+		return r.on429()
+	}
+	return r.rate(), false
+}
+
+// Rate is the rate in calls per second now; 0 means unlimited.
+func (r *rateControl) Rate() float64 { return r.rate() }

@@ -530,3 +530,47 @@ func TestSimLeadRead(t *testing.T) {
 		t.Error("Lead(unknown id) succeeded")
 	}
 }
+
+// TestSimAutoRate: --rate auto climbs above its start against a service
+// whose limit is far above it, and falls below it against one whose limit
+// is below, where every call still succeeds within MaxAttempts (429s do not
+// use them up, and the rate comes down to what the service accepts).
+func TestSimAutoRate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		limit     float64
+		burst     int
+		calls     int
+		wantAbove bool
+	}{
+		{"limit far above the start", 2000, 200, 150, true},
+		{"limit below the start", 8, 1, 40, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := startSim(t, leadsim.Options{RateLimit: tc.limit, RateBurst: tc.burst}, func(c *Config) {
+				c.RateAuto = true
+				c.MaxAttempts = 3
+			})
+			out := runLeads(t, env.c, 0, tc.calls, 8, false)
+			if f := failures(out); len(f) > 0 {
+				t.Fatalf("%d of %d calls failed, first: %s", len(f), len(out), f[0])
+			}
+			checkCodes(t, out)
+			s := env.c.Stats()
+			if !s.Auto {
+				t.Fatalf("Stats().Auto = false, want true with RateAuto")
+			}
+			if tc.wantAbove && s.CurrentRate <= DefaultStartRate {
+				t.Errorf("rate after %d calls under a limit of %v/s = %.1f, want above the start %v", tc.calls, tc.limit, s.CurrentRate, DefaultStartRate)
+			}
+			if !tc.wantAbove && (s.CurrentRate >= DefaultStartRate || !s.LimitFound || s.SettledRate > tc.limit) {
+				t.Errorf("Stats() after %d calls under a limit of %v/s = %+v, want the rate below the start %v, a limit found and a settled rate at most the limit",
+					tc.calls, tc.limit, s, DefaultStartRate)
+			}
+			t.Logf("limit %v: rate %.1f, settled %.1f (found %v), %d attempts, %d answered 429", tc.limit, s.CurrentRate, s.SettledRate, s.LimitFound, s.Attempts, s.Status429)
+		})
+	}
+}

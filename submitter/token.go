@@ -291,11 +291,10 @@ func (c *tokenCache) scrub(err error) error {
 	return errors.New(c.scrubString(err.Error()))
 }
 
+// scrubString removes the secret in every encoding, and any client_secret
+// value or Basic credential, from a token endpoint's free text.
 func (c *tokenCache) scrubString(s string) string {
-	if c.secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.secret, "[REDACTED]")
+	return scrubSecret(s, secretForms(c.conf.ClientID, c.secret))
 }
 
 // tokenLifetime is the token's expires_in. clientcredentials does not copy

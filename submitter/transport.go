@@ -51,7 +51,7 @@ type stats struct {
 type transport struct {
 	base        http.RoundTripper
 	tokens      *tokenCache
-	rate        *rateControl
+	rate        limiter
 	stats       *stats
 	log         *slog.Logger
 	now         func() time.Time
@@ -121,7 +121,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	reauthed := false
 	throttled := 0 // attempts answered 429
 	for {
-		if err := t.rate.wait(ctx); err != nil {
+		if err := t.rate.Wait(ctx); err != nil {
 			return nil, t.fail(rec, t.interrupted(rec, err))
 		}
 		tok, err := t.tokens.get(ctx)
@@ -143,7 +143,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if rec.attempts > 1 {
 			t.stats.retries.Add(1)
 		}
+		sent := t.now()
 		ar := t.attempt(ctx, req, getBody, tok)
+		if r, lowered := t.rate.Observe(attemptOutcome{Start: sent, Latency: t.now().Sub(sent), Status: ar.status, RetryAfter: ar.retryAfter}); lowered {
+			t.log.Info("lowering the shared rate", "status", ar.status, "rate", r)
+		}
 		if ar.ambiguous {
 			rec.ambiguous = true
 		}
@@ -173,9 +177,6 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if ar.status == http.StatusTooManyRequests {
 			throttled++
 			t.stats.status429.Add(1)
-			if r, changed := t.rate.on429(); changed {
-				t.log.Info("429 from the lead endpoint; lowering the shared rate", "rate", r)
-			}
 		}
 		// A 429 asks to slow down; it does not say the call is failing, so
 		// it does not use up MaxAttempts, within a bound.
@@ -184,7 +185,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		wait := backoffDelay(rec.attempts-throttled, t.backoffBase, t.backoffMax, rand.Float64())
 		wait = max(wait, ar.retryAfter)
-		t.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ar.status, "wait", wait, "reason", ar.reason())
+		t.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ar.status, "wait", wait, "reason", redactorFrom(ctx).String(ar.reason()))
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -43,6 +44,15 @@ type job struct {
 	// prior is the row's last line in the results file of an earlier run
 	// when that run created the lead but did not finish submitting it.
 	prior *report.Row
+	// ambiguous: an earlier attempt at createLead may have reached the
+	// service (an earlier run's lost answer, an earlier unverified row, or
+	// a row a killed run may have had in flight), so a duplicate answer may
+	// be this row's own lead and gets the own-lead check.
+	ambiguous bool
+	// recheck is an earlier run's unverified line whose duplicate answer
+	// names the lead it duplicates: that lead is read again, nothing is
+	// created.
+	recheck *report.Row
 }
 
 // line is one line for the results journal. A worker that must not go on
@@ -50,7 +60,6 @@ type job struct {
 // written.
 type line struct {
 	row       report.Row
-	reason    string     // the summary's reason when it differs from row.Error
 	countOnly bool       // a row finished in an earlier run: count it, write nothing
 	written   chan error // when set, the writer answers once the line is written (or not)
 }
@@ -156,7 +165,7 @@ func (e *engine) pipeline(ctx, workCtx context.Context, src Source, journal Jour
 			if writeErr != nil || !l.row.Status.Final() {
 				continue
 			}
-			e.sum.Count(source.CountedAs(l.row, l.reason))
+			e.sum.Count(l.row)
 			if e.cfg.OnFinal != nil {
 				e.cfg.OnFinal(l.row)
 			}
@@ -179,26 +188,43 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 	}
 	if it.Row.Status == report.StatusInvalid {
 		if hasPrior && prior.Status == report.StatusInvalid {
-			return job{}, &line{row: prior, countOnly: true}, nil
+			// Written by the earlier run; counted by this run's errors,
+			// which are values (the file holds only their text).
+			return job{}, &line{row: it.Row, countOnly: true}, nil
 		}
-		return job{}, &line{row: it.Row, reason: it.Reason}, nil
+		return job{}, &line{row: it.Row}, nil
 	}
-	if hasPrior {
-		switch prior.Status {
-		case report.StatusProcessed, report.StatusSubmitted:
-			e.skipped++
-			return job{}, &line{row: prior, countOnly: true}, nil
-		case report.StatusCreated, report.StatusSubmitFailed:
-			p := prior
-			return job{row: it.Row, input: it.Input, prior: &p}, nil, nil
+	j := job{row: it.Row, input: it.Input}
+	if !hasPrior {
+		// Resuming, a row without a line may have been in flight when the
+		// earlier run was killed.
+		j.ambiguous = e.cfg.Prior != nil
+		return j, nil, nil
+	}
+	switch prior.Status {
+	case report.StatusProcessed, report.StatusSubmitted:
+		e.skipped++
+		return job{}, &line{row: prior, countOnly: true}, nil
+	case report.StatusCreated, report.StatusSubmitFailed:
+		j.prior = &prior
+	case report.StatusUnverified:
+		if dup, orig := e.duplicate(prior.ResultCode, prior.ID, prior.Note); dup && orig != "" {
+			j.recheck = &prior
+		} else {
+			j.ambiguous = true
 		}
+	case report.StatusFailed:
+		j.ambiguous = prior.Ambiguous
 	}
-	return job{row: it.Row, input: it.Input}, nil, nil
+	return j, nil, nil
 }
 
 // work sends one row: createLead, then submitLead for a qualified lead. It
 // returns an error only when the run must stop.
 func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
+	// submitLead and lead answers are redacted for this row's SSN and date
+	// of birth too, not only createLead's.
+	ctx = submitter.WithLead(ctx, j.input)
 	row := j.row
 	row.Status, row.Error = "", ""
 	if j.prior != nil {
@@ -206,27 +232,25 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		row.ID, row.ResultCode, row.BidValue, row.Note = j.prior.ID, j.prior.ResultCode, j.prior.BidValue, j.prior.Note
 		row.Attempts = j.prior.Attempts
 	} else {
-		res, call, err := e.api.Create(ctx, j.input)
-		row.Attempts = call.Attempts
+		res, attempts, unverified, err := e.create(ctx, j, &row)
 		if err != nil {
-			if submitter.IsFatal(err) {
-				return err
-			}
-			row.Status, row.Error = report.StatusFailed, err.Error()
-			e.log.Debug("createLead failed", "row", row.Row, "leadId", row.LeadID, "err", err)
+			return err
+		}
+		if row.Status == report.StatusFailed {
 			lines <- line{row: row}
 			return nil
 		}
-		if call.Ambiguous {
-			if res, err = e.ownLead(ctx, row.LeadID, res, call.Attempts); err != nil {
-				return err
-			}
-		}
+		row.Attempts = attempts
 		row.ID, row.ResultCode, row.Note = res.ID, res.ResultCode, res.Note
 		if res.BidValue != nil {
 			row.BidValue = *res.BidValue
 		}
-		if !lead.NeedsSubmission(res.ResultCode) || e.cfg.NoSubmit {
+		switch {
+		case unverified:
+			row.Status = report.StatusUnverified
+			lines <- line{row: row}
+			return nil
+		case !lead.NeedsSubmission(res.ResultCode) || e.cfg.NoSubmit:
 			row.Status = report.StatusProcessed
 			lines <- line{row: row}
 			return nil
@@ -256,14 +280,11 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		return nil
 	}
 	if err != nil {
-		if submitter.IsFatal(err) {
-			// Record what is known so that --resume submits it later.
-			row.Status, row.Error = report.StatusSubmitFailed, err.Error()
-			lines <- line{row: row}
-			return err
-		}
 		row.Status, row.Error = report.StatusSubmitFailed, err.Error()
 		lines <- line{row: row}
+		if submitter.IsFatal(err) {
+			return err // recorded: --resume submits it later
+		}
 		return nil
 	}
 	row.Status = report.StatusSubmitted
@@ -274,46 +295,117 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	return nil
 }
 
-// duplicateID returns the id of the lead a createLead answer says this one
-// duplicates, or "" when it says no such thing.
-func (e *engine) duplicateID(res lead.Result) string {
-	if e.cfg.DuplicateOf == nil || lead.NeedsSubmission(res.ResultCode) {
-		return ""
+// create gets the row's createLead result: it sends createLead and, when
+// an earlier attempt may have reached the service, settles a duplicate
+// answer with the own-lead check; for an earlier run's unverified row whose
+// duplicate is known, it only checks that lead again. A createLead that
+// failed sets row's status to failed (with Ambiguous when its lead may
+// exist all the same). unverified reports a duplicate answer that could not
+// be confirmed as the row's own. An error is returned only when the run must
+// stop; the row is then counted as not sent, for --resume.
+func (e *engine) create(ctx context.Context, j job, row *report.Row) (res lead.Result, attempts int, unverified bool, err error) {
+	if p := j.recheck; p != nil {
+		res = lead.Result{ID: p.ID, ResultCode: p.ResultCode, Note: serviceNote(p.Note)}
+		if p.BidValue != "" {
+			bid := p.BidValue
+			res.BidValue = &bid
+		}
+		res, unverified, err = e.ownLead(ctx, row.LeadID, res, "an earlier run left this row unverified; checked again", false)
+		if err != nil {
+			e.notSent.Add(1)
+		}
+		return res, p.Attempts, unverified, err
 	}
-	m := e.cfg.DuplicateOf.FindStringSubmatch(res.Note)
-	if len(m) < 2 || m[1] == res.ID {
-		return ""
+	res, call, err := e.api.Create(ctx, j.input)
+	if err != nil {
+		if submitter.IsFatal(err) {
+			// No token, so nothing reached the service: --resume sends it.
+			e.notSent.Add(1)
+			return res, call.Attempts, false, err
+		}
+		var ce *submitter.CallError
+		row.Status, row.Error, row.Attempts = report.StatusFailed, err.Error(), call.Attempts
+		row.Ambiguous = j.ambiguous || call.Ambiguous || (errors.As(err, &ce) && ce.Ambiguous)
+		e.log.Debug("createLead failed", "row", row.Row, "leadId", row.LeadID, "ambiguous", row.Ambiguous, "err", err)
+		return res, call.Attempts, false, nil
 	}
-	return m[1]
+	switch {
+	case call.Ambiguous:
+		why := "createLead was sent " + strconv.Itoa(call.Attempts) + " times after an answer was lost"
+		res, unverified, err = e.ownLead(ctx, row.LeadID, res, why, true)
+	case j.ambiguous:
+		res, unverified, err = e.ownLead(ctx, row.LeadID, res, "an earlier run's createLead for this row may have reached the service", false)
+	}
+	if err != nil {
+		e.notSent.Add(1) // unrecorded: --resume sends it again and checks
+	}
+	return res, call.Attempts, unverified, err
 }
 
-// ownLead settles a createLead that was sent again after an answer was
-// lost. If the answer says the lead duplicates lead X, and X is this row's
-// own (the service holds it under this row's leadId), then X is what the
-// first attempt created: its result, perhaps qualified and worth a bid, is
-// the row's, and the caller goes on to journal and submit it. Otherwise the
-// answer stands, with a note for a person to reconcile. An error is returned
-// only when the run must stop.
-func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, attempts int) (lead.Result, error) {
-	sent := "bulkload: createLead was sent " + strconv.Itoa(attempts) + " times after an answer was lost"
-	orig := e.duplicateID(res)
-	if orig == "" || leadID == "" {
-		res.Note += " [" + sent + "; a duplicate result may be this row's own earlier attempt: reconcile by leadId]"
-		return res, nil
+// duplicate reports whether a createLead answer (its result code, id and
+// note) says the lead duplicates another, and the id of that other lead
+// when the answer names one ("" otherwise). DuplicateOf recognises the
+// answer; its first group is the id.
+func (e *engine) duplicate(code int, id, note string) (bool, string) {
+	if e.cfg.DuplicateOf == nil || lead.NeedsSubmission(code) {
+		return false, ""
+	}
+	m := e.cfg.DuplicateOf.FindStringSubmatch(note)
+	if m == nil {
+		return false, ""
+	}
+	if len(m) < 2 || m[1] == id {
+		return true, ""
+	}
+	return true, m[1]
+}
+
+// notePrefix opens what the engine adds to a service's note.
+const notePrefix = " [bulkload: "
+
+// serviceNote is a note without what the engine added to it.
+func serviceNote(note string) string {
+	if i := strings.Index(note, notePrefix); i >= 0 {
+		return note[:i]
+	}
+	return note
+}
+
+// ownLead settles a createLead answer when an earlier attempt may have
+// reached the service (why says how). If the answer says the lead
+// duplicates lead X, and X is this row's own (the service holds it under
+// this row's leadId), then X is what the earlier attempt created: its
+// result, perhaps qualified and worth a bid, is the row's, and the caller
+// goes on to journal and submit it. If X is another's, the answer stands: a
+// genuine duplicate. If X cannot be read, or the answer names no X, the row
+// is unverified: a person reconciles it by leadId. An answer that is no
+// duplicate stands (with why in its note when noteAlways). An error is
+// returned only when the run must stop.
+func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, why string, noteAlways bool) (_ lead.Result, unverified bool, _ error) {
+	dup, orig := e.duplicate(res.ResultCode, res.ID, res.Note)
+	switch {
+	case !dup:
+		if noteAlways {
+			res.Note += notePrefix + why + "]"
+		}
+		return res, false, nil
+	case orig == "" || leadID == "":
+		res.Note += notePrefix + why + "; the duplicate answer names no lead to check: it may be this row's own earlier attempt, reconcile by leadId]"
+		return res, true, nil
 	}
 	own, _, err := e.api.Lead(ctx, orig)
 	switch {
 	case submitter.IsFatal(err):
-		return res, err
+		return res, false, err
 	case err != nil:
-		res.Note += " [" + sent + "; could not read lead " + orig + " to tell whether it is this row's (" + err.Error() + "): reconcile by leadId]"
-		return res, nil
+		res.Note += notePrefix + why + "; could not read lead " + orig + " to tell whether it is this row's (" + err.Error() + "): reconcile by leadId]"
+		return res, true, nil
 	case own.PartnerLeadID != leadID:
-		res.Note += " [" + sent + "; lead " + orig + " belongs to leadId " + own.PartnerLeadID + ", not to this row: a genuine duplicate]"
-		return res, nil
+		res.Note += notePrefix + why + "; lead " + orig + " belongs to leadId " + own.PartnerLeadID + ", not to this row: a genuine duplicate]"
+		return res, false, nil
 	}
-	own.Note += " [" + sent + "; this is the lead the first attempt created, answered as a duplicate on the retry]"
-	return own, nil
+	own.Note += notePrefix + why + "; this is the lead the earlier attempt created, answered as a duplicate on the retry]"
+	return own, false, nil
 }
 
 // submittedAlready reports whether a submitLead error says the lead is

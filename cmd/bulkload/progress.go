@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/bulkload/bulkload/report"
 )
 
 // progress shows how far an upload is: a one-line bar redrawn on a
@@ -19,7 +21,8 @@ type progress struct {
 	mode     string // "bar", "log" or "off"
 	log      *slog.Logger
 	done     *atomic.Int64
-	total    func() int64 // estimated rows in the input, -1 unknown
+	total    func() int64        // estimated rows in the input, -1 unknown
+	rate     func() *report.Rate // the pacing so far; nil: not shown
 	begin    time.Time
 	quit     chan struct{}
 	finished sync.WaitGroup
@@ -101,7 +104,7 @@ func (p *progress) figures() (int64, float64, float64, time.Duration) {
 func (p *progress) draw() {
 	done, rate, frac, eta := p.figures()
 	if frac < 0 {
-		fmt.Fprintf(p.out, "\r%d rows done  %.1f rows/s   ", done, rate)
+		fmt.Fprintf(p.out, "\r%d rows done  %.1f rows/s%s   ", done, rate, p.rateNote())
 		return
 	}
 	const width = 30
@@ -113,7 +116,24 @@ func (p *progress) draw() {
 			bar[i] = '#'
 		}
 	}
-	fmt.Fprintf(p.out, "\r[%s] %3.0f%%  %d rows  %.1f rows/s  ETA %s   ", bar, frac*100, done, rate, eta)
+	fmt.Fprintf(p.out, "\r[%s] %3.0f%%  %d rows  %.1f rows/s  ETA %s%s   ", bar, frac*100, done, rate, eta, p.rateNote())
+}
+
+// rateNote is the bar's short account of the pacing: "  291/s settled,
+// 0.4% 429", or "  158/s climbing, 0.0% 429" while auto has found no limit.
+func (p *progress) rateNote() string {
+	if p.rate == nil {
+		return ""
+	}
+	r := p.rate()
+	state := "fixed"
+	switch {
+	case r.Auto && r.LimitFound:
+		state = "settled"
+	case r.Auto:
+		state = "climbing"
+	}
+	return fmt.Sprintf("  %.0f/s %s, %.1f%% 429", r.CallsPerSecond, state, r.Share429())
 }
 
 func (p *progress) logLine() {
@@ -121,6 +141,9 @@ func (p *progress) logLine() {
 	args := []any{"rows_done", done, "rows_per_s", fmt.Sprintf("%.1f", rate)}
 	if frac >= 0 {
 		args = append(args, "pct_done", fmt.Sprintf("%.1f", frac*100), "eta", eta.String())
+	}
+	if p.rate != nil {
+		args = append(args, "rate", p.rate().String())
 	}
 	p.log.Info("progress", args...)
 }

@@ -16,17 +16,20 @@ const version = "0.1.0"
 // Exit statuses, one table for every command; shown in --help and README.md.
 const (
 	exitOK          = 0   // every row valid (validate) or processed/submitted (upload)
-	exitRowsFailed  = 1   // the run finished, but some rows are invalid or failed
+	exitRowsFailed  = 1   // the run finished, but some rows are invalid, failed or unverified
 	exitUsage       = 2   // bad flags, settings or input file (unreadable, wrong format)
 	exitAuth        = 3   // the identity provider refused the credentials
+	exitIO          = 5   // reading the input or writing an output failed during the run
 	exitInterrupted = 130 // SIGINT or SIGTERM: results written so far are valid for --resume
 )
 
 const exitTable = `Exit status:
   0    every row valid (validate) or processed/submitted (upload)
-  1    the run finished, but some rows are invalid or failed (see the results file)
+  1    the run finished, but some rows are invalid, failed or unverified (see the results file)
   2    usage error, bad setting, or unreadable input
   3    authentication refused (check client id, secret, scope)
+  5    reading the input or writing an output failed during the run (a disk, permission or
+       network file system error, a corrupt gzip stream); what was written is valid for --resume
   130  interrupted (SIGINT/SIGTERM); rerun upload with --resume to finish
 `
 
@@ -102,8 +105,11 @@ func exitFor(stderr io.Writer, err error) int {
 		fmt.Fprintf(stderr, "bulkload: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
 		return exitUsage
 	default:
+		// Not a usage error: the command line was fine, but reading or
+		// writing failed during the run (usage errors are all built by
+		// usageErrorf, before any row is read).
 		fmt.Fprintf(stderr, "bulkload: %v\n", err)
-		return exitUsage
+		return exitIO
 	}
 }
 

@@ -1,17 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/bulkload/bulkload/mapper"
 	"github.com/bulkload/bulkload/reader"
+	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 )
 
@@ -26,6 +27,10 @@ type inputOptions struct {
 	results     string
 	rejects     string
 	summaryJSON string
+	// outputSuffix names the default results file, NAME+outputSuffix beside
+	// the input: ".results.csv" (upload, the default) or ".validation.csv"
+	// (validate, so that a dry run never replaces an upload's journal).
+	outputSuffix string
 }
 
 func (o *inputOptions) register(fs *flag.FlagSet) {
@@ -34,25 +39,27 @@ func (o *inputOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8, latin1 or windows-1252")
 	fs.StringVar(&o.dateOrder, "date-order", "mdy", "how slashed dates of birth are written: mdy (MM/DD/YYYY, US exports) or dmy (DD/MM/YYYY); YYYY-MM-DD is read either way")
 	fs.StringVar(&o.mapping, "mapping", "", "YAML mapping file: column renames and value maps for this partner's export")
-	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME.results.csv beside the input)")
+	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME"+cmp.Or(o.outputSuffix, ".results.csv")+" beside the input)")
 	fs.StringVar(&o.rejects, "rejects", "", "write the rows that failed validation here, in the input's own format plus an error column (mode 0600: it holds the partner's data)")
 	fs.StringVar(&o.summaryJSON, "summary-json", "", "also write the summary as JSON to this path")
 }
 
-// resultsPath returns the results file path: --results, or NAME.results.csv
-// beside the input ("leads.csv.gz" gives "leads.results.csv").
+// resultsPath returns the results file path: --results, or NAME plus the
+// command's suffix beside the input ("leads.csv.gz" gives
+// "leads.results.csv" for upload, "leads.validation.csv" for validate).
 func (o *inputOptions) resultsPath(input string) string {
 	if o.results != "" {
 		return o.results
 	}
+	suffix := cmp.Or(o.outputSuffix, ".results.csv")
 	if input == "-" {
-		return "stdin.results.csv"
+		return "stdin" + suffix
 	}
 	base := filepath.Base(input)
 	for _, ext := range []string{".gz", ".csv", ".tsv", ".jsonl", ".ndjson", ".txt"} {
 		base = strings.TrimSuffix(base, ext)
 	}
-	return filepath.Join(filepath.Dir(input), base+".results.csv")
+	return filepath.Join(filepath.Dir(input), base+suffix)
 }
 
 func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) {
@@ -82,25 +89,33 @@ func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 	return opts, nil
 }
 
-// checkOutputs refuses output paths that name the input file itself:
-// writing results or rejects over a partner's export would destroy it.
-func checkOutputs(input string, outputs map[string]string) error {
-	if input == "-" {
-		return nil
-	}
-	in, err := os.Stat(input)
-	if err != nil {
-		return nil // openSource reports it
-	}
-	for flag, path := range outputs {
-		if path == "" {
-			continue
-		}
-		if out, err := os.Stat(path); err == nil && os.SameFile(in, out) {
-			return usageErrorf("%s %s is the input file: choose another path, it would be overwritten", flag, path)
-		}
+// checkOutputs is the one place that proves, before the first row is read
+// or sent, that every output of a run can be written: the results file
+// (continues: --resume), --rejects, --summary-json, and the extra outputs a
+// command adds. A failure is a usage error (exit 2) naming the flag. Unless
+// overwrite is set, no output may replace a file that holds an upload's
+// outcomes; hint says how to go on when the results file does.
+func (o *inputOptions) checkOutputs(input, results string, continues, overwrite bool, hint string, extra ...report.Output) error {
+	outs := append([]report.Output{
+		{Flag: "--results", Path: results, Continues: continues},
+		{Flag: "--rejects", Path: o.rejects},
+		{Flag: "--summary-json", Path: o.summaryJSON},
+	}, extra...)
+	if err := report.CheckOutputs(input, outs, overwrite, hint); err != nil {
+		return usageErrorf("%v", err)
 	}
 	return nil
+}
+
+// lockResults takes the results file's lock for this run (command names
+// it in the lock file); a second run on the same file is refused at once,
+// naming the process that holds it. The caller unlocks it.
+func lockResults(path, command string) (*report.FileLock, error) {
+	l, err := report.Lock(path, command)
+	if err != nil {
+		return nil, usageErrorf("--results: %v", err)
+	}
+	return l, nil
 }
 
 // open turns the reading flags into a source.Config and opens the input.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -21,7 +22,8 @@ import (
 // uploadOptions are the flags of upload beyond reading and authentication.
 type uploadOptions struct {
 	concurrency  int
-	rate         float64
+	rate         rateFlag
+	maxRate      float64
 	maxAttempts  int
 	timeout      time.Duration
 	drainTimeout time.Duration
@@ -38,10 +40,11 @@ type uploadOptions struct {
 	// submitLead's errors, so this is an assumption, and a setting.
 	alreadySubmitted string
 	alreadyRE        *regexp.Regexp
-	// duplicateOf finds, in the note of a createLead answer, the id of the
-	// lead it duplicates (the first submatch). The interface does not show
-	// how the service reports a duplicate, so this too is a setting. The
-	// lead is read back (leadDoc) to check it is the row's own.
+	// duplicateOf recognises, in the note of a createLead answer, a
+	// duplicate, and its first group finds the id of the lead it duplicates
+	// (empty when the note names none). The interface does not show how the
+	// service reports a duplicate, so this too is a setting. The lead is
+	// read back (leadDoc) to check it is the row's own.
 	duplicateOf   string
 	duplicateOfRE *regexp.Regexp
 }
@@ -99,7 +102,9 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 
 func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
-	fs.Float64Var(&up.rate, "rate", 20, "API calls per second across all workers, createLead, submitLead and retries together (0: unlimited). The service's limits are not published: 20/s is this tool's assumption; a 429 slows the rate automatically")
+	up.rate = rateFlag{auto: true}
+	fs.Var(&up.rate, "rate", "API calls per second across all workers, createLead, submitLead and retries together: auto finds the service's unpublished limit (starts at 20/s, climbs while calls succeed, backs off on 429 and 503 bursts, settles just under it; the summary says where, to pin it next time), a number fixes it (a 429 still slows it), 0 is unlimited")
+	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto: never above this many calls per second (0: no cap)")
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call, the first included, for retryable failures (network, 429, 502, 503, 504)")
 	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt (createLead runs a credit pull before it answers)")
 	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long calls in flight may take to finish")
@@ -109,7 +114,7 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
 	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead (the interface does not show its arguments: this default is an assumption; it must take $id: String!)")
 	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression: a submitLead error matching it means the lead is submitted already, so the row counts as submitted (the interface does not show submitLead's errors; empty disables)")
-	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`, "regular expression: when a createLead retried after a lost answer is answered as a duplicate, its first submatch is the id of the lead duplicated; if reading that lead (--lead-document) shows it under this row's leadId, it is the row's own and is submitted when qualified (the interface does not show how duplicates are reported; empty disables)")
+	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))?`, "regular expression: a createLead note it matches is a duplicate answer; its first group is the id of the lead duplicated, checked for this row's own after a lost answer (empty disables)")
 	fs.StringVar(&up.leadDoc, "lead-document", submitter.DefaultLeadDocument, "GraphQL document that reads a lead by id (permission Lead.Read; the interface does not show it: an assumption; it must take $id: String! and name its result lead)")
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, a log line every 10s otherwise), bar, log or off")
 }
@@ -118,8 +123,8 @@ func (o *uploadOptions) check() error {
 	switch {
 	case o.concurrency < 1:
 		return usageErrorf("--concurrency %d: want at least 1", o.concurrency)
-	case o.rate < 0:
-		return usageErrorf("--rate %v: want 0 (unlimited) or more", o.rate)
+	case o.maxRate < 0 || math.IsNaN(o.maxRate):
+		return usageErrorf("--max-rate %v: want 0 (no cap) or more", o.maxRate)
 	case o.maxAttempts < 1:
 		return usageErrorf("--max-attempts %d: want at least 1", o.maxAttempts)
 	case o.timeout <= 0:
@@ -133,7 +138,7 @@ func (o *uploadOptions) check() error {
 	if o.duplicateOf != "" {
 		re, err := regexp.Compile(o.duplicateOf)
 		if err != nil || re.NumSubexp() < 1 {
-			return usageErrorf("--duplicate-of %q: want a regular expression whose first group captures the lead id", o.duplicateOf)
+			return usageErrorf("--duplicate-of %q: want a regular expression that matches a duplicate answer's note and whose first group captures the lead id", o.duplicateOf)
 		}
 		o.duplicateOfRE = re
 	}
@@ -161,7 +166,12 @@ func (u *uploader) run(ctx context.Context) int {
 	e := u.env
 	resultsPath := u.in.resultsPath(u.input)
 
-	if err := checkOutputs(u.input, map[string]string{"--results": resultsPath, "--rejects": u.in.rejects, "--summary-json": u.in.summaryJSON}); err != nil {
+	lock, err := lockResults(resultsPath, "upload")
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	defer lock.Unlock()
+	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere, or --overwrite to start over and send its leads again"); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	var state *report.State
@@ -182,12 +192,6 @@ func (u *uploader) run(ctx context.Context) int {
 		}
 	}
 
-	if !u.up.resume && !u.up.overwrite {
-		if err := refuseToOverwrite(resultsPath); err != nil {
-			return exitFor(e.stderr, err)
-		}
-	}
-
 	// The client's background work (token fetches) lives as long as the
 	// run, past the first signal: calls still draining need tokens.
 	clientCtx, cancelClient := context.WithCancel(context.WithoutCancel(ctx))
@@ -198,7 +202,9 @@ func (u *uploader) run(ctx context.Context) int {
 		ClientID:       u.creds.clientID,
 		ClientSecret:   u.creds.secret,
 		Scope:          u.creds.scope,
-		Rate:           u.up.rate,
+		Rate:           u.up.rate.perSecond,
+		RateAuto:       u.up.rate.auto,
+		MaxRate:        u.up.maxRate,
 		MaxAttempts:    u.up.maxAttempts,
 		CallTimeout:    u.up.timeout,
 		CreateDocument: u.up.createDoc,
@@ -232,6 +238,7 @@ func (u *uploader) run(ctx context.Context) int {
 
 	var done atomic.Int64
 	prog := newProgress(u.env.stderr, u.up.progress, u.log, &done, src.EstimatedRows)
+	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.rate) }
 	prog.start()
 	cfg := upload.Config{
 		Concurrency:      u.up.concurrency,
@@ -263,6 +270,9 @@ func (u *uploader) run(ctx context.Context) int {
 	sum.APICalls = int(st.Calls)
 	sum.Retries = int(st.Retries)
 	sum.TokensFetched = int(st.TokensFetched)
+	if st.Attempts > 0 {
+		sum.Rate = rateReport(st, u.up.rate)
+	}
 	if werr := writeSummary(e.stderr, sum, u.in.summaryJSON); werr != nil && runErr == nil {
 		runErr = werr
 	}
@@ -296,27 +306,6 @@ func (u *uploader) authFailure(ctx context.Context, err error) int {
 	}
 }
 
-// refuseToOverwrite fails when the results file holds the outcomes of an
-// earlier upload: starting over would send its leads again. The results of a
-// validate run (valid, invalid) may be overwritten.
-func refuseToOverwrite(path string) error {
-	st, err := report.LoadState(path)
-	if err != nil {
-		return nil // missing or not a results file: nothing to lose
-	}
-	defer st.Close()
-	sent := 0
-	for status, n := range st.Counts() {
-		if status != report.StatusValid && status != report.StatusInvalid {
-			sent += n
-		}
-	}
-	if sent > 0 {
-		return usageErrorf("results file %s holds the outcomes of an earlier upload (%d rows sent): pass --resume to continue it, --results to write elsewhere, or --overwrite to start over and send its leads again", path, sent)
-	}
-	return nil
-}
-
 // settings records what shaped the run, secrets excluded.
 func (u *uploader) settings(results string) map[string]string {
 	s := u.in.settings(u.input, results)
@@ -325,7 +314,8 @@ func (u *uploader) settings(results string) map[string]string {
 	s["client_id"] = u.creds.clientID
 	s["scope"] = u.creds.scope
 	s["concurrency"] = strconv.Itoa(u.up.concurrency)
-	s["rate"] = strconv.FormatFloat(u.up.rate, 'f', -1, 64)
+	s["rate"] = u.up.rate.String()
+	s["max_rate"] = strconv.FormatFloat(u.up.maxRate, 'f', -1, 64)
 	s["max_attempts"] = strconv.Itoa(u.up.maxAttempts)
 	s["timeout"] = u.up.timeout.String()
 	s["resume"] = strconv.FormatBool(u.up.resume)

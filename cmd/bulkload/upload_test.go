@@ -664,3 +664,38 @@ func TestUploadLostAnswerNeverClaimsAnotherLead(t *testing.T) {
 		t.Errorf("day 2 submitted %d leads, want none", got-submitted)
 	}
 }
+
+// TestUploadResumeCountsReasonsByField checks that a resumed run counts the
+// invalid rows of the earlier run by their fields' reasons (the results
+// file holds only the joined text), as the first run did.
+func TestUploadResumeCountsReasonsByField(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.csv")
+	csv := "firstName,dateOfBirth,zipCode,state,termsConsent,leadId\n" +
+		"Ann,1980-01-02,02134,MA,yes,T-1\n" +
+		"Bob,1980-01-02,1234,Calif.,yes,T-2\n" +
+		"Cy,1980-01-02,123,Xx,yes,T-3\n"
+	if err := os.WriteFile(input, []byte(csv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	summary := filepath.Join(dir, "summary.json")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", filepath.Join(dir, "results.csv"), "--rate", "0", "--progress", "off", "--summary-json", summary)
+	for _, extra := range [][]string{nil, {"--resume"}} {
+		res := runCLI(t, secretEnv(), append(append(args, extra...), input)...)
+		if res.code != exitRowsFailed {
+			t.Fatalf("upload %v exit = %d, want %d\n%s", extra, res.code, exitRowsFailed, res.stderr)
+		}
+		top, _ := readSummaryJSON(t, summary)["topReasons"].([]any)
+		var got []string
+		for _, r := range top {
+			m, _ := r.(map[string]any)
+			got = append(got, fmt.Sprintf("%v x%v", m["reason"], m["count"]))
+		}
+		want := []string{"state: must be a two-letter USPS state code or a state name x2", "zipCode: must be 5 digits x1", "zipCode: must be 5 digits (a spreadsheet may have dropped a leading zero) x1"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("upload %v topReasons =\n%s\nwant\n%s", extra, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

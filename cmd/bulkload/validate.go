@@ -20,10 +20,12 @@ const ctxCheckEvery = 1024
 func runValidate(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet("validate", "validate [flags] FILE", e.stderr)
 	var (
-		in   inputOptions
-		logs logOptions
+		in        = inputOptions{outputSuffix: ".validation.csv"}
+		logs      logOptions
+		overwrite bool
 	)
 	in.register(fs)
+	fs.BoolVar(&overwrite, "overwrite", false, "write the results although the file holds the outcomes of an upload (its lead ids and bids would be lost)")
 	logs.register(fs)
 	pos, _, err := parseSettings(fs, args, e.getenv, "validate", 1)
 	if err != nil {
@@ -36,7 +38,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 
 	budget := newMemoryBudget(e.getenv)
 	defer budget.restore()
-	sum, err := validateFile(ctx, pos[0], e, &in, log, budget)
+	sum, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget)
 	if sum != nil {
 		if werr := writeSummary(e.stderr, sum, in.summaryJSON); werr != nil && err == nil {
 			err = werr
@@ -58,7 +60,7 @@ func rowsStatus(sum *report.Summary) int {
 	if sum.Check() != nil {
 		return exitRowsFailed
 	}
-	if sum.Invalid+sum.Failed+sum.SubmitFailed+sum.Created+sum.Unknown > 0 {
+	if sum.Invalid+sum.Failed+sum.SubmitFailed+sum.Unverified+sum.Created+sum.Unknown > 0 {
 		return exitRowsFailed
 	}
 	return exitOK
@@ -66,9 +68,14 @@ func rowsStatus(sum *report.Summary) int {
 
 // validateFile reads, maps and records every row of the input. It returns
 // the summary even when it stops early, so that what was done is reported.
-func validateFile(ctx context.Context, name string, e *env, in *inputOptions, log *slog.Logger, budget *memoryBudget) (*report.Summary, error) {
+func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget) (*report.Summary, error) {
 	resultsPath := in.resultsPath(name)
-	if err := checkOutputs(name, map[string]string{"--results": resultsPath, "--rejects": in.rejects, "--summary-json": in.summaryJSON}); err != nil {
+	lock, err := lockResults(resultsPath, "validate")
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	if err := in.checkOutputs(name, resultsPath, false, overwrite, "choose another path, or pass --overwrite to replace it and lose its lead ids and bids"); err != nil {
 		return nil, err
 	}
 	src, err := in.open(ctx, name, e.stdin, log)
@@ -110,7 +117,7 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, lo
 			break
 		}
 		sum.RowsRead++
-		sum.Count(it.SummaryRow())
+		sum.Count(it.Row)
 	}
 	if cerr := w.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("write results file %s: %w", resultsPath, cerr)

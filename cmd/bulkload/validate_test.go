@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"flag"
@@ -429,5 +430,29 @@ func TestValidateRestoresGCSettings(t *testing.T) {
 		if got := debug.SetMemoryLimit(-1); got != limit {
 			t.Errorf("env %v: memory limit after validate = %d, want %d", env, got, limit)
 		}
+	}
+}
+
+// TestValidateReadErrorIsNotUsage checks that an input that fails while it
+// is read (a gzip stream cut short) exits with the I/O status, not the usage
+// one: the command line was right.
+func TestValidateReadErrorIsNotUsage(t *testing.T) {
+	dir := t.TempDir()
+	var plain bytes.Buffer
+	plain.WriteString("firstName,dateOfBirth,termsConsent\n")
+	for i := range 20000 {
+		fmt.Fprintf(&plain, "Ann%d,1980-01-02,yes\n", i)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(plain.Bytes())
+	zw.Close()
+	input := filepath.Join(dir, "cut.csv.gz")
+	if err := os.WriteFile(input, gz.Bytes()[:gz.Len()/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r.csv"), input)
+	if res.code != exitIO || !strings.Contains(res.stderr, "unexpected EOF") {
+		t.Errorf("validate(cut gzip) exit = %d, want %d naming the read error\n%s", res.code, exitIO, res.stderr)
 	}
 }

@@ -1,0 +1,407 @@
+// Command ratebench measures how `bulkload upload --rate auto` finds a rate
+// limit it is not told, against `bulkload sim` in a separate process. For
+// each scenario it starts a fresh simulator, starts an upload of a large
+// file, polls the simulator's counters (GET /_sim/stats?requests) four
+// times a second, interrupts the upload after the scenario's duration and
+// prints one row of figures:
+//
+//   - limit R (smooth: the simulator's default bucket of R/10; bursty: a
+//     bucket of R, one second's worth): the steady state (calls accepted
+//     per second over the last third of the run) as % of R, the share of
+//     calls answered 429 over the whole run, climb included, and the time
+//     from the start until a second's accepted calls first reach 90% of R;
+//   - no limit, latency L on every call, concurrency C: the steady state as
+//     % of C/L;
+//   - a limit that halves at T: the time after T until no quarter second
+//     has more than 1% of its calls answered 429 for good, and the 429
+//     share over the run.
+//
+// The settled rate is the one the upload's summary JSON reports.
+//
+//	ratebench -bulkload bench/out/bulkload -input bench/out/rate-leads.csv
+//	ratebench -bulkload ... -input ... -scenarios r300s,halve -duration 60s
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// scenario is one measurement.
+type scenario struct {
+	name     string
+	limit    float64       // the simulator's --rate-limit; 0 none
+	burst    int           // --rate-burst; 0 the simulator's default
+	halveAt  time.Duration // the limit halves then (0: never)
+	latency  time.Duration // on createLead and submitLead
+	conc     int
+	duration time.Duration
+}
+
+// scenarios are the known scenarios by name.
+func scenarios(d time.Duration) []scenario {
+	var out []scenario
+	for _, r := range []float64{50, 300, 2000} {
+		out = append(out,
+			scenario{name: fmt.Sprintf("r%.0fs", r), limit: r, conc: 32, duration: d},
+			scenario{name: fmt.Sprintf("r%.0fb", r), limit: r, burst: int(r), conc: 32, duration: d},
+		)
+	}
+	out = append(out,
+		scenario{name: "nolimit", latency: 200 * time.Millisecond, conc: 32, duration: d * 3 / 4},
+		scenario{name: "halve", limit: 300, halveAt: d * 3 / 4, conc: 32, duration: d * 5 / 4},
+	)
+	return out
+}
+
+// sample is the simulator's GraphQL answers so far, at t after the start.
+type sample struct {
+	t         time.Duration
+	ok, other int // 2xx; anything but 2xx and 429
+	throttled int // 429
+}
+
+// result is one scenario's figures.
+type result struct {
+	sc                        scenario
+	calls, throttled          int
+	steady                    float64 // accepted calls/s over the last third
+	t90                       time.Duration
+	backUnder                 time.Duration
+	settled                   float64
+	limitFound                bool
+	summaryOK                 bool
+	uploadExit                int
+	samples                   []sample
+	elapsedAtStop, sampleSpan time.Duration
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ratebench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bin := fs.String("bulkload", "", "path of the bulkload binary (required)")
+	input := fs.String("input", "", "lead file to upload, large enough to outlast every scenario (required)")
+	names := fs.String("scenarios", "r50s,r50b,r300s,r300b,r2000s,r2000b,nolimit,halve", "comma-separated scenarios: rNs (limit N, smooth), rNb (bursty), nolimit, halve")
+	dur := fs.Duration("duration", 40*time.Second, "length of a limit scenario (nolimit: 3/4 of it; halve: 5/4, halving at 3/4)")
+	port := fs.Int("port", 18797, "loopback port of the simulator")
+	outDir := fs.String("out", "bench/out", "directory for logs, results and summaries")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *bin == "" || *input == "" {
+		fmt.Fprintln(stderr, "ratebench: -bulkload and -input are required")
+		return 2
+	}
+	known := map[string]scenario{}
+	for _, sc := range scenarios(*dur) {
+		known[sc.name] = sc
+	}
+	var results []result
+	for _, name := range strings.Split(*names, ",") {
+		sc, ok := known[strings.TrimSpace(name)]
+		if !ok {
+			fmt.Fprintf(stderr, "ratebench: unknown scenario %q\n", name)
+			return 2
+		}
+		fmt.Fprintf(stderr, "== %s: limit %v burst %d halve-at %v latency %v concurrency %d for %v\n",
+			sc.name, sc.limit, sc.burst, sc.halveAt, sc.latency, sc.conc, sc.duration)
+		res, err := measure(ctx, sc, *bin, *input, *port, *outDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "ratebench: %s: %v\n", sc.name, err)
+			return 1
+		}
+		results = append(results, res)
+	}
+	printTable(stdout, results)
+	return 0
+}
+
+func measure(ctx context.Context, sc scenario, bin, input string, port int, outDir string) (result, error) {
+	res := result{sc: sc}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	base := "http://" + addr
+	simArgs := []string{"sim", "--addr", addr, "--log-level", "warn"}
+	if sc.limit > 0 {
+		simArgs = append(simArgs, "--rate-limit", fmt.Sprint(sc.limit))
+	}
+	if sc.burst > 0 {
+		simArgs = append(simArgs, "--rate-burst", strconv.Itoa(sc.burst))
+	}
+	if sc.halveAt > 0 {
+		simArgs = append(simArgs, "--rate-limit-change", fmt.Sprintf("%v@%v", sc.limit/2, sc.halveAt))
+	}
+	if sc.latency > 0 {
+		simArgs = append(simArgs, "--create-latency", sc.latency.String(), "--submit-latency", sc.latency.String())
+	}
+	if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+		conn.Close()
+		return res, fmt.Errorf("port %d is already in use: stop what listens there or pass -port", port)
+	}
+	simLog, err := os.Create(filepath.Join(outDir, "rate-"+sc.name+".sim.log"))
+	if err != nil {
+		return res, err
+	}
+	defer simLog.Close()
+	sim := exec.CommandContext(ctx, bin, simArgs...)
+	sim.Stdout, sim.Stderr = simLog, simLog
+	if err := sim.Start(); err != nil {
+		return res, fmt.Errorf("start simulator: %w", err)
+	}
+	simStart := time.Now()
+	defer func() {
+		_ = sim.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = sim.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = sim.Process.Kill()
+			<-done
+		}
+	}()
+	if err := waitPort(addr, 10*time.Second); err != nil {
+		return res, err
+	}
+
+	results := filepath.Join(outDir, "rate-"+sc.name+".results.csv")
+	summary := filepath.Join(outDir, "rate-"+sc.name+".summary.json")
+	_ = os.Remove(summary)
+	upLog, err := os.Create(filepath.Join(outDir, "rate-"+sc.name+".upload.log"))
+	if err != nil {
+		return res, err
+	}
+	defer upLog.Close()
+	up := exec.CommandContext(ctx, bin, "upload", "--endpoint", base+"/graphql", "--auth-url", base,
+		"--tenant-id", "sim-tenant", "--client-id", "bulkload-sim-client", "--app-id", "sim-debt-core",
+		"--rate", "auto", "--concurrency", strconv.Itoa(sc.conc), "--progress", "off", "--drain-timeout", "5s",
+		"--overwrite", "--results", results, "--summary-json", summary, input)
+	up.Env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret")
+	up.Stdout, up.Stderr = upLog, upLog
+	if err := up.Start(); err != nil {
+		return res, fmt.Errorf("start upload: %w", err)
+	}
+	upDone := make(chan error, 1)
+	go func() { upDone <- up.Wait() }()
+
+	// The simulator's clock of --rate-limit-change starts with its
+	// process; the figures count from the upload's start.
+	start := time.Now()
+	offset := start.Sub(simStart)
+	client := &http.Client{Timeout: 2 * time.Second}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(sc.duration)
+	stopped := false
+loop:
+	for {
+		select {
+		case <-tick.C:
+			s, err := poll(client, base)
+			if err != nil {
+				continue // a slow answer under load: the next one will do
+			}
+			s.t = time.Since(start)
+			res.samples = append(res.samples, s)
+		case <-deadline:
+			break loop
+		case err := <-upDone:
+			upDone <- err
+			stopped = true
+			break loop
+		}
+	}
+	res.elapsedAtStop = time.Since(start)
+	if !stopped {
+		_ = up.Process.Signal(os.Interrupt)
+	}
+	select {
+	case err := <-upDone:
+		res.uploadExit = exitCode(err)
+	case <-time.After(30 * time.Second):
+		_ = up.Process.Kill()
+		res.uploadExit = exitCode(<-upDone)
+	}
+	if stopped {
+		return res, fmt.Errorf("upload ended before the scenario did (exit %d): see %s", res.uploadExit, upLog.Name())
+	}
+	if b, err := os.ReadFile(summary); err == nil {
+		var sum struct {
+			Rate *struct {
+				CallsPerSecond float64 `json:"callsPerSecond"`
+				LimitFound     bool    `json:"limitFound"`
+			} `json:"rate"`
+		}
+		if json.Unmarshal(b, &sum) == nil && sum.Rate != nil {
+			res.settled, res.limitFound, res.summaryOK = sum.Rate.CallsPerSecond, sum.Rate.LimitFound, true
+		}
+	}
+	res.figures(offset)
+	return res, nil
+}
+
+// figures computes the result's figures from its samples.
+func (r *result) figures(offset time.Duration) {
+	s := r.samples
+	if len(s) < 2 {
+		return
+	}
+	last := s[len(s)-1]
+	r.calls = last.ok + last.throttled + last.other
+	r.throttled = last.throttled
+	// Steady state: the last third of the run.
+	from := s[0]
+	for _, x := range s {
+		if x.t <= last.t*2/3 {
+			from = x
+		}
+	}
+	if span := (last.t - from.t).Seconds(); span > 0 {
+		r.steady = float64(last.ok-from.ok) / span
+	}
+	// Time to 90%: the first second whose accepted calls reach 0.9 R.
+	r.t90 = -1
+	if r.sc.limit > 0 && r.sc.halveAt == 0 {
+		j := 0
+		for i := range s {
+			for s[i].t-s[j].t > time.Second {
+				j++
+			}
+			if el := (s[i].t - s[j].t).Seconds(); el >= 0.9 && float64(s[i].ok-s[j].ok)/el >= 0.9*r.sc.limit {
+				r.t90 = s[i].t
+				break
+			}
+		}
+	}
+	// Back under a halved limit: the end of the last quarter second after
+	// the change with more than 1% of its calls answered 429.
+	if r.sc.halveAt > 0 {
+		at := r.sc.halveAt - offset
+		r.backUnder = 0
+		for i := 1; i < len(s); i++ {
+			if s[i].t < at {
+				continue
+			}
+			d := s[i].throttled - s[i-1].throttled
+			n := d + (s[i].ok - s[i-1].ok) + (s[i].other - s[i-1].other)
+			if n > 0 && float64(d) > 0.01*float64(n) {
+				r.backUnder = s[i].t - at
+			}
+		}
+	}
+}
+
+func printTable(w io.Writer, rs []result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tlimit/s\tsettled/s\tsteady/s\t% of aim\t429s\t% 429\tto 90%\tback under\t")
+	for _, r := range rs {
+		aim, aimName := r.sc.limit, ""
+		if r.sc.halveAt > 0 {
+			aim = r.sc.limit / 2
+		}
+		limit := fmt.Sprint(r.sc.limit)
+		switch {
+		case r.sc.limit == 0:
+			aim = float64(r.sc.conc) / r.sc.latency.Seconds()
+			limit, aimName = "none", fmt.Sprintf(" C/L=%.0f", aim)
+		case r.sc.halveAt > 0:
+			limit = fmt.Sprintf("%v→%v@%v", r.sc.limit, r.sc.limit/2, r.sc.halveAt)
+		}
+		settled := "-"
+		if r.summaryOK {
+			settled = fmt.Sprintf("%.0f", r.settled)
+			if !r.limitFound {
+				settled += " (none found)"
+			}
+		}
+		share := 0.0
+		if r.calls > 0 {
+			share = 100 * float64(r.throttled) / float64(r.calls)
+		}
+		t90, back := "-", "-"
+		if r.t90 > 0 {
+			t90 = fmt.Sprintf("%.1fs", r.t90.Seconds())
+		} else if r.sc.limit > 0 && r.sc.halveAt == 0 {
+			t90 = "never"
+		}
+		if r.sc.halveAt > 0 {
+			back = fmt.Sprintf("%.2fs", r.backUnder.Seconds())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.1f%%%s\t%d/%d\t%.2f%%\t%s\t%s\t\n",
+			r.sc.name, limit, settled, r.steady, 100*r.steady/aim, aimName, r.throttled, r.calls, share, t90, back)
+	}
+	_ = tw.Flush()
+}
+
+// poll reads the simulator's GraphQL answers so far.
+func poll(c *http.Client, base string) (sample, error) {
+	var s sample
+	resp, err := c.Get(base + "/_sim/stats?requests")
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Requests map[string]map[string]int `json:"requests"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return s, err
+	}
+	for op, byStatus := range st.Requests {
+		if op == "token" {
+			continue
+		}
+		for status, n := range byStatus {
+			switch {
+			case status == "429":
+				s.throttled += n
+			case strings.HasPrefix(status, "2"):
+				s.ok += n
+			default:
+				s.other += n
+			}
+		}
+	}
+	return s, nil
+}
+
+func waitPort(addr string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			conn.Close()
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("simulator did not listen on %s within %v", addr, limit)
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	default:
+		return -1
+	}
+}

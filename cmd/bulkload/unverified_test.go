@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// qualifyingInput writes the rows of samples/leads.csv that qualify (30 of
+// 50) to a file of their own, and returns its path.
+func qualifyingInput(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(samples, "leads.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := readExpected(t)
+	out := [][]string{recs[0]}
+	for i, rec := range recs[1:] {
+		if exp[i+1].submitted {
+			out = append(out, rec)
+		}
+	}
+	path := filepath.Join(dir, "qualified.csv")
+	w, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := csv.NewWriter(w).WriteAll(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestUploadResumeChecksLostAnswers is issue 7's repro: with half the
+// answers lost and one attempt per call, rows end failed; --resume sends
+// them again, the service answers a duplicate of the lead the first attempt
+// created, and bulkload must recognise it as the row's own and submit it,
+// rather than record "processed, duplicate" and leave a qualified lead
+// unsubmitted.
+func TestUploadResumeChecksLostAnswers(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{DropAfter: 0.5, Seed: 5})
+	dir := t.TempDir()
+	input := qualifyingInput(t, dir)
+	results := filepath.Join(dir, "results.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "1", input)
+
+	res := runCLI(t, secretEnv(), args...)
+	if res.code != exitRowsFailed {
+		t.Fatalf("first run exit = %d, want %d (rows failed)\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	ambiguous := 0
+	for _, r := range finalByRow(t, results, 30) {
+		if r["status"] == "failed" && strings.HasPrefix(r["note"], "[ambiguous:") {
+			ambiguous++
+		}
+	}
+	if ambiguous == 0 {
+		t.Fatal("no row failed after a lost answer: the test tests nothing")
+	}
+
+	checked := 0
+	var rows map[int]resultRow
+	for try := 1; ; try++ {
+		res = runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...)
+		rows = finalByRow(t, results, 30)
+		for _, r := range rows {
+			if strings.Contains(r["note"], "an earlier run's createLead for this row may have reached the service") {
+				checked++
+			}
+		}
+		if res.code == exitOK || try == 10 {
+			break
+		}
+	}
+	if res.code != exitOK {
+		t.Errorf("last --resume exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	for row, r := range rows {
+		if r["status"] != "submitted" {
+			t.Errorf("row %d (qualified) ended %s: note %q error %q; want its own lead submitted", row, r["status"], r["note"], r["error"])
+		}
+	}
+	if checked == 0 {
+		t.Error("no resumed row went through the own-lead check: the test tests nothing")
+	}
+	if got := s.Stats().Submissions; got != 30 {
+		t.Errorf("the service holds %d submissions, want 30 (one per row)", got)
+	}
+}
+
+// TestUploadUnverified: a lost answer, retried and answered as a duplicate,
+// cannot be checked without Lead.Read: the row is unverified (not
+// processed), counted in the summary and its JSON, and the run exits 1.
+func TestUploadUnverified(t *testing.T) {
+	client := leadsim.DefaultClient()
+	client.Roles = []string{leadsim.RoleWrite}
+	s := startTestSim(t, leadsim.Options{DropAfter: 0.3, Seed: 7, Clients: []leadsim.Client{client}})
+	dir := t.TempDir()
+	input := qualifyingInput(t, dir)
+	results := filepath.Join(dir, "results.csv")
+	summary := filepath.Join(dir, "summary.json")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--summary-json", summary, "--rate", "0", "--progress", "off", "--max-attempts", "20", input)
+
+	res := runCLI(t, secretEnv(), args...)
+	if res.code != exitRowsFailed {
+		t.Errorf("exit = %d, want %d (unverified rows)\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	unverified := 0
+	for row, r := range finalByRow(t, results, 30) {
+		switch r["status"] {
+		case "unverified":
+			unverified++
+			if !strings.Contains(r["note"], "reconcile by leadId") {
+				t.Errorf("row %d unverified, but its note does not say what to do: %q", row, r["note"])
+			}
+		case "processed":
+			if r["attempts"] != "1" {
+				t.Errorf("row %d was sent %s times and ended processed: %q; want unverified", row, r["attempts"], r["note"])
+			}
+		}
+	}
+	if unverified == 0 {
+		t.Fatal("no row is unverified: the test tests nothing")
+	}
+	if got := readSummaryJSON(t, summary)["unverified"]; got != float64(unverified) {
+		t.Errorf("summary JSON unverified = %v, want %d", got, unverified)
+	}
+	if !strings.Contains(res.stderr, "unverified") || !strings.Contains(res.stderr, "by leadId") {
+		t.Errorf("summary does not show the unverified rows and what to do:\n%s", res.stderr)
+	}
+}

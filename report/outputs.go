@@ -1,0 +1,141 @@
+package report
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// ErrHoldsOutcomes is wrapped by CheckOutputs' error when an output would
+// replace a file that holds the outcomes of an upload: its lead ids and bids
+// would be lost, and the next upload would send every lead again.
+var ErrHoldsOutcomes = errors.New("holds the outcomes of an upload")
+
+// Output is one file a run writes: the results file, --rejects,
+// --summary-json, and whatever is added later. A run lists all of its
+// outputs for CheckOutputs, so a new one is checked by adding it there.
+type Output struct {
+	// Flag names the output in messages ("--summary-json").
+	Flag string
+	// Path is where it goes; an empty Path is skipped.
+	Path string
+	// Continues marks the results file of a run that continues it
+	// (--resume): it is expected to hold outcomes.
+	Continues bool
+}
+
+// CheckOutputs proves, before the first row is read or sent, that every
+// output can be written, so that a run never fails after its leads are sent
+// for want of a place to say what happened. An output is refused when it
+// names the input file, when two outputs name the same file, when it is not
+// a regular file, when it cannot be opened for writing (or, if it does not
+// exist, created in its directory: the probe is removed again), and, unless
+// overwrite is set, when it would replace a file that holds the outcomes of
+// an upload (the error wraps ErrHoldsOutcomes; hint is added to the message
+// of the results file, saying how to continue it). input "-" is standard
+// input.
+func CheckOutputs(input string, outs []Output, overwrite bool, hint string) error {
+	var in os.FileInfo
+	if input != "-" {
+		in, _ = os.Stat(input) // a missing input is the reader's to report
+	}
+	type seen struct {
+		flag string
+		info os.FileInfo
+		abs  string
+	}
+	var prev []seen
+	for _, o := range outs {
+		if o.Path == "" {
+			continue
+		}
+		abs, _ := filepath.Abs(o.Path)
+		info, err := os.Stat(o.Path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s %s: cannot be written: %w", o.Flag, o.Path, err)
+		}
+		if exists && in != nil && os.SameFile(in, info) {
+			return fmt.Errorf("%s %s is the input file: choose another path, it would be overwritten", o.Flag, o.Path)
+		}
+		for _, p := range prev {
+			if (exists && p.info != nil && os.SameFile(p.info, info)) || p.abs == abs {
+				return fmt.Errorf("%s and %s both name %s: give each output its own path", p.flag, o.Flag, o.Path)
+			}
+		}
+		prev = append(prev, seen{o.Flag, info, abs})
+		if exists && !info.Mode().IsRegular() {
+			return fmt.Errorf("%s %s is not a regular file", o.Flag, o.Path)
+		}
+		if exists && !o.Continues && !overwrite {
+			if n := Outcomes(o.Path); n > 0 {
+				h := "choose another path, or pass --overwrite to replace it"
+				if hint != "" && o.Flag == "--results" {
+					h = hint
+				}
+				return fmt.Errorf("%s %s %w (%d rows sent): %s", o.Flag, o.Path, ErrHoldsOutcomes, n, h)
+			}
+		}
+		if err := probe(o.Path, exists); err != nil {
+			return fmt.Errorf("%s %s: cannot be written: %w", o.Flag, o.Path, err)
+		}
+	}
+	return nil
+}
+
+// probe opens path for writing without changing it, or, when it does not
+// exist, creates it and removes it again.
+func probe(path string, exists bool) error {
+	if exists {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("directory %s does not exist", filepath.Dir(path))
+		}
+		return err
+	}
+	return errors.Join(f.Close(), os.Remove(path))
+}
+
+// Outcomes counts the rows of the results file at path whose last line is
+// an upload's outcome (any status but valid and invalid); 0 for a file that
+// is missing or not a results file. The lines before a corrupt one count:
+// a damaged journal still holds lead ids worth keeping.
+func Outcomes(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	var refs []lineRef
+	_, _ = scan(f, st.Size(), FormatFor(path), path, func(s *scanned) error {
+		if r, err := newLineRef(s); err == nil {
+			refs = append(refs, r)
+		}
+		return nil
+	})
+	slices.SortFunc(refs, func(a, b lineRef) int {
+		return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.off, b.off))
+	})
+	n := 0
+	for _, r := range lastPerRow(refs) {
+		if s := r.status(); s != StatusValid && s != StatusInvalid {
+			n++
+		}
+	}
+	return n
+}

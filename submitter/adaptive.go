@@ -1,0 +1,494 @@
+package submitter
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// limiter paces the HTTP attempts of every call of a Client and learns from
+// what became of them. The transport calls Wait before each attempt and
+// Observe after it. Implementations are safe for concurrent use.
+type limiter interface {
+	// Wait blocks until one more attempt may start, or ctx ends.
+	Wait(ctx context.Context) error
+	// Observe reports one attempt's outcome; lowered is true when it made
+	// the shared rate lower (the transport logs it), now is the new rate.
+	Observe(o attemptOutcome) (now float64, lowered bool)
+	// Rate is the rate in calls per second now; 0 means unlimited.
+	Rate() float64
+}
+
+// attemptOutcome is what became of one HTTP attempt, as a limiter sees it.
+type attemptOutcome struct {
+	Start      time.Time     // when the attempt was sent (after Wait)
+	Latency    time.Duration // until the reply (or the failure)
+	Status     int           // HTTP status; 0 when there was no reply
+	RetryAfter time.Duration // the reply's Retry-After, 0 if none
+}
+
+// Tuning of the adaptive rate (--rate auto). The figures come from the
+// anchors named on Adaptive and from bench/rate.sh's runs against leadsim.
+const (
+	// DefaultStartRate is where --rate auto starts: polite for a service
+	// whose limit nobody published.
+	DefaultStartRate = 20.0
+	autoFloor        = 0.5  // calls/s; never slower
+	autoClimb        = 1.4  // factor per second while no limit is known (slow start)
+	autoCutClimb     = 0.7  // share of the rate kept after the first 429 (CUBIC's beta)
+	autoCutSettled   = 0.85 // share kept after a 429 once a limit is known
+	autoDropShare    = 0.9  // a 429 below this share of the known limit: the limit fell
+	autoSettleShare  = 0.97 // the rate held: this share of the limit found
+	autoProbeSlope   = 0.02 // past the hold, the limit's share added per second
+	autoForget       = 1.25 // probing this far past the limit without a 429: climb again
+	autoUtilized     = 0.75 // increase only while calls use this share of the rate
+	autoLatencyRise  = 2.0  // increase only while latency stays under this times its base (plus autoLatencySlack)
+
+	autoLatencySlack   = 10 * time.Millisecond
+	autoRecover        = 2 * time.Second  // from a cut back to the settled rate
+	autoHoldFirst      = 5 * time.Second  // first hold at the settled rate before probing
+	autoHoldMax        = 60 * time.Second // the hold doubles while probes find the same limit
+	autoPauseAfter     = 2 * time.Second  // a Retry-After this long pauses every call, not only the refused one
+	autoBucket         = 125 * time.Millisecond
+	autoBuckets        = 8 // the window of sent calls and 503s: 8 × 125 ms = 1 s
+	auto503Min         = 3 // a 503 burst: this many 503s in the window...
+	auto503Share       = 0.1
+	autoEpisodeAnswers = 10   // answers since the last cut needed to measure what the service accepts
+	autoSaturated      = 0.05 // a share of 429s among them that says the service was saturated
+	autoRebook         = 1.1  // a rate this much above the one the bucket was made at makes a new bucket
+)
+
+// AutoConfig configures an Adaptive rate. Zero values take the defaults.
+type AutoConfig struct {
+	Start float64          // first rate in calls/s; default DefaultStartRate
+	Max   float64          // never above this (--max-rate); 0 = no cap
+	Now   func() time.Time // nil = time.Now
+}
+
+// autoPhase is where the Adaptive rate is in its cycle.
+type autoPhase int
+
+const (
+	phaseClimb   autoPhase = iota // no limit known: grow ×autoClimb per second
+	phaseRecover                  // after a cut: back to the settled rate in autoRecover
+	phaseHold                     // at the settled rate for the hold
+	phaseProbe                    // slowly past the settled rate, to find out whether the limit rose
+)
+
+func (p autoPhase) String() string {
+	return [...]string{"climb", "recover", "hold", "probe"}[p]
+}
+
+// Adaptive is --rate auto: one token bucket shared by every call of a
+// Client whose rate it finds by itself. It learns from three anchors and
+// departs from them where a batch job differs from a browser or a TCP flow:
+//
+//   - Like the AWS SDKs' adaptive retry mode it paces calls with a
+//     client-side token bucket and cuts multiplicatively on a throttle (to
+//     0.7 of the rate, CUBIC's beta), remembering the rate that was too much.
+//     Unlike it, the bucket is on from the first call (the tool is polite
+//     before it knows anything) and it climbs from DefaultStartRate by
+//     ×1.4 per second (slow start), since the batch always has more calls.
+//   - Like TCP's AIMD it cuts at most once per round trip: a 429 for an
+//     attempt sent before the last cut is the same episode, not a new one.
+//   - Like Google SRE's client-side throttling it counts what the service
+//     accepted rather than what it asked for. A batch job wants every call
+//     and a 429 is a wasted round trip, so rather than probing above the
+//     limit all the time (CUBIC's plateau is still a probe), it settles at
+//     97% of the rate that drew the 429, holds there for 5 s, doubling to
+//     60 s while probes keep finding the same limit, and only then probes
+//     upward by 2% of the limit a second. A probe that passes 125% of the
+//     limit without a 429 means the limit rose: it climbs again.
+//
+// It increases only while calls use at least 75% of the rate (a rate that
+// the concurrency cannot reach is not a finding) and while their latency
+// stays under twice its base (a service that slows down is at its limit even
+// if it does not say so). A burst of 503s (3 or more, and 10% of the answers
+// in the last second) cuts like a 429. A Retry-After stops any increase
+// until it has passed; one of 2 s or more pauses every call until then,
+// since the service has said that a call before it would be refused.
+//
+// Safe for concurrent use.
+type Adaptive struct {
+	now     func() time.Time
+	maxRate float64
+
+	mu          sync.Mutex
+	lim         *rate.Limiter // replaced when the rate falls, or rises 10% past booked
+	r           float64       // the rate now
+	booked      float64       // the rate when lim was made
+	rebuilt     chan struct{}
+	limit       float64 // the rate that last drew a 429; 0 = none found
+	phase       autoPhase
+	phaseAt     time.Time
+	from        float64 // the rate a recovery started from
+	hold        time.Duration
+	lastStep    time.Time // the last update of r
+	lastCut     time.Time
+	frozenUntil time.Time // no increase before (Retry-After)
+	pausedUntil time.Time // no call before (a long Retry-After)
+	latency     float64   // EWMA of successful attempts' latency, seconds
+	latencyBase float64   // the lowest latency EWMA seen, seconds
+	tracked     time.Time // first call: the start of the windows
+	bucketAt    time.Time // start of the newest bucket
+	got503      [autoBuckets]int
+	got429      [autoBuckets]int
+	gotOK       [autoBuckets]int
+	answers     [autoBuckets]int
+	// The episode: answers to calls sent since the last cut.
+	epOK, ep429 int
+	probeFrom   float64 // the rate held before the probe
+}
+
+// NewAdaptive returns an Adaptive rate at cfg.Start calls per second.
+func NewAdaptive(cfg AutoConfig) *Adaptive {
+	if cfg.Start <= 0 {
+		cfg.Start = DefaultStartRate
+	}
+	if cfg.Max > 0 {
+		cfg.Start = min(cfg.Start, cfg.Max)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	a := &Adaptive{now: cfg.Now, maxRate: cfg.Max, r: cfg.Start, hold: autoHoldFirst}
+	a.lim = rate.NewLimiter(rate.Limit(a.r), 1)
+	a.booked = a.r
+	a.rebuilt = make(chan struct{})
+	return a
+}
+
+// Wait blocks until the shared rate allows one more attempt, or ctx ends.
+func (a *Adaptive) Wait(ctx context.Context) error {
+	for {
+		d, res, rebuilt := a.reserve()
+		if d <= 0 {
+			return ctx.Err()
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+			if res == nil {
+				continue // the pause is over: take a place in the bucket now
+			}
+			return nil
+		case <-rebuilt:
+			// The rate changed a lot: the place was booked at the old
+			// rate, on a bucket that is gone; book again.
+			t.Stop()
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// reserve takes one place in the bucket now and says how long to wait for
+// it; rebuilt is closed when the bucket is replaced, and the place with it.
+// During a pause it takes none (res is nil) and says how long the pause
+// lasts.
+func (a *Adaptive) reserve() (d time.Duration, res *rate.Reservation, rebuilt <-chan struct{}) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	if now.Before(a.pausedUntil) {
+		return a.pausedUntil.Sub(now), nil, a.rebuilt
+	}
+	a.stepLocked(now)
+	res = a.lim.ReserveN(now, 1)
+	return res.DelayFrom(now), res, a.rebuilt
+}
+
+// Rate is the rate in calls per second now.
+func (a *Adaptive) Rate() float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stepLocked(a.now())
+	return a.r
+}
+
+// Settled is the rate to pin with --rate next time: 97% of the limit found,
+// capped by Max; found is false when no limit was found (then it is the
+// rate reached).
+func (a *Adaptive) Settled() (callsPerSecond float64, found bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.limit == 0 {
+		return a.r, false
+	}
+	return a.capLocked(autoSettleShare * a.limit), true
+}
+
+// Observe learns from one attempt's outcome.
+func (a *Adaptive) Observe(o attemptOutcome) (float64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	a.stepLocked(now)
+	a.rollLocked(now)
+	a.answers[autoBuckets-1]++
+	switch {
+	case o.Status >= 200 && o.Status < 300:
+		a.gotOK[autoBuckets-1]++
+		if o.Start.After(a.lastCut) {
+			a.epOK++
+		}
+		lat := o.Latency.Seconds()
+		if a.latency == 0 {
+			a.latency = lat
+		} else {
+			a.latency += 0.02 * (lat - a.latency)
+		}
+		if a.latencyBase == 0 || a.latency < a.latencyBase {
+			a.latencyBase = a.latency
+		}
+		return a.r, false
+	case o.Status == http.StatusTooManyRequests:
+		a.got429[autoBuckets-1]++
+		if o.Start.After(a.lastCut) {
+			a.ep429++
+		}
+		if o.RetryAfter > 0 {
+			a.freezeLocked(now, o.RetryAfter)
+		}
+		return a.cutLocked(now, o.Start)
+	case o.Status == http.StatusServiceUnavailable:
+		a.got503[autoBuckets-1]++
+		if o.RetryAfter > 0 {
+			a.freezeLocked(now, o.RetryAfter)
+		}
+		n503, answers := 0, 0
+		for i := range autoBuckets {
+			n503 += a.got503[i]
+			answers += a.answers[i]
+		}
+		if n503 >= auto503Min && float64(n503) >= auto503Share*float64(answers) {
+			return a.cutLocked(now, o.Start)
+		}
+	}
+	return a.r, false
+}
+
+// freezeLocked honours a Retry-After: no increase until it has passed, and
+// no call at all when it is long.
+func (a *Adaptive) freezeLocked(now time.Time, d time.Duration) {
+	until := now.Add(d)
+	if until.After(a.frozenUntil) {
+		a.frozenUntil = until
+	}
+	if d >= autoPauseAfter && until.After(a.pausedUntil) {
+		a.pausedUntil = until
+	}
+}
+
+// cutLocked lowers the rate after a 429 (or a 503 burst) of an attempt sent
+// at start, once per episode: attempts sent before the last cut were sent
+// at the old rate and say nothing new.
+func (a *Adaptive) cutLocked(now, start time.Time) (float64, bool) {
+	if !a.lastCut.IsZero() && !start.After(a.lastCut) {
+		return a.r, false
+	}
+	peak := a.r
+	if s := a.sentRateLocked(now); s > 0 && s < peak {
+		peak = s // the calls did not use the whole rate: the limit is what they used
+	}
+	answered := a.epOK + a.ep429
+	if !a.lastCut.IsZero() && answered < autoEpisodeAnswers && now.Sub(a.lastCut) < time.Second {
+		// Too few answers at the rate of the last cut to say how much of
+		// it the service accepts: wait for a few more.
+		return a.r, false
+	}
+	limit := peak
+	switch {
+	case answered >= autoEpisodeAnswers && float64(a.ep429) >= autoSaturated*float64(answered):
+		// Many of the calls sent since the last cut were refused: the
+		// service was saturated, and what it accepted is its limit
+		// (Google SRE's accepts, not requests). Answers came for calls
+		// sent until about a latency ago.
+		el := max(now.Sub(a.lastCut).Seconds()-a.latency, 0.01)
+		limit = min(peak, float64(a.epOK)/el)
+	case a.phase == phaseProbe && a.probeFrom > 0:
+		// The limit is past the rate held without a 429 and short of
+		// the one that drew it.
+		limit = (a.probeFrom + peak) / 2
+	}
+	share := autoCutSettled
+	switch {
+	case a.limit == 0, a.phase == phaseClimb:
+		share = autoCutClimb
+	case peak < autoDropShare*a.limit:
+		share = autoCutClimb // the limit fell: get under it fast
+	}
+	if a.limit > 0 && math.Abs(limit-a.limit) <= 0.1*a.limit && a.phase == phaseProbe {
+		a.hold = min(2*a.hold, autoHoldMax) // the probe found the same limit again
+	} else {
+		a.hold = autoHoldFirst
+	}
+	a.limit = limit
+	a.setLocked(min(share*peak, autoSettleShare*limit))
+	a.from = a.r
+	a.phase = phaseRecover
+	a.phaseAt = now
+	a.lastCut = now
+	a.epOK, a.ep429 = 0, 0
+	return a.r, true
+}
+
+// stepLocked moves the rate along its phase up to now.
+func (a *Adaptive) stepLocked(now time.Time) {
+	if a.lastStep.IsZero() {
+		a.lastStep = now
+		return
+	}
+	dt := now.Sub(a.lastStep).Seconds()
+	if dt <= 0 {
+		return
+	}
+	if a.lastStep.Before(a.frozenUntil) {
+		// Time spent waiting out a Retry-After does not count towards
+		// the climb, the recovery or the hold.
+		frozen := a.frozenUntil.Sub(a.lastStep)
+		if now.Before(a.frozenUntil) {
+			frozen = now.Sub(a.lastStep)
+		}
+		a.phaseAt = a.phaseAt.Add(frozen)
+		dt -= frozen.Seconds()
+		if dt <= 0 {
+			a.lastStep = now
+			return
+		}
+	}
+	a.lastStep = now
+	mayGrow := a.utilizedLocked(now) && !a.latencyRisingLocked()
+	switch a.phase {
+	case phaseClimb:
+		if mayGrow {
+			a.setLocked(a.r * math.Pow(autoClimb, dt))
+		}
+	case phaseRecover:
+		settle := autoSettleShare * a.limit
+		x := now.Sub(a.phaseAt).Seconds() / autoRecover.Seconds()
+		if x >= 1 || a.from >= settle {
+			a.setLocked(settle)
+			a.phase, a.phaseAt = phaseHold, now
+			return
+		}
+		// Concave: most of the way back in the first half.
+		a.setLocked(a.from + (settle-a.from)*(1-math.Pow(1-x, 3)))
+	case phaseHold:
+		if now.Sub(a.phaseAt) >= a.hold {
+			a.phase, a.phaseAt, a.probeFrom = phaseProbe, now, a.r
+		}
+	case phaseProbe:
+		if !mayGrow {
+			return
+		}
+		a.setLocked(a.r + autoProbeSlope*a.limit*dt)
+		if a.r > autoForget*a.limit {
+			a.phase, a.phaseAt = phaseClimb, now
+		}
+	}
+}
+
+func (a *Adaptive) capLocked(r float64) float64 {
+	if a.maxRate > 0 {
+		r = min(r, a.maxRate)
+	}
+	return max(r, autoFloor)
+}
+
+func (a *Adaptive) setLocked(r float64) {
+	r = a.capLocked(r)
+	if r == a.r {
+		return
+	}
+	a.r = r
+	if r < a.booked || r > autoRebook*a.booked {
+		// Calls waiting hold places booked at the old rate, up to
+		// --concurrency of them: a cut must not wait for them to be
+		// used, nor a climb crawl behind them. A fresh bucket, and
+		// every waiter books again.
+		a.lim = rate.NewLimiter(rate.Limit(r), 1)
+		a.booked = r
+		close(a.rebuilt)
+		a.rebuilt = make(chan struct{})
+		return
+	}
+	a.lim.SetLimitAt(a.lastStep, rate.Limit(r))
+}
+
+// rollLocked moves the window of buckets so that its newest holds now.
+func (a *Adaptive) rollLocked(now time.Time) {
+	if a.tracked.IsZero() {
+		a.tracked, a.bucketAt = now, now
+		return
+	}
+	n := int(now.Sub(a.bucketAt) / autoBucket)
+	if n <= 0 {
+		return
+	}
+	if n >= autoBuckets {
+		a.got503, a.got429, a.gotOK, a.answers = [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}
+	} else {
+		for _, b := range []*[autoBuckets]int{&a.got503, &a.got429, &a.gotOK, &a.answers} {
+			copy(b[:], b[n:])
+			clear(b[autoBuckets-n:])
+		}
+	}
+	a.bucketAt = a.bucketAt.Add(time.Duration(n) * autoBucket)
+}
+
+// sentRateLocked is the rate of calls answered in the window up to now, in
+// calls per second (the rate they were sent at, a latency ago); 0 when
+// there are too few to say.
+func (a *Adaptive) sentRateLocked(now time.Time) float64 {
+	if a.tracked.IsZero() {
+		return 0
+	}
+	a.rollLocked(now)
+	n := 0
+	for _, c := range a.answers {
+		n += c
+	}
+	span := a.spanLocked(now)
+	if span < autoBucket || n < autoEpisodeAnswers {
+		return 0 // too early, or too few calls, to say
+	}
+	return float64(n) / span.Seconds()
+}
+
+// spanLocked is how much time the window covers at now.
+func (a *Adaptive) spanLocked(now time.Time) time.Duration {
+	return min(now.Sub(a.tracked), autoBuckets*autoBucket-autoBucket+now.Sub(a.bucketAt))
+}
+
+// answersLocked counts the 2xx and 429 answers in the window up to now,
+// and the time it spans (0: too early to say).
+func (a *Adaptive) answersLocked(now time.Time) (ok, throttled int, span time.Duration) {
+	a.rollLocked(now)
+	for i := range autoBuckets {
+		ok += a.gotOK[i]
+		throttled += a.got429[i]
+	}
+	if span = a.spanLocked(now); span < autoBucket {
+		span = 0
+	}
+	return ok, throttled, span
+}
+
+// utilizedLocked reports whether the calls use the rate: only then is a
+// higher rate worth trying.
+func (a *Adaptive) utilizedLocked(now time.Time) bool {
+	s := a.sentRateLocked(now)
+	return s == 0 || s >= autoUtilized*a.r
+}
+
+// latencyRisingLocked reports whether calls now take markedly longer than
+// they did at their best.
+func (a *Adaptive) latencyRisingLocked() bool {
+	return a.latencyBase > 0 && a.latency > autoLatencyRise*a.latencyBase+autoLatencySlack.Seconds()
+}

@@ -1,0 +1,355 @@
+package submitter
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+var autoEpoch = time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+
+// autoSim is a service and a pool of workers on a fake clock, to test the
+// Adaptive rate's dynamics without sleeping: conc workers always have a
+// call to make; each call takes latency; the service is a token bucket of
+// limit calls/s (0: none) and burst, answering 429 with retryAfter over it,
+// and a worker whose call drew a 429 waits retryAfter before its next.
+type autoSim struct {
+	limit      float64
+	burst      int
+	changeAt   time.Duration // the limit becomes changeTo at changeAt (0: never)
+	changeTo   float64
+	conc       int
+	latency    time.Duration
+	retryAfter time.Duration
+	dur        time.Duration
+}
+
+// autoRun is what an autoSim saw, per second of simulated time.
+type autoRun struct {
+	ok, throttled []int     // answers 2xx and 429 per second
+	rate          []float64 // the Adaptive rate at the end of each second
+}
+
+func (r autoRun) totals() (ok, throttled int) {
+	for i := range r.ok {
+		ok += r.ok[i]
+		throttled += r.throttled[i]
+	}
+	return ok, throttled
+}
+
+// okRate is the mean of 2xx answers per second over seconds [from, to).
+func (r autoRun) okRate(from, to int) float64 {
+	n := 0
+	for _, c := range r.ok[from:to] {
+		n += c
+	}
+	return float64(n) / float64(to-from)
+}
+
+func (s autoSim) run(a *Adaptive, clk *fakeClock) autoRun {
+	const tick = time.Millisecond
+	type worker struct {
+		busy, waiting    bool
+		readyAt, startAt time.Time
+		doneAt           time.Time
+		status           int
+		rebuilt          <-chan struct{}
+	}
+	var srv *rate.Limiter
+	if s.limit > 0 {
+		srv = rate.NewLimiter(rate.Limit(s.limit), max(1, s.burst))
+	} else if s.changeTo > 0 {
+		srv = rate.NewLimiter(rate.Inf, 1)
+	}
+	if s.retryAfter == 0 {
+		s.retryAfter = time.Second
+	}
+	secs := int(s.dur / time.Second)
+	out := autoRun{ok: make([]int, secs), throttled: make([]int, secs), rate: make([]float64, secs)}
+	ws := make([]worker, s.conc)
+	start := clk.t
+	changed := false
+	for now := start; now.Before(start.Add(s.dur)); now = now.Add(tick) {
+		clk.t = now
+		sec := int(now.Sub(start) / time.Second)
+		if s.changeAt > 0 && !changed && now.Sub(start) >= s.changeAt {
+			srv.SetLimitAt(now, rate.Limit(s.changeTo))
+			changed = true
+		}
+		for i := range ws {
+			w := &ws[i]
+			if w.busy && !w.doneAt.After(now) {
+				w.busy = false
+				var ra time.Duration
+				w.readyAt = now
+				if w.status == http.StatusTooManyRequests {
+					ra = s.retryAfter
+					w.readyAt = now.Add(ra)
+					out.throttled[sec]++
+				} else {
+					out.ok[sec]++
+				}
+				a.Observe(attemptOutcome{Start: w.startAt, Latency: now.Sub(w.startAt), Status: w.status, RetryAfter: ra})
+			}
+			if w.waiting {
+				select {
+				case <-w.rebuilt: // booked on a bucket that is gone: book again
+					w.waiting = false
+				default:
+				}
+			}
+			if !w.busy && !w.waiting && !w.readyAt.After(now) {
+				d, res, rebuilt := a.reserve()
+				if res == nil {
+					w.readyAt = now.Add(d)
+					continue
+				}
+				w.waiting, w.startAt, w.rebuilt = true, now.Add(d), rebuilt
+			}
+			if w.waiting && !w.startAt.After(now) {
+				w.waiting, w.busy = false, true
+				w.doneAt = w.startAt.Add(s.latency)
+				w.status = http.StatusOK
+				if srv != nil && !srv.AllowN(now, 1) {
+					w.status = http.StatusTooManyRequests
+				}
+			}
+		}
+		if next := now.Add(tick); next.Sub(start)%time.Second == 0 {
+			out.rate[sec] = a.Rate()
+		}
+	}
+	return out
+}
+
+// recovered is the rate el into a recovery from a cut to from towards
+// settle.
+func recovered(from, settle float64, el time.Duration) float64 {
+	x := el.Seconds() / autoRecover.Seconds()
+	return from + (settle-from)*(1-math.Pow(1-x, 3))
+}
+
+// near reports whether got is within 1% of want: rates move a little with
+// every millisecond of a test's clock.
+func near(got, want float64) bool { return got >= 0.99*want && got <= 1.01*want }
+
+func newTestAdaptive(cfg AutoConfig) (*Adaptive, *fakeClock) {
+	clk := &fakeClock{t: autoEpoch}
+	cfg.Now = clk.now
+	return NewAdaptive(cfg), clk
+}
+
+func TestAdaptiveClimbsWhileCallsSucceed(t *testing.T) {
+	a, clk := newTestAdaptive(AutoConfig{})
+	run := autoSim{conc: 64, latency: 5 * time.Millisecond, dur: 5 * time.Second}.run(a, clk)
+	// ×1.4 a second from 20: 20·1.4^5 ≈ 108 after 5 s.
+	if got := run.rate[4]; got < 90 || got > 120 {
+		t.Errorf("rate after 5 s without a limit = %.1f, want about 108 (×1.4/s from 20)", got)
+	}
+	for i := 1; i < len(run.rate); i++ {
+		if run.rate[i] <= run.rate[i-1] {
+			t.Errorf("rate fell from %.1f to %.1f in second %d without a 429", run.rate[i-1], run.rate[i], i)
+		}
+	}
+}
+
+func TestAdaptiveDoesNotClimbPastWhatTheCallsUse(t *testing.T) {
+	// 4 calls in flight of 100 ms each: 40 calls/s at most.
+	a, clk := newTestAdaptive(AutoConfig{})
+	run := autoSim{conc: 4, latency: 100 * time.Millisecond, dur: 30 * time.Second}.run(a, clk)
+	if got := run.rate[len(run.rate)-1]; got > 40/autoUtilized+1 {
+		t.Errorf("rate after 30 s at 40 calls/s of demand = %.1f, want at most %.1f", got, 40/autoUtilized)
+	}
+	if got := run.okRate(10, 30); got < 0.95*40 {
+		t.Errorf("calls/s = %.1f, want at least 95%% of 40 (the rate must not be the bottleneck)", got)
+	}
+}
+
+func TestAdaptiveStopsClimbingWhenLatencyRises(t *testing.T) {
+	a, clk := newTestAdaptive(AutoConfig{})
+	for range 100 {
+		clk.advance(10 * time.Millisecond)
+		a.Observe(attemptOutcome{Start: clk.t, Latency: 20 * time.Millisecond, Status: 200})
+	}
+	r0 := a.Rate()
+	for range 300 {
+		clk.advance(10 * time.Millisecond)
+		a.Observe(attemptOutcome{Start: clk.t, Latency: 200 * time.Millisecond, Status: 200})
+	}
+	if got := a.Rate(); got > r0*1.4 {
+		t.Errorf("rate went from %.1f to %.1f in 3 s while latency rose from 20 ms to 200 ms; want at most the first second's climb", r0, got)
+	}
+}
+
+func TestAdaptiveCuts(t *testing.T) {
+	type step struct {
+		name    string
+		n       int           // observations (default 1), each after advance
+		advance time.Duration // before each observation
+		status  int           // 0: none, only read the rate
+		sentAgo time.Duration // the attempt was sent this long before now
+		retry   time.Duration // its Retry-After
+		want    float64       // Rate() after the step
+	}
+	tests := []struct {
+		name  string
+		cfg   AutoConfig
+		steps []step
+	}{
+		{"first 429 keeps 0.7 of the rate, once per episode", AutoConfig{Start: 100}, []step{
+			{name: "start", want: 100},
+			{name: "429", status: 429, want: 70},
+			{name: "429 of an attempt sent before the cut: same episode", status: 429, sentAgo: time.Millisecond, want: 70},
+			{name: "429 sent after the cut, too few answers yet: wait", advance: 10 * time.Millisecond, status: 429, sentAgo: 5 * time.Millisecond, want: recovered(70, 97, 10*time.Millisecond)},
+			{name: "answers at the new rate", n: 9, advance: time.Millisecond, status: 200, sentAgo: time.Millisecond, want: recovered(70, 97, 19*time.Millisecond)},
+			{name: "429 with enough answers: a new episode", advance: time.Millisecond, status: 429, sentAgo: time.Millisecond, want: 0.7 * recovered(70, 97, 20*time.Millisecond)},
+		}},
+		{"saturated: what the service accepted is the limit", AutoConfig{Start: 100}, []step{
+			{name: "429", status: 429, want: 70},
+			{name: "5 answers", n: 5, advance: 10 * time.Millisecond, status: 200, sentAgo: time.Millisecond, want: recovered(70, 97, 50*time.Millisecond)},
+			{name: "4 refusals", n: 4, advance: 10 * time.Millisecond, status: 429, sentAgo: time.Millisecond, want: recovered(70, 97, 90*time.Millisecond)},
+			{name: "5 of 10 accepted in 0.1 s: the limit is 50/s", advance: 10 * time.Millisecond, status: 429, sentAgo: time.Millisecond, want: 0.97 * 50},
+		}},
+		{"recover to 97% of the limit found, then hold", AutoConfig{Start: 100}, []step{
+			{name: "429", status: 429, want: 70},
+			{name: "recovering", advance: time.Second, want: 70 + (97-70)*(1-0.125)},
+			{name: "settled", advance: time.Second, want: 97},
+			{name: "holds", advance: 4 * time.Second, want: 97},
+			{name: "429 while settled keeps 0.85", status: 429, want: 97 * 0.85},
+		}},
+		{"probe past the hold, then the limit is half way", AutoConfig{Start: 100}, []step{
+			{name: "429", status: 429, want: 70},
+			{name: "settled", advance: 2 * time.Second, want: 97},
+			{name: "hold", advance: 5 * time.Second, want: 97},
+			{name: "probe: +2% of the limit a second", advance: 2 * time.Second, want: 101},
+			{name: "429: limit (97+101)/2, rate 0.85 of 101", status: 429, want: 101 * 0.85},
+			{name: "settles at 97% of 99", advance: 2 * time.Second, want: 0.97 * 99},
+		}},
+		{"a 503 alone does not cut", AutoConfig{Start: 100}, []step{
+			{name: "503", status: 503, want: 100},
+			{name: "503", advance: time.Millisecond, status: 503, want: 100},
+		}},
+		{"a burst of 503s cuts", AutoConfig{Start: 100}, []step{
+			{name: "503s", n: 3, advance: time.Millisecond, status: 503, want: 70},
+		}},
+		{"max-rate caps the start and the climb", AutoConfig{Start: 100, Max: 50}, []step{
+			{name: "start", want: 50},
+			{name: "climb", advance: 3 * time.Second, status: 200, want: 50},
+		}},
+		{"never below the floor", AutoConfig{Start: 0.6}, []step{
+			{name: "429", status: 429, want: autoFloor},
+			{name: "429 a second later", advance: time.Second, status: 429, want: autoFloor},
+		}},
+		{"Retry-After: no increase before it", AutoConfig{Start: 100}, []step{
+			{name: "429, Retry-After 1 s", status: 429, retry: time.Second, want: 70},
+			{name: "frozen", advance: 900 * time.Millisecond, want: 70},
+			{name: "recovering after it", advance: 1100 * time.Millisecond, want: 70 + (97-70)*(1-0.125)},
+		}},
+		{"Retry-After: no climb before it", AutoConfig{Start: 20}, []step{
+			{name: "503, Retry-After 1 s", status: 503, retry: time.Second, want: 20},
+			{name: "frozen", advance: time.Second, want: 20},
+			{name: "climbs after it", advance: time.Second, want: 28},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, clk := newTestAdaptive(tc.cfg)
+			for _, st := range tc.steps {
+				for range max(st.n, 1) {
+					clk.advance(st.advance)
+					if st.status != 0 {
+						a.Observe(attemptOutcome{Start: clk.t.Add(-st.sentAgo), Status: st.status, RetryAfter: st.retry})
+					}
+				}
+				if got := a.Rate(); !near(got, st.want) {
+					t.Errorf("%s: Rate() = %v, want %v", st.name, got, st.want)
+				}
+				if got := float64(a.lim.Limit()); !near(got, st.want) {
+					t.Errorf("%s: limiter limit = %v, want %v", st.name, got, st.want)
+				}
+			}
+		})
+	}
+}
+
+func TestAdaptiveLongRetryAfterPausesEveryCall(t *testing.T) {
+	a, clk := newTestAdaptive(AutoConfig{Start: 100})
+	a.Observe(attemptOutcome{Start: clk.t, Status: 429, RetryAfter: 30 * time.Second})
+	clk.advance(10 * time.Second)
+	d, res, _ := a.reserve()
+	if res != nil || d != 20*time.Second {
+		t.Errorf("reserve 10 s into a Retry-After of 30 s = %v (reserved %v), want a 20 s pause and no place taken", d, res != nil)
+	}
+	clk.advance(20 * time.Second)
+	if d, res, _ := a.reserve(); res == nil || d != 0 {
+		t.Errorf("reserve after the Retry-After = %v (reserved %v), want a place now", d, res != nil)
+	}
+	// A short Retry-After (leadsim's 1 s) holds back the refused call
+	// only (the transport waits it), not every call.
+	b, clk2 := newTestAdaptive(AutoConfig{Start: 100})
+	b.Observe(attemptOutcome{Start: clk2.t, Status: 429, RetryAfter: time.Second})
+	if d, res, _ := b.reserve(); res == nil || d != 0 {
+		t.Errorf("reserve after a 429 with Retry-After 1 s = %v (reserved %v), want a place now", d, res != nil)
+	}
+}
+
+func TestAdaptiveSettlesUnderTheLimit(t *testing.T) {
+	tests := []struct {
+		name  string
+		limit float64
+		burst int
+	}{
+		{"50/s smooth", 50, 5},
+		{"300/s smooth", 300, 30},
+		{"300/s bursty", 300, 300},
+		{"2000/s smooth", 2000, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, clk := newTestAdaptive(AutoConfig{})
+			run := autoSim{limit: tc.limit, burst: tc.burst, conc: 64, latency: 20 * time.Millisecond, dur: 90 * time.Second}.run(a, clk)
+			ok, throttled := run.totals()
+			share := float64(throttled) / float64(ok+throttled)
+			steady := run.okRate(60, 90)
+			settled, found := a.Settled()
+			t.Logf("limit %.0f: steady %.1f/s (%.1f%%), settled %.1f (found %v), 429 share %.2f%%, rate by second %.0f",
+				tc.limit, steady, 100*steady/tc.limit, settled, found, 100*share, run.rate)
+			if !found || settled > tc.limit || settled < 0.9*tc.limit {
+				t.Errorf("Settled() = %.1f, %v, want a limit found and a rate in [90%%, 100%%] of %.0f", settled, found, tc.limit)
+			}
+			if steady < 0.9*tc.limit {
+				t.Errorf("steady calls/s = %.1f, want at least 90%% of %.0f", steady, tc.limit)
+			}
+			if share > 0.02 {
+				t.Errorf("share of calls answered 429 = %.2f%%, want at most 2%%", 100*share)
+			}
+		})
+	}
+}
+
+func TestAdaptiveFollowsALimitThatHalves(t *testing.T) {
+	a, clk := newTestAdaptive(AutoConfig{})
+	run := autoSim{limit: 300, burst: 30, changeAt: 40 * time.Second, changeTo: 150, conc: 64,
+		latency: 20 * time.Millisecond, dur: 70 * time.Second}.run(a, clk)
+	if got := run.rate[42]; got > 150 {
+		t.Errorf("rate 2 s after the limit fell from 300 to 150 = %.1f, want at most 150 (rates by second %.0f)", got, run.rate)
+	}
+	if got := run.okRate(50, 70); got < 0.9*150 {
+		t.Errorf("calls/s after the limit fell to 150 = %.1f, want at least 90%% of it", got)
+	}
+}
+
+func TestAdaptiveWaitHonoursContext(t *testing.T) {
+	a, _ := newTestAdaptive(AutoConfig{Start: 100})
+	a.Observe(attemptOutcome{Start: autoEpoch, Status: 429, RetryAfter: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.Wait(ctx); err == nil {
+		t.Error("Wait with a cancelled context during a pause = nil, want the context's error")
+	}
+}

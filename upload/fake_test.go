@@ -1,0 +1,206 @@
+package upload
+
+import (
+	"context"
+	"errors"
+	"io"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// fakeAPI is the service's three calls, scripted per test. A nil function
+// answers like a service that takes every lead as unqualified (create),
+// submits it (submit) or has no such lead (lead). It records every call.
+type fakeAPI struct {
+	create func(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error)
+	submit func(ctx context.Context, id string) (lead.Result, submitter.Call, error)
+	lead   func(ctx context.Context, id string) (lead.Result, submitter.Call, error)
+
+	mu      sync.Mutex
+	created []string // leadIds sent to createLead
+	submits []string // ids sent to submitLead
+	reads   []string // ids read
+}
+
+func (f *fakeAPI) Create(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+	f.mu.Lock()
+	f.created = append(f.created, in.LeadID)
+	f.mu.Unlock()
+	if f.create == nil {
+		return lead.Result{ID: "id-" + in.LeadID, ResultCode: lead.CodeComplete, Note: "not qualified"}, submitter.Call{Attempts: 1}, nil
+	}
+	return f.create(ctx, in)
+}
+
+func (f *fakeAPI) Submit(ctx context.Context, id string) (lead.Result, submitter.Call, error) {
+	f.mu.Lock()
+	f.submits = append(f.submits, id)
+	f.mu.Unlock()
+	if f.submit == nil {
+		return lead.Result{ID: id, Note: "submitted"}, submitter.Call{Attempts: 1}, nil
+	}
+	return f.submit(ctx, id)
+}
+
+func (f *fakeAPI) Lead(ctx context.Context, id string) (lead.Result, submitter.Call, error) {
+	f.mu.Lock()
+	f.reads = append(f.reads, id)
+	f.mu.Unlock()
+	if f.lead == nil {
+		return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "lead", Status: 200, Message: "[NOT_FOUND] no such lead", Attempts: 1}
+	}
+	return f.lead(ctx, id)
+}
+
+func (f *fakeAPI) calls() (created, submits, reads []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.created...), append([]string(nil), f.submits...), append([]string(nil), f.reads...)
+}
+
+// fakeSource yields items in order, then io.EOF (or err, when set). Before
+// row blockAt is returned it waits for release (or the context's end).
+type fakeSource struct {
+	items   []source.Item
+	err     error
+	next    int
+	onNext  func(n int) // called before the n-th item (0-based) is returned
+	release chan struct{}
+}
+
+func (s *fakeSource) Next(ctx context.Context) (source.Item, error) {
+	if s.onNext != nil {
+		s.onNext(s.next)
+	}
+	if ctx.Err() != nil {
+		return source.Item{}, ctx.Err()
+	}
+	if s.next >= len(s.items) {
+		if s.err != nil {
+			return source.Item{}, s.err
+		}
+		return source.Item{}, io.EOF
+	}
+	it := s.items[s.next]
+	s.next++
+	return it, nil
+}
+
+// fakeJournal records what the engine appends. appendErr fails every
+// append from the failAt-th on (0-based); compactErr fails Compact.
+type fakeJournal struct {
+	rows       []report.Row
+	appendErr  error
+	failAt     int
+	compactErr error
+	compacted  bool
+}
+
+func (j *fakeJournal) AppendDurable(r report.Row) error {
+	if j.appendErr != nil && len(j.rows) >= j.failAt {
+		return j.appendErr
+	}
+	j.rows = append(j.rows, r)
+	return nil
+}
+
+func (j *fakeJournal) Compact() error {
+	j.compacted = true
+	return j.compactErr
+}
+
+// last returns each row's last journal line, by row number.
+func (j *fakeJournal) last() map[int]report.Row {
+	m := map[int]report.Row{}
+	for _, r := range j.rows {
+		m[r.Row] = r
+	}
+	return m
+}
+
+// statuses returns the statuses journalled for row n, in order.
+func (j *fakeJournal) statuses(n int) []report.Status {
+	var out []report.Status
+	for _, r := range j.rows {
+		if r.Row == n {
+			out = append(out, r.Status)
+		}
+	}
+	return out
+}
+
+// fakePrior is the journal of an earlier run.
+type fakePrior map[int]report.Row
+
+func (p fakePrior) Get(row int) (report.Row, bool) {
+	r, ok := p[row]
+	return r, ok
+}
+
+// validItem is input row n, valid, with leadId L<n>.
+func validItem(n int) source.Item {
+	id := "L" + strconv.Itoa(n)
+	return source.Item{
+		Row:   report.Row{Row: n, LeadID: id, Status: report.StatusValid},
+		Input: lead.Input{LeadID: id},
+	}
+}
+
+func validItems(n int) []source.Item {
+	var out []source.Item
+	for i := 1; i <= n; i++ {
+		out = append(out, validItem(i))
+	}
+	return out
+}
+
+func bid(s string) *string { return &s }
+
+// qualified answers createLead with a qualified lead whose id is the
+// leadId's, bid $45.00.
+func qualified(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+	return lead.Result{ID: "id-" + in.LeadID, ResultCode: 1017, Note: "Qualified; awaiting submission", BidValue: bid("45.00"), PartnerLeadID: in.LeadID}, submitter.Call{Attempts: 1}, nil
+}
+
+// fatal is what the client returns once the token endpoint refused the
+// credentials.
+var fatal = &submitter.AuthError{Code: "invalid_client", Hint: "check the client id and secret"}
+
+const testDuplicateOf = `(?i)duplicate(?: of lead ([0-9a-z-]+))?`
+
+func testConfig() Config {
+	return Config{
+		Concurrency:      4,
+		DrainTimeout:     5e9,
+		AlreadySubmitted: regexp.MustCompile(`(?i)already submitted`),
+		DuplicateOf:      regexp.MustCompile(testDuplicateOf),
+	}
+}
+
+// run runs the engine over src with api and a fresh fake journal.
+func run(t *testing.T, ctx context.Context, cfg Config, src *fakeSource, api *fakeAPI) (Result, *fakeJournal, error) {
+	t.Helper()
+	j := &fakeJournal{}
+	res, err := Run(ctx, cfg, src, api, j)
+	if !j.compacted {
+		t.Errorf("Run did not compact the journal")
+	}
+	return res, j, err
+}
+
+// checkAccounting fails unless every row read has exactly one status.
+func checkAccounting(t *testing.T, s report.Summary) {
+	t.Helper()
+	if err := s.Check(); err != nil {
+		t.Errorf("summary accounting: %v", err)
+	}
+}
+
+var errBoom = errors.New("boom")

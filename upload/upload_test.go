@@ -1,0 +1,645 @@
+package upload
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+func TestFreshRows(t *testing.T) {
+	tests := []struct {
+		name     string
+		cfg      func(*Config)
+		api      *fakeAPI
+		want     []report.Status // journal lines of row 1, in order
+		submits  int
+		wantNote string
+		wantErr  string
+	}{
+		{
+			name: "not qualified: processed, no submitLead",
+			want: []report.Status{report.StatusProcessed},
+		},
+		{
+			name:    "qualified: created on disk before submitLead, then submitted",
+			api:     &fakeAPI{create: qualified},
+			want:    []report.Status{report.StatusCreated, report.StatusSubmitted},
+			submits: 1,
+		},
+		{
+			name: "qualified with --no-submit: processed, no submitLead",
+			cfg:  func(c *Config) { c.NoSubmit = true },
+			api:  &fakeAPI{create: qualified},
+			want: []report.Status{report.StatusProcessed},
+		},
+		{
+			name: "createLead fails: failed with the call's error",
+			api: &fakeAPI{create: func(context.Context, lead.Input) (lead.Result, submitter.Call, error) {
+				return lead.Result{}, submitter.Call{Attempts: 5}, &submitter.CallError{Op: "createLead", Status: 503, Message: "HTTP 503", Retryable: true, Attempts: 5}
+			}},
+			want:    []report.Status{report.StatusFailed},
+			wantErr: "createLead: HTTP 503 after 5 attempts",
+		},
+		{
+			name: "submitLead fails: submit_failed, the lead's id kept",
+			api: &fakeAPI{create: qualified, submit: func(context.Context, string) (lead.Result, submitter.Call, error) {
+				return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "submitLead", Status: 500, Message: "HTTP 500", Attempts: 1}
+			}},
+			want:    []report.Status{report.StatusCreated, report.StatusSubmitFailed},
+			submits: 1,
+			wantErr: "submitLead: HTTP 500",
+		},
+		{
+			name: "submitLead answers already submitted: submitted",
+			api: &fakeAPI{create: qualified, submit: func(context.Context, string) (lead.Result, submitter.Call, error) {
+				return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "submitLead", Status: 200, Message: "[CONFLICT] lead already submitted", Errors: []submitter.GraphQLError{{Code: "CONFLICT", Message: "lead already submitted"}}, Attempts: 1}
+			}},
+			want:     []report.Status{report.StatusCreated, report.StatusSubmitted},
+			submits:  1,
+			wantNote: "submitLead answered that the lead already was",
+		},
+		{
+			name: "already-submitted pattern off: submit_failed",
+			cfg:  func(c *Config) { c.AlreadySubmitted = nil },
+			api: &fakeAPI{create: qualified, submit: func(context.Context, string) (lead.Result, submitter.Call, error) {
+				return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "submitLead", Status: 200, Message: "lead already submitted", Errors: []submitter.GraphQLError{{Message: "lead already submitted"}}, Attempts: 1}
+			}},
+			want:    []report.Status{report.StatusCreated, report.StatusSubmitFailed},
+			submits: 1,
+			wantErr: "already submitted",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			if tc.cfg != nil {
+				tc.cfg(&cfg)
+			}
+			if tc.api == nil {
+				tc.api = &fakeAPI{}
+			}
+			res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(1)}, tc.api)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if got := j.statuses(1); !equalStatuses(got, tc.want) {
+				t.Errorf("journal of row 1 = %v, want %v", got, tc.want)
+			}
+			_, submits, _ := tc.api.calls()
+			if len(submits) != tc.submits {
+				t.Errorf("submitLead calls = %v, want %d", submits, tc.submits)
+			}
+			last := j.last()[1]
+			if !strings.Contains(last.Note, tc.wantNote) {
+				t.Errorf("note = %q, want it to contain %q", last.Note, tc.wantNote)
+			}
+			if (tc.wantErr == "") != (last.Error == "") || !strings.Contains(last.Error, tc.wantErr) {
+				t.Errorf("error = %q, want %q", last.Error, tc.wantErr)
+			}
+			if len(submits) > 0 && submits[0] != "id-L1" {
+				t.Errorf("submitLead(%q), want the created lead's id id-L1", submits[0])
+			}
+			checkAccounting(t, res.Summary)
+		})
+	}
+}
+
+func equalStatuses(a, b []report.Status) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestInvalidRowsAreJournalledNeverSent(t *testing.T) {
+	bad := source.Item{Row: report.Row{Row: 2, LeadID: "L2", Status: report.StatusInvalid,
+		Invalid: lead.RowErrors{{Row: 2, StartLine: 3, Column: 4, Field: lead.NoField, Rule: "bare quote"}}}}
+	api := &fakeAPI{}
+	res, j, err := run(t, context.Background(), testConfig(), &fakeSource{items: []source.Item{validItem(1), bad}}, api)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	created, _, _ := api.calls()
+	if len(created) != 1 || created[0] != "L1" {
+		t.Errorf("createLead calls = %v, want only L1", created)
+	}
+	if got := j.last()[2]; got.Status != report.StatusInvalid || got.ErrorText() != bad.Row.ErrorText() {
+		t.Errorf("row 2 journalled as %+v, want invalid with its own error", got)
+	}
+	if res.Summary.Invalid != 1 || res.Summary.Reasons["malformed record: bare quote"] != 1 {
+		t.Errorf("summary: invalid %d, reasons %v; want 1 counted under the reason without positions", res.Summary.Invalid, res.Summary.Reasons)
+	}
+	checkAccounting(t, res.Summary)
+}
+
+func TestResume(t *testing.T) {
+	prior := fakePrior{
+		1: {Row: 1, LeadID: "L1", Status: report.StatusCreated, ID: "old-1", ResultCode: 1015, BidValue: "12.00", Attempts: 1},
+		2: {Row: 2, LeadID: "L2", Status: report.StatusSubmitFailed, ID: "old-2", ResultCode: 1016, BidValue: "30.00", Attempts: 1, Error: "submitLead: HTTP 500"},
+		3: {Row: 3, LeadID: "L3", Status: report.StatusSubmitted, ID: "old-3", ResultCode: 1017, BidValue: "45.00"},
+		4: {Row: 4, LeadID: "L4", Status: report.StatusProcessed, ID: "old-4", ResultCode: 1020},
+		5: {Row: 5, LeadID: "L5", Status: report.StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
+		// row 6: no line (never sent before)
+	}
+	api := &fakeAPI{create: qualified}
+	cfg := testConfig()
+	cfg.Prior = prior
+	res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(6)}, api)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	created, submits, _ := api.calls()
+	if want := []string{"L5", "L6"}; !sameSet(created, want) {
+		t.Errorf("createLead sent for %v, want %v (created and finished rows never again)", created, want)
+	}
+	if want := []string{"old-1", "old-2", "id-L5", "id-L6"}; !sameSet(submits, want) {
+		t.Errorf("submitLead sent for %v, want %v", submits, want)
+	}
+	last := j.last()
+	for _, n := range []int{1, 2} {
+		r := last[n]
+		if r.Status != report.StatusSubmitted || r.ID != prior[n].ID || r.BidValue != prior[n].BidValue || r.Error != "" {
+			t.Errorf("row %d = %+v, want submitted with the earlier run's id and bid, no error", n, r)
+		}
+	}
+	for _, n := range []int{3, 4} {
+		if got := j.statuses(n); len(got) != 0 {
+			t.Errorf("row %d finished earlier: journalled %v again, want nothing", n, got)
+		}
+	}
+	if res.Skipped != 2 {
+		t.Errorf("Skipped = %d, want 2", res.Skipped)
+	}
+	s := res.Summary
+	if s.Submitted != 5 || s.Processed != 1 || s.RowsRead != 6 {
+		t.Errorf("summary: submitted %d processed %d read %d; want 5, 1, 6 (finished rows counted, not sent)", s.Submitted, s.Processed, s.RowsRead)
+	}
+	checkAccounting(t, s)
+}
+
+func TestResumeForeignJournal(t *testing.T) {
+	cfg := testConfig()
+	cfg.Prior = fakePrior{1: {Row: 1, LeadID: "OTHER", Status: report.StatusFailed}}
+	api := &fakeAPI{}
+	_, _, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(1)}, api)
+	if !errors.Is(err, ErrForeignJournal) {
+		t.Fatalf("Run: %v, want ErrForeignJournal", err)
+	}
+	if created, _, _ := api.calls(); len(created) != 0 {
+		t.Errorf("createLead sent for %v, want nothing", created)
+	}
+}
+
+func sameSet(got, want []string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	seen := map[string]int{}
+	for _, g := range got {
+		seen[g]++
+	}
+	for _, w := range want {
+		if seen[w] == 0 {
+			return false
+		}
+		seen[w]--
+	}
+	return true
+}
+
+// duplicateAfterLostAnswer answers createLead as a retry after a lost
+// answer would be: a duplicate of lead orig (note empty: no id given).
+func duplicateAfterLostAnswer(orig string) func(context.Context, lead.Input) (lead.Result, submitter.Call, error) {
+	return func(_ context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+		note := "Duplicate lead"
+		if orig != "" {
+			note = "Duplicate of lead " + orig
+		}
+		return lead.Result{ID: "dup-" + in.LeadID, ResultCode: 1002, Note: note}, submitter.Call{Attempts: 2, Ambiguous: true}, nil
+	}
+}
+
+func TestOwnLeadCheck(t *testing.T) {
+	ownQualified := func(_ context.Context, id string) (lead.Result, submitter.Call, error) {
+		return lead.Result{ID: id, ResultCode: 1017, Note: "Qualified; awaiting submission", BidValue: bid("45.00"), PartnerLeadID: "L1"}, submitter.Call{Attempts: 1}, nil
+	}
+	tests := []struct {
+		name     string
+		cfg      func(*Config)
+		create   func(context.Context, lead.Input) (lead.Result, submitter.Call, error)
+		read     func(context.Context, string) (lead.Result, submitter.Call, error)
+		want     report.Status
+		wantID   string
+		reads    int
+		submits  int
+		wantNote string
+	}{
+		{
+			name:     "own lead found: the first attempt's lead is the row's, submitted",
+			create:   duplicateAfterLostAnswer("orig-1"),
+			read:     ownQualified,
+			want:     report.StatusSubmitted,
+			wantID:   "orig-1",
+			reads:    1,
+			submits:  1,
+			wantNote: "this is the lead the earlier attempt created",
+		},
+		{
+			name:   "another partner lead: a genuine duplicate, processed",
+			create: duplicateAfterLostAnswer("orig-1"),
+			read: func(_ context.Context, id string) (lead.Result, submitter.Call, error) {
+				return lead.Result{ID: id, ResultCode: 1017, PartnerLeadID: "SOMEONE-ELSE"}, submitter.Call{Attempts: 1}, nil
+			},
+			want:     report.StatusProcessed,
+			wantID:   "dup-L1",
+			reads:    1,
+			wantNote: "belongs to leadId SOMEONE-ELSE, not to this row: a genuine duplicate",
+		},
+		{
+			name:   "lead unreadable: unverified, for reconciliation",
+			create: duplicateAfterLostAnswer("orig-1"),
+			read: func(context.Context, string) (lead.Result, submitter.Call, error) {
+				return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "lead", Status: 200, Message: "[FORBIDDEN] Lead.Read required", Attempts: 1}
+			},
+			want:     report.StatusUnverified,
+			wantID:   "dup-L1",
+			reads:    1,
+			wantNote: "could not read lead orig-1",
+		},
+		{
+			name:     "no id in the note: unverified, nothing read",
+			create:   duplicateAfterLostAnswer(""),
+			want:     report.StatusUnverified,
+			wantID:   "dup-L1",
+			wantNote: "reconcile by leadId",
+		},
+		{
+			name:     "duplicate-of pattern off: no answer is a duplicate, processed with a note",
+			cfg:      func(c *Config) { c.DuplicateOf = nil },
+			create:   duplicateAfterLostAnswer("orig-1"),
+			want:     report.StatusProcessed,
+			wantID:   "dup-L1",
+			wantNote: "createLead was sent 2 times after an answer was lost]",
+		},
+		{
+			name: "a retried answer that is no duplicate stands, with a note",
+			create: func(_ context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+				return lead.Result{ID: "new-L1", ResultCode: 1020, Note: "income too low"}, submitter.Call{Attempts: 3, Ambiguous: true}, nil
+			},
+			read:     ownQualified,
+			want:     report.StatusProcessed,
+			wantID:   "new-L1",
+			wantNote: "income too low [bulkload: createLead was sent 3 times after an answer was lost]",
+		},
+		{
+			name: "an unambiguous duplicate is not checked",
+			create: func(_ context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+				return lead.Result{ID: "dup-L1", ResultCode: 1002, Note: "Duplicate of lead orig-1"}, submitter.Call{Attempts: 1}, nil
+			},
+			read:     ownQualified,
+			want:     report.StatusProcessed,
+			wantID:   "dup-L1",
+			wantNote: "Duplicate of lead orig-1",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			if tc.cfg != nil {
+				tc.cfg(&cfg)
+			}
+			api := &fakeAPI{create: tc.create, lead: tc.read}
+			res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(1)}, api)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			_, submits, reads := api.calls()
+			if len(reads) != tc.reads || len(submits) != tc.submits {
+				t.Errorf("lead reads %v, submits %v; want %d and %d", reads, submits, tc.reads, tc.submits)
+			}
+			r := j.last()[1]
+			if r.Status != tc.want || r.ID != tc.wantID {
+				t.Errorf("row 1 = %s id %s; want %s id %s", r.Status, r.ID, tc.want, tc.wantID)
+			}
+			// The note is on the line createLead's answer wrote (created
+			// or processed): submitLead's answer may replace it.
+			if first := j.rows[0]; !strings.Contains(first.Note, tc.wantNote) {
+				t.Errorf("row 1's first line's note = %q, want it to contain %q", first.Note, tc.wantNote)
+			}
+			checkAccounting(t, res.Summary)
+		})
+	}
+}
+
+func TestFatalAuthStopsTheRun(t *testing.T) {
+	t.Run("createLead", func(t *testing.T) {
+		api := &fakeAPI{create: func(_ context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+			if in.LeadID == "L3" {
+				return lead.Result{}, submitter.Call{}, fatal
+			}
+			return qualified(context.Background(), in)
+		}}
+		cfg := testConfig()
+		cfg.Concurrency = 1
+		res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(20)}, api)
+		if !submitter.IsFatal(err) {
+			t.Fatalf("Run: %v, want the fatal auth error", err)
+		}
+		if got := j.last()[3]; got.Status != "" {
+			t.Errorf("row 3 journalled as %s, want no line (not sent: --resume sends it)", got.Status)
+		}
+		created, _, _ := api.calls()
+		if len(created) != 3 {
+			t.Errorf("createLead sent for %v, want rows 1-3 only: the run stops at the fatal error", created)
+		}
+		s := res.Summary
+		if s.Submitted != 2 || s.NotSent == 0 {
+			t.Errorf("summary: submitted %d, not sent %d; want 2 and the rest not sent", s.Submitted, s.NotSent)
+		}
+		checkAccounting(t, s)
+	})
+	t.Run("submitLead", func(t *testing.T) {
+		api := &fakeAPI{create: qualified, submit: func(context.Context, string) (lead.Result, submitter.Call, error) {
+			return lead.Result{}, submitter.Call{}, fatal
+		}}
+		cfg := testConfig()
+		cfg.Concurrency = 1
+		res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(5)}, api)
+		if !submitter.IsFatal(err) {
+			t.Fatalf("Run: %v, want the fatal auth error", err)
+		}
+		if got := j.last()[1]; got.Status != report.StatusSubmitFailed || got.ID != "id-L1" {
+			t.Errorf("row 1 = %+v, want submit_failed with its id, so that --resume submits it", got)
+		}
+		checkAccounting(t, res.Summary)
+	})
+}
+
+func TestInputErrorStopsTheRun(t *testing.T) {
+	readErr := errors.New("read leads.csv row 3: record larger than 1 MiB")
+	api := &fakeAPI{}
+	res, _, err := run(t, context.Background(), testConfig(), &fakeSource{items: validItems(2), err: readErr}, api)
+	if !errors.Is(err, readErr) {
+		t.Fatalf("Run: %v, want the read error", err)
+	}
+	checkAccounting(t, res.Summary)
+}
+
+func TestJournalWriteErrorStopsTheRun(t *testing.T) {
+	api := &fakeAPI{create: qualified}
+	cfg := testConfig()
+	cfg.Concurrency = 1
+	j := &fakeJournal{appendErr: errBoom, failAt: 0}
+	_, err := Run(context.Background(), cfg, &fakeSource{items: validItems(10)}, api, j)
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("Run: %v, want the write error", err)
+	}
+	_, submits, _ := api.calls()
+	if len(submits) != 0 {
+		t.Errorf("submitLead sent for %v although the created line was not on disk", submits)
+	}
+	if created, _, _ := api.calls(); len(created) > 2 {
+		t.Errorf("createLead sent for %v, want the run to stop at the first unwritable line", created)
+	}
+}
+
+func TestCompactionError(t *testing.T) {
+	j := &fakeJournal{compactErr: errBoom}
+	res, err := Run(context.Background(), testConfig(), &fakeSource{items: validItems(3)}, &fakeAPI{}, j)
+	if !errors.Is(err, ErrCompact) || !errors.Is(err, errBoom) {
+		t.Fatalf("Run: %v, want ErrCompact wrapping the cause", err)
+	}
+	if res.Summary.Processed != 3 {
+		t.Errorf("processed %d, want 3: the rows are done and counted", res.Summary.Processed)
+	}
+}
+
+// TestDrainOnSignal cancels the run's context while calls are in flight:
+// no new row is taken, the calls in flight finish and are journalled, and
+// the rest are counted as not sent.
+func TestDrainOnSignal(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inFlight := make(chan struct{}, 16)
+	release := make(chan struct{})
+	api := &fakeAPI{create: func(cctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+		inFlight <- struct{}{}
+		<-release
+		if cctx.Err() != nil {
+			return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "createLead", Message: "interrupted", Err: cctx.Err()}
+		}
+		return qualified(cctx, in)
+	}}
+	cfg := testConfig()
+	cfg.Concurrency = 2
+	var once sync.Once
+	go func() {
+		<-inFlight
+		<-inFlight
+		once.Do(cancel) // the first signal, with two calls in flight
+		time.Sleep(10 * time.Millisecond)
+		close(release)
+	}()
+	res, j, err := run(t, ctx, cfg, &fakeSource{items: validItems(50)}, api)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	s := res.Summary
+	if !s.Interrupted {
+		t.Errorf("Interrupted = false, want true")
+	}
+	if s.Submitted != 2 {
+		t.Errorf("submitted %d, want the 2 calls in flight finished and submitted", s.Submitted)
+	}
+	created, _, _ := api.calls()
+	if len(created) != 2 {
+		t.Errorf("createLead sent for %v, want only the 2 in flight at the signal", created)
+	}
+	for n, r := range j.last() {
+		if r.Status == report.StatusFailed {
+			t.Errorf("row %d failed: a row not sent must stay without a line, for --resume", n)
+		}
+	}
+	if s.RowsRead > 2 && s.NotSent != s.RowsRead-2 {
+		t.Errorf("read %d, not sent %d: want every row read but not sent counted", s.RowsRead, s.NotSent)
+	}
+	checkAccounting(t, s)
+}
+
+// TestDrainTimeout: a call still in flight when DrainTimeout ends is
+// cancelled, recorded as failed, and the run ends.
+func TestDrainTimeout(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	api := &fakeAPI{create: func(cctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+		close(started)
+		<-cctx.Done()
+		return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "createLead", Message: "interrupted", Err: cctx.Err(), Ambiguous: true}
+	}}
+	cfg := testConfig()
+	cfg.Concurrency = 1
+	cfg.DrainTimeout = 20 * time.Millisecond
+	go func() {
+		<-started
+		cancel()
+	}()
+	res, j, err := run(t, ctx, cfg, &fakeSource{items: validItems(3)}, api)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := j.last()[1]; got.Status != report.StatusFailed {
+		t.Errorf("row 1 = %s, want failed: cut off by the drain timeout", got.Status)
+	}
+	if !res.Summary.Interrupted {
+		t.Errorf("Interrupted = false, want true")
+	}
+	checkAccounting(t, res.Summary)
+}
+
+// TestAmbiguityAcrossRuns: the own-lead check runs on --resume for rows an
+// earlier run left ambiguous (a failed createLead after a lost answer, a row
+// without a line, an unverified row), and only for those.
+func TestAmbiguityAcrossRuns(t *testing.T) {
+	// A duplicate answer for every row, naming the row's own earlier lead.
+	dupOfOwn := func(_ context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+		return lead.Result{ID: "dup-" + in.LeadID, ResultCode: 1002, Note: "Duplicate of lead own-" + in.LeadID}, submitter.Call{Attempts: 1}, nil
+	}
+	readOwn := func(_ context.Context, id string) (lead.Result, submitter.Call, error) {
+		leadID := strings.TrimPrefix(id, "own-")
+		return lead.Result{ID: id, ResultCode: 1016, Note: "Qualified; awaiting submission", BidValue: bid("30.00"), PartnerLeadID: leadID}, submitter.Call{Attempts: 1}, nil
+	}
+	tests := []struct {
+		name     string
+		prior    fakePrior // nil: a fresh run
+		want     report.Status
+		wantID   string
+		creates  int
+		reads    int
+		wantNote string
+	}{
+		{
+			name:    "fresh run, unambiguous duplicate: processed, not checked",
+			want:    report.StatusProcessed,
+			wantID:  "dup-L1",
+			creates: 1,
+		},
+		{
+			name:    "failed without a lost answer: a duplicate on resume is processed, not checked",
+			prior:   fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Error: "createLead: HTTP 500"}},
+			want:    report.StatusProcessed,
+			wantID:  "dup-L1",
+			creates: 1,
+		},
+		{
+			name:     "failed after a lost answer: checked on resume, own lead submitted",
+			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Ambiguous: true, Error: "createLead: connection lost"}},
+			want:     report.StatusSubmitted,
+			wantID:   "own-L1",
+			creates:  1,
+			reads:    1,
+			wantNote: "an earlier run's createLead for this row may have reached the service",
+		},
+		{
+			name:    "no line in a resumed run (in flight at a kill): checked, own lead submitted",
+			prior:   fakePrior{},
+			want:    report.StatusSubmitted,
+			wantID:  "own-L1",
+			creates: 1,
+			reads:   1,
+		},
+		{
+			name:     "unverified naming its duplicate: read again, not created again",
+			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusUnverified, ID: "dup-L1", ResultCode: 1002, Note: "Duplicate of lead own-L1 [bulkload: could not read lead own-L1: reconcile by leadId]", Attempts: 2}},
+			want:     report.StatusSubmitted,
+			wantID:   "own-L1",
+			reads:    1,
+			wantNote: "an earlier run left this row unverified; checked again",
+		},
+		{
+			name:    "unverified naming no lead: sent again and checked",
+			prior:   fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusUnverified, ID: "dup-L1", ResultCode: 1002, Note: "Duplicate lead [bulkload: reconcile by leadId]", Attempts: 2}},
+			want:    report.StatusSubmitted,
+			wantID:  "own-L1",
+			creates: 1,
+			reads:   1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			if tc.prior != nil {
+				cfg.Prior = tc.prior
+			}
+			api := &fakeAPI{create: dupOfOwn, lead: readOwn}
+			res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(1)}, api)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			created, _, reads := api.calls()
+			if len(created) != tc.creates || len(reads) != tc.reads {
+				t.Errorf("createLead %v, lead reads %v; want %d and %d", created, reads, tc.creates, tc.reads)
+			}
+			r := j.last()[1]
+			if r.Status != tc.want || r.ID != tc.wantID {
+				t.Errorf("row 1 = %s id %s, want %s id %s", r.Status, r.ID, tc.want, tc.wantID)
+			}
+			if first := j.rows[0]; !strings.Contains(first.Note, tc.wantNote) || strings.Count(first.Note, "[bulkload:") > 1 {
+				t.Errorf("row 1's first note = %q, want one note of the engine's, containing %q", first.Note, tc.wantNote)
+			}
+			checkAccounting(t, res.Summary)
+		})
+	}
+}
+
+// TestLostAnswerIsJournalledAmbiguous: a createLead that failed after an
+// attempt may have reached the service is journalled Ambiguous, and stays
+// so when an ambiguous row fails again on resume; a plain failure is not.
+func TestLostAnswerIsJournalledAmbiguous(t *testing.T) {
+	lost := &submitter.CallError{Op: "createLead", Message: "connection lost after the request was sent", Retryable: true, Attempts: 1, Ambiguous: true}
+	plain := &submitter.CallError{Op: "createLead", Status: 503, Message: "HTTP 503", Retryable: true, Attempts: 1}
+	tests := []struct {
+		name  string
+		prior fakePrior
+		err   error
+		call  submitter.Call
+		want  bool
+	}{
+		{"lost answer", nil, lost, submitter.Call{Attempts: 1, Ambiguous: true}, true},
+		{"lost answer, flagged on the error only", nil, lost, submitter.Call{Attempts: 1}, true},
+		{"plain failure", nil, plain, submitter.Call{Attempts: 1}, false},
+		{"ambiguous earlier, plain failure now", fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Ambiguous: true}}, plain, submitter.Call{Attempts: 1}, true},
+		{"no line in a resumed run, plain failure now", fakePrior{}, plain, submitter.Call{Attempts: 1}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			if tc.prior != nil {
+				cfg.Prior = tc.prior
+			}
+			api := &fakeAPI{create: func(context.Context, lead.Input) (lead.Result, submitter.Call, error) {
+				return lead.Result{}, tc.call, tc.err
+			}}
+			_, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(1)}, api)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			r := j.last()[1]
+			if r.Status != report.StatusFailed || r.Ambiguous != tc.want {
+				t.Errorf("row 1 = %s ambiguous %v, want failed ambiguous %v", r.Status, r.Ambiguous, tc.want)
+			}
+		})
+	}
+}
