@@ -56,6 +56,18 @@ func (r Reasons) Top(n int) []ReasonCount {
 	return out[:min(n, len(out))]
 }
 
+// Build identifies the binary that made a run, as the Go toolchain recorded
+// it (runtime/debug.ReadBuildInfo): the main module's version, the VCS
+// revision, its commit time and whether the tree was modified, and the Go
+// version.
+type Build struct {
+	Version   string `json:"version"`
+	Revision  string `json:"revision,omitempty"`
+	Time      string `json:"time,omitempty"`
+	Modified  bool   `json:"modified"`
+	GoVersion string `json:"goVersion"`
+}
+
 // Summary is the account of one run, printed on stderr (WriteText) and
 // written for --summary-json (WriteJSON). The caller fills the run-level
 // fields (Mode, Version, InputSHA256, Settings, Start, End, Interrupted,
@@ -64,13 +76,17 @@ func (r Reasons) Top(n int) []ReasonCount {
 // apart from Count (as rows come out of the reader): the accounting check
 // compares the two. A Summary is not safe for concurrent use.
 type Summary struct {
-	Mode        string            `json:"mode"` // "validate" or "upload"
-	Version     string            `json:"version"`
-	InputSHA256 string            `json:"inputSha256"`
-	Settings    map[string]string `json:"settings"` // the options that shaped the run; never a secret
-	Start       time.Time         `json:"start"`
-	End         time.Time         `json:"end"`
-	Interrupted bool              `json:"interrupted"`
+	Mode        string `json:"mode"`    // "validate" or "upload"
+	Version     string `json:"version"` // Build.Version
+	Build       Build  `json:"build"`
+	InputSHA256 string `json:"inputSha256"`
+	// Settings are the options that shaped the run, never a secret: keys
+	// in camelCase like the summary's own, values typed (numbers as
+	// numbers, booleans as booleans, durations as strings like "30s").
+	Settings    map[string]any `json:"settings"`
+	Start       time.Time      `json:"start"`
+	End         time.Time      `json:"end"`
+	Interrupted bool           `json:"interrupted"`
 
 	RowsRead int `json:"rowsRead"`
 
@@ -362,19 +378,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 // the results file (it names the partner's files; it holds no secret and no
 // lead data). Reasons are written as the top ten with their counts.
 func (s *Summary) WriteJSON(path string) error {
-	msg, ok := s.accounting()
-	out := struct {
-		*Summary
-		ElapsedSeconds  float64       `json:"elapsedSeconds"`
-		RowsPerSecond   float64       `json:"rowsPerSecond"`
-		TotalBidValue   string        `json:"totalBidValue"`
-		TopReasons      []ReasonCount `json:"topReasons"`
-		DistinctReasons int           `json:"distinctReasons"`
-		AccountingOK    bool          `json:"accountingOK"`
-		Accounting      string        `json:"accounting"`
-	}{s, s.Elapsed().Seconds(), s.RowsPerSecond(), FormatCents(s.BidCents),
-		s.Reasons.Top(topReasons), len(s.Reasons), ok, msg}
-	b, err := json.MarshalIndent(out, "", "  ")
+	b, err := json.MarshalIndent(s.JSON(), "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
@@ -390,6 +394,23 @@ func (s *Summary) WriteJSON(path string) error {
 		return fmt.Errorf("write summary %s: %w", path, err)
 	}
 	return nil
+}
+
+// JSON is the summary as WriteJSON writes it, for encoding elsewhere (one
+// JSON log record).
+func (s *Summary) JSON() any {
+	msg, ok := s.accounting()
+	return struct {
+		*Summary
+		ElapsedSeconds  float64       `json:"elapsedSeconds"`
+		RowsPerSecond   float64       `json:"rowsPerSecond"`
+		TotalBidValue   string        `json:"totalBidValue"`
+		TopReasons      []ReasonCount `json:"topReasons"`
+		DistinctReasons int           `json:"distinctReasons"`
+		AccountingOK    bool          `json:"accountingOK"`
+		Accounting      string        `json:"accounting"`
+	}{s, s.Elapsed().Seconds(), s.RowsPerSecond(), FormatCents(s.BidCents),
+		s.Reasons.Top(topReasons), len(s.Reasons), ok, msg}
 }
 
 // ParseBid reads a bid value, a currency string such as "$42.50",

@@ -77,7 +77,8 @@ func TestFormatCents(t *testing.T) {
 func uploadSummary() *Summary {
 	s := &Summary{
 		Mode: "upload", Version: "v1.2.3", InputSHA256: strings.Repeat("ab", 32),
-		Settings: map[string]string{"concurrency": "8", "rate": "20/s"},
+		Settings: map[string]any{"concurrency": 8, "rate": 20.0, "resume": false, "drainTimeout": "30s"},
+		Build:    Build{Version: "v1.2.3", Revision: "0123abcd", Time: "2026-11-20T10:00:00Z", GoVersion: "go1.26.8"},
 		Start:    time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC),
 		End:      time.Date(2026, 11, 22, 5, 1, 2, 500_000_000, time.UTC),
 		RowsRead: 12, APICalls: 15, Retries: 3, TokensFetched: 2,
@@ -266,7 +267,8 @@ func TestWriteJSON(t *testing.T) {
 		"apiCalls": 15.0, "retries": 3.0, "tokensFetched": 2.0, "elapsedSeconds": 62.5, "rowsPerSecond": 12 / 62.5,
 		"start": "2026-11-22T05:00:00Z", "end": "2026-11-22T05:01:02.5Z",
 		"accountingOK": true, "distinctReasons": 5.0,
-		"settings": map[string]any{"concurrency": "8", "rate": "20/s"},
+		"settings": map[string]any{"concurrency": 8.0, "rate": 20.0, "resume": false, "drainTimeout": "30s"},
+		"build":    map[string]any{"version": "v1.2.3", "revision": "0123abcd", "time": "2026-11-20T10:00:00Z", "modified": false, "goVersion": "go1.26.8"},
 		"rate":     map[string]any{"auto": true, "callsPerSecond": 291.0, "limitFound": true, "attempts": 18.0, "status429": 1.0},
 	} {
 		if !reflect.DeepEqual(got[key], want) {

@@ -65,12 +65,14 @@ type Source struct {
 	rejects     *reader.Rejects
 
 	sawLeadSource bool
-	// stdinPipe carries standard input from a pump goroutine. A read of
-	// stdin itself (a pipe or a terminal: a blocking descriptor) cannot be
-	// interrupted, so the reader reads this pipe instead, and closing it
+	// stdinPipe carries standard input, or an input file that is not a
+	// regular file (a named pipe, a device), from a pump goroutine. A read
+	// of stdin itself (a pipe or a terminal: a blocking descriptor) cannot
+	// be interrupted, so the reader reads this pipe instead, and closing it
 	// stops the reader at once. The pump stays blocked in its read of stdin
 	// until data or EOF arrives or the process exits, which main does right
 	// after run returns: the one goroutine that may outlive run, by need.
+	// A named pipe's pump ends when Close closes the file.
 	stdinPipe *io.PipeReader
 
 	// Reading runs in its own goroutine, which reads each batch of records
@@ -143,24 +145,39 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		s.workers = runtime.GOMAXPROCS(0)
 	}
 	var in io.Reader
-	if name == "-" {
+	// pump reads a stream (standard input, a named pipe, a device) through
+	// a goroutine and a closable pipe: a read of the stream itself may wait
+	// for data indefinitely, and closing the pipe stops the reader at once.
+	pump := func(from io.Reader) {
 		pr, pw := io.Pipe()
 		go func() {
-			_, err := io.Copy(pw, stdin)
+			_, err := io.Copy(pw, from)
 			pw.CloseWithError(err)
 		}()
 		in, s.stdinPipe = pr, pr
 		s.batchSize = 1 // a row must not wait for 255 more to arrive
+	}
+	if name == "-" {
+		pump(stdin)
 	} else {
-		f, err := os.Open(name)
+		// A named pipe waits in open for a writer: OpenFile lets ctx
+		// stop that wait.
+		f, err := reader.OpenFile(ctx, name)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("input: %w", err)
 		}
+		s.file = f
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			s.size = st.Size()
+			in = f
+		} else {
+			// Close closes f after the pipe, which ends the pump's read
+			// (a pipe's reads go through the runtime's poller).
+			pump(f)
 		}
-		s.file = f
-		in = f
 	}
 	r, err := newReader(ctx, io.TeeReader(in, s.sha), s.stdinPipe, name, ropts)
 	if err != nil {

@@ -32,13 +32,13 @@ type authOptions struct {
 func (o *authOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.endpoint, "endpoint", "", "lead GraphQL endpoint, e.g. https://HOST/graphql")
 	fs.StringVar(&o.tokenURL, "token-url", "", "full token URL (or give --auth-url and --tenant-id)")
-	fs.StringVar(&o.authURL, "auth-url", "", "identity provider base URL; the token URL is AUTH_URL/TENANT_ID/oauth2/v2.0/token")
+	fs.StringVar(&o.authURL, "auth-url", "", "identity provider base URL, giving the token URL AUTH_URL/TENANT_ID/oauth2/v2.0/token")
 	fs.StringVar(&o.tenantID, "tenant-id", "", "tenant id of the service operator")
 	fs.StringVar(&o.clientID, "client-id", "", "client (application) id issued for this environment")
 	fs.StringVar(&o.appID, "app-id", "", "debt core app id; the scope is api://APP_ID/.default")
 	fs.StringVar(&o.scope, "scope", "", "OAuth scope (overrides --app-id)")
 	fs.StringVar(&o.secretFile, "client-secret-file", "", "file holding the client secret (or set BULKLOAD_CLIENT_SECRET)")
-	fs.BoolVar(&o.simulate, "simulate", false, "run against the built-in simulator on 127.0.0.1 with matching credentials (no other settings needed)")
+	fs.BoolVar(&o.simulate, "simulate", false, "run against the built-in simulator on 127.0.0.1, with its own credentials")
 }
 
 // resolved is authOptions after defaults and derivations.
@@ -123,6 +123,13 @@ func (o *authOptions) resolve(getenv func(string) string, from map[string]int, n
 	return r, nil
 }
 
+// registerAuthTimeout registers auth check's --timeout.
+func registerAuthTimeout(timeout *time.Duration) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		fs.DurationVar(timeout, "timeout", 30*time.Second, "give up on the token request after this long")
+	}
+}
+
 func runAuthCheck(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet("auth check", "auth check [flags]", e.stderr)
 	var (
@@ -132,12 +139,12 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 	)
 	auth.register(fs)
 	logs.register(fs)
-	fs.DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long")
-	_, from, err := parseSettings(fs, args, e.getenv, "auth check", 0)
+	registerAuthTimeout(&timeout)(fs)
+	_, from, err := parseSettings(fs, args, e, "auth check", 0)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
-	log, err := logs.logger(e.stderr)
+	log, err := e.logger(&logs)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -34,15 +37,18 @@ func envName(flagName string) string {
 
 // parseArgs parses args into fs, letting flags and positional arguments be
 // interleaved ("validate leads.csv --results out.csv" works), and returns the
-// positional arguments.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+// positional arguments. -h prints the command's help on stdout (ErrHelp);
+// a parse error comes back as a one-line message naming the flag, with the
+// nearest flags for a misspelt one.
+func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				printHelp(stdout, fs)
 				return nil, err
 			}
-			return nil, usageErrorf("%v", err)
+			return nil, flagParseError(fs, err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -51,6 +57,179 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagError is a usage error on the command line of command cmd: run prints
+// msg and a one-line hint to cmd's help.
+type flagError struct {
+	cmd string
+	msg string
+}
+
+func (e *flagError) Error() string { return e.msg }
+func (e *flagError) Unwrap() error { return errUsage }
+
+// flagParseError rewords package flag's parse errors ("flag provided but
+// not defined: -concurency") for a person: which flag, what it wants, and
+// the nearest flags to a misspelt one.
+func flagParseError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag --" + name
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := suggest(name, names); len(s) > 0 {
+			msg += "; did you mean --" + strings.Join(s, " or --") + "?"
+		}
+	} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		msg = "--" + name + " needs a value"
+		if f := fs.Lookup(name); f != nil {
+			msg += ": " + typeWords(f)
+		}
+	} else if m := regexp.MustCompile(invalidFlagValue).FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("--%s %q: want %s", m[2], m[1], typeWords(fs.Lookup(m[2])))
+	}
+	return &flagError{cmd: fs.Name(), msg: msg}
+}
+
+// invalidFlagValue matches package flag's message for a value that does
+// not parse: `invalid value "x" for flag -concurrency: parse error`.
+const invalidFlagValue = `^invalid (?:boolean )?value "(.*)" for flag -([a-z0-9-]+): `
+
+// typeWords says in words what a flag's value must be.
+func typeWords(f *flag.Flag) string {
+	if f == nil {
+		return "a valid value"
+	}
+	if f.Name == "rate" {
+		return "auto, or a number of calls per second such as 20 (0: unlimited)"
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return "a valid value"
+	}
+	switch g.Get().(type) {
+	case bool:
+		return "true or false"
+	case int, int64, uint, uint64:
+		return "a whole number, e.g. 8"
+	case float64:
+		return "a number, e.g. 20 or 2.5"
+	case time.Duration:
+		return "a duration, e.g. 30s, 5m or 1h30m"
+	default:
+		return "text"
+	}
+}
+
+// suggest returns the candidates nearest to word (edit distance at most a
+// third of its length, at least 2; or word is a prefix), nearest first, at
+// most three.
+func suggest(word string, candidates []string) []string {
+	type scored struct {
+		s string
+		d int
+	}
+	limit := max(2, len(word)/3)
+	var out []scored
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(word), strings.ToLower(c))
+		if d <= limit || (len(word) >= 3 && strings.HasPrefix(strings.ToLower(c), strings.ToLower(word))) {
+			out = append(out, scored{c, d})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].d < out[j].d })
+	var names []string
+	for _, o := range out[:min(3, len(out))] {
+		names = append(names, o.s)
+	}
+	return names
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes; flag and
+// command names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// envListKey is the key under which run's getenv lists the names of the
+// BULKLOAD_* variables set, space-separated. getenv is run's only view of
+// the environment, and a misspelt variable must be found to be warned
+// about; lookupEnv answers it.
+const envListKey = "BULKLOAD_*"
+
+// lookupEnv returns a getenv over environ ("KEY=VALUE" pairs, as
+// os.Environ gives them) that also answers envListKey.
+func lookupEnv(environ []string) func(string) string {
+	vars := make(map[string]string, len(environ))
+	var names []string
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+		if strings.HasPrefix(k, envPrefix) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	list := strings.Join(names, " ")
+	return func(k string) string {
+		if k == envListKey {
+			return list
+		}
+		return vars[k]
+	}
+}
+
+// envSettings are the variables bulkload reads beyond the flags' own
+// (BULKLOAD_TEST_AS_MAIN: the tests' subprocesses).
+func envSettings() []string { return []string{"CONFIG", "CLIENT_SECRET", "TEST_AS_MAIN"} }
+
+// unknownEnv returns the BULKLOAD_* variables set that no command reads.
+func unknownEnv(getenv func(string) string) []string {
+	var unknown []string
+	known := knownSettings()
+	for _, name := range strings.Fields(getenv(envListKey)) {
+		key := strings.TrimPrefix(name, envPrefix)
+		if slices.Contains(envSettings(), key) || known[strings.ToLower(strings.ReplaceAll(key, "_", "-"))] {
+			continue
+		}
+		unknown = append(unknown, name)
+	}
+	return unknown
+}
+
+// suggestEnv names the nearest BULKLOAD_* variables to name, or "".
+func suggestEnv(name string) string {
+	var names []string
+	for k := range knownSettings() {
+		names = append(names, envName(k))
+	}
+	for _, k := range envSettings()[:2] {
+		names = append(names, envPrefix+k)
+	}
+	sort.Strings(names)
+	return strings.Join(suggest(name, names), " or ")
+}
+
+// registerConfig registers --config, which every command takes.
+func registerConfig(fs *flag.FlagSet, path *string) {
+	fs.StringVar(path, "config", "", "YAML file of settings whose keys are flag names (also BULKLOAD_CONFIG)")
 }
 
 // Where a setting's value came from, weakest first. Settings that are
@@ -69,17 +248,29 @@ const (
 // environment and the config file, and checks that there are nargs
 // positional arguments (name is the command, for the message). It returns
 // the positional arguments and where each setting came from.
-func parseSettings(fs *flag.FlagSet, args []string, getenv func(string) string, name string, nargs int) ([]string, map[string]int, error) {
+func parseSettings(fs *flag.FlagSet, args []string, e *env, name string, nargs int) ([]string, map[string]int, error) {
 	var cfgPath string
-	fs.StringVar(&cfgPath, "config", "", "YAML file of settings (keys are flag names; also BULKLOAD_CONFIG)")
-	pos, err := parseArgs(fs, args)
+	registerConfig(fs, &cfgPath)
+	pos, err := parseArgs(fs, args, e.stdout)
 	if err != nil {
 		return nil, nil, err
 	}
 	if cfgPath == "" {
-		cfgPath = getenv(envPrefix + "CONFIG")
+		cfgPath = e.getenv(envPrefix + "CONFIG")
 	}
-	from, err := applyPrecedence(fs, getenv, cfgPath)
+	from, err := applyPrecedence(fs, e.getenv, cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	// No duration of any command may be negative (a negative timeout or
+	// drain would end at once, silently).
+	fs.VisitAll(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok && err == nil {
+			if d, ok := g.Get().(time.Duration); ok && d < 0 {
+				err = usageErrorf("--%s %v: a duration may not be negative", f.Name, d)
+			}
+		}
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -87,10 +278,11 @@ func parseSettings(fs *flag.FlagSet, args []string, getenv func(string) string, 
 	case len(pos) == nargs:
 		return pos, from, nil
 	case nargs == 0:
-		return nil, nil, usageErrorf("%s takes no arguments, got %q", name, pos)
+		return nil, nil, &flagError{cmd: name, msg: fmt.Sprintf("%s takes no arguments, got %q", name, pos)}
+	case len(pos) == 0:
+		return nil, nil, &flagError{cmd: name, msg: fmt.Sprintf("%s needs a FILE (\"-\" for standard input)", name)}
 	default:
-		fs.Usage()
-		return nil, nil, usageErrorf("%s takes exactly one FILE, got %d", name, len(pos))
+		return nil, nil, &flagError{cmd: name, msg: fmt.Sprintf("%s takes exactly one FILE, got %d: %q (flags go before or after it, each with its own --)", name, len(pos), pos)}
 	}
 }
 
@@ -107,7 +299,7 @@ func knownSettings() map[string]bool {
 	)
 	// Commands share some names (tenant-id, app-id): one flag set each.
 	sets := []func(*flag.FlagSet){in.register, auth.register, up.register, logs.register, sim.RegisterFlags,
-		func(fs *flag.FlagSet) { fs.String("addr", "", "") }}
+		func(fs *flag.FlagSet) { fs.String("addr", "", "") }, registerAuthTimeout(new(time.Duration))}
 	known := map[string]bool{}
 	for _, register := range sets {
 		fs := flag.NewFlagSet("settings", flag.ContinueOnError)
@@ -136,7 +328,7 @@ func applyPrecedence(fs *flag.FlagSet, getenv func(string) string, configPath st
 		}
 		if v := getenv(envName(f.Name)); v != "" {
 			if err := fs.Set(f.Name, v); err != nil {
-				setErr = usageErrorf("environment %s: %v", envName(f.Name), err)
+				setErr = usageErrorf("environment %s=%q: want %s", envName(f.Name), v, typeWords(f))
 				return
 			}
 			from[f.Name] = fromEnv
@@ -168,13 +360,22 @@ func applyPrecedence(fs *flag.FlagSet, getenv func(string) string, configPath st
 			if known[k] && k != "config" {
 				continue // another command's setting
 			}
-			return nil, usageErrorf("config file %s: unknown setting %q (settings are the flag names of bulkload's commands, e.g. endpoint, rate)", configPath, k)
+			hint := "settings are the flag names of bulkload's commands, e.g. endpoint, rate"
+			names := make([]string, 0, len(known))
+			for name := range known {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			if s := suggest(k, names); len(s) > 0 {
+				hint = "did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return nil, usageErrorf("config file %s: unknown setting %q (%s)", configPath, k, hint)
 		}
 		if from[k] != fromDefault {
 			continue
 		}
 		if err := fs.Set(k, values[k]); err != nil {
-			return nil, usageErrorf("config file %s: %s: %v", configPath, k, err)
+			return nil, usageErrorf("config file %s: %s: %q is not %s", configPath, k, values[k], typeWords(f))
 		}
 		from[k] = fromFile
 	}
@@ -206,8 +407,20 @@ func loadConfigFile(path string) (map[string]string, error) {
 		case nil:
 			out[k] = ""
 		default:
-			return nil, usageErrorf("config file %s: %s: want a single value, got %T", path, k, v)
+			return nil, usageErrorf("config file %s: %s: want a single value (text, a number or true/false), got %s", path, k, yamlKind(v))
 		}
 	}
 	return out, nil
+}
+
+// yamlKind names a decoded YAML value's kind in words.
+func yamlKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping of keys to values"
+	default:
+		return fmt.Sprintf("a value of type %T", v)
+	}
 }

@@ -74,8 +74,11 @@ type cliResult struct {
 func runCLI(t testing.TB, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
-	getenv := func(k string) string { return env[k] }
-	code := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errb)
+	environ := make([]string, 0, len(env))
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	code := run(context.Background(), args, lookupEnv(environ), strings.NewReader(""), &out, &errb)
 	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
 }
 

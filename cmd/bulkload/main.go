@@ -25,7 +25,9 @@ func main() {
 		// valid for --resume; a half-written last line is tolerated.
 		os.Exit(exitInterrupted)
 	}()
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	// lookupEnv (not os.Getenv) so that run can list the BULKLOAD_*
+	// variables set and warn about a misspelt one.
+	code := run(ctx, os.Args[1:], lookupEnv(os.Environ()), os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

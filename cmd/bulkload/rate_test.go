@@ -70,8 +70,8 @@ func TestUploadRateAutoSettles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Rate     *report.Rate      `json:"rate"`
-		Settings map[string]string `json:"settings"`
+		Rate     *report.Rate   `json:"rate"`
+		Settings map[string]any `json:"settings"`
 	}
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatalf("summary JSON: %v", err)
@@ -80,7 +80,7 @@ func TestUploadRateAutoSettles(t *testing.T) {
 		t.Errorf("summary JSON rate = %+v, want auto, a limit found, settled in (0, 15] and some 429s", r)
 	}
 	if got.Settings["rate"] != "auto" {
-		t.Errorf("summary JSON settings.rate = %q, want auto", got.Settings["rate"])
+		t.Errorf("summary JSON settings.rate = %v, want auto", got.Settings["rate"])
 	}
 	if !strings.Contains(res.stderr, "settled at ") || !strings.Contains(res.stderr, "answered 429 (pin it with --rate ") {
 		t.Errorf("summary on stderr lacks the settled rate:\n%s", res.stderr)

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
+	"time"
 )
-
-// version is the tool's version, recorded in --summary-json.
-const version = "0.1.0"
 
 // Exit statuses, one table for every command; shown in --help and README.md.
 const (
@@ -23,31 +22,143 @@ const (
 	exitInterrupted = 130 // SIGINT or SIGTERM: results written so far are valid for --resume
 )
 
-const exitTable = `Exit status:
-  0    every row valid (validate) or processed/submitted (upload)
-  1    the run finished, but some rows are invalid, failed or unverified (see the results file)
-  2    usage error, bad setting, or unreadable input
-  3    authentication refused (check client id, secret, scope)
-  5    reading the input or writing an output failed during the run (a disk, permission or
-       network file system error, a corrupt gzip stream); what was written is valid for --resume
-  130  interrupted (SIGINT/SIGTERM); rerun upload with --resume to finish
-`
+// exitMeaning is the one exit table; each command's help shows the rows of
+// the statuses it can return (command.exits), in its own words where they
+// differ.
+func exitMeaning(cmd string, code int) string {
+	switch {
+	case code == exitOK && cmd == "validate":
+		return "every row valid"
+	case code == exitOK && cmd == "upload":
+		return "every row processed or submitted"
+	case code == exitOK && cmd == "auth check":
+		return "a token was issued"
+	case code == exitOK && cmd == "sim":
+		return "stopped by SIGINT/SIGTERM"
+	case code == exitOK && cmd == "":
+		return "success: for validate every row valid, for upload every row processed or submitted"
+	case code == exitOK:
+		return "success"
+	case code == exitRowsFailed:
+		return "the run finished, but some rows are invalid, failed or unverified (see the results file)"
+	case code == exitUsage:
+		return "usage error, bad setting, or unreadable input"
+	case code == exitAuth:
+		return "authentication refused, or no token to be had (check client id, secret, scope, token URL)"
+	case code == exitIO:
+		return "reading the input or writing an output failed during the run (disk, permission, network file system, corrupt gzip); what was written is valid for --resume"
+	case code == exitInterrupted && cmd == "upload":
+		return "interrupted (SIGINT/SIGTERM); rerun the same command with --resume to finish"
+	case code == exitInterrupted && cmd == "":
+		return "interrupted (SIGINT/SIGTERM); rerun upload with --resume to finish"
+	case code == exitInterrupted:
+		return "interrupted (SIGINT/SIGTERM)"
+	}
+	return ""
+}
 
-const topUsage = `bulkload validates partner lead exports and uploads them to the Lead Intake Service.
+// command is one of bulkload's commands, as help, typo suggestions and
+// completion see it.
+type command struct {
+	name     string // "upload", "auth check"
+	synopsis string // after "bulkload "
+	summary  string
+	exits    []int
+	// flags returns a flag set with the command's flags (throwaway
+	// values), for completion; TestCompletionMatchesHelp keeps it equal to
+	// what the command itself registers.
+	flags func() *flag.FlagSet
+}
 
-Usage:
-  bulkload upload --simulate FILE   upload against the built-in simulator (no credentials needed)
-  bulkload upload [flags] FILE      upload to the service (see bulkload upload -h)
-  bulkload validate [flags] FILE    dry run: read and validate only, no network
-  bulkload auth check [flags]       request a token and show its expiry and roles
-  bulkload sim [flags]              serve the simulated service on a local address
-  bulkload version
+// commands lists bulkload's commands in the order help shows them.
+func commands() []command {
+	settings := func(register ...func(*flag.FlagSet)) func() *flag.FlagSet {
+		return func() *flag.FlagSet {
+			fs := flag.NewFlagSet("", flag.ContinueOnError)
+			for _, r := range register {
+				r(fs)
+			}
+			registerConfig(fs, new(string))
+			return fs
+		}
+	}
+	var (
+		in   inputOptions
+		auth authOptions
+		up   uploadOptions
+		logs logOptions
+	)
+	return []command{
+		{"upload", "upload [flags] FILE", "upload FILE to the service (--simulate: to the built-in simulator)",
+			[]int{exitOK, exitRowsFailed, exitUsage, exitAuth, exitIO, exitInterrupted},
+			settings(in.register, auth.register, logs.register, up.register)},
+		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
+			[]int{exitOK, exitRowsFailed, exitUsage, exitIO, exitInterrupted},
+			settings(in.register, registerValidateOverwrite(new(bool)), logs.register)},
+		{"auth check", "auth check [flags]", "request a token and show its expiry and roles",
+			[]int{exitOK, exitUsage, exitAuth, exitInterrupted},
+			settings(auth.register, logs.register, registerAuthTimeout(new(time.Duration)))},
+		{"sim", "sim [flags]", "serve the simulated service on a local address",
+			[]int{exitOK, exitUsage, exitIO},
+			settings(registerSimFlags(new(simOptions)), logs.register)},
+		{"completion", "completion bash|zsh|fish", "print a shell completion script",
+			[]int{exitOK, exitUsage}, nil},
+		{"version", "version", "print the version, VCS revision and Go version",
+			[]int{exitOK}, nil},
+	}
+}
 
-FILE is .csv, .jsonl or .ndjson, optionally .gz; "-" reads standard input (with --format).
+func findCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// exitTable renders the rows of the exit table for the statuses command
+// cmd can return ("" for all commands).
+func exitTable(cmd string, codes []int) string {
+	var b strings.Builder
+	b.WriteString("Exit status:\n")
+	for _, c := range codes {
+		fmt.Fprintf(&b, "  %-4d %s\n", c, exitMeaning(cmd, c))
+	}
+	return b.String()
+}
+
+// capitalize returns s with its first letter upper case.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func topUsage() string {
+	var b strings.Builder
+	b.WriteString("bulkload validates partner lead exports and uploads them to the Lead Intake Service.\n\nUsage:\n")
+	var all []int
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  bulkload %-26s %s\n", c.synopsis, c.summary)
+		for _, x := range c.exits {
+			if !slices.Contains(all, x) {
+				all = append(all, x)
+			}
+		}
+	}
+	slices.Sort(all)
+	b.WriteString(`
+FILE is .csv, .tsv, .jsonl or .ndjson, optionally .gz; "-" reads standard input (with --format).
 Every flag can also be set as BULKLOAD_<FLAG> (--token-url is BULKLOAD_TOKEN_URL) or in a
 YAML file given with --config; flags win over the environment, the environment over the file.
+"bulkload COMMAND -h" lists a command's flags.
 
-`
+`)
+	b.WriteString(exitTable("", all))
+	return b.String()
+}
 
 // env is what a command may touch of the outside world; tests supply their own.
 type env struct {
@@ -55,44 +166,96 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// unknownEnv are the BULKLOAD_* variables set that no command reads
+	// (a typo); the command's logger warns about them.
+	unknownEnv []string
 }
 
 // run executes one command line and returns the process exit status.
+// getenv is its only view of the environment: getenv(envListKey) lists the
+// BULKLOAD_* variables set (see lookupEnv), so that a misspelt one is
+// warned about.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	e.unknownEnv = unknownEnv(getenv)
 	if len(args) == 0 {
-		fmt.Fprint(stderr, topUsage+exitTable)
+		fmt.Fprint(stderr, topUsage())
 		return exitUsage
 	}
-	var err error
 	switch args[0] {
 	case "validate":
 		return runValidate(ctx, e, args[1:])
 	case "upload":
 		return runUpload(ctx, e, args[1:])
 	case "sim":
-		err = runSim(ctx, e, args[1:])
+		return exitFor(e.stderr, runSim(ctx, e, args[1:]))
 	case "auth":
-		if len(args) < 2 || args[1] != "check" {
-			fmt.Fprintln(stderr, "bulkload: usage: bulkload auth check [flags]")
-			return exitUsage
+		return runAuth(ctx, e, args[1:])
+	case "completion":
+		return runCompletion(e, args[1:])
+	case "version", "--version", "-version", "-v":
+		if len(args) > 1 {
+			return usageHint(stderr, "version", fmt.Sprintf("version takes no arguments, got %q", args[1:]))
 		}
-		return runAuthCheck(ctx, e, args[2:])
-	case "version", "--version":
-		fmt.Fprintln(stdout, "bulkload", version)
+		fmt.Fprintln(stdout, readBuildInfo())
 		return exitOK
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, topUsage+exitTable)
+		if len(args) > 1 {
+			// "bulkload help upload" is "bulkload upload -h".
+			return run(ctx, append(slices.Clone(args[1:]), "-h"), getenv, stdin, stdout, stderr)
+		}
+		fmt.Fprint(stdout, topUsage())
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "bulkload: unknown command %q\n\n%s%s", args[0], topUsage, exitTable)
-		return exitUsage
+		msg := fmt.Sprintf("unknown command %q", args[0])
+		if strings.HasPrefix(args[0], "-") {
+			msg = fmt.Sprintf("unknown flag %s before the command", args[0])
+		}
+		names := []string{"help"}
+		for _, c := range commands() {
+			names = append(names, strings.Fields(c.name)[0])
+		}
+		if s := suggest(strings.TrimLeft(args[0], "-"), names); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", s[0])
+		}
+		return usageHint(stderr, "", msg)
 	}
-	return exitFor(stderr, err)
+}
+
+// runAuth dispatches "auth" to its one subcommand, check.
+func runAuth(ctx context.Context, e *env, args []string) int {
+	c, _ := findCommand("auth check")
+	switch {
+	case len(args) > 0 && args[0] == "check":
+		return runAuthCheck(ctx, e, args[1:])
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help"):
+		fmt.Fprintf(e.stdout, "Usage: bulkload %s\n\n%s.\n\"bulkload auth check -h\" lists its flags.\n\n%s", c.synopsis, capitalize(c.summary), exitTable(c.name, c.exits))
+		return exitOK
+	case len(args) == 0:
+		return usageHint(e.stderr, "auth", "auth needs a subcommand: bulkload auth check")
+	default:
+		msg := fmt.Sprintf("unknown auth subcommand %q", args[0])
+		if s := suggest(args[0], []string{"check"}); len(s) > 0 {
+			msg += `; did you mean "check"?`
+		}
+		return usageHint(e.stderr, "auth", msg)
+	}
+}
+
+// usageHint prints a usage error and a one-line hint where help is, and
+// returns exitUsage: never the whole usage text, which would bury the error.
+func usageHint(stderr io.Writer, cmd, msg string) int {
+	help := "bulkload help"
+	if cmd != "" {
+		help = "bulkload " + cmd + " -h"
+	}
+	fmt.Fprintf(stderr, "bulkload: %s\nRun '%s' for usage.\n", msg, help)
+	return exitUsage
 }
 
 // exitFor reports a run-level error and maps it to an exit status.
 func exitFor(stderr io.Writer, err error) int {
+	var ue *flagError
 	switch {
 	case err == nil:
 		return exitOK
@@ -101,6 +264,8 @@ func exitFor(stderr io.Writer, err error) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "bulkload: interrupted")
 		return exitInterrupted
+	case errors.As(err, &ue):
+		return usageHint(stderr, ue.cmd, ue.msg)
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "bulkload: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
 		return exitUsage
@@ -120,36 +285,102 @@ type logOptions struct {
 }
 
 func (o *logOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.format, "log-format", "text", "log format on stderr: text or json")
+	fs.StringVar(&o.format, "log-format", "text", "log format on stderr: text or json (json: every line on stderr is a JSON record)")
 	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
 }
 
 // logger builds the one logger of a run. Nothing sensitive is ever passed to
 // it: leads are logged by row and leadId, and lead.Input redacts itself.
-func (o *logOptions) logger(w io.Writer) (*slog.Logger, error) {
+// With --log-format json, stderr becomes a writer that turns any plain line
+// still written to it (an error message) into a JSON record, so that
+// nothing on stderr is plain text. It warns about unknown BULKLOAD_*
+// variables.
+func (e *env) logger(o *logOptions) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.level)); err != nil {
 		return nil, usageErrorf("--log-level %q: want debug, info, warn or error", o.level)
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
 	switch o.format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		log = slog.New(slog.NewTextHandler(e.stderr, opts))
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		log = slog.New(slog.NewJSONHandler(e.stderr, opts))
+		e.stderr = &jsonLines{log: log}
 	default:
 		return nil, usageErrorf("--log-format %q: want text or json", o.format)
 	}
+	for _, name := range e.unknownEnv {
+		log.Warn("environment variable "+name+" is not a bulkload setting, ignored (misspelt?)", "variable", name, "suggestion", suggestEnv(name))
+	}
+	return log, nil
 }
 
-// newFlagSet returns a flag set whose usage text ends with the exit table.
+// jsonLines turns each line written to it into one JSON log record at
+// level error (plain lines on stderr are error messages). It is used by one
+// goroutine at a time, like the stderr it replaces.
+type jsonLines struct {
+	log     *slog.Logger
+	partial []byte
+}
+
+func (j *jsonLines) Write(p []byte) (int, error) {
+	j.partial = append(j.partial, p...)
+	for {
+		i := slices.Index(j.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if line := strings.TrimSpace(string(j.partial[:i])); line != "" {
+			j.log.Error(strings.TrimPrefix(line, "bulkload: "))
+		}
+		j.partial = j.partial[i+1:]
+	}
+}
+
+// newFlagSet returns a quiet flag set: parse errors and -h are reported by
+// parseArgs (a one-line hint, or the help on stdout), never by package flag
+// (which would print the whole usage on every typo).
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: bulkload %s\n\nFlags (each also BULKLOAD_<FLAG>, or a key of the --config file):\n", synopsis)
-		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\n"+exitTable)
-	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
+}
+
+func isString(v any) bool {
+	_, ok := v.(string)
+	return ok
+}
+
+// printHelp writes a command's help: synopsis, flags (one sentence each;
+// README.md has the details), its exit statuses.
+func printHelp(w io.Writer, fs *flag.FlagSet) {
+	c, ok := findCommand(fs.Name())
+	if !ok {
+		c = command{name: fs.Name(), synopsis: fs.Name() + " [flags]", exits: []int{exitOK, exitUsage}}
+	}
+	fmt.Fprintf(w, "Usage: bulkload %s\n\n", c.synopsis)
+	if c.summary != "" {
+		fmt.Fprintf(w, "%s.\n\n", capitalize(c.summary))
+	}
+	fmt.Fprint(w, "Flags (each also BULKLOAD_<FLAG>, or a key of the --config file; details in README.md):\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  --%s", f.Name)
+		if typ != "" {
+			fmt.Fprintf(w, " %s", typ)
+		}
+		fmt.Fprintf(w, "\n      %s", usage)
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" || typ == "int" || typ == "float" {
+			if g, ok := f.Value.(flag.Getter); ok && isString(g.Get()) {
+				fmt.Fprintf(w, " (default %q)", f.DefValue)
+			} else {
+				fmt.Fprintf(w, " (default %s)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w)
+	})
+	fmt.Fprint(w, "\n"+exitTable(c.name, c.exits))
 }

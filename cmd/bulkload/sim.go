@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -97,6 +98,24 @@ func (h *simHandle) close() error {
 	return err
 }
 
+// simOptions are the flags of sim.
+type simOptions struct {
+	addr *string
+	opts *leadsim.Options
+}
+
+// registerSimFlags registers sim's own flags and the simulator's knobs. A
+// zero simOptions registers them on throwaway values (for completion).
+func registerSimFlags(o *simOptions) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		if o.addr == nil {
+			o.addr, o.opts = new(string), new(leadsim.Options)
+		}
+		fs.StringVar(o.addr, "addr", "127.0.0.1:8787", "listen address (keep it on loopback: the simulator's credentials are public)")
+		o.opts.RegisterFlags(fs)
+	}
+}
+
 // runSim serves the simulator until interrupted.
 func runSim(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("sim", "sim [flags]", e.stderr)
@@ -105,13 +124,12 @@ func runSim(ctx context.Context, e *env, args []string) error {
 		logs logOptions
 		addr string
 	)
-	fs.StringVar(&addr, "addr", "127.0.0.1:8787", "listen address (keep it on loopback: the simulator's credentials are public)")
-	opts.RegisterFlags(fs)
+	registerSimFlags(&simOptions{addr: &addr, opts: &opts})(fs)
 	logs.register(fs)
-	if _, _, err := parseSettings(fs, args, e.getenv, "sim", 0); err != nil {
+	if _, _, err := parseSettings(fs, args, e, "sim", 0); err != nil {
 		return err
 	}
-	log, err := logs.logger(e.stderr)
+	log, err := e.logger(&logs)
 	if err != nil {
 		return err
 	}

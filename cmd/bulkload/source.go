@@ -37,11 +37,26 @@ func (o *inputOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "", "input format: csv or jsonl (default: from the file name; required for stdin)")
 	fs.StringVar(&o.delimiter, "delimiter", "", `CSV delimiter: ",", ";", "|" or "tab" (default: sniffed from the header)`)
 	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8, latin1 or windows-1252")
-	fs.StringVar(&o.dateOrder, "date-order", "mdy", "how slashed dates of birth are written: mdy (MM/DD/YYYY, US exports) or dmy (DD/MM/YYYY); YYYY-MM-DD is read either way")
-	fs.StringVar(&o.mapping, "mapping", "", "YAML mapping file: column renames and value maps for this partner's export")
+	fs.StringVar(&o.dateOrder, "date-order", "mdy", "order of slashed dates of birth: mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)")
+	fs.StringVar(&o.mapping, "mapping", "", "YAML file of this partner's column renames and value maps")
 	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME"+cmp.Or(o.outputSuffix, ".results.csv")+" beside the input)")
-	fs.StringVar(&o.rejects, "rejects", "", "write the rows that failed validation here, in the input's own format plus an error column (mode 0600: it holds the partner's data)")
-	fs.StringVar(&o.summaryJSON, "summary-json", "", "also write the summary as JSON to this path")
+	fs.StringVar(&o.rejects, "rejects", "", "file for the rows that failed validation, with an error column (mode 0600)")
+	fs.StringVar(&o.summaryJSON, "summary-json", "", "file to write the summary to as JSON")
+}
+
+// check refuses output paths whose extension does not say a format: the
+// results file is written as CSV or JSONL by its extension, and a typo
+// (leads.results.cvs) or another format's name (.xlsx, .json) must not be
+// written as something else.
+func (o *inputOptions) check() error {
+	if o.results != "" {
+		switch ext := strings.ToLower(filepath.Ext(o.results)); ext {
+		case ".csv", ".jsonl":
+		default:
+			return usageErrorf("--results %s: the extension must be .csv or .jsonl (it chooses the format), not %q", o.results, ext)
+		}
+	}
+	return nil
 }
 
 // resultsPath returns the results file path: --results, or NAME plus the

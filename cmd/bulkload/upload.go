@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -62,14 +61,17 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	logs.register(fs)
 	up.register(fs)
 
-	pos, from, err := parseSettings(fs, args, e.getenv, "upload", 1)
+	pos, from, err := parseSettings(fs, args, e, "upload", 1)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
 	if err := up.check(); err != nil {
 		return exitFor(e.stderr, err)
 	}
-	log, err := logs.logger(e.stderr)
+	if err := in.check(); err != nil {
+		return exitFor(e.stderr, err)
+	}
+	log, err := e.logger(&logs)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
@@ -103,20 +105,20 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
 	up.rate = rateFlag{auto: true}
-	fs.Var(&up.rate, "rate", "API calls per second across all workers, createLead, submitLead and retries together: auto finds the service's unpublished limit (starts at 20/s, climbs while calls succeed, backs off on 429 and 503 bursts, settles just under it; the summary says where, to pin it next time), a number fixes it (a 429 still slows it), 0 is unlimited")
-	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto: never above this many calls per second (0: no cap)")
-	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call, the first included, for retryable failures (network, 429, 502, 503, 504)")
-	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt (createLead runs a credit pull before it answers)")
-	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long calls in flight may take to finish")
-	fs.BoolVar(&up.resume, "resume", false, "continue from the results file of an earlier run: skip finished rows, submit created ones, resend failed and missing ones")
-	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds the outcomes of an earlier upload (its leads would be sent again)")
-	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (partners configured for automatic submission)")
+	fs.Var(&up.rate, "rate", "API calls per second, retries included: auto (find the service's limit), a number, or 0 (unlimited)")
+	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto, never above this many calls per second (0: no cap)")
+	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for retryable failures (network, 429, 502, 503, 504), the first included")
+	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt")
+	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "how long calls in flight may take to finish after SIGINT/SIGTERM")
+	fs.BoolVar(&up.resume, "resume", false, "continue the run recorded in the results file, sending only what is unfinished")
+	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds an earlier upload's outcomes (its leads are sent again)")
+	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (for partners with automatic submission)")
 	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
-	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead (the interface does not show its arguments: this default is an assumption; it must take $id: String!)")
-	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression: a submitLead error matching it means the lead is submitted already, so the row counts as submitted (the interface does not show submitLead's errors; empty disables)")
-	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))?`, "regular expression: a createLead note it matches is a duplicate answer; its first group is the id of the lead duplicated, checked for this row's own after a lost answer (empty disables)")
-	fs.StringVar(&up.leadDoc, "lead-document", submitter.DefaultLeadDocument, "GraphQL document that reads a lead by id (permission Lead.Read; the interface does not show it: an assumption; it must take $id: String! and name its result lead)")
-	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, a log line every 10s otherwise), bar, log or off")
+	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead, taking $id: String! (an assumption: see README)")
+	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression for a submitLead error that means the lead is submitted already (empty: off)")
+	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))?`, "regular expression for a duplicate createLead note, its first group the duplicated lead's id (empty: off)")
+	fs.StringVar(&up.leadDoc, "lead-document", submitter.DefaultLeadDocument, "GraphQL document that reads a lead by $id: String!, for the own-lead check (an assumption: see README)")
+	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, else a log line every 10 s), bar, log or off")
 }
 
 func (o *uploadOptions) check() error {
@@ -129,6 +131,8 @@ func (o *uploadOptions) check() error {
 		return usageErrorf("--max-attempts %d: want at least 1", o.maxAttempts)
 	case o.timeout <= 0:
 		return usageErrorf("--timeout %v: want a positive duration", o.timeout)
+	case o.resume && o.overwrite:
+		return usageErrorf("--resume and --overwrite contradict each other: --resume continues the results file, --overwrite starts it over; give one")
 	}
 	switch o.progress {
 	case "auto", "bar", "log", "off":
@@ -264,7 +268,7 @@ func (u *uploader) run(ctx context.Context) int {
 
 	st := client.Stats()
 	sum := &res.Summary
-	sum.Version = version
+	stampBuild(sum)
 	sum.Settings = u.settings(resultsPath)
 	sum.InputSHA256 = src.InputSHA256()
 	sum.APICalls = int(st.Calls)
@@ -273,7 +277,7 @@ func (u *uploader) run(ctx context.Context) int {
 	if st.Attempts > 0 {
 		sum.Rate = rateReport(st, u.up.rate)
 	}
-	if werr := writeSummary(e.stderr, sum, u.in.summaryJSON); werr != nil && runErr == nil {
+	if werr := writeSummary(e, u.log, sum, u.in.summaryJSON); werr != nil && runErr == nil {
 		runErr = werr
 	}
 	if u.up.resume {
@@ -306,25 +310,32 @@ func (u *uploader) authFailure(ctx context.Context, err error) int {
 	}
 }
 
-// settings records what shaped the run, secrets excluded.
-func (u *uploader) settings(results string) map[string]string {
+// settings records what shaped the run, secrets excluded: camelCase keys,
+// typed values (durations as text such as "30s"; the rate "auto" or a
+// number).
+func (u *uploader) settings(results string) map[string]any {
 	s := u.in.settings(u.input, results)
 	s["endpoint"] = u.creds.endpoint
-	s["token_url"] = u.creds.tokenURL
-	s["client_id"] = u.creds.clientID
+	s["tokenUrl"] = u.creds.tokenURL
+	s["clientId"] = u.creds.clientID
 	s["scope"] = u.creds.scope
-	s["concurrency"] = strconv.Itoa(u.up.concurrency)
-	s["rate"] = u.up.rate.String()
-	s["max_rate"] = strconv.FormatFloat(u.up.maxRate, 'f', -1, 64)
-	s["max_attempts"] = strconv.Itoa(u.up.maxAttempts)
+	s["concurrency"] = u.up.concurrency
+	if u.up.rate.auto {
+		s["rate"] = "auto"
+	} else {
+		s["rate"] = u.up.rate.perSecond
+	}
+	s["maxRate"] = u.up.maxRate
+	s["maxAttempts"] = u.up.maxAttempts
 	s["timeout"] = u.up.timeout.String()
-	s["resume"] = strconv.FormatBool(u.up.resume)
-	s["no_submit"] = strconv.FormatBool(u.up.noSubmit)
-	s["drain_timeout"] = u.up.drainTimeout.String()
-	s["create_document"] = u.up.createDoc
-	s["submit_document"] = u.up.submitDoc
-	s["already_submitted"] = u.up.alreadySubmitted
-	s["duplicate_of"] = u.up.duplicateOf
-	s["lead_document"] = u.up.leadDoc
+	s["resume"] = u.up.resume
+	s["overwrite"] = u.up.overwrite
+	s["noSubmit"] = u.up.noSubmit
+	s["drainTimeout"] = u.up.drainTimeout.String()
+	s["createDocument"] = u.up.createDoc
+	s["submitDocument"] = u.up.submitDoc
+	s["alreadySubmitted"] = u.up.alreadySubmitted
+	s["duplicateOf"] = u.up.duplicateOf
+	s["leadDocument"] = u.up.leadDoc
 	return s
 }

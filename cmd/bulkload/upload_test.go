@@ -82,8 +82,12 @@ func TestUploadCleanSample(t *testing.T) {
 		t.Errorf("tokens issued = %d, want 1 shared by all workers", st.TokensIssued)
 	}
 	sj := readSummaryJSON(t, summary)
-	if sj["version"] != version || len(fmt.Sprint(sj["inputSha256"])) != 64 {
-		t.Errorf("summary JSON version %v, inputSha256 %v: want %s and a SHA-256", sj["version"], sj["inputSha256"], version)
+	if bi := readBuildInfo(); sj["version"] != bi.Version || len(fmt.Sprint(sj["inputSha256"])) != 64 {
+		t.Errorf("summary JSON version %v, inputSha256 %v: want %s and a SHA-256", sj["version"], sj["inputSha256"], bi.Version)
+	}
+	// The build, as the binary recorded it (runtime/debug.ReadBuildInfo).
+	if build, _ := sj["build"].(map[string]any); build["goVersion"] != runtime.Version() || build["version"] != sj["version"] {
+		t.Errorf("summary JSON build = %v, want goVersion %s and version %v", sj["build"], runtime.Version(), sj["version"])
 	}
 	for key, want := range map[string]float64{"rowsRead": 50, "submitted": float64(wantSubmitted), "processed": float64(50 - wantSubmitted), "failed": 0, "tokensFetched": 1} {
 		if got, _ := sj[key].(float64); got != want {
@@ -91,8 +95,23 @@ func TestUploadCleanSample(t *testing.T) {
 		}
 	}
 	settings, _ := sj["settings"].(map[string]any)
-	if settings["endpoint"] != s.url+"/graphql" || settings["client_id"] != leadsim.DefaultClientID {
+	if settings["endpoint"] != s.url+"/graphql" || settings["clientId"] != leadsim.DefaultClientID {
 		t.Errorf("summary JSON settings lack the endpoint or client id: %v", settings)
+	}
+	// One key style (camelCase, like the summary's own keys) and typed
+	// values: numbers as numbers, booleans as booleans.
+	for k := range settings {
+		if strings.ContainsAny(k, "_-") {
+			t.Errorf("summary JSON settings key %q is not camelCase", k)
+		}
+	}
+	for key, want := range map[string]any{"concurrency": 8.0, "maxAttempts": 5.0, "resume": false, "noSubmit": false, "drainTimeout": "30s", "dateOrder": "mdy"} {
+		if settings[key] != want {
+			t.Errorf("summary JSON settings %q = %#v, want %#v", key, settings[key], want)
+		}
+	}
+	if _, ok := settings["rate"].(float64); !ok {
+		t.Errorf("summary JSON settings rate = %#v, want a number", settings["rate"])
 	}
 	if raw, _ := os.ReadFile(summary); strings.Contains(string(raw), simSecret) || strings.Contains(string(raw), "eyJ") {
 		t.Error("summary JSON contains the secret or a token")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,13 @@ import (
 // nothing per row.
 const ctxCheckEvery = 1024
 
+// registerValidateOverwrite registers validate's --overwrite.
+func registerValidateOverwrite(overwrite *bool) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		fs.BoolVar(overwrite, "overwrite", false, "write the results although the file holds an upload's outcomes (its lead ids and bids are lost)")
+	}
+}
+
 func runValidate(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet("validate", "validate [flags] FILE", e.stderr)
 	var (
@@ -25,13 +33,16 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		overwrite bool
 	)
 	in.register(fs)
-	fs.BoolVar(&overwrite, "overwrite", false, "write the results although the file holds the outcomes of an upload (its lead ids and bids would be lost)")
+	registerValidateOverwrite(&overwrite)(fs)
 	logs.register(fs)
-	pos, _, err := parseSettings(fs, args, e.getenv, "validate", 1)
+	pos, _, err := parseSettings(fs, args, e, "validate", 1)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
-	log, err := logs.logger(e.stderr)
+	if err := in.check(); err != nil {
+		return exitFor(e.stderr, err)
+	}
+	log, err := e.logger(&logs)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
@@ -40,7 +51,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	defer budget.restore()
 	sum, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget)
 	if sum != nil {
-		if werr := writeSummary(e.stderr, sum, in.summaryJSON); werr != nil && err == nil {
+		if werr := writeSummary(e, log, sum, in.summaryJSON); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -88,7 +99,8 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, ov
 	if err != nil {
 		return nil, fmt.Errorf("results file: %w", err)
 	}
-	sum := &report.Summary{Mode: "validate", Version: version, Start: time.Now(), Settings: in.settings(name, resultsPath)}
+	sum := &report.Summary{Mode: "validate", Start: time.Now(), Settings: in.settings(name, resultsPath)}
+	stampBuild(sum)
 
 	for n := 0; ; n++ {
 		if n%ctxCheckEvery == 0 {
@@ -131,9 +143,10 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, ov
 	return sum, err
 }
 
-// settings records the options that shaped a run, for --summary-json.
-func (o *inputOptions) settings(input, results string) map[string]string {
-	return map[string]string{
+// settings records the options that shaped a run, for --summary-json:
+// camelCase keys, typed values.
+func (o *inputOptions) settings(input, results string) map[string]any {
+	return map[string]any{
 		"input":     input,
 		"format":    o.format,
 		"delimiter": o.delimiter,
@@ -145,9 +158,19 @@ func (o *inputOptions) settings(input, results string) map[string]string {
 	}
 }
 
-// writeSummary prints the summary and, when asked, writes it as JSON.
-func writeSummary(stderr io.Writer, sum *report.Summary, jsonPath string) error {
-	if err := sum.WriteText(stderr); err != nil {
+// stampBuild records which binary made the run.
+func stampBuild(sum *report.Summary) {
+	sum.Build = report.Build(readBuildInfo())
+	sum.Version = sum.Build.Version
+}
+
+// writeSummary prints the summary on stderr (with --log-format json, as one
+// JSON log record, the same object as --summary-json) and, when asked,
+// writes it as JSON.
+func writeSummary(e *env, log *slog.Logger, sum *report.Summary, jsonPath string) error {
+	if _, ok := e.stderr.(*jsonLines); ok {
+		log.Info("summary", "summary", sum.JSON())
+	} else if err := sum.WriteText(e.stderr); err != nil {
 		return err
 	}
 	if jsonPath != "" {

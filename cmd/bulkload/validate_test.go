@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bulkload/bulkload/report"
 )
@@ -214,7 +216,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no command", nil, "Usage"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
-		{"validate without file", []string{"validate"}, "exactly one FILE"},
+		{"validate without file", []string{"validate"}, "needs a FILE"},
 		{"validate two files", []string{"validate", "a.csv", "b.csv"}, "exactly one FILE"},
 		{"missing file", []string{"validate", "--results", filepath.Join(dir, "r.csv"), filepath.Join(dir, "nope.csv")}, "no such file"},
 		{"bad encoding", []string{"validate", "--encoding", "ebcdic", "--results", filepath.Join(dir, "r.csv"), filepath.Join(samples, "leads.csv")}, "ebcdic"},
@@ -454,5 +456,59 @@ func TestValidateReadErrorIsNotUsage(t *testing.T) {
 	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r.csv"), input)
 	if res.code != exitIO || !strings.Contains(res.stderr, "unexpected EOF") {
 		t.Errorf("validate(cut gzip) exit = %d, want %d naming the read error\n%s", res.code, exitIO, res.stderr)
+	}
+}
+
+// TestValidateFIFOStopsOnSignal checks that a named pipe as the input does
+// not hold off a signal: neither while no writer has opened it (open waits)
+// nor while its writer is idle (a read waits). The signal is the context's
+// end, as main's signal.NotifyContext gives it.
+func TestValidateFIFOStopsOnSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write string // "": no writer at all
+	}{
+		{"no writer", ""},
+		{"idle writer, header not finished", "firstName,dateOf"},
+		{"idle writer, after a row", "firstName,dateOfBirth,termsConsent\nAnn,1980-01-02,yes\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fifo := filepath.Join(dir, "in.csv")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.write != "" {
+				// The writer stays, idle, until the test has its answer.
+				release, wrote := make(chan struct{}), make(chan struct{})
+				go func() {
+					defer close(wrote)
+					w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+					if err != nil {
+						return
+					}
+					w.WriteString(tc.write)
+					<-release
+					w.Close()
+				}()
+				defer func() { close(release); <-wrote }()
+			}
+			time.AfterFunc(100*time.Millisecond, cancel)
+			codes := make(chan int, 1)
+			var out, errb bytes.Buffer
+			go func() {
+				codes <- run(ctx, []string{"validate", "--results", filepath.Join(dir, "r.csv"), fifo}, func(string) string { return "" }, strings.NewReader(""), &out, &errb)
+			}()
+			select {
+			case code := <-codes:
+				if code != exitInterrupted {
+					t.Errorf("validate(fifo) after the signal: exit %d, want %d\n%s", code, exitInterrupted, errb.String())
+				}
+			case <-time.After(30 * time.Second): // a hang detector, not a speed limit
+				t.Fatal("validate(fifo) did not return after the signal")
+			}
+		})
 	}
 }

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestVersion(t *testing.T) {
+	bi := readBuildInfo()
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
+		res := runCLI(t, nil, args...)
+		if res.code != exitOK {
+			t.Errorf("run(%q) exit = %d, want 0\n%s", args, res.code, res.stderr)
+		}
+		// A test binary's build info: the main module's version
+		// ("(devel)") and the Go version, read from the binary.
+		if !strings.Contains(res.stdout, bi.Version) || !strings.Contains(res.stdout, runtime.Version()) || bi.Version == "" {
+			t.Errorf("run(%q) = %q, want the module version %q and %s", args, res.stdout, bi.Version, runtime.Version())
+		}
+	}
+}
+
+// TestBuildInfoFrom proves the version comes from the build info the
+// toolchain stamps (go build in a git checkout), not from a constant.
+func TestBuildInfoFrom(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/bulkload/bulkload", Version: "v1.4.2"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "4b825dc642cb6eb9a060e54bf8d69288fbee4904"},
+			{Key: "vcs.time", Value: "2026-11-20T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	got := buildInfoFrom(bi, true)
+	want := buildInfo{Version: "v1.4.2", Revision: "4b825dc642cb6eb9a060e54bf8d69288fbee4904", Time: "2026-11-20T10:00:00Z", Modified: true, GoVersion: "go1.26.8"}
+	if got != want {
+		t.Errorf("buildInfoFrom = %+v, want %+v", got, want)
+	}
+	s := got.String()
+	for _, part := range []string{"v1.4.2", "4b825dc642cb", "(modified)", "2026-11-20T10:00:00Z", "go1.26.8"} {
+		if !strings.Contains(s, part) {
+			t.Errorf("String() = %q, lacks %q", s, part)
+		}
+	}
+	if none := buildInfoFrom(nil, false); none.GoVersion != runtime.Version() || none.Revision != "" {
+		t.Errorf("buildInfoFrom(nil, false) = %+v, want the running Go version and no revision", none)
+	}
+}
+
+// TestTypos: a misspelt command, subcommand or flag gets the nearest names
+// and a one-line hint, not the whole usage.
+func TestTypos(t *testing.T) {
+	input := filepath.Join(samples, "leads.csv")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"command", []string{"uplod", input}, `did you mean "upload"?`},
+		{"command", []string{"valdate", input}, `did you mean "validate"?`},
+		{"auth subcommand", []string{"auth", "chek"}, `did you mean "check"?`},
+		{"upload flag", []string{"upload", "--concurency", "4", input}, "did you mean --concurrency?"},
+		{"validate flag", []string{"validate", "--date-ordr", "dmy", input}, "did you mean --date-order?"},
+		{"flag value", []string{"upload", "--concurrency", "eight", input}, `--concurrency "eight": want a whole number`},
+		{"completion shell", []string{"completion", "bsh"}, `did you mean "bash"?`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runCLI(t, nil, tc.args...)
+			if res.code != exitUsage {
+				t.Errorf("run(%q) exit = %d, want %d", tc.args, res.code, exitUsage)
+			}
+			if !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("run(%q) stderr lacks %q:\n%s", tc.args, tc.want, res.stderr)
+			}
+			if lines := strings.Count(res.stderr, "\n"); lines > 2 || !strings.Contains(res.stderr, "Run 'bulkload") {
+				t.Errorf("run(%q) printed %d lines, want the error and a one-line hint:\n%s", tc.args, lines, res.stderr)
+			}
+		})
+	}
+}
+
+func TestUnknownEnvironmentVariableWarns(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"BULKLOAD_CONCURENCY": "4", "BULKLOAD_RESULTS": filepath.Join(dir, "r.csv"), "BULKLOAD_DATE_ORDER": "mdy"}
+	res := runCLI(t, env, "validate", filepath.Join(samples, "leads.csv"))
+	if res.code == exitUsage {
+		t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "BULKLOAD_CONCURENCY") || !strings.Contains(res.stderr, "BULKLOAD_CONCURRENCY") {
+		t.Errorf("stderr does not warn about BULKLOAD_CONCURENCY, suggesting BULKLOAD_CONCURRENCY:\n%s", res.stderr)
+	}
+	for _, known := range []string{"BULKLOAD_RESULTS", "BULKLOAD_DATE_ORDER"} {
+		if strings.Contains(res.stderr, known) {
+			t.Errorf("stderr warns about %s, a setting:\n%s", known, res.stderr)
+		}
+	}
+}
+
+// TestHelpPerCommand: -h shows help on stdout and exits 0 for every
+// command, auth included, and each lists only the exit statuses it can
+// return.
+func TestHelpPerCommand(t *testing.T) {
+	cases := []struct {
+		args       []string
+		want, lack []string // exit statuses listed and not listed
+	}{
+		{[]string{"upload", "-h"}, []string{"0", "1", "2", "3", "5", "130"}, nil},
+		{[]string{"validate", "-h"}, []string{"0", "1", "2", "5", "130"}, []string{"3"}},
+		{[]string{"auth", "-h"}, []string{"0", "2", "3", "130"}, []string{"1", "5"}},
+		{[]string{"auth", "check", "-h"}, []string{"0", "2", "3", "130"}, []string{"1", "5"}},
+		{[]string{"sim", "-h"}, []string{"0", "2", "5"}, []string{"1", "3", "130"}},
+		{[]string{"completion", "-h"}, []string{"0", "2"}, []string{"1", "3", "5", "130"}},
+		{[]string{"help", "upload"}, []string{"3"}, nil},
+	}
+	row := regexp.MustCompile(`(?m)^  (\d+) +\S`)
+	for _, tc := range cases {
+		res := runCLI(t, nil, tc.args...)
+		if res.code != exitOK || !strings.Contains(res.stdout, "Usage: bulkload") {
+			t.Errorf("run(%q) exit = %d, stdout %q; want 0 and the help", tc.args, res.code, res.stdout)
+			continue
+		}
+		_, table, _ := strings.Cut(res.stdout, "Exit status:")
+		var got []string
+		for _, m := range row.FindAllStringSubmatch(table, -1) {
+			got = append(got, m[1])
+		}
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("run(%q) exit table %v lacks %s", tc.args, got, w)
+			}
+		}
+		for _, l := range tc.lack {
+			if slices.Contains(got, l) {
+				t.Errorf("run(%q) exit table %v lists %s, which it never returns", tc.args, got, l)
+			}
+		}
+	}
+}
+
+// TestFlagHelpIsOneSentence: flag help is one short sentence; the
+// details are in README.md.
+func TestFlagHelpIsOneSentence(t *testing.T) {
+	for _, c := range commands() {
+		if c.flags == nil || c.name == "sim" { // sim's knobs are leadsim's own
+			continue
+		}
+		c.flags().VisitAll(func(f *flag.Flag) {
+			if u := strings.ReplaceAll(f.Usage, "e.g. ", "eg "); strings.Contains(strings.TrimSuffix(u, "."), ". ") || len(u) > 110 {
+				t.Errorf("%s --%s help is more than one short sentence (%d chars): %q", c.name, f.Name, len(f.Usage), f.Usage)
+			}
+		})
+	}
+}
+
+// helpFlags returns the flags `bulkload ARGS -h` lists.
+func helpFlags(t *testing.T, args ...string) []string {
+	t.Helper()
+	res := runCLI(t, nil, append(args, "-h")...)
+	var flags []string
+	for _, m := range regexp.MustCompile(`(?m)^  --([a-z0-9-]+)`).FindAllStringSubmatch(res.stdout, -1) {
+		flags = append(flags, m[1])
+	}
+	if len(flags) == 0 {
+		t.Fatalf("run(%q -h) lists no flags:\n%s", args, res.stdout)
+	}
+	slices.Sort(flags)
+	return flags
+}
+
+// TestCompletion: each script is valid shell (bash -n always; zsh -n and
+// fish -n where those shells are installed) and offers exactly the flags
+// each command's help lists.
+func TestCompletion(t *testing.T) {
+	scripts := map[string]string{}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		res := runCLI(t, nil, "completion", sh)
+		if res.code != exitOK || res.stdout == "" {
+			t.Fatalf("completion %s exit = %d\n%s", sh, res.code, res.stderr)
+		}
+		scripts[sh] = res.stdout
+		path := filepath.Join(t.TempDir(), "bulkload."+sh)
+		if err := os.WriteFile(path, []byte(res.stdout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		bin, err := exec.LookPath(sh)
+		if err != nil {
+			if sh == "bash" {
+				t.Fatalf("bash not found: %v", err)
+			}
+			t.Logf("%s is not installed: its script is not syntax-checked here", sh)
+			continue
+		}
+		if out, err := exec.Command(bin, "-n", path).CombinedOutput(); err != nil {
+			t.Errorf("%s -n on the %s completion script: %v\n%s", sh, sh, err, out)
+		}
+	}
+	// The bash script's flag list per command equals the command's help.
+	for _, cmd := range [][]string{{"upload"}, {"validate"}, {"auth", "check"}, {"sim"}} {
+		key := strings.Join(cmd, "_")
+		m := regexp.MustCompile(`(?m)^    ` + key + `\)\n      flags="([^"]*)"`).FindStringSubmatch(scripts["bash"])
+		if m == nil {
+			t.Errorf("bash script has no flags for %s", key)
+			continue
+		}
+		var got []string
+		for _, f := range strings.Fields(m[1]) {
+			got = append(got, strings.TrimPrefix(f, "--"))
+		}
+		slices.Sort(got)
+		if want := helpFlags(t, cmd...); !slices.Equal(got, want) {
+			t.Errorf("bash completion of %s offers %v, help lists %v", key, got, want)
+		}
+		for _, f := range got {
+			if !strings.Contains(scripts["zsh"], "'--"+f) || !strings.Contains(scripts["fish"], "-l "+f+" ") {
+				t.Errorf("zsh or fish completion lacks --%s", f)
+			}
+		}
+	}
+}
+
+// TestLogFormatJSON: with --log-format json every line on stderr is a JSON
+// record, the summary one of them, errors too.
+func TestLogFormatJSON(t *testing.T) {
+	dir := t.TempDir()
+	t.Run("validate", func(t *testing.T) {
+		res := runCLI(t, map[string]string{"BULKLOAD_TYPO": "x"}, "validate", "--log-format", "json", "--results", filepath.Join(dir, "v.results.csv"), filepath.Join(samples, "leads.csv"))
+		recs := jsonRecords(t, res.stderr)
+		var summary map[string]any
+		for _, r := range recs {
+			if r["msg"] == "summary" {
+				summary, _ = r["summary"].(map[string]any)
+			}
+		}
+		if summary == nil {
+			t.Fatalf("no summary record on stderr:\n%s", res.stderr)
+		}
+		if n, ok := summary["rowsRead"].(float64); !ok || n == 0 {
+			t.Errorf("summary record rowsRead = %v, want a number", summary["rowsRead"])
+		}
+		if _, ok := summary["accountingOK"].(bool); !ok {
+			t.Errorf("summary record accountingOK = %v, want a boolean", summary["accountingOK"])
+		}
+	})
+	t.Run("upload error", func(t *testing.T) {
+		res := runCLI(t, nil, "upload", "--log-format", "json", "--results", filepath.Join(dir, "u.results.csv"), filepath.Join(samples, "leads.csv"))
+		if res.code != exitUsage {
+			t.Errorf("upload without settings exit = %d, want %d", res.code, exitUsage)
+		}
+		recs := jsonRecords(t, res.stderr)
+		if len(recs) == 0 || !strings.Contains(res.stderr, "missing settings") {
+			t.Errorf("want the missing settings as a JSON record:\n%s", res.stderr)
+		}
+	})
+}
+
+// jsonRecords parses every line of stderr as a JSON object, failing on
+// a line that is plain text.
+func jsonRecords(t *testing.T, stderr string) []map[string]any {
+	t.Helper()
+	var recs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Errorf("stderr line is not JSON: %q", line)
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// TestSettingErrorsInWords: a bad value names the setting and the type it
+// wants, in words, wherever it came from.
+func TestSettingErrorsInWords(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(samples, "leads.csv")
+	cfg := func(text string) string {
+		p := filepath.Join(dir, strings.NewReplacer(" ", "", ":", "", "[", "", "]", "", ",", "").Replace(text)+".yaml")
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"config whole number", nil, []string{"upload", "--simulate", "--config", cfg("concurrency: eight"), input}, []string{"concurrency", `"eight" is not a whole number`}},
+		{"config list", nil, []string{"upload", "--simulate", "--config", cfg("rate: [1, 2]"), input}, []string{"rate", "got a list"}},
+		{"config duration", nil, []string{"upload", "--simulate", "--config", cfg("drain-timeout: soon"), input}, []string{"drain-timeout", "a duration, e.g. 30s"}},
+		{"config unknown key", nil, []string{"validate", "--config", cfg("concurency: 4"), input}, []string{`unknown setting "concurency"`, "did you mean concurrency?"}},
+		{"env number", map[string]string{"BULKLOAD_MAX_ATTEMPTS": "many"}, []string{"upload", "--simulate", input}, []string{"BULKLOAD_MAX_ATTEMPTS", "want a whole number"}},
+		{"env rate", map[string]string{"BULKLOAD_RATE": "fast"}, []string{"upload", "--simulate", input}, []string{"BULKLOAD_RATE", "want auto, or a number"}},
+		{"env boolean", map[string]string{"BULKLOAD_RESUME": "sure"}, []string{"upload", "--simulate", input}, []string{"BULKLOAD_RESUME", "true or false"}},
+		{"flag duration", nil, []string{"upload", "--simulate", "--timeout", "5", input}, []string{"--timeout", "a duration"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runCLI(t, tc.env, tc.args...)
+			if res.code != exitUsage {
+				t.Errorf("run(%q) exit = %d, want %d\n%s", tc.args, res.code, exitUsage, res.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.stderr, w) {
+					t.Errorf("run(%q) stderr lacks %q:\n%s", tc.args, w, res.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestRefusedCombinations: settings that cannot mean what the user wants
+// are refused before anything is read or sent.
+func TestRefusedCombinations(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(samples, "leads.csv")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"results extension", []string{"validate", "--results", filepath.Join(dir, "out.txt"), input}, "must be .csv or .jsonl"},
+		{"results typo", []string{"upload", "--simulate", "--results", filepath.Join(dir, "out.cvs"), input}, "must be .csv or .jsonl"},
+		{"resume and overwrite", []string{"upload", "--simulate", "--resume", "--overwrite", "--results", filepath.Join(dir, "r.csv"), input}, "--resume and --overwrite"},
+		{"negative drain", []string{"upload", "--simulate", "--drain-timeout", "-1s", "--results", filepath.Join(dir, "r.csv"), input}, "--drain-timeout -1s: a duration may not be negative"},
+		{"negative auth timeout", []string{"auth", "check", "--simulate", "--timeout", "-5s"}, "--timeout -5s: a duration may not be negative"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runCLI(t, nil, tc.args...)
+			if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("run(%q) exit = %d, stderr %q; want %d and %q", tc.args, res.code, res.stderr, exitUsage, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "out.txt")); err == nil {
+				t.Errorf("run(%q) wrote out.txt", tc.args)
+			}
+		})
+	}
+}

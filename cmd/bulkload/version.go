@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/bulkload/bulkload/report"
+)
+
+// readBuildInfo says which binary this is, from what the Go toolchain
+// recorded in it (runtime/debug.ReadBuildInfo), never from a constant that
+// someone must remember to bump.
+func readBuildInfo() buildInfo {
+	bi, ok := debug.ReadBuildInfo()
+	return buildInfoFrom(bi, ok)
+}
+
+// buildInfo is report.Build with the text `bulkload version` prints.
+type buildInfo report.Build
+
+// buildInfoFrom reads bi: the main module's version ("(devel)" for a build
+// from a checkout, the tag for `go install ...@v1.2.3`), the VCS revision,
+// commit time and modified flag (stamped by `go build` in a git checkout;
+// absent from `go run` and `go test` builds), and the Go version. Go records
+// no wall-clock build time (builds are reproducible): the commit time
+// stands for it.
+func buildInfoFrom(bi *debug.BuildInfo, ok bool) buildInfo {
+	b := buildInfo{Version: "(unknown)", GoVersion: runtime.Version()}
+	if !ok || bi == nil {
+		return b
+	}
+	if bi.Main.Version != "" {
+		b.Version = bi.Main.Version
+	}
+	if bi.GoVersion != "" {
+		b.GoVersion = bi.GoVersion
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+// String is the line `bulkload version` prints.
+func (b buildInfo) String() string {
+	rev := "revision unknown (not built from a git checkout with go build)"
+	if b.Revision != "" {
+		rev = "revision " + b.Revision
+		if b.Modified {
+			rev += " (modified)"
+		}
+		if b.Time != "" {
+			rev += ", committed " + b.Time
+		}
+	}
+	return fmt.Sprintf("bulkload %s, %s, %s %s/%s", b.Version, rev, b.GoVersion, runtime.GOOS, runtime.GOARCH)
+}
