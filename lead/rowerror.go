@@ -12,9 +12,10 @@ const NoField Field = -1
 // rendered once, where it is written out (Error, RowErrors.Error), and the
 // summary counts it by Reason, which has no positions.
 //
-// Rule is fixed text and never the value that broke it, so a RowError is
-// safe to log and to write to the results file, even for an SSN or a date of
-// birth.
+// Rule is fixed text and never the value that broke it; Value holds the
+// value only where it may be shown (never for a Sensitive field), so a
+// RowError is safe to log and to write to the results file, even for an SSN
+// or a date of birth.
 type RowError struct {
 	// Row is the 1-based data row; 0 when not known.
 	Row int
@@ -29,18 +30,34 @@ type RowError struct {
 	// Rule says what is wrong and what to do, e.g. "must be 5 digits"; it
 	// never contains the value.
 	Rule string
+	// Header is the partner's name for Field (the CSV column or JSONL key),
+	// so that a person finds the column in their own file; "" when not
+	// known.
+	Header string
+	// Value is the value that broke Rule, as the file has it (trimmed),
+	// shown so that a person sees what is wrong. The mapper sets it only
+	// for a field that is not Sensitive and a value that does not look
+	// like an SSN or a date: it is "" for everything else.
+	Value string
 }
 
-// Error renders the error as the results file shows it: "zipCode: must be 5
-// digits" for a field, and "malformed record: row 22 (line 27, column 5):
-// ..." for a malformed record, whose row and line tell where to look.
+// Error renders the error as the results file shows it. A field's error
+// names the partner's column and the field, and the value when it may be
+// shown: `column "zip" (zipCode) is "8002": must be 5 digits ...` (without
+// a Header, `zipCode: ...`; a Header that is the field's own name is given
+// once). A malformed record's error gives the row, line and column where to
+// look: "malformed record: row 22 (line 27, column 5): ...".
 func (e RowError) Error() string {
 	return string(e.appendText(nil))
 }
 
 func (e RowError) appendText(b []byte) []byte {
 	if e.Field != NoField {
-		b = append(b, e.Field.String()...)
+		b = e.appendName(b)
+		if e.Value != "" {
+			b = append(b, " is "...)
+			b = strconv.AppendQuote(b, e.Value)
+		}
 		b = append(b, ": "...)
 		return append(b, e.Rule...)
 	}
@@ -68,15 +85,31 @@ func (e RowError) appendText(b []byte) []byte {
 	return append(b, e.Rule...)
 }
 
+// appendName appends how a field's error names the field.
+func (e RowError) appendName(b []byte) []byte {
+	name := e.Field.String()
+	if e.Header == "" {
+		return append(b, name...)
+	}
+	b = append(b, "column "...)
+	b = strconv.AppendQuote(b, e.Header)
+	if e.Header != name {
+		b = append(b, " ("...)
+		b = append(b, name...)
+		b = append(b, ')')
+	}
+	return b
+}
+
 // malformedPrefix starts the text of a RowError about the whole record.
 const malformedPrefix = "malformed record: "
 
-// Reason is the error without its positions, so that one problem on many
-// rows counts as one reason: "zipCode: must be 5 digits", "malformed record:
-// 10 fields, header has 24".
+// Reason is the error without its positions and its value, so that one
+// problem on many rows counts as one reason: `column "zip" (zipCode): must
+// be 5 digits`, "malformed record: the row has 10 fields ...".
 func (e RowError) Reason() string {
 	if e.Field != NoField {
-		return e.Field.String() + ": " + e.Rule
+		return string(append(append(e.appendName(nil), ": "...), e.Rule...))
 	}
 	return malformedPrefix + e.Rule
 }

@@ -18,6 +18,12 @@ func TestRowErrorText(t *testing.T) {
 			"malformed record: row 22 (line 27, column 5): a quote", "malformed record: a quote"},
 		{"record with a later line", RowErrors{{Row: 2, StartLine: 3, Line: 5, Column: 1, Field: NoField, Rule: "a quote"}},
 			"malformed record: row 2 (line 3; at line 5, column 1): a quote", "malformed record: a quote"},
+		{"header and value", RowErrors{{Row: 3, Field: ZipCode, Header: "zip", Value: "8002", Rule: "must be 5 digits"}},
+			`column "zip" (zipCode) is "8002": must be 5 digits`, `column "zip" (zipCode): must be 5 digits`},
+		{"header is the field's name", RowErrors{{Row: 3, Field: State, Header: "state", Value: "Calif.", Rule: "bad"}},
+			`column "state" is "Calif.": bad`, `column "state": bad`},
+		{"value quoted", RowErrors{{Row: 3, Field: City, Header: "Town", Value: "a\"b\x01", Rule: "bad"}},
+			`column "Town" (city) is "a\"b\x01": bad`, `column "Town" (city): bad`},
 		{"none", nil, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

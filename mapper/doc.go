@@ -5,8 +5,9 @@
 //
 // A Mapper is used by one goroutine, row after row in input order, because it
 // remembers every leadId it has seen. Errors name the field and the rule,
-// never the value, so they can be logged and written to the results file even
-// for the SSN and the date of birth.
+// and show the bad value only for a field that is not sensitive and a value
+// that does not look like an SSN or a date, so they can be logged and
+// written to the results file even for the SSN and the date of birth.
 //
 // # Rules
 //

@@ -44,5 +44,5 @@ values:
 	fmt.Println(errs)
 	// Output:
 	// {"dateOfBirth":"1975-07-04","homePhone":"5551234567","loanAmount":25000,"leadId":"L-1","residenceTypeId":1,"termsConsent":true}
-	// zipCode: must be 5 digits (a spreadsheet may have dropped a leading zero); leadId: duplicate of row 1; termsConsent: must be true (the service does not process leads without consent)
+	// zipCode is "2134": must be 5 digits (a spreadsheet may have dropped a leading zero); leadId is "L-1": duplicate of row 1; termsConsent is "no": must be true (the service does not process leads without consent)
 }

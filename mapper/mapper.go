@@ -22,30 +22,34 @@ const (
 	// With Options.DayFirst, slashed dates are read day first.
 	ruleDateFormatDayFirst  = "must be a date as YYYY-MM-DD, DD/MM/YYYY or D/M/YYYY"
 	ruleDateNotRealDayFirst = "not a real calendar date (dates are read as YYYY-MM-DD or DD/MM/YYYY, day first)"
-	ruleDateFuture          = "must not be in the future"
-	ruleDateTooOld          = "must not be before 1900"
-	rulePhone               = "must be 10 digits (no country code)"
-	ruleSSNDigits           = "must be 9 digits"
-	ruleSSNArea000          = "area number 000 is never issued"
-	ruleSSNArea666          = "area number 666 is never issued"
-	ruleSSNArea9xx          = "area numbers 900-999 are never issued"
-	ruleSSNGroup            = "group number 00 is never issued"
-	ruleSSNSerial           = "serial number 0000 is never issued"
-	ruleState               = "must be a two-letter USPS state code or a state name"
-	ruleZip                 = "must be 5 digits"
-	ruleZipShort            = "must be 5 digits (a spreadsheet may have dropped a leading zero)"
-	ruleBool                = "must be true or false (also yes/no, y/n, t/f, 1/0)"
-	ruleConsent             = "must be true (the service does not process leads without consent)"
-	ruleMoneyText           = "must be a whole-dollar amount"
-	ruleMoneyWhole          = "must be whole dollars"
-	ruleMoneyNegative       = "must not be negative"
-	ruleTooLarge            = "too large (GraphQL Int is 32-bit)"
-	ruleResidence           = "must be 1-4 or a label (Home Owner, Rent, Living with Family, Other)"
-	ruleIncomeSource        = "must be a positive integer or a label (Employed, Social Security, Pension)"
-	ruleLoanPurpose         = "must be a positive integer or a label (Debt Consolidation, Home Improvement)"
-	ruleEmail               = "must be a valid e-mail address (name@example.com)"
-	ruleCertificate         = "must be a UUID or an http(s) URL"
-	ruleDuplicatePrefix     = "duplicate of row "
+	// A slashed date whose month is over 12 but would be a month read the
+	// other way round.
+	ruleDateDayFirstHint   = "not a real date as MM/DD/YYYY (month first): the month would be over 12; if the file writes the day first (DD/MM/YYYY), pass --date-order dmy"
+	ruleDateMonthFirstHint = "not a real date as DD/MM/YYYY (day first): the month would be over 12; if the file writes the month first (MM/DD/YYYY), pass --date-order mdy"
+	ruleDateFuture         = "must not be in the future"
+	ruleDateTooOld         = "must not be before 1900"
+	rulePhone              = "must be 10 digits (no country code)"
+	ruleSSNDigits          = "must be 9 digits"
+	ruleSSNArea000         = "area number 000 is never issued"
+	ruleSSNArea666         = "area number 666 is never issued"
+	ruleSSNArea9xx         = "area numbers 900-999 are never issued"
+	ruleSSNGroup           = "group number 00 is never issued"
+	ruleSSNSerial          = "serial number 0000 is never issued"
+	ruleState              = "must be a two-letter USPS state code or a state name"
+	ruleZip                = "must be 5 digits"
+	ruleZipShort           = "must be 5 digits (a spreadsheet may have dropped a leading zero)"
+	ruleBool               = "must be true or false (also yes/no, y/n, t/f, 1/0)"
+	ruleConsent            = "must be true (the service does not process leads without consent)"
+	ruleMoneyText          = "must be a whole-dollar amount"
+	ruleMoneyWhole         = "must be whole dollars"
+	ruleMoneyNegative      = "must not be negative"
+	ruleTooLarge           = "too large (GraphQL Int is 32-bit)"
+	ruleResidence          = "must be 1-4 or a label (Home Owner, Rent, Living with Family, Other)"
+	ruleIncomeSource       = "must be a positive integer or a label (Employed, Social Security, Pension)"
+	ruleLoanPurpose        = "must be a positive integer or a label (Debt Consolidation, Home Improvement)"
+	ruleEmail              = "must be a valid e-mail address (name@example.com)"
+	ruleCertificate        = "must be a UUID or an http(s) URL"
+	ruleDuplicatePrefix    = "duplicate of row "
 	// ruleControl: a NUL or another invisible control character is never
 	// sent. Tabs and line breaks inside a free-text field (names, address,
 	// city) are read as spaces instead.
@@ -56,9 +60,11 @@ const (
 const maxInt32 = 1<<31 - 1
 
 // FieldError is one field of one row that failed a rule: a lead.RowError
-// whose Field is set. It names the field and the rule and never the value,
-// so it is safe to log and to write to the results file even for the SSN
-// and the date of birth. Map fills its Row; the caller may fill StartLine.
+// whose Field is set. It names the field and the rule, and its Value is set
+// only for a field that is not sensitive and a value that does not look like
+// an SSN or a date, so it is safe to log and to write to the results file
+// even for the SSN and the date of birth. Map fills Row and Value; the
+// caller may fill StartLine and Header.
 type FieldError = lead.RowError
 
 // Errors is all the errors of one row, in field order. Map returns a nil
@@ -162,16 +168,17 @@ func (a *arena) intern(b []byte) string {
 // the Errors are empty. Map does not modify v; the Input may share its
 // strings. Map is MapFields then CheckDuplicate.
 func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
-	in, errs := m.MapFields(row, v)
-	return in, m.CheckDuplicate(row, in.LeadID, errs)
+	in, errs, idCell := m.MapFields(row, v)
+	return in, m.CheckDuplicate(row, in.LeadID, idCell, errs)
 }
 
 // CheckDuplicate registers id, the leadId MapFields left in Input.LeadID
 // ("" registers nothing), for row, and when an earlier row had it, adds the
-// "duplicate of row N" error to errs in field order. The first row with a
+// "duplicate of row N" error to errs in field order, showing idCell, the
+// leadId as the file has it (MapFields' third answer). The first row with a
 // leadId wins, so it must see every row in input order, from one goroutine:
 // it is not safe for concurrent use.
-func (m *Mapper) CheckDuplicate(row int, id string, errs Errors) Errors {
+func (m *Mapper) CheckDuplicate(row int, id, idCell string, errs Errors) Errors {
 	if id == "" {
 		return errs
 	}
@@ -183,7 +190,7 @@ func (m *Mapper) CheckDuplicate(row int, id string, errs Errors) Errors {
 	for i < len(errs) && errs[i].Field < lead.LeadID {
 		i++
 	}
-	return slices.Insert(errs, i, FieldError{Row: row, Field: lead.LeadID, Rule: rule})
+	return slices.Insert(errs, i, FieldError{Row: row, Field: lead.LeadID, Rule: rule, Value: shownValue(lead.LeadID, idCell)})
 }
 
 // IndexMemory returns the bytes the duplicate-leadId index holds outside the
@@ -197,17 +204,13 @@ func (m *Mapper) IndexMemory() int { return m.ids.offHeapBytes() }
 // other fields fail. It reads only the Mapper's settings, so it is safe for
 // concurrent use: rows can be mapped in parallel and checked for duplicates
 // in input order after.
-func (m *Mapper) MapFields(row int, v *lead.Values) (lead.Input, Errors) {
-	var (
-		in   lead.Input
-		errs Errors
-		a    arena
-	)
-	fail := func(f lead.Field, rule string) {
+func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors, idCell string) {
+	var a arena
+	fail := func(f lead.Field, rule, value string) {
 		if errs == nil {
 			errs = make(Errors, 0, 8) // one allocation for most bad rows
 		}
-		errs = append(errs, FieldError{Row: row, Field: f, Rule: rule})
+		errs = append(errs, FieldError{Row: row, Field: f, Rule: rule, Value: shownValue(f, value)})
 	}
 	setInt := func(i int, p **int, n int) {
 		sc := a.get()
@@ -226,7 +229,7 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (lead.Input, Errors) {
 		}
 		s, ok := clean(v[f])
 		if !ok {
-			fail(f, ruleNotUTF8)
+			fail(f, ruleNotUTF8, "")
 			continue
 		}
 		if hasControl(s) {
@@ -234,10 +237,11 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (lead.Input, Errors) {
 				s = spaceBreaks(s)
 			}
 			if hasControl(s) {
-				fail(f, ruleControl)
+				fail(f, ruleControl, "")
 				continue
 			}
 		}
+		cell := s // as the file has it, for the error
 		if s != "" && m.values[f] != nil {
 			if mv, ok := lookupFold(m.values[f], s); ok {
 				s = strings.TrimSpace(mv)
@@ -246,9 +250,9 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (lead.Input, Errors) {
 		if s == "" {
 			switch f {
 			case lead.DateOfBirth:
-				fail(f, ruleRequired)
+				fail(f, ruleRequired, "")
 			case lead.TermsConsent:
-				fail(f, ruleConsent)
+				fail(f, ruleConsent, "")
 			}
 			continue
 		}
@@ -267,7 +271,7 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (lead.Input, Errors) {
 		case lead.Ref:
 			in.Ref = s
 		case lead.LeadID:
-			in.LeadID = s // CheckDuplicate's to check
+			in.LeadID, idCell = s, cell // CheckDuplicate's to check
 		case lead.DateOfBirth:
 			in.DateOfBirth, rule = normDate(s, m.today, m.dayFirst, &a)
 		case lead.Email:
@@ -340,10 +344,10 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (lead.Input, Errors) {
 			}
 		}
 		if rule != "" {
-			fail(f, rule)
+			fail(f, rule, cell)
 		}
 	}
-	return in, errs
+	return in, errs, idCell
 }
 
 // checkDuplicate registers id for row the first time it is seen and returns
@@ -389,6 +393,60 @@ func clean(s string) (string, bool) {
 		s = s[:len(s)-1]
 	}
 	return s, true
+}
+
+// maxShown bounds the value an error shows, in bytes.
+const maxShown = 40
+
+// shownValue is the value a FieldError may show for field f: "" for a
+// sensitive field, and for a value that looks like an SSN or a date of
+// birth whatever its column (a shifted column puts them anywhere); cut to
+// maxShown bytes.
+func shownValue(f lead.Field, s string) string {
+	if s == "" || f.Sensitive() || mayBeSensitive(s) {
+		return ""
+	}
+	if len(s) > maxShown {
+		cut := maxShown
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
+}
+
+// mayBeSensitive reports whether s holds what may be an SSN (nine digits,
+// with or without separators) or a date (three groups of digits joined by
+// separators, or eight digits in a row).
+func mayBeSensitive(s string) bool {
+	isSep := func(c byte) bool { return c == ' ' || c == '-' || c == '.' || c == '/' }
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		groups, digits, short := 0, 0, true
+		for {
+			j := i
+			for j < len(s) && isDigit(s[j]) {
+				j++
+			}
+			groups++
+			digits += j - i
+			short = short && j-i <= 4
+			if j+1 < len(s) && isSep(s[j]) && isDigit(s[j+1]) {
+				i = j + 1
+				continue
+			}
+			i = j
+			break
+		}
+		if digits == 9 || (groups == 1 && digits == 8) || (groups == 3 && short && digits >= 4 && digits <= 8) {
+			return true
+		}
+	}
+	return false
 }
 
 // isFreeText reports whether f is text a person typed, where a tab or a

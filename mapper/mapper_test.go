@@ -197,7 +197,8 @@ func TestDateOfBirth(t *testing.T) {
 		{"leap day 2001", "2001-02-29", "", ruleDateNotReal},
 		{"feb 30", "02/30/1990", "", ruleDateNotReal},
 		{"apr 31", "1990-04-31", "", ruleDateNotReal},
-		{"day first", "13/01/1990", "", ruleDateNotReal},
+		{"day first", "13/01/1990", "", ruleDateDayFirstHint},
+		{"month over 12 and day over 12", "13/13/1990", "", ruleDateNotReal},
 		{"month 0", "1990-00-10", "", ruleDateNotReal},
 		{"day 0", "0/10/1990", "", ruleDateNotReal},
 		{"today", "2026-11-22", "2026-11-22", ""},
@@ -574,12 +575,12 @@ func TestDuplicateLeadID(t *testing.T) {
 	}{
 		{"A", "1980-01-01", ""},
 		{"B", "", "dateOfBirth: required"}, // registered although invalid
-		{"A", "1980-01-01", "leadId: duplicate of row 1"},
-		{" B ", "1980-01-01", "leadId: duplicate of row 2"},
+		{"A", "1980-01-01", `leadId is "A": duplicate of row 1`},
+		{" B ", "1980-01-01", `leadId is "B": duplicate of row 2`},
 		{"a", "1980-01-01", ""}, // leadIds are compared exactly
 		{"", "1980-01-01", ""},  // absent leadIds are never duplicates
 		{"", "1980-01-01", ""},
-		{"A", "", "dateOfBirth: required; leadId: duplicate of row 1"},
+		{"A", "", `dateOfBirth: required; leadId is "A": duplicate of row 1`},
 	}
 	for i, r := range rows {
 		v := validRow()
@@ -599,10 +600,10 @@ func TestAllErrorsAtOnce(t *testing.T) {
 	v[lead.LoanAmount] = "1.5"
 	v[lead.Email] = "nope"
 	_, errs := newTestMapper(nil).Map(1, &v)
-	want := "dateOfBirth: required; email: must be a valid e-mail address (name@example.com); " +
-		"homePhone: must be 10 digits (no country code); " +
-		"zipCode: must be 5 digits (a spreadsheet may have dropped a leading zero); " +
-		"loanAmount: must be whole dollars; socialSecurityNumber: area number 666 is never issued; " +
+	want := `dateOfBirth: required; email is "nope": must be a valid e-mail address (name@example.com); ` +
+		`homePhone is "12": must be 10 digits (no country code); ` +
+		`zipCode is "1234": must be 5 digits (a spreadsheet may have dropped a leading zero); ` +
+		`loanAmount is "1.5": must be whole dollars; socialSecurityNumber: area number 666 is never issued; ` +
 		"termsConsent: must be true (the service does not process leads without consent)"
 	if got := errs.Error(); got != want {
 		t.Errorf("Map(bad row) = %q,\nwant %q", got, want)
@@ -764,10 +765,64 @@ func isKnownRule(r string) bool {
 		ruleDateFuture, ruleDateTooOld, rulePhone, ruleSSNDigits, ruleSSNArea000, ruleSSNArea666,
 		ruleSSNArea9xx, ruleSSNGroup, ruleSSNSerial, ruleState, ruleZip, ruleZipShort, ruleBool,
 		ruleConsent, ruleMoneyText, ruleMoneyWhole, ruleMoneyNegative, ruleTooLarge, ruleResidence,
-		ruleIncomeSource, ruleLoanPurpose, ruleEmail, ruleCertificate, ruleControl:
+		ruleIncomeSource, ruleLoanPurpose, ruleEmail, ruleCertificate, ruleControl,
+		ruleDateDayFirstHint, ruleDateMonthFirstHint:
 		return true
 	}
 	return false
+}
+
+// TestShownValues checks which bad values an error shows: a value of a
+// field that is not sensitive, so a person sees what is wrong, but never an
+// SSN or a date of birth, nor a value that looks like one in another
+// column (a shifted column puts them anywhere).
+func TestShownValues(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		f     lead.Field
+		in    string
+		shown string
+	}{
+		{"zip", lead.ZipCode, "8002", "8002"},
+		{"state", lead.State, " Calif. ", "Calif."},
+		{"email", lead.Email, "jane@", "jane@"},
+		{"phone", lead.HomePhone, "555-1234", "555-1234"},
+		{"phone of ten digits kept", lead.CellPhone, "+44 555 123 4567", "+44 555 123 4567"},
+		{"ssn", lead.SocialSecurityNumber, "666-12-3456", ""},
+		{"ssn short", lead.SocialSecurityNumber, "12-34", ""},
+		{"dob", lead.DateOfBirth, "13/13/1980", ""},
+		{"dob text", lead.DateOfBirth, "yesterday", ""},
+		{"an SSN in the phone column", lead.HomePhone, "123-45-6789", ""},
+		{"an SSN without dashes", lead.ZipCode, "123456789x", ""},
+		{"a date in the zip column", lead.ZipCode, "1980-01-02", ""},
+		{"a slashed date", lead.LoanAmount, "2/3/80", ""},
+		{"eight digits in a row", lead.ZipCode, "19800102", ""},
+		{"money with dots", lead.LoanAmount, "25.000,50", "25.000,50"},
+		{"long value cut", lead.Email, strings.Repeat("é", 30), strings.Repeat("é", 20) + "..."},
+		{"not UTF-8", lead.City, "M\xfcller", ""},
+		{"control character", lead.City, "Bos\x00ton", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := validRow()
+			v[tc.f] = tc.in
+			if tc.f == lead.City {
+				v[lead.City] = tc.in
+			}
+			_, errs := newTestMapper(nil).Map(1, &v)
+			var got *FieldError
+			for i := range errs {
+				if errs[i].Field == tc.f {
+					got = &errs[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("Map(%s=%q) errors = %v, want one for %s", tc.f, tc.in, errs, tc.f)
+			}
+			if got.Value != tc.shown {
+				t.Errorf("Map(%s=%q) shows %q, want %q", tc.f, tc.in, got.Value, tc.shown)
+			}
+		})
+	}
 }
 
 func TestNoSensitiveValueInErrors(t *testing.T) {
@@ -810,8 +865,9 @@ func TestDayFirstDates(t *testing.T) {
 		{"day first", "31/12/1980", "1980-12-31", "", true},
 		{"day first short", "5/1/1980", "1980-01-05", "", true},
 		{"us order short", "5/1/1980", "1980-05-01", "", false},
-		{"day first rejects us order", "12/31/1980", "", ruleDateNotRealDayFirst, true},
-		{"us order rejects day first", "31/12/1980", "", ruleDateNotReal, false},
+		{"day first rejects us order", "12/31/1980", "", ruleDateMonthFirstHint, true},
+		{"day first rejects a month over 12", "31/31/1980", "", ruleDateNotRealDayFirst, true},
+		{"us order rejects day first", "31/12/1980", "", ruleDateDayFirstHint, false},
 		{"iso either way", "1980-12-31", "1980-12-31", "", true},
 		{"day first format rule", "31.12.1980", "", ruleDateFormatDayFirst, true},
 	}

@@ -45,7 +45,7 @@ func TestLoadMappingTestdata(t *testing.T) {
 		t.Errorf("Map with mapping = %v, want residenceTypeId 3, termsConsent true, incomeSourceId 2, no state", in)
 	}
 	v[lead.TermsConsent] = "declined"
-	if _, errs := newTestMapper(mp).Map(1, &v); errs.Error() != "termsConsent: "+ruleConsent {
+	if _, errs := newTestMapper(mp).Map(1, &v); errs.Error() != `termsConsent is "declined": `+ruleConsent {
 		t.Errorf("Map(termsConsent=declined) = %v, want the consent error", errs)
 	}
 }

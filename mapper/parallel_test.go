@@ -42,19 +42,20 @@ func TestMapFieldsInParallelThenCheckDuplicate(t *testing.T) {
 
 	par := newTestMapper(nil)
 	got := make([]mapped, len(rows))
+	cells := make([]string, len(rows))
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
 			for i := len(rows) - 1 - w; i >= 0; i -= 4 { // later rows first
-				in, errs := par.MapFields(i+1, &rows[i])
-				got[i] = mapped{in, errs}
+				in, errs, cell := par.MapFields(i+1, &rows[i])
+				got[i], cells[i] = mapped{in, errs}, cell
 			}
 		})
 	}
 	wg.Wait()
 	dups := 0
 	for i := range got {
-		got[i].errs = par.CheckDuplicate(i+1, got[i].in.LeadID, got[i].errs)
+		got[i].errs = par.CheckDuplicate(i+1, got[i].in.LeadID, cells[i], got[i].errs)
 		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Fatalf("row %d: MapFields+CheckDuplicate = %+v, %v; Map = %+v, %v", i+1, got[i].in, got[i].errs, want[i].in, want[i].errs)
 		}

@@ -86,6 +86,13 @@ func normDate(s string, today int, dayFirst bool, a *arena) (string, string) {
 	default:
 		return "", ruleFormat
 	}
+	if m > 12 && m <= 31 && d >= 1 && d <= 12 && !iso {
+		// The other order would read it: say which setting does.
+		if dayFirst {
+			return "", ruleDateMonthFirstHint
+		}
+		return "", ruleDateDayFirstHint
+	}
 	if m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
 		return "", ruleNotReal
 	}

@@ -154,6 +154,7 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 			}
 			taken[res.field] = i + 1
 			renamed[i] = res.field.String()
+			r.setHeader(res.field, shortName(strings.TrimSpace(h)))
 		case colUnknown:
 			switch {
 			case h == "":
@@ -275,9 +276,9 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 		rec := Record{Row: s.row, Line: line, Raw: raw}
 		switch {
 		case scan.fields < s.columns:
-			rec.Err = rowError(s.row, line, fmt.Sprintf("%d fields, header has %d", scan.fields, s.columns))
+			rec.Err = rowError(s.row, line, fmt.Sprintf("the row has %s but the header has %d columns; a field is missing, or a value that holds the delimiter is not in quotes", fieldsText(scan.fields), s.columns))
 		case scan.extraSet:
-			rec.Err = rowError(s.row, line, fmt.Sprintf("%d fields, header has %d, and the extra fields are not empty", scan.fields, s.columns))
+			rec.Err = rowError(s.row, line, fmt.Sprintf("the row has %s but the header has %d columns, and the extra fields are not empty; put a value that holds the delimiter in quotes", fieldsText(scan.fields), s.columns))
 		case s.checkUTF8 && !utf8.Valid(raw):
 			rec.Err = rowError(s.row, line, ruleNotUTF8)
 		case undecoded:
@@ -402,6 +403,14 @@ const (
 	ruleQuoteNotClosed = "a quoted field is not closed on the row's first line; the lines after it are read as rows of their own: close the quote, or double the quotes inside it"
 	ruleNotUTF8        = "text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252"
 )
+
+// fieldsText is "1 field" or "n fields".
+func fieldsText(n int) string {
+	if n == 1 {
+		return "1 field"
+	}
+	return fmt.Sprintf("%d fields", n)
+}
 
 // rowError is a malformed record's error.
 func rowError(row, line int, rule string) *lead.RowError {

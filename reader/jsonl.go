@@ -20,6 +20,7 @@ type jsonlSource struct {
 	keys      map[string]colRes // resolution cache, at most maxKeyCache keys
 	long      []byte            // a line longer than the read buffer, assembled
 	checkUTF8 bool
+	named     [lead.NumFields]bool // the fields whose first key setHeader has
 	row       int
 	line      int // line number of the last line read
 	failed    error
@@ -186,6 +187,10 @@ func (s *jsonlSource) parse(line []byte, v *lead.Values) (rule string, column in
 			}
 			set[res.field] = true
 			v[res.field] = text
+			if !s.named[res.field] {
+				s.named[res.field] = true
+				s.r.setHeader(res.field, shortName(jsonString(rawKey)))
+			}
 		}
 		p = skipSpace(line, p)
 		if line[p] == ',' {

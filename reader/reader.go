@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/text/encoding"
 
@@ -105,6 +106,11 @@ type Reader struct {
 	closers []io.Closer
 	src     source
 	unknown unknownSet
+	// headers holds the partner's name of each field's column (CSV) or
+	// first key (JSONL), for Header. It is replaced, never changed, when a
+	// JSONL key names a field for the first time, because Header may be
+	// called from another goroutine than Next.
+	headers atomic.Pointer[[lead.NumFields]string]
 
 	// CSV only, for the rejects file.
 	comma     rune
@@ -251,6 +257,32 @@ func (r *Reader) Next() (Record, error) {
 // that names no known column at all is refused by NewReader as a likely
 // missing header line.
 func (r *Reader) Unknown() []string { return r.unknown.list() }
+
+// Header returns the partner's name for field f: its CSV column header or
+// the first JSONL key that named it, so that a message can name the column
+// as the partner's file does; "" when the input has not named f yet. Safe
+// to call from another goroutine than Next.
+func (r *Reader) Header(f lead.Field) string {
+	h := r.headers.Load()
+	if h == nil || f < 0 || f >= lead.NumFields {
+		return ""
+	}
+	return h[f]
+}
+
+// setHeader records name as field f's header unless f has one. It is
+// called by the goroutine that calls Next.
+func (r *Reader) setHeader(f lead.Field, name string) {
+	var h [lead.NumFields]string
+	if old := r.headers.Load(); old != nil {
+		if old[f] != "" {
+			return
+		}
+		h = *old
+	}
+	h[f] = name
+	r.headers.Store(&h)
+}
 
 // Format returns the input's format, as given or as picked from the name.
 func (r *Reader) Format() Format { return r.format }

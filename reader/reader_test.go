@@ -165,7 +165,7 @@ func TestCSV(t *testing.T) {
 			want: []string{"1@3 firstName=Ann lastName=Lee"}},
 		{name: "trailing empty columns", file: "a.csv", in: "fname,lname,,\nAnn,Lee,,\nBob,Ray\nCy,Do,,,,\nDee,Ek,x\n",
 			want: []string{"1@2 firstName=Ann lastName=Lee", "2@3 firstName=Bob lastName=Ray", "3@4 firstName=Cy lastName=Do",
-				"4@5 ERR: malformed record: row 4 (line 5): 3 fields, header has 2, and the extra fields are not empty"}, unknown: []string{}},
+				"4@5 ERR: malformed record: row 4 (line 5): the row has 3 fields but the header has 2 columns, and the extra fields are not empty"}, unknown: []string{}},
 		{name: "empty header in the middle", file: "a.csv", in: "fname,,lname\nAnn,x,Lee\n",
 			want: []string{"1@2 firstName=Ann lastName=Lee"}, unknown: []string{"(column 2 has no header)"}},
 		{name: "bare quote then goes on", file: "a.csv", in: "fname,lname\nA\"b,c\nBob,Ray\n",
@@ -175,9 +175,9 @@ func TestCSV(t *testing.T) {
 		{name: "unterminated quote at end of file", file: "a.csv", in: "fname,lname\nBob,Ray\n\"Ann,Lee\nCy,Do\n",
 			want: []string{"1@2 firstName=Bob lastName=Ray", "2@3 ERR: malformed record: row 2 (line 3): a quoted field is not closed on the row's first line", "3@4 firstName=Cy lastName=Do"}},
 		{name: "too few fields", file: "a.csv", in: "fname,lname,zip\nAnn,Lee\nBob,Ray,1\n",
-			want: []string{"1@2 ERR: malformed record: row 1 (line 2): 2 fields, header has 3", "2@3 firstName=Bob lastName=Ray zipCode=1"}},
+			want: []string{"1@2 ERR: malformed record: row 1 (line 2): the row has 2 fields but the header has 3 columns", "2@3 firstName=Bob lastName=Ray zipCode=1"}},
 		{name: "too many fields", file: "a.csv", in: "fname,lname\nAnn,Lee,x,y\n",
-			want: []string{"1@2 ERR: malformed record: row 1 (line 2): 4 fields, header has 2, and the extra fields are not empty"}},
+			want: []string{"1@2 ERR: malformed record: row 1 (line 2): the row has 4 fields but the header has 2 columns, and the extra fields are not empty"}},
 		{name: "no known value", file: "a.csv", in: "fname,notes\n,hello\n",
 			want: []string{"1@2 ERR: malformed record: row 1 (line 2): no known column has a value"}, unknown: []string{"notes"}},
 		{name: "header synonyms and loose matching", file: "a.csv",
@@ -249,6 +249,41 @@ func TestJSONL(t *testing.T) {
 			in:   `{"fname":"` + strings.Repeat("x", maxRecord) + "\"}\n{\"fname\":\"Bob\"}\n",
 			want: []string{"1@1 ERR: malformed record: row 1 (line 1): line longer than 1048576 bytes", "2@2 firstName=Bob"}},
 	})
+}
+
+// TestHeader checks that the reader gives each field's name as the
+// partner's file has it: the CSV header, or the first JSONL key.
+func TestHeader(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, in string
+		opts           Options
+		want           map[lead.Field]string
+	}{
+		{name: "csv", file: "a.csv", in: " Zip Code ,SSN,firstName\n1,2,3\n",
+			want: map[lead.Field]string{lead.ZipCode: "Zip Code", lead.SocialSecurityNumber: "SSN", lead.FirstName: "firstName", lead.State: ""}},
+		{name: "csv mapped", file: "a.csv", in: "Cust SSN,fname\n1,2\n", opts: Options{Columns: map[string]string{"Cust SSN": "socialSecurityNumber"}},
+			want: map[lead.Field]string{lead.SocialSecurityNumber: "Cust SSN", lead.FirstName: "fname"}},
+		{name: "jsonl first key", file: "a.jsonl", in: "{\"zip\":\"1\"}\n{\"postal_code\":\"2\",\"fname\":\"A\"}\n",
+			want: map[lead.Field]string{lead.ZipCode: "zip", lead.FirstName: "fname", lead.City: ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(strings.NewReader(tc.in), tc.file, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for {
+				if _, err := r.Next(); err != nil {
+					break
+				}
+			}
+			for f, want := range tc.want {
+				if got := r.Header(f); got != want {
+					t.Errorf("Header(%s) = %q, want %q", f, got, want)
+				}
+			}
+		})
+	}
 }
 
 // TestCSVRecordTooLong checks that a record over the limit is one
@@ -585,7 +620,7 @@ func TestReasons(t *testing.T) {
 		{"not json", "a.jsonl", "{\"fname\":\"Ann\"}\nfname,Bob\n", "malformed record: not valid JSON; check the line is one JSON object", 2, 2},
 		{"not json late", "a.jsonl", "{\"fname\":\"Ann\",}\n", "malformed record: not valid JSON; check the line is one JSON object", 1, 16},
 		{"bare quote", "a.csv", "fname,zip\nA\"nn,1\n", `malformed record: a quote (") in a field that does not start with one; put the whole field in quotes and double each quote inside it ("")`, 2, 2},
-		{"field count", "a.csv", "fname,zip\nAnn\n", "malformed record: 1 fields, header has 2", 0, 0},
+		{"field count", "a.csv", "fname,zip\nAnn\n", "malformed record: the row has 1 field but the header has 2 columns; a field is missing, or a value that holds the delimiter is not in quotes", 0, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -86,6 +86,9 @@ func serialItems(t *testing.T, path string, cfg Config) []Item {
 		if rec.Err != nil {
 			it.Row.Status, it.Row.Invalid = report.StatusInvalid, lead.RowErrors{*rec.Err}
 		} else if in, errs := m.Map(rec.Row, &rec.Values); len(errs) > 0 {
+			for i := range errs {
+				errs[i].StartLine, errs[i].Header = rec.Line, r.Header(errs[i].Field)
+			}
 			it.Row.Status, it.Row.Invalid = report.StatusInvalid, errs
 		} else {
 			it.Input = in

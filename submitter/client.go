@@ -8,12 +8,25 @@
 // row's outcome as values (a *CallError is a row-level failure), and only an
 // *AuthError (see IsFatal) means the run must stop.
 //
+// The GraphQL client is machinebox/graphql, which builds the request and
+// decodes `data` but ignores the HTTP status and keeps only the first
+// GraphQL error's message. Under it, as the Transport of its http.Client,
+// sit small http.RoundTrippers that each do one job and wrap the next
+// (see newTransport): retry (attempts, backoff, Retry-After, one retry
+// after a 401), rate (the shared limiter), auth (the bearer token), stats,
+// outcome (the one place that classifies each attempt), deadline (the
+// per-attempt timeout) and body limit. A failed attempt travels up as an
+// attemptError; the retry layer records the call's outcome, with every
+// GraphQL error and its code, in a callRecord in the request's context,
+// which the Client reads when the library returns.
+//
 // Nothing in this package's logs or errors contains an SSN, a date of birth,
 // the client secret or an access token.
 package submitter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -193,7 +206,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	} else {
 		c.rate = newRateControl(cfg.Rate, cfg.Now)
 	}
-	tr := &transport{
+	tr := newTransport(layers{
 		base:        base,
 		tokens:      tokens,
 		rate:        c.rate,
@@ -205,7 +218,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		backoffBase: cfg.BackoffBase,
 		backoffMax:  cfg.BackoffMax,
 		maxBody:     cfg.MaxResponseBytes,
-	}
+	})
 	// The library's Log field stays unset: it would log the variables.
 	c.gql = graphql.NewClient(cfg.Endpoint, graphql.WithHTTPClient(&http.Client{Transport: tr}))
 	return c, nil
@@ -296,42 +309,14 @@ func (cfg *Config) setDefaults() {
 // run). Call says how many attempts it took and whether one of them may
 // have reached the service unanswered.
 func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, error) {
-	var out struct {
-		CreateLead *lead.Result `json:"createLead"`
-	}
-	req := graphql.NewRequest(c.createDoc)
-	req.Var("input", wireInput(in))
 	red := NewRedactor(in)
-	call, err := c.run(context.WithValue(ctx, redactorKey{}, red), "createLead", req, &out, red)
-	if err != nil {
-		return lead.Result{}, call, err
-	}
-	if out.CreateLead == nil {
-		return lead.Result{}, call, &CallError{Op: "createLead", Status: http.StatusOK,
-			Message: "reply has no createLead result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
-	}
-	// The result comes from the service and lands in the results file: the
-	// lead's own SSN or date of birth is cut out should it ever echo them.
-	return red.Result(*out.CreateLead), call, nil
+	// WithLead: the transport's debug logs redact this lead's data too.
+	return c.call(context.WithValue(ctx, redactorKey{}, red), "createLead", c.createDoc, "input", wireInput(in), red)
 }
 
 // Lead reads the lead the service holds under id. Errors are as for Create.
 func (c *Client) Lead(ctx context.Context, id string) (lead.Result, Call, error) {
-	var out struct {
-		Lead *lead.Result `json:"lead"`
-	}
-	req := graphql.NewRequest(c.leadDoc)
-	req.Var("id", id)
-	red := redactorFrom(ctx)
-	call, err := c.run(ctx, "lead", req, &out, red)
-	if err != nil {
-		return lead.Result{}, call, err
-	}
-	if out.Lead == nil {
-		return lead.Result{}, call, &CallError{Op: "lead", Status: http.StatusOK,
-			Message: "reply has no lead result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
-	}
-	return red.Result(*out.Lead), call, nil
+	return c.call(ctx, "lead", c.leadDoc, "id", id, redactorFrom(ctx))
 }
 
 // Close ends the Client's idle connections (and their goroutines) once the
@@ -341,21 +326,32 @@ func (c *Client) Close() { c.idle() }
 // Submit calls submitLead for the lead the service created with this id.
 // Errors are as for Create.
 func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, error) {
-	var out struct {
-		SubmitLead *lead.Result `json:"submitLead"`
-	}
-	req := graphql.NewRequest(c.submitDoc)
-	req.Var("id", id)
-	red := redactorFrom(ctx)
-	call, err := c.run(ctx, "submitLead", req, &out, red)
+	return c.call(ctx, "submitLead", c.submitDoc, "id", id, redactorFrom(ctx))
+}
+
+// call performs operation op (its result is named op too) with one
+// variable, and returns the result. red cuts personal data out of every
+// text the service sends back: the result lands in the results file.
+func (c *Client) call(ctx context.Context, op, doc, name string, value any, red *Redactor) (lead.Result, Call, error) {
+	var out map[string]json.RawMessage
+	req := graphql.NewRequest(doc)
+	req.Var(name, value)
+	call, err := c.run(ctx, op, req, &out, red)
 	if err != nil {
 		return lead.Result{}, call, err
 	}
-	if out.SubmitLead == nil {
-		return lead.Result{}, call, &CallError{Op: "submitLead", Status: http.StatusOK,
-			Message: "reply has no submitLead result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
+	var res *lead.Result
+	if raw := out[op]; len(raw) > 0 {
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return lead.Result{}, call, &CallError{Op: op, Status: http.StatusOK, Attempts: call.Attempts, Ambiguous: call.Ambiguous,
+				Message: "reply is not GraphQL JSON of the expected shape: " + red.String(err.Error())}
+		}
 	}
-	return red.Result(*out.SubmitLead), call, nil
+	if res == nil {
+		return lead.Result{}, call, &CallError{Op: op, Status: http.StatusOK,
+			Message: "reply has no " + op + " result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
+	}
+	return red.Result(*res), call, nil
 }
 
 // run performs one GraphQL call through the transport and turns what the

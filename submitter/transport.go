@@ -1,17 +1,11 @@
 package submitter
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptrace"
-	"sync/atomic"
 	"time"
 )
 
@@ -22,9 +16,9 @@ const throttledAttemptsFactor = 4
 // recordKey is the context key of the callRecord of one GraphQL call.
 type recordKey struct{}
 
-// callRecord is what the transport learnt about one GraphQL call, carried
-// in the request's context to the layer above the GraphQL library (which
-// keeps only the first error message and never sees the status).
+// callRecord is what the layers learnt about one GraphQL call, carried in
+// the request's context to the Client above the GraphQL library. Only the
+// call's own goroutine touches it.
 type callRecord struct {
 	op        string
 	attempts  int
@@ -36,19 +30,20 @@ type callRecord struct {
 	failFast bool
 }
 
-// stats are the Client's counters. Safe for concurrent use.
-type stats struct {
-	calls, attempts, retries, status429, status401 atomic.Int64
+// fail records err as the call's outcome and returns it.
+func (rec *callRecord) fail(err error) error {
+	rec.err = err
+	return err
 }
 
-// transport is the http.RoundTripper of the GraphQL library's http.Client.
-// It owns every HTTP status: it sets the bearer token, waits on the shared
-// rate before each attempt, retries what may be retried with full-jitter
-// backoff, handles 401 by renewing the token once, caps the reply body, and
-// hands the library a reply only when it is a 2xx with data or GraphQL
-// errors. Everything else becomes an error recorded in the callRecord.
-// Safe for concurrent use.
-type transport struct {
+// recordOf is the callRecord in ctx, or nil.
+func recordOf(ctx context.Context) *callRecord {
+	rec, _ := ctx.Value(recordKey{}).(*callRecord)
+	return rec
+}
+
+// layers are the settings of the transport's layers.
+type layers struct {
 	base        http.RoundTripper
 	tokens      *tokenCache
 	rate        limiter
@@ -62,278 +57,217 @@ type transport struct {
 	maxBody     int64
 }
 
-// replyEnvelope is the part of a GraphQL reply the transport reads.
-type replyEnvelope struct {
-	Errors []struct {
-		Message    string `json:"message"`
-		Extensions struct {
-			Code string `json:"code"`
-		} `json:"extensions"`
-	} `json:"errors"`
+// newTransport composes the layers, outermost first. The result is safe
+// for concurrent use.
+func newTransport(l layers) http.RoundTripper {
+	var rt http.RoundTripper = &bodyLimitLayer{next: l.base, max: l.maxBody}
+	rt = &deadlineLayer{next: rt, timeout: l.callTimeout}
+	rt = &outcomeLayer{next: rt, now: l.now}
+	rt = &statsLayer{next: rt, stats: l.stats}
+	rt = &authLayer{next: rt, tokens: l.tokens}
+	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log}
+	return &retryLayer{next: rt, log: l.log, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax}
 }
 
-func (e *replyEnvelope) graphQLErrors() []GraphQLError {
-	if len(e.Errors) == 0 {
-		return nil
-	}
-	out := make([]GraphQLError, len(e.Errors))
-	for i, ge := range e.Errors {
-		out[i] = GraphQLError{Message: ge.Message, Code: ge.Extensions.Code}
-	}
-	return out
-}
-
-// attemptResult is one HTTP attempt's classified outcome.
-type attemptResult struct {
-	kind       outcome
-	status     int
-	statusText string
-	body       []byte
-	errs       []GraphQLError
-	retryAfter time.Duration
-	ambiguous  bool
-	outage     bool  // see CallError.Outage
-	err        error // network error, or a permanent problem with the reply
-	resp       *http.Response
+// retryLayer makes one GraphQL call of up to MaxAttempts attempts: it
+// retries what the outcomeLayer calls retryable, after a full-jitter
+// backoff or the reply's Retry-After, whichever is longer, and a 401 once
+// at once (the authLayer has dropped the token). 429s do not use up
+// MaxAttempts, up to throttledAttemptsFactor×MaxAttempts. It rewinds the
+// request body for every attempt and records the call's outcome.
+type retryLayer struct {
+	next        http.RoundTripper
+	log         *slog.Logger
+	maxAttempts int
+	base, max   time.Duration
 }
 
 // RoundTrip performs one GraphQL call with all its attempts.
-func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	rec, _ := ctx.Value(recordKey{}).(*callRecord)
+	rec := recordOf(ctx)
 	if rec == nil {
 		rec = &callRecord{op: "graphql"}
+		ctx = context.WithValue(ctx, recordKey{}, rec)
 	}
-	getBody := req.GetBody
-	if req.Body != nil {
-		if getBody == nil {
-			b, err := io.ReadAll(req.Body)
-			req.Body.Close()
-			if err != nil {
-				return nil, t.fail(rec, &CallError{Op: rec.op, Message: "read request body", Err: err})
-			}
-			getBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-		} else {
-			req.Body.Close()
-		}
+	body, err := newRewinder(req)
+	if err != nil {
+		return nil, rec.fail(&CallError{Op: rec.op, Message: "read request body", Err: err})
 	}
-
-	reauthed := false
-	throttled := 0 // attempts answered 429
+	reauthed, throttled := false, 0
 	for {
-		if err := t.rate.Wait(ctx); err != nil {
-			return nil, t.fail(rec, t.interrupted(rec, err))
+		resp, err := l.next.RoundTrip(body.request(ctx, req))
+		var ae *attemptError
+		if errors.As(err, &ae) || err == nil {
+			rec.attempts++ // made, not stopped before by the rate or the token
 		}
-		tok, err := t.tokens.get(ctx)
-		if err != nil {
-			var ae *AuthError
-			if errors.As(err, &ae) {
-				return nil, t.fail(rec, ae)
-			}
-			if ctx.Err() != nil {
-				return nil, t.fail(rec, t.interrupted(rec, ctx.Err()))
-			}
-			// The token endpoint gave no token after its own retries: no
-			// call can be made, which is an outage of the service.
-			return nil, t.fail(rec, &CallError{Op: rec.op, Message: err.Error(), Retryable: true, Outage: true,
-				Attempts: rec.attempts, Ambiguous: rec.ambiguous, Err: err})
-		}
-		rec.attempts++
-		t.stats.attempts.Add(1)
-		if rec.attempts > 1 {
-			t.stats.retries.Add(1)
-		}
-		sent := t.now()
-		ar := t.attempt(ctx, req, getBody, tok)
-		if r, lowered := t.rate.Observe(attemptOutcome{Start: sent, Latency: t.now().Sub(sent), Status: ar.status, RetryAfter: ar.retryAfter}); lowered {
-			t.log.Info("lowering the shared rate", "status", ar.status, "rate", r)
-		}
-		if ar.ambiguous {
+		if ae != nil && ae.ambiguous {
 			rec.ambiguous = true
 		}
-		if ctx.Err() != nil {
-			if ar.resp != nil {
-				ar.resp.Body.Close()
+		switch {
+		case ctx.Err() != nil:
+			if resp != nil {
+				resp.Body.Close()
 			}
-			return nil, t.fail(rec, t.interrupted(rec, ctx.Err()))
+			return nil, rec.fail(interrupted(rec, ctx.Err()))
+		case err == nil:
+			return resp, nil
+		case ae == nil:
+			return nil, rec.fail(unattempted(rec, ctx, err))
+		case ae.kind == outcomeReauth && !reauthed:
+			reauthed = true
+			l.log.Debug("401 from the lead endpoint; renewing the token", "op", rec.op, "attempt", rec.attempts)
+			continue
+		case ae.kind != outcomeRetry:
+			return nil, rec.fail(callError(rec, ae, false))
 		}
-		switch ar.kind {
-		case outcomeSuccess:
-			rec.errs = ar.errs
-			return ar.resp, nil
-		case outcomeReauth:
-			t.stats.status401.Add(1)
-			t.tokens.invalidate(tok)
-			if !reauthed {
-				reauthed = true
-				t.log.Debug("401 from the lead endpoint; renewing the token", "op", rec.op, "attempt", rec.attempts)
-				continue
-			}
-			return nil, t.fail(rec, t.callError(rec, ar, false))
-		case outcomePermanent:
-			return nil, t.fail(rec, t.callError(rec, ar, false))
-		}
-		// outcomeRetry
-		if ar.status == http.StatusTooManyRequests {
+		if ae.status == http.StatusTooManyRequests {
 			throttled++
-			t.stats.status429.Add(1)
 		}
-		// A 429 asks to slow down; it does not say the call is failing, so
-		// it does not use up MaxAttempts, within a bound.
-		if (rec.failFast && ar.outage) || rec.attempts-throttled >= t.maxAttempts || rec.attempts >= throttledAttemptsFactor*t.maxAttempts {
-			return nil, t.fail(rec, t.callError(rec, ar, true))
+		if (rec.failFast && ae.outage) || rec.attempts-throttled >= l.maxAttempts || rec.attempts >= throttledAttemptsFactor*l.maxAttempts {
+			return nil, rec.fail(callError(rec, ae, true))
 		}
-		wait := backoffDelay(rec.attempts-throttled, t.backoffBase, t.backoffMax, rand.Float64())
-		wait = max(wait, ar.retryAfter)
-		t.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ar.status, "wait", wait, "reason", redactorFrom(ctx).String(ar.reason()))
+		wait := max(backoffDelay(rec.attempts-throttled, l.base, l.max, rand.Float64()), ae.retryAfter)
+		l.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ae.status, "wait", wait, "reason", redactorFrom(ctx).String(ae.Error()))
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, t.fail(rec, t.interrupted(rec, ctx.Err()))
+			return nil, rec.fail(interrupted(rec, ctx.Err()))
 		}
 	}
 }
 
-func (ar *attemptResult) reason() string {
-	if ar.err != nil {
-		return ar.err.Error()
+// unattempted is the call's error when no attempt could be made: no token
+// (the tokenError of the authLayer) or no turn at the rate.
+func unattempted(rec *callRecord, ctx context.Context, err error) error {
+	var te *tokenError
+	if !errors.As(err, &te) {
+		return interrupted(rec, err)
 	}
-	return ar.statusText
+	var ae *AuthError
+	if errors.As(te.err, &ae) {
+		return ae
+	}
+	if ctx.Err() != nil {
+		return interrupted(rec, ctx.Err())
+	}
+	// The token endpoint gave no token after its own retries: no call can
+	// be made, which is an outage of the service.
+	return &CallError{Op: rec.op, Message: te.err.Error(), Retryable: true, Outage: true,
+		Attempts: rec.attempts, Ambiguous: rec.ambiguous, Err: te.err}
 }
 
-func (t *transport) fail(rec *callRecord, err error) error {
-	rec.err = err
-	return err
-}
-
-func (t *transport) interrupted(rec *callRecord, err error) *CallError {
+func interrupted(rec *callRecord, err error) *CallError {
 	return &CallError{Op: rec.op, Message: "interrupted: " + err.Error(), Attempts: rec.attempts,
 		Ambiguous: rec.ambiguous, Err: err}
 }
 
-func (t *transport) callError(rec *callRecord, ar attemptResult, retryable bool) *CallError {
-	ce := &CallError{Op: rec.op, Status: ar.status, Retryable: retryable, Outage: ar.outage, Attempts: rec.attempts,
-		Ambiguous: rec.ambiguous, Errors: ar.errs, Err: ar.err}
+func callError(rec *callRecord, ae *attemptError, retryable bool) *CallError {
+	ce := &CallError{Op: rec.op, Status: ae.status, Retryable: retryable, Outage: ae.outage, Attempts: rec.attempts,
+		Ambiguous: rec.ambiguous, Errors: ae.errs, Err: ae.err}
 	switch {
-	case len(ar.errs) > 0:
+	case len(ae.errs) > 0:
 		// A non-2xx reply with GraphQL errors: the status is part of it.
-		ce.Code = ar.errs[0].Code
-		ce.Message = "HTTP " + ar.statusText + ": " + joinGraphQLErrors(ar.errs)
-	case ar.err != nil:
-		ce.Message = ar.err.Error()
+		ce.Code = ae.errs[0].Code
+		ce.Message = "HTTP " + ae.statusText + ": " + joinGraphQLErrors(ae.errs)
+	case ae.err != nil:
+		ce.Message = ae.err.Error()
 	default:
-		ce.Message = "HTTP " + ar.statusText
+		ce.Message = "HTTP " + ae.statusText
 	}
 	return ce
 }
 
-// attempt sends one HTTP request and classifies the reply.
-func (t *transport) attempt(ctx context.Context, req *http.Request, getBody func() (io.ReadCloser, error), tok string) attemptResult {
-	actx, cancel := context.WithTimeout(ctx, t.callTimeout)
-	defer cancel()
-	var wrote atomic.Bool
-	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
-		WroteRequest: func(i httptrace.WroteRequestInfo) {
-			if i.Err == nil {
-				wrote.Store(true)
-			}
-		},
-	})
-	r := req.Clone(actx)
-	if getBody != nil {
-		body, err := getBody()
-		if err != nil {
-			return attemptResult{kind: outcomePermanent, err: fmt.Errorf("rewind request body: %w", err)}
-		}
-		r.Body = body
-	}
-	r.Header.Set("Authorization", "Bearer "+tok)
+// rateLayer paces every attempt of every call through one limiter, and
+// tells it how each attempt went, so that it can slow down on 429s (or
+// find the service's limit, for --rate auto).
+type rateLayer struct {
+	next http.RoundTripper
+	lim  limiter
+	now  func() time.Time
+	log  *slog.Logger
+}
 
-	resp, err := t.base.RoundTrip(r)
-	if err != nil {
-		return t.networkError(actx, err, wrote.Load(), "send request")
+// RoundTrip waits for the rate, then makes one attempt.
+func (l *rateLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := l.lim.Wait(r.Context()); err != nil {
+		return nil, err
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, t.maxBody+1))
-	resp.Body.Close()
-	if err != nil {
-		// The request was answered, so it reached the service.
-		return t.networkError(actx, err, true, "read reply")
-	}
-	ar := attemptResult{status: resp.StatusCode, statusText: resp.Status}
-	if ar.statusText == "" {
-		ar.statusText = fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
-	}
-	if int64(len(body)) > t.maxBody {
-		ar.kind = outcomePermanent
-		ar.err = fmt.Errorf("reply body larger than %d bytes (HTTP %s)", t.maxBody, ar.statusText)
-		return ar
-	}
-	// Parse the reply here only when it may hold GraphQL errors (the
-	// library keeps only the first message, without its code). A reply
-	// without them is decoded once, by the library; the layer above fails
-	// it if it is not JSON or lacks the operation's result.
-	var env replyEnvelope
-	var jsonErr error
-	if bytes.Contains(body, []byte(`"errors"`)) {
-		jsonErr = json.Unmarshal(body, &env)
-		ar.errs = env.graphQLErrors()
-	}
-	var amb bool
-	ar.kind, amb = classifyStatus(resp.StatusCode)
-	ar.ambiguous = amb
-	ar.outage = len(ar.errs) == 0 && isOutageStatus(resp.StatusCode)
-	switch ar.kind {
-	case outcomeRetry:
-		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), t.now()); ok {
-			ar.retryAfter = d
-		}
-		return ar
-	case outcomeSuccess:
+	start := l.now()
+	resp, err := l.next.RoundTrip(r)
+	o := attemptOutcome{Start: start, Latency: l.now().Sub(start)}
+	var ae *attemptError
+	switch {
+	case errors.As(err, &ae):
+		o.Status, o.RetryAfter = ae.status, ae.retryAfter
+	case err != nil:
+		return nil, err // no attempt was made: no token
 	default:
-		return ar
+		o.Status = resp.StatusCode
 	}
-	if jsonErr == nil && !looksLikeJSONObject(body) {
-		jsonErr = errors.New("it does not start with '{'")
+	if rate, lowered := l.lim.Observe(o); lowered {
+		l.log.Info("lowering the shared rate", "status", o.Status, "rate", rate)
 	}
-	if jsonErr != nil {
-		// Whatever answered is not a GraphQL service (a proxy's page, a
-		// web server at the wrong path): an outage, not a row's problem.
-		ar.kind = outcomePermanent
-		ar.outage = true
-		ar.err = fmt.Errorf("reply is not GraphQL JSON (HTTP %s): %w", ar.statusText, jsonErr)
-		return ar
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	resp.ContentLength = int64(len(body))
-	resp.Header.Del("Content-Length")
-	ar.resp = resp
-	return ar
+	return resp, err
 }
 
-// networkError classifies a failure to get a reply. A failure after the
-// request was written is ambiguous: the service may have processed it.
-func (t *transport) networkError(actx context.Context, err error, wrote bool, what string) attemptResult {
-	if errors.Is(actx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("%s: no reply within %s: %w", what, t.callTimeout, err)
-	} else {
-		err = fmt.Errorf("%s: %w", what, err)
-	}
-	if isTLSError(err) {
-		// Nothing was sent, and retrying cannot fix a certificate.
-		return attemptResult{kind: outcomePermanent, outage: true,
-			err: fmt.Errorf("TLS failed, check the URL's scheme and the server's certificate: %w", err)}
-	}
-	if wrote {
-		err = fmt.Errorf("connection lost after the request was sent: %w", err)
-	}
-	return attemptResult{kind: outcomeRetry, ambiguous: wrote, outage: true, err: err}
+// authLayer sets the shared bearer token on each attempt, and drops the
+// token a 401 answered, so that the next attempt (of this call or any
+// other) fetches a new one: many workers seeing the same 401 cause one
+// fetch.
+type authLayer struct {
+	next   http.RoundTripper
+	tokens *tokenCache
 }
 
-// looksLikeJSONObject reports whether body starts, after white space, with
-// '{', as every GraphQL reply does. The library decodes the rest.
-func looksLikeJSONObject(body []byte) bool {
-	b := bytes.TrimLeft(body, " \t\r\n")
-	return len(b) > 0 && b[0] == '{'
+// tokenError is the authLayer's failure to get a token: no attempt made.
+type tokenError struct{ err error }
+
+func (e *tokenError) Error() string { return e.err.Error() }
+func (e *tokenError) Unwrap() error { return e.err }
+
+// RoundTrip makes one attempt with the current token.
+func (l *authLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+	tok, err := l.tokens.get(r.Context())
+	if err != nil {
+		return nil, &tokenError{err: err}
+	}
+	r = r.WithContext(r.Context()) // a shallow copy, so that the header can be replaced
+	r.Header = r.Header.Clone()
+	r.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := l.next.RoundTrip(r)
+	var ae *attemptError
+	if errors.As(err, &ae) && ae.kind == outcomeReauth {
+		l.tokens.invalidate(tok)
+	}
+	return resp, err
+}
+
+// statsLayer counts every attempt, the retries among them, and each
+// attempt's outcome. It sits under the authLayer: an attempt is one that
+// had a token to send.
+type statsLayer struct {
+	next  http.RoundTripper
+	stats *stats
+}
+
+// RoundTrip counts one attempt.
+func (l *statsLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+	l.stats.attempts.Add(1)
+	if recordOf(r.Context()).attempts > 0 { // the retryLayer counts them once made
+		l.stats.retries.Add(1)
+	}
+	resp, err := l.next.RoundTrip(r)
+	var ae *attemptError
+	if errors.As(err, &ae) {
+		switch ae.status {
+		case http.StatusTooManyRequests:
+			l.stats.status429.Add(1)
+		case http.StatusUnauthorized:
+			l.stats.status401.Add(1)
+		}
+	}
+	return resp, err
 }

@@ -712,7 +712,7 @@ func TestUploadResumeCountsReasonsByField(t *testing.T) {
 			m, _ := r.(map[string]any)
 			got = append(got, fmt.Sprintf("%v x%v", m["reason"], m["count"]))
 		}
-		want := []string{"state: must be a two-letter USPS state code or a state name x2", "zipCode: must be 5 digits x1", "zipCode: must be 5 digits (a spreadsheet may have dropped a leading zero) x1"}
+		want := []string{`column "state": must be a two-letter USPS state code or a state name x2`, `column "zipCode": must be 5 digits x1`, `column "zipCode": must be 5 digits (a spreadsheet may have dropped a leading zero) x1`}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("upload %v topReasons =\n%s\nwant\n%s", extra, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}

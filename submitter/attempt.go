@@ -1,0 +1,312 @@
+package submitter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+)
+
+// attemptError is one failed HTTP attempt as the outcomeLayer classified
+// it. The layers above read it; the retryLayer turns the call's last one
+// into a *CallError.
+type attemptError struct {
+	kind       outcome
+	status     int // 0 when there was no reply
+	statusText string
+	errs       []GraphQLError // of a non-2xx reply
+	retryAfter time.Duration
+	ambiguous  bool  // the service may have processed the request
+	outage     bool  // see CallError.Outage
+	err        error // network error, or what is wrong with the reply
+}
+
+// Error is the reason, for logs.
+func (e *attemptError) Error() string {
+	if e.err != nil {
+		return e.err.Error()
+	}
+	return e.statusText
+}
+
+func (e *attemptError) Unwrap() error { return e.err }
+
+// outcomeLayer classifies every attempt: it is the one place that decides
+// what a reply or a network failure means (with classifyStatus,
+// isOutageStatus and isTLSError). It hands up a 2xx reply that holds
+// GraphQL JSON, recording its GraphQL errors in the callRecord (the
+// library keeps only the first message, without its code), and turns
+// everything else into an *attemptError.
+type outcomeLayer struct {
+	next http.RoundTripper
+	now  func() time.Time
+}
+
+// RoundTrip makes one attempt and classifies it.
+func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(r)
+	if err != nil {
+		return nil, classifyFailure(err)
+	}
+	body, err := bodyBytes(resp)
+	if err != nil {
+		return nil, classifyFailure(&replyReadError{err: err})
+	}
+	ae := &attemptError{status: resp.StatusCode, statusText: statusText(resp)}
+	// Parse the reply here only when it may hold GraphQL errors. A reply
+	// without them is decoded once, by the library; the Client fails it
+	// if it lacks the operation's result.
+	var env replyEnvelope
+	var jsonErr error
+	if bytes.Contains(body, []byte(`"errors"`)) {
+		jsonErr = json.Unmarshal(body, &env)
+		ae.errs = env.graphQLErrors()
+	}
+	ae.kind, ae.ambiguous = classifyStatus(resp.StatusCode)
+	ae.outage = len(ae.errs) == 0 && isOutageStatus(resp.StatusCode)
+	switch ae.kind {
+	case outcomeRetry:
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), l.now()); ok {
+			ae.retryAfter = d
+		}
+		return nil, ae
+	case outcomeSuccess:
+	default:
+		return nil, ae
+	}
+	if jsonErr == nil && !looksLikeJSONObject(body) {
+		jsonErr = errors.New("it does not start with '{'")
+	}
+	if jsonErr != nil {
+		// Whatever answered is not a GraphQL service (a proxy's page, a
+		// web server at the wrong path): an outage, not a row's problem.
+		ae.kind, ae.outage, ae.errs = outcomePermanent, true, nil
+		ae.err = fmt.Errorf("reply is not GraphQL JSON (HTTP %s): %w", ae.statusText, jsonErr)
+		return nil, ae
+	}
+	recordOf(r.Context()).errs = ae.errs
+	return resp, nil
+}
+
+// classifyFailure classifies an attempt that got no reply to read. A
+// failure after the request was written is ambiguous: the service may
+// have processed it.
+func classifyFailure(err error) *attemptError {
+	var big *bodyTooLargeError
+	if errors.As(err, &big) {
+		return &attemptError{kind: outcomePermanent, status: big.status, statusText: big.statusText, err: big}
+	}
+	var se *sendError
+	if !errors.As(err, &se) {
+		se = &sendError{err: err}
+	}
+	what := "send request"
+	var re *replyReadError
+	if errors.As(err, &re) {
+		what = "read reply"
+	}
+	if se.timeout > 0 {
+		err = fmt.Errorf("%s: no reply within %s: %w", what, se.timeout, se.err)
+	} else {
+		err = fmt.Errorf("%s: %w", what, se.err)
+	}
+	if isTLSError(err) {
+		// Nothing was sent, and retrying cannot fix a certificate.
+		return &attemptError{kind: outcomePermanent, outage: true,
+			err: fmt.Errorf("TLS failed, check the URL's scheme and the server's certificate: %w", err)}
+	}
+	if se.wrote {
+		err = fmt.Errorf("connection lost after the request was sent: %w", err)
+	}
+	return &attemptError{kind: outcomeRetry, ambiguous: se.wrote, outage: true, err: err}
+}
+
+// replyEnvelope is the part of a GraphQL reply the outcomeLayer reads.
+type replyEnvelope struct {
+	Errors []struct {
+		Message    string `json:"message"`
+		Extensions struct {
+			Code string `json:"code"`
+		} `json:"extensions"`
+	} `json:"errors"`
+}
+
+func (e *replyEnvelope) graphQLErrors() []GraphQLError {
+	if len(e.Errors) == 0 {
+		return nil
+	}
+	out := make([]GraphQLError, len(e.Errors))
+	for i, ge := range e.Errors {
+		out[i] = GraphQLError{Message: ge.Message, Code: ge.Extensions.Code}
+	}
+	return out
+}
+
+// looksLikeJSONObject reports whether body starts, after white space, with
+// '{', as every GraphQL reply does. The library decodes the rest.
+func looksLikeJSONObject(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
+
+func statusText(resp *http.Response) string {
+	if resp.Status != "" {
+		return resp.Status
+	}
+	return fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+}
+
+// deadlineLayer bounds one attempt by the call timeout, and notes whether
+// the request was written before a failure: then the service may have
+// processed it.
+type deadlineLayer struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+// sendError is an attempt that got no reply within its deadline, or lost
+// the connection.
+type sendError struct {
+	err     error
+	wrote   bool          // the request was written
+	timeout time.Duration // > 0: the attempt's deadline passed
+}
+
+func (e *sendError) Error() string { return e.err.Error() }
+func (e *sendError) Unwrap() error { return e.err }
+
+// RoundTrip makes one attempt within the deadline. The layer below has
+// read the reply's body by the time it returns.
+func (l *deadlineLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), l.timeout)
+	defer cancel()
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	})
+	resp, err := l.next.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		se := &sendError{err: err, wrote: wrote.Load()}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			se.timeout = l.timeout
+		}
+		return nil, se
+	}
+	return resp, nil
+}
+
+// bodyLimitLayer reads the reply's body whole, up to max bytes, and hands
+// it up as a bufferedBody, so that the connection is free for the next
+// call and a service cannot make the client read without end.
+type bodyLimitLayer struct {
+	next http.RoundTripper
+	max  int64
+}
+
+// bufferedBody is a reply body read by the bodyLimitLayer.
+type bufferedBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (bufferedBody) Close() error { return nil }
+
+// bodyBytes is the reply's body: the bodyLimitLayer's buffer, or else read
+// whole (and put back) for a chain composed without that layer.
+func bodyBytes(resp *http.Response) ([]byte, error) {
+	if bb, ok := resp.Body.(bufferedBody); ok {
+		return bb.b, nil
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = bufferedBody{Reader: bytes.NewReader(b), b: b}
+	return b, err
+}
+
+// bodyTooLargeError is a reply over the cap.
+type bodyTooLargeError struct {
+	max        int64
+	status     int
+	statusText string
+}
+
+func (e *bodyTooLargeError) Error() string {
+	return fmt.Sprintf("reply body larger than %d bytes (HTTP %s)", e.max, e.statusText)
+}
+
+// replyReadError is a reply whose body could not be read: the request
+// reached the service.
+type replyReadError struct{ err error }
+
+func (e *replyReadError) Error() string { return e.err.Error() }
+func (e *replyReadError) Unwrap() error { return e.err }
+
+// RoundTrip makes one attempt and reads its reply.
+func (l *bodyLimitLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, l.max+1))
+	resp.Body.Close()
+	if err != nil {
+		return nil, &replyReadError{err: err}
+	}
+	if int64(len(b)) > l.max {
+		return nil, &bodyTooLargeError{max: l.max, status: resp.StatusCode, statusText: statusText(resp)}
+	}
+	resp.Body = bufferedBody{Reader: bytes.NewReader(b), b: b}
+	resp.ContentLength = int64(len(b))
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// rewinder gives each attempt a fresh copy of the request's body.
+type rewinder struct {
+	getBody func() (io.ReadCloser, error)
+}
+
+// newRewinder reads req's body if it cannot be had again.
+func newRewinder(req *http.Request) (*rewinder, error) {
+	if req.Body == nil {
+		return &rewinder{}, nil
+	}
+	if req.GetBody != nil {
+		req.Body.Close()
+		return &rewinder{getBody: req.GetBody}, nil
+	}
+	b, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	return &rewinder{getBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}, nil
+}
+
+// request is req for one attempt, under ctx, with a fresh body.
+func (w *rewinder) request(ctx context.Context, req *http.Request) *http.Request {
+	r := req.WithContext(ctx)
+	if w.getBody != nil {
+		body, err := w.getBody()
+		if err != nil {
+			body = io.NopCloser(errReader{fmt.Errorf("rewind request body: %w", err)})
+		}
+		r.Body = body
+	}
+	return r
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

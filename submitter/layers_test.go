@@ -1,0 +1,177 @@
+package submitter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recordingLimiter is a limiter that lets everything through and keeps
+// what it was told.
+type recordingLimiter struct {
+	mu       sync.Mutex
+	waits    int
+	observed []attemptOutcome
+}
+
+func (l *recordingLimiter) Wait(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.waits++
+	return ctx.Err()
+}
+
+func (l *recordingLimiter) Observe(o attemptOutcome) (float64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.observed = append(l.observed, o)
+	return 0, false
+}
+
+func (l *recordingLimiter) Rate() float64 { return 0 }
+
+// scriptedBase is a base transport that issues tokens tok-1, tok-2, ... and
+// answers GraphQL attempt n (1-based) with reply(n, request).
+type scriptedBase struct {
+	mu     sync.Mutex
+	tokens int
+	seen   []string // per GraphQL attempt: Authorization header, then body
+	reply  func(n int, r *http.Request) (*http.Response, error)
+}
+
+func (b *scriptedBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	body, _ := io.ReadAll(r.Body)
+	b.mu.Lock()
+	if strings.HasSuffix(r.URL.Path, "/token") {
+		b.tokens++
+		n := b.tokens
+		b.mu.Unlock()
+		return reply(200, fmt.Sprintf(`{"token_type":"Bearer","expires_in":3599,"access_token":"tok-%d"}`, n), nil), nil
+	}
+	b.seen = append(b.seen, r.Header.Get("Authorization")+" "+string(body))
+	n := len(b.seen)
+	b.mu.Unlock()
+	return b.reply(n, r)
+}
+
+func reply(status int, body string, header http.Header) *http.Response {
+	if header == nil {
+		header = http.Header{}
+	}
+	return &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		Header: header, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}
+}
+
+// composed builds the transport's layers over base with lim as the rate,
+// the way New does, with the token cache of a Client on the same base.
+func composed(t *testing.T, base http.RoundTripper, lim limiter, st *stats) http.RoundTripper {
+	t.Helper()
+	c, err := New(t.Context(), Config{Endpoint: "http://127.0.0.1/graphql", TokenURL: "http://127.0.0.1/t/oauth2/v2.0/token",
+		ClientID: "cid", ClientSecret: testSecret, Scope: "api://a/.default", Transport: base})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	return newTransport(layers{base: base, tokens: c.tokens, rate: lim, stats: st, log: slog.New(slog.DiscardHandler), now: time.Now,
+		maxAttempts: 3, callTimeout: 200 * time.Millisecond, backoffBase: time.Millisecond, backoffMax: time.Millisecond, maxBody: 80})
+}
+
+// send makes one call through rt and returns its record.
+func send(t *testing.T, rt http.RoundTripper) (*callRecord, *http.Response, error) {
+	t.Helper()
+	rec := &callRecord{op: "test"}
+	ctx := context.WithValue(t.Context(), recordKey{}, rec)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader(`{"query":"q"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := rt.RoundTrip(req)
+	return rec, resp, err
+}
+
+// TestLayersCompose sends one call through every layer: a 429 (retried
+// after its Retry-After), a 401 (token renewed, retried at once), then a
+// 200 with GraphQL errors, and checks what each layer did.
+func TestLayersCompose(t *testing.T) {
+	base := &scriptedBase{reply: func(n int, r *http.Request) (*http.Response, error) {
+		switch n {
+		case 1:
+			return reply(429, `{}`, http.Header{"Retry-After": {"0"}}), nil
+		case 2:
+			return reply(401, ``, nil), nil
+		}
+		return reply(200, `{"data":{"x":1},"errors":[{"message":"m","extensions":{"code":"C"}}]}`, nil), nil
+	}}
+	lim, st := &recordingLimiter{}, &stats{}
+	rec, resp, err := send(t, composed(t, base, lim, st))
+	if err != nil {
+		t.Fatalf("RoundTrip() = %v, want the 200", err)
+	}
+	if b, _ := io.ReadAll(resp.Body); !strings.Contains(string(b), `"x":1`) {
+		t.Errorf("reply body = %q, want the service's", b)
+	}
+	// retryLayer: three attempts, the body rewound for each.
+	want := []string{`Bearer tok-1 {"query":"q"}`, `Bearer tok-1 {"query":"q"}`, `Bearer tok-2 {"query":"q"}`}
+	// authLayer: the token, renewed after the 401.
+	if fmt.Sprint(base.seen) != fmt.Sprint(want) {
+		t.Errorf("the service saw %q, want %q", base.seen, want)
+	}
+	// outcomeLayer: the GraphQL errors of the 2xx, with their code.
+	if rec.attempts != 3 || len(rec.errs) != 1 || rec.errs[0].Code != "C" || rec.err != nil {
+		t.Errorf("record = %+v, want 3 attempts, the GraphQL error with code C, no failure", rec)
+	}
+	// rateLayer: a wait before each attempt, each outcome observed.
+	var statuses []int
+	for _, o := range lim.observed {
+		statuses = append(statuses, o.Status)
+	}
+	if lim.waits != 3 || fmt.Sprint(statuses) != "[429 401 200]" {
+		t.Errorf("limiter: %d waits, observed %v, want 3 and [429 401 200]", lim.waits, statuses)
+	}
+	// statsLayer.
+	if st.attempts.Load() != 3 || st.retries.Load() != 2 || st.status429.Load() != 1 || st.status401.Load() != 1 {
+		t.Errorf("stats: %d attempts %d retries %d 429s %d 401s, want 3 2 1 1",
+			st.attempts.Load(), st.retries.Load(), st.status429.Load(), st.status401.Load())
+	}
+}
+
+// TestLayersAttemptBounds: the deadline and body limit layers bound each
+// attempt, and the outcome of each is classified once.
+func TestLayersAttemptBounds(t *testing.T) {
+	tests := []struct {
+		name         string
+		reply        func(n int, r *http.Request) (*http.Response, error)
+		wantMsg      string
+		wantAttempts int
+	}{
+		{"reply over the body cap is not retried", func(n int, r *http.Request) (*http.Response, error) {
+			return reply(200, `{"data":"`+strings.Repeat("x", 100)+`"}`, nil), nil
+		}, "reply body larger than 80 bytes (HTTP 200 OK)", 1},
+		{"no reply within the call timeout is retried", func(n int, r *http.Request) (*http.Response, error) {
+			select {
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			case <-time.After(time.Second): // without a deadline
+				return nil, errors.New("gave up waiting")
+			}
+		}, "no reply within 200ms", 3},
+		{"a network failure is retried", func(n int, r *http.Request) (*http.Response, error) {
+			return nil, errors.New("connection reset")
+		}, "send request: connection reset", 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, _, err := send(t, composed(t, &scriptedBase{reply: tc.reply}, &recordingLimiter{}, &stats{}))
+			var ce *CallError
+			if !errors.As(err, &ce) || !strings.Contains(ce.Message, tc.wantMsg) || rec.attempts != tc.wantAttempts || rec.err != err {
+				t.Errorf("RoundTrip() = %v after %d attempts, want a recorded CallError saying %q after %d", err, rec.attempts, tc.wantMsg, tc.wantAttempts)
+			}
+		})
+	}
+}
