@@ -48,59 +48,39 @@ const (
 	NumFields
 )
 
-// String returns the field's name as the interface spells it.
+// String returns the field's name as the interface spells it. The names,
+// in Field order, are the one table of them: lead.Input's JSON keys and the
+// reader's CSV row struct agree with it (TestFieldTables, TestCSVRowFields).
 func (f Field) String() string {
-	switch f {
-	case FirstName:
-		return "firstName"
-	case LastName:
-		return "lastName"
-	case DateOfBirth:
-		return "dateOfBirth"
-	case Email:
-		return "email"
-	case HomePhone:
-		return "homePhone"
-	case CellPhone:
-		return "cellPhone"
-	case Address1:
-		return "address1"
-	case Address2:
-		return "address2"
-	case City:
-		return "city"
-	case State:
-		return "state"
-	case ZipCode:
-		return "zipCode"
-	case LoanAmount:
-		return "loanAmount"
-	case LeadID:
-		return "leadId"
-	case Ref:
-		return "ref"
-	case TrustedformCertificateID:
-		return "trustedformCertificateID"
-	case SocialSecurityNumber:
-		return "socialSecurityNumber"
-	case GrossAnnualIncome:
-		return "grossAnnualIncome"
-	case MonthlyIncome:
-		return "monthlyIncome"
-	case ResidenceTypeID:
-		return "residenceTypeId"
-	case IncomeSourceID:
-		return "incomeSourceId"
-	case LoanPurposeID:
-		return "loanPurposeId"
-	case TermsConsent:
-		return "termsConsent"
-	case CoApplicant:
-		return "coApplicant"
-	case LeadSourceID:
-		return "leadSourceId"
+	if f < 0 || f >= NumFields {
+		return fmt.Sprintf("Field(%d)", int(f))
 	}
-	return fmt.Sprintf("Field(%d)", int(f))
+	return [NumFields]string{
+		"firstName",
+		"lastName",
+		"dateOfBirth",
+		"email",
+		"homePhone",
+		"cellPhone",
+		"address1",
+		"address2",
+		"city",
+		"state",
+		"zipCode",
+		"loanAmount",
+		"leadId",
+		"ref",
+		"trustedformCertificateID",
+		"socialSecurityNumber",
+		"grossAnnualIncome",
+		"monthlyIncome",
+		"residenceTypeId",
+		"incomeSourceId",
+		"loanPurposeId",
+		"termsConsent",
+		"coApplicant",
+		"leadSourceId",
+	}[f]
 }
 
 // Sensitive reports whether the field's value must never appear in a log, an

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -67,5 +68,31 @@ func TestNeedsSubmission(t *testing.T) {
 		if got := NeedsSubmission(code); got != want {
 			t.Errorf("NeedsSubmission(%d) = %v, want %v", code, got, want)
 		}
+	}
+}
+
+// TestFieldTables checks that lead.Input's JSON keys are the Field names in
+// Field order, every field but LeadSourceID (never sent), so the two
+// spellings of the LeadInput fields cannot drift apart.
+func TestFieldTables(t *testing.T) {
+	typ := reflect.TypeFor[Input]()
+	if typ.NumField() != int(NumFields)-1 {
+		t.Fatalf("Input has %d fields, want %d (every Field but LeadSourceID)", typ.NumField(), NumFields-1)
+	}
+	if LeadSourceID != NumFields-1 {
+		t.Fatalf("LeadSourceID = %d, want the last Field (%d)", LeadSourceID, NumFields-1)
+	}
+	for i := range typ.NumField() {
+		key, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if want := Field(i).String(); key != want {
+			t.Errorf("Input field %d (%s) has JSON key %q, want %q", i, typ.Field(i).Name, key, want)
+		}
+	}
+	seen := map[string]bool{}
+	for f := Field(0); f < NumFields; f++ {
+		if seen[f.String()] || strings.HasPrefix(f.String(), "Field(") {
+			t.Errorf("Field %d has name %q: want a name of its own", f, f)
+		}
+		seen[f.String()] = true
 	}
 }

@@ -95,7 +95,8 @@ type Mapper struct {
 	values   [lead.NumFields]map[string]string // lower-cased trimmed partner value -> value
 	today    int                               // yyyymmdd
 	dayFirst bool
-	ids      *idIndex // leadId -> first row
+	ids      *idIndex          // leadId -> first row
+	states   map[string]string // stateNames(), read only
 }
 
 // New returns a Mapper with an empty duplicate-leadId index and a random hash
@@ -110,6 +111,7 @@ func New(opts Options) *Mapper {
 		today:    y*10000 + int(mo)*100 + d,
 		dayFirst: opts.DayFirst,
 		ids:      newIDIndex(),
+		states:   stateNames(),
 	}
 	if opts.Mapping != nil {
 		for f, vm := range opts.Mapping.Values {
@@ -285,7 +287,7 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors,
 		case lead.CellPhone:
 			in.CellPhone, rule = normPhone(s, &a)
 		case lead.State:
-			in.State, rule = normState(s)
+			in.State, rule = normState(m.states, s)
 		case lead.ZipCode:
 			in.ZipCode, rule = normZip(s)
 		case lead.SocialSecurityNumber:

@@ -890,3 +890,27 @@ func TestDayFirstDates(t *testing.T) {
 		})
 	}
 }
+
+// TestStateTables checks that the names normState knows name exactly the
+// codes it accepts, each code at least once.
+func TestStateTables(t *testing.T) {
+	named := map[string]bool{}
+	for name, code := range stateNames() {
+		if c, ok := stateCode(code); !ok || c != code {
+			t.Errorf("stateNames()[%q] = %q, not a code of stateCodes", name, code)
+		}
+		var buf [48]byte
+		if key := string(stateNameKey(&buf, name)); key != name {
+			t.Errorf("state name %q is not written as stateNameKey writes it (%q)", name, key)
+		}
+		named[code] = true
+	}
+	for i := 0; i < len(stateCodes); i += 2 {
+		if code := stateCodes[i : i+2]; !named[code] {
+			t.Errorf("code %s has no name in stateNames", code)
+		}
+	}
+	if len(stateCodes) != 2*59 {
+		t.Errorf("stateCodes has %d codes, want 59", len(stateCodes)/2)
+	}
+}

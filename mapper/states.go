@@ -2,8 +2,8 @@ package mapper
 
 // stateCodes is every code normState accepts, two letters each: the 50
 // states, DC, the five inhabited territories (PR, GU, VI, AS, MP) and the
-// three military codes (AA, AE, AP). Generated with the names below; keep
-// them in step.
+// three military codes (AA, AE, AP). TestStateTables checks that
+// stateNames names exactly these codes.
 const stateCodes = "ALAKAZARCACOCTDEFLGAHIIDILINIAKSKYLAMEMDMAMIMNMSMOMTNENVNHNJNMNYNCNDOHOKORPARISCSDTNTXUTVTVAWAWVWIWYDCPRGUVIASMPAAAEAP"
 
 // stateCode returns the code for a two-letter value in any case.
@@ -28,13 +28,13 @@ func upper(c byte) byte {
 }
 
 // normState accepts a code or a full name in any case and spacing and
-// returns the code.
-func normState(s string) (string, string) {
+// returns the code; names is stateNames' map.
+func normState(names map[string]string, s string) (string, string) {
 	if code, ok := stateCode(s); ok {
 		return code, ""
 	}
 	var buf [48]byte
-	if code, ok := stateByName(stateNameKey(&buf, s)); ok {
+	if code, ok := names[string(stateNameKey(&buf, s))]; ok {
 		return code, ""
 	}
 	return "", ruleState
@@ -74,127 +74,77 @@ func stateNameKey(buf *[48]byte, s string) []byte {
 	return buf[:n]
 }
 
-// stateByName returns the code of a state name made by stateNameKey.
-func stateByName(key []byte) (string, bool) {
-	switch string(key) {
-	case "alabama":
-		return "AL", true
-	case "alaska":
-		return "AK", true
-	case "arizona":
-		return "AZ", true
-	case "arkansas":
-		return "AR", true
-	case "california":
-		return "CA", true
-	case "colorado":
-		return "CO", true
-	case "connecticut":
-		return "CT", true
-	case "delaware":
-		return "DE", true
-	case "florida":
-		return "FL", true
-	case "georgia":
-		return "GA", true
-	case "hawaii":
-		return "HI", true
-	case "idaho":
-		return "ID", true
-	case "illinois":
-		return "IL", true
-	case "indiana":
-		return "IN", true
-	case "iowa":
-		return "IA", true
-	case "kansas":
-		return "KS", true
-	case "kentucky":
-		return "KY", true
-	case "louisiana":
-		return "LA", true
-	case "maine":
-		return "ME", true
-	case "maryland":
-		return "MD", true
-	case "massachusetts":
-		return "MA", true
-	case "michigan":
-		return "MI", true
-	case "minnesota":
-		return "MN", true
-	case "mississippi":
-		return "MS", true
-	case "missouri":
-		return "MO", true
-	case "montana":
-		return "MT", true
-	case "nebraska":
-		return "NE", true
-	case "nevada":
-		return "NV", true
-	case "new hampshire":
-		return "NH", true
-	case "new jersey":
-		return "NJ", true
-	case "new mexico":
-		return "NM", true
-	case "new york":
-		return "NY", true
-	case "north carolina":
-		return "NC", true
-	case "north dakota":
-		return "ND", true
-	case "ohio":
-		return "OH", true
-	case "oklahoma":
-		return "OK", true
-	case "oregon":
-		return "OR", true
-	case "pennsylvania":
-		return "PA", true
-	case "rhode island":
-		return "RI", true
-	case "south carolina":
-		return "SC", true
-	case "south dakota":
-		return "SD", true
-	case "tennessee":
-		return "TN", true
-	case "texas":
-		return "TX", true
-	case "utah":
-		return "UT", true
-	case "vermont":
-		return "VT", true
-	case "virginia":
-		return "VA", true
-	case "washington":
-		return "WA", true
-	case "west virginia":
-		return "WV", true
-	case "wisconsin":
-		return "WI", true
-	case "wyoming":
-		return "WY", true
-	case "district of columbia", "washington dc", "washington district of columbia":
-		return "DC", true
-	case "puerto rico":
-		return "PR", true
-	case "guam":
-		return "GU", true
-	case "virgin islands", "us virgin islands", "united states virgin islands":
-		return "VI", true
-	case "american samoa":
-		return "AS", true
-	case "northern mariana islands", "commonwealth of the northern mariana islands":
-		return "MP", true
-	case "armed forces americas":
-		return "AA", true
-	case "armed forces europe", "armed forces africa", "armed forces middle east", "armed forces canada":
-		return "AE", true
-	case "armed forces pacific":
-		return "AP", true
+// stateNames returns a new map from every state name normState accepts,
+// as stateNameKey writes it, to its code. New builds it once per Mapper: a
+// package-level map would be mutable state.
+func stateNames() map[string]string {
+	return map[string]string{
+		"alabama":                         "AL",
+		"alaska":                          "AK",
+		"arizona":                         "AZ",
+		"arkansas":                        "AR",
+		"california":                      "CA",
+		"colorado":                        "CO",
+		"connecticut":                     "CT",
+		"delaware":                        "DE",
+		"florida":                         "FL",
+		"georgia":                         "GA",
+		"hawaii":                          "HI",
+		"idaho":                           "ID",
+		"illinois":                        "IL",
+		"indiana":                         "IN",
+		"iowa":                            "IA",
+		"kansas":                          "KS",
+		"kentucky":                        "KY",
+		"louisiana":                       "LA",
+		"maine":                           "ME",
+		"maryland":                        "MD",
+		"massachusetts":                   "MA",
+		"michigan":                        "MI",
+		"minnesota":                       "MN",
+		"mississippi":                     "MS",
+		"missouri":                        "MO",
+		"montana":                         "MT",
+		"nebraska":                        "NE",
+		"nevada":                          "NV",
+		"new hampshire":                   "NH",
+		"new jersey":                      "NJ",
+		"new mexico":                      "NM",
+		"new york":                        "NY",
+		"north carolina":                  "NC",
+		"north dakota":                    "ND",
+		"ohio":                            "OH",
+		"oklahoma":                        "OK",
+		"oregon":                          "OR",
+		"pennsylvania":                    "PA",
+		"rhode island":                    "RI",
+		"south carolina":                  "SC",
+		"south dakota":                    "SD",
+		"tennessee":                       "TN",
+		"texas":                           "TX",
+		"utah":                            "UT",
+		"vermont":                         "VT",
+		"virginia":                        "VA",
+		"washington":                      "WA",
+		"west virginia":                   "WV",
+		"wisconsin":                       "WI",
+		"wyoming":                         "WY",
+		"district of columbia":            "DC",
+		"washington dc":                   "DC",
+		"washington district of columbia": "DC",
+		"puerto rico":                     "PR",
+		"guam":                            "GU",
+		"virgin islands":                  "VI",
+		"us virgin islands":               "VI",
+		"united states virgin islands":    "VI",
+		"american samoa":                  "AS",
+		"northern mariana islands":        "MP",
+		"commonwealth of the northern mariana islands": "MP",
+		"armed forces americas":                        "AA",
+		"armed forces europe":                          "AE",
+		"armed forces africa":                          "AE",
+		"armed forces middle east":                     "AE",
+		"armed forces canada":                          "AE",
+		"armed forces pacific":                         "AP",
 	}
-	return "", false
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gocarina/gocsv"
 
@@ -16,7 +17,7 @@ import (
 )
 
 // csvRow is what gocsv fills for one CSV record: one string per LeadInput
-// field, tagged with the field's wire name. Headers are renamed to these
+// field, in Field order, tagged with the field's wire name. Headers are renamed to these
 // names before reading (RenormalizeHeaders), so the loose matching is ours,
 // not gocsv's, and no gocsv global setting is touched.
 type csvRow struct {
@@ -46,33 +47,12 @@ type csvRow struct {
 	LeadSourceID             string `csv:"leadSourceId"`
 }
 
+// values returns the row's cells as lead.Values. csvRow is NumFields
+// strings in Field order, laid out exactly as the array lead.Values is
+// (TestCSVRowFields checks the order, the tags and the size), so the row is
+// read as the array instead of its fields being spelled out once more.
 func (c *csvRow) values() lead.Values {
-	return lead.Values{
-		lead.FirstName:                c.FirstName,
-		lead.LastName:                 c.LastName,
-		lead.DateOfBirth:              c.DateOfBirth,
-		lead.Email:                    c.Email,
-		lead.HomePhone:                c.HomePhone,
-		lead.CellPhone:                c.CellPhone,
-		lead.Address1:                 c.Address1,
-		lead.Address2:                 c.Address2,
-		lead.City:                     c.City,
-		lead.State:                    c.State,
-		lead.ZipCode:                  c.ZipCode,
-		lead.LoanAmount:               c.LoanAmount,
-		lead.LeadID:                   c.LeadID,
-		lead.Ref:                      c.Ref,
-		lead.TrustedformCertificateID: c.TrustedformCertificateID,
-		lead.SocialSecurityNumber:     c.SocialSecurityNumber,
-		lead.GrossAnnualIncome:        c.GrossAnnualIncome,
-		lead.MonthlyIncome:            c.MonthlyIncome,
-		lead.ResidenceTypeID:          c.ResidenceTypeID,
-		lead.IncomeSourceID:           c.IncomeSourceID,
-		lead.LoanPurposeID:            c.LoanPurposeID,
-		lead.TermsConsent:             c.TermsConsent,
-		lead.CoApplicant:              c.CoApplicant,
-		lead.LeadSourceID:             c.LeadSourceID,
-	}
+	return *(*lead.Values)(unsafe.Pointer(c))
 }
 
 // csvSource reads CSV records through gocsv's synchronous Unmarshaller on a

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -667,5 +668,30 @@ func TestUnclosedQuote(t *testing.T) {
 	}
 	if msg := recs[1].Err.Error(); strings.Contains(msg, "123") || strings.Contains(msg, "Bob") {
 		t.Errorf("read(unclosed quote) Err = %q, quotes a cell", msg)
+	}
+}
+
+// TestCSVRowFields checks that csvRow is NumFields strings in Field order,
+// each tagged with its field's name, so that gocsv fills it by the names and
+// values reads it as a lead.Values.
+func TestCSVRowFields(t *testing.T) {
+	typ := reflect.TypeFor[csvRow]()
+	if typ.NumField() != int(lead.NumFields) || typ.Size() != reflect.TypeFor[lead.Values]().Size() {
+		t.Fatalf("csvRow has %d fields of %d bytes, want %d strings, as lead.Values", typ.NumField(), typ.Size(), lead.NumFields)
+	}
+	var row csvRow
+	rv := reflect.ValueOf(&row).Elem()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Type.Kind() != reflect.String || f.Tag.Get("csv") != lead.Field(i).String() {
+			t.Errorf("csvRow field %d is %s %s `csv:%q`, want a string tagged %q", i, f.Name, f.Type, f.Tag.Get("csv"), lead.Field(i))
+		}
+		rv.Field(i).SetString(fmt.Sprint("v", i))
+	}
+	v := row.values()
+	for f := range lead.NumFields {
+		if want := fmt.Sprint("v", int(f)); v[f] != want {
+			t.Errorf("values()[%s] = %q, want %q", f, v[f], want)
+		}
 	}
 }

@@ -3,25 +3,36 @@ package reader
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/text/encoding"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
-// Rejects writes failed rows back out in the input's own format, so that a
-// partner can fix them and feed the file back with the same flags and
-// mapping:
+// Rejects writes failed rows back out, so that a partner can fix them and
+// feed the file back with the same flags and mapping. Its format is the
+// rejects file's own (NewRejectsAs; NewRejects: the input's):
 //
 //   - CSV: an "error" column first, then the original header and each row's
 //     original text, with the same delimiter. The error comes first so that
 //     rows with the wrong number of fields or trailing empty columns cannot
-//     push it out of its column. The header is written before the first row;
-//     with no rows nothing is written.
+//     push it out of its column. The header is written at once, so a
+//     rejects file with no rows still has it (and says the run found none).
+//     From a CSV input with another delimiter (a .tsv rejects file of a .csv
+//     input), each row is re-encoded; from a JSONL input, the columns are
+//     "error" and the LeadInput field names (keys that match no field are
+//     not carried over).
 //   - JSONL: the original object with an "error" key added at its end. A line
 //     that is not a JSON object becomes {"error": ..., "raw": "<the line>"}.
+//     From a CSV input, each row becomes an object of the header's column
+//     names, in order, and "error"; a row that does not split into the
+//     header's columns becomes {"error": ..., "raw": "<the line>"}.
 //
 // Text is written back in the input's encoding (Latin-1 and Windows-1252
 // inputs give Latin-1 and Windows-1252 rejects; UTF-16 inputs give UTF-8).
@@ -35,39 +46,183 @@ import (
 // concurrent use; the caller owns it and calls Flush at the end.
 type Rejects struct {
 	bw         *bufio.Writer
-	format     Format
-	comma      string
+	format     Format // of the rejects file
+	inFormat   Format // of the input
+	comma      string // of the rejects file, when CSV
+	inComma    rune   // of the input, when CSV
 	header     string
-	replaceCol bool // the input's first column is already "error"
+	columns    []string // the input header's column names (CSV to JSONL)
+	replaceCol bool     // the input's first column is already "error"
 	wrote      bool
+	err        error // writing the header failed
 }
 
-// NewRejects returns a writer of r's failed rows to w. It reads r's format,
-// delimiter, header and encoding, so r must have been created first.
+// NewRejects returns a writer of r's failed rows to w in r's own format. It
+// reads r's format, delimiter, header and encoding, so r must have been
+// created first.
 func NewRejects(w io.Writer, r *Reader) *Rejects {
+	return NewRejectsAs(w, r, r.format, r.comma)
+}
+
+// RejectsFormat returns the format and CSV delimiter a rejects file's name
+// asks for: .csv is CSV with the input's delimiter (a comma when the input
+// is not CSV or is tab-separated), .tsv is CSV with tabs, .jsonl and
+// .ndjson are JSONL. Any other name is an error: the format would be a
+// guess.
+func RejectsFormat(path string) (Format, rune, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		return FormatCSV, 0, nil
+	case ".tsv":
+		return FormatCSV, '\t', nil
+	case ".jsonl", ".ndjson":
+		return FormatJSONL, 0, nil
+	}
+	return FormatAuto, 0, fmt.Errorf("%s: the extension must be .csv, .tsv, .jsonl or .ndjson (it chooses the format)", path)
+}
+
+// NewRejectsAs returns a writer of r's failed rows to w in format f
+// (FormatAuto: r's) with CSV delimiter comma (0: r's when r is CSV and not
+// tab-separated, else ','), as the rejects file's own extension asks
+// (RejectsFormat). A CSV rejects file gets its header at once.
+func NewRejectsAs(w io.Writer, r *Reader, f Format, comma rune) *Rejects {
 	if r.enc != nil {
 		w = encoding.ReplaceUnsupported(r.enc.NewEncoder()).Writer(w)
 	}
-	x := &Rejects{bw: bufio.NewWriter(w), format: r.format, comma: string(r.comma), header: r.headerRaw}
-	if x.format == FormatCSV {
+	if f == FormatAuto {
+		f = r.format
+	}
+	if comma == 0 {
+		comma = ','
+		if r.format == FormatCSV && r.comma != '\t' {
+			comma = r.comma
+		}
+	}
+	x := &Rejects{bw: bufio.NewWriter(w), format: f, inFormat: r.format, comma: string(comma), inComma: r.comma, header: r.headerRaw}
+	if r.format == FormatCSV {
 		end := firstFieldEnd([]byte(x.header), r.comma)
-		first := strings.TrimSuffix(x.header[:end], x.comma)
+		first := strings.TrimSuffix(x.header[:end], string(r.comma))
 		first = strings.Trim(first, "\" ")
 		x.replaceCol = normalize(first) == errorColumn
+		if fields, err := splitCSV([]byte(x.header), r.comma); err == nil {
+			x.columns = fields
+		}
+	}
+	if x.format == FormatCSV {
+		x.wrote = true
+		x.err = x.writeCSVHeader()
 	}
 	return x
+}
+
+// writeCSVHeader writes the CSV rejects file's header: "error", then the
+// input's columns.
+func (x *Rejects) writeCSVHeader() error {
+	switch {
+	case x.inFormat == FormatJSONL:
+		cols := []string{"error"}
+		for f := lead.Field(0); f < lead.NumFields; f++ {
+			cols = append(cols, f.String())
+		}
+		return x.writeFields(cols)
+	case x.inComma != []rune(x.comma)[0]:
+		cols := x.columns
+		if x.replaceCol && len(cols) > 0 {
+			cols = cols[1:]
+		}
+		return x.writeFields(append([]string{"error"}, cols...))
+	}
+	return x.writeCSVRow([]byte(x.header), "error")
+}
+
+// splitCSV splits one CSV record's text into its fields.
+func splitCSV(raw []byte, comma rune) ([]string, error) {
+	cr := csv.NewReader(bytes.NewReader(raw))
+	cr.Comma = comma
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	return cr.Read()
+}
+
+// writeFields writes one CSV line of fields with the rejects file's
+// delimiter.
+func (x *Rejects) writeFields(fields []string) error {
+	for i, f := range fields {
+		if i > 0 {
+			_, _ = x.bw.WriteString(x.comma)
+		}
+		_, _ = x.bw.WriteString(quoteCSV(f, x.comma))
+	}
+	if err := x.bw.WriteByte('\n'); err != nil {
+		return fmt.Errorf("write rejects: %w", err)
+	}
+	return nil
 }
 
 // Write writes one failed row with the reason it failed. The reason must not
 // quote an SSN or a date of birth; the row's own text is written as it came.
 func (x *Rejects) Write(rec *Record, reason string) error {
-	switch x.format {
-	case FormatCSV:
+	if x.err != nil {
+		return x.err
+	}
+	switch {
+	case x.format == FormatCSV && x.inFormat == FormatJSONL:
+		fields := []string{reason}
+		for f := lead.Field(0); f < lead.NumFields; f++ {
+			fields = append(fields, rec.Values[f])
+		}
+		if rec.Err != nil {
+			// A line that is not a JSON object has no values: keep its
+			// text in the first field column so nothing is lost.
+			fields[1] = string(rec.Raw)
+		}
+		return x.writeFields(fields)
+	case x.format == FormatCSV && x.inComma != []rune(x.comma)[0]:
+		fields, err := splitCSV(rec.Raw, x.inComma)
+		if err != nil {
+			fields = []string{string(rec.Raw)}
+		}
+		if x.replaceCol && len(fields) > 0 {
+			fields = fields[1:]
+		}
+		return x.writeFields(append([]string{reason}, fields...))
+	case x.format == FormatCSV:
 		return x.writeCSV(rec, reason)
-	case FormatJSONL:
+	case x.format == FormatJSONL && x.inFormat == FormatCSV:
+		return x.writeCSVAsJSONL(rec, reason)
+	case x.format == FormatJSONL:
 		return x.writeJSONL(rec, reason)
 	}
 	return fmt.Errorf("write rejects: unknown format %v", x.format)
+}
+
+// writeCSVAsJSONL writes a CSV row as a JSON object of the header's column
+// names, in order, plus "error".
+func (x *Rejects) writeCSVAsJSONL(rec *Record, reason string) error {
+	fields, err := splitCSV(rec.Raw, x.inComma)
+	cols := x.columns
+	if err != nil || len(fields) != len(cols) || len(cols) == 0 {
+		return x.writeJSONL(rec, reason) // {"error": ..., "raw": the line}
+	}
+	_ = x.bw.WriteByte('{')
+	for i, c := range cols {
+		if i == 0 && x.replaceCol {
+			continue
+		}
+		k, _ := json.Marshal(c)
+		v, _ := json.Marshal(fields[i])
+		_, _ = x.bw.Write(k)
+		_ = x.bw.WriteByte(':')
+		_, _ = x.bw.Write(v)
+		_ = x.bw.WriteByte(',')
+	}
+	msg, _ := json.Marshal(reason)
+	_, _ = x.bw.WriteString(`"error":`)
+	_, _ = x.bw.Write(msg)
+	if _, err := x.bw.WriteString("}\n"); err != nil {
+		return fmt.Errorf("write rejects: %w", err)
+	}
+	return nil
 }
 
 func (x *Rejects) writeCSV(rec *Record, reason string) error {

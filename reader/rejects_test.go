@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bytes"
+	"github.com/bulkload/bulkload/lead"
 	"slices"
 	"strings"
 	"testing"
@@ -86,15 +87,90 @@ func TestRejectsRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRejectsEmpty: a CSV rejects file with no rows still has its header
+// (a run that found none is told apart from one that wrote nothing); a
+// JSONL one is empty.
 func TestRejectsEmpty(t *testing.T) {
-	r, err := NewReader(strings.NewReader("fname\nAnn\n"), "a.csv", Options{})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name, input, file string
+		as                Format
+		want              string
+	}{
+		{"csv", "fname\nAnn\n", "a.csv", FormatAuto, "error,fname\n"},
+		{"jsonl", `{"fname":"Ann"}` + "\n", "a.jsonl", FormatAuto, ""},
+		{"jsonl as csv", `{"fname":"Ann"}` + "\n", "a.jsonl", FormatCSV, "error,firstName,"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(strings.NewReader(tc.input), tc.file, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			x := NewRejectsAs(&out, r, tc.as, 0)
+			if err := x.Flush(); err != nil || !strings.HasPrefix(out.String(), tc.want) || (tc.want == "" && out.Len() != 0) {
+				t.Errorf("Flush() with no rows = %q, %v, want %q", out.String(), err, tc.want)
+			}
+		})
 	}
-	var out bytes.Buffer
-	x := NewRejects(&out, r)
-	if err := x.Flush(); err != nil || out.Len() != 0 {
-		t.Errorf("Flush() with no rows = %q, %v, want empty", out.String(), err)
+}
+
+// TestRejectsAsOwnFormat: the rejects file follows its own extension's
+// format, whatever the input's, and feeds back in with the values intact.
+func TestRejectsAsOwnFormat(t *testing.T) {
+	cases := []struct {
+		name, file, input string
+		as                Format
+		comma             rune
+		want              []string // the rejects file's lines
+	}{
+		{"csv as jsonl", "a.csv", "fname;zip\nAnn;8002\n\"Bo; Jr\";123\n", FormatJSONL, 0,
+			[]string{`{"fname":"Ann","zip":"8002","error":"bad zip"}`, `{"fname":"Bo; Jr","zip":"123","error":"bad zip"}`}},
+		{"csv as tsv", "a.csv", "fname,zip\nAnn,8002\n", FormatCSV, '\t',
+			[]string{"error\tfname\tzip", "bad zip\tAnn\t8002"}},
+		{"jsonl as csv", "a.jsonl", `{"firstName":"Ann","zipCode":"8002","extra":1}` + "\n", FormatCSV, ',',
+			nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(strings.NewReader(tc.input), tc.file, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			x := NewRejectsAs(&out, r, tc.as, tc.comma)
+			for {
+				rec, err := r.Next()
+				if err != nil {
+					break
+				}
+				if err := x.Write(&rec, "bad zip"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := x.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			if tc.want != nil && !slices.Equal(lines, tc.want) {
+				t.Errorf("rejects = %q, want %q", lines, tc.want)
+			}
+			// Read back in the rejects file's own format: the values survive.
+			name := "rejects.jsonl"
+			if tc.as == FormatCSV {
+				name = "rejects.csv"
+			}
+			back, err := NewReader(strings.NewReader(out.String()), name, Options{Delimiter: tc.comma})
+			if err != nil {
+				t.Fatalf("read rejects back: %v", err)
+			}
+			rec, err := back.Next()
+			if err != nil || rec.Err != nil {
+				t.Fatalf("read rejects back: %v %v", err, rec.Err)
+			}
+			if rec.Values[lead.FirstName] != "Ann" || rec.Values[lead.ZipCode] != "8002" {
+				t.Errorf("rejects read back: firstName %q zipCode %q, want Ann 8002", rec.Values[lead.FirstName], rec.Values[lead.ZipCode])
+			}
+		})
 	}
 }
 

@@ -204,7 +204,13 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 			return nil, fmt.Errorf("--rejects: %w", err)
 		}
 		s.rejectsFile = f
-		s.rejects = reader.NewRejects(f, r)
+		// The rejects file's own extension chooses its format, as the
+		// results file's does (the caller checked it: RejectsFormat).
+		format, comma, err := reader.RejectsFormat(cfg.Rejects)
+		if err != nil {
+			format, comma = reader.FormatAuto, 0
+		}
+		s.rejects = reader.NewRejectsAs(f, r, format, comma)
 	}
 	s.startReading()
 	return s, nil

@@ -78,6 +78,9 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, ae
 	case outcomeSuccess:
 	default:
+		if rd := redirectOf(resp); rd != nil {
+			ae.err = rd // never followed: the request carries the token
+		}
 		return nil, ae
 	}
 	if jsonErr == nil && !looksLikeJSONObject(body) {

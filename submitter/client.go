@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -79,6 +80,11 @@ type Config struct {
 	ClientID     string
 	ClientSecret string // never logged, never in an error
 	Scope        string // "api://<app-id>/.default"
+	// AllowInsecureHTTP accepts http:// for Endpoint and TokenURL on a
+	// host that is not loopback (--allow-insecure-http). Without it such a
+	// URL is refused: the secret, the token and the leads would cross the
+	// network in clear text.
+	AllowInsecureHTTP bool
 	// Rate is API calls per second across all workers (createLead,
 	// submitLead and every retry attempt); 0 = unlimited until a 429.
 	// Ignored when RateAuto is set.
@@ -118,6 +124,9 @@ type Call struct {
 // Stats are a Client's counters since New.
 type Stats struct {
 	Calls, Attempts, Retries, Status429, Status401, TokensFetched int64
+	// CreateLead, SubmitLead, Lead and Preflight count each operation's
+	// calls, retries and attempts by outcome (for metrics).
+	CreateLead, SubmitLead, Lead, Preflight OpStats
 	// CurrentRate is the shared rate in calls per second now; 0 means
 	// unlimited.
 	CurrentRate float64
@@ -171,7 +180,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		base = dt
 		idle = dt.CloseIdleConnections
 	}
-	tokenHTTP := &http.Client{Transport: base}
+	// Redirects are never followed: the token request carries the client
+	// secret, and a GraphQL request the token and personal data.
+	tokenHTTP := &http.Client{Transport: base, CheckRedirect: refuseRedirect}
 	tokens := &tokenCache{
 		conf: clientcredentials.Config{
 			ClientID:     cfg.ClientID,
@@ -220,7 +231,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		maxBody:     cfg.MaxResponseBytes,
 	})
 	// The library's Log field stays unset: it would log the variables.
-	c.gql = graphql.NewClient(cfg.Endpoint, graphql.WithHTTPClient(&http.Client{Transport: tr}))
+	c.gql = graphql.NewClient(cfg.Endpoint, graphql.WithHTTPClient(&http.Client{Transport: tr, CheckRedirect: refuseRedirect}))
 	return c, nil
 }
 
@@ -232,8 +243,12 @@ func (cfg *Config) validate() error {
 			return
 		}
 		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			problems = append(problems, fmt.Sprintf("%s %q is not an http(s) URL (check %s)", name, v, flag))
+		case u.Scheme == "http" && !cfg.AllowInsecureHTTP && !isLoopback(u.Hostname()):
+			problems = append(problems, fmt.Sprintf("%s %q is plain http to a host that is not this machine: the client secret, the token and the leads would cross the network unencrypted; use https (check %s), or --allow-insecure-http to accept it",
+				name, u.Redacted(), flag))
 		}
 	}
 	checkURL("endpoint", "--endpoint", cfg.Endpoint)
@@ -365,6 +380,7 @@ func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out a
 func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Request, out any, red *Redactor) (Call, error) {
 	op := rec.op
 	c.stats.calls.Add(1)
+	c.stats.ops[opIndex(op)].calls.Add(1)
 	err := c.gql.Run(context.WithValue(ctx, recordKey{}, rec), req, out)
 	call := Call{Attempts: rec.attempts, Ambiguous: rec.ambiguous}
 	switch {
@@ -455,6 +471,16 @@ func preflightTolerated(status int) bool {
 	return false
 }
 
+// isLoopback reports whether host (without port) is this machine:
+// localhost, 127.0.0.0/8 or ::1.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // redactURL is raw without user info, for messages.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
@@ -486,6 +512,10 @@ func (c *Client) Stats() Stats {
 		Status401:     c.stats.status401.Load(),
 		TokensFetched: c.tokens.fetched.Load(),
 		CurrentRate:   c.rate.Rate(),
+		CreateLead:    c.stats.ops[opCreate].load(),
+		SubmitLead:    c.stats.ops[opSubmit].load(),
+		Lead:          c.stats.ops[opLead].load(),
+		Preflight:     c.stats.ops[opPreflight].load(),
 	}
 	if c.auto != nil {
 		s.Auto = true

@@ -559,6 +559,18 @@ func TestNewValidates(t *testing.T) {
 		{"no secret", func(c *Config) { c.ClientSecret = "" }, "BULKLOAD_CLIENT_SECRET"},
 		{"no scope", func(c *Config) { c.Scope = "" }, "--app-id or --scope"},
 		{"negative rate", func(c *Config) { c.Rate = -1 }, "--rate"},
+		{"http endpoint on a remote host", func(c *Config) { c.Endpoint = "http://leads.example.com/graphql" }, "--allow-insecure-http"},
+		{"http token URL on a remote host", func(c *Config) { c.TokenURL = "http://10.1.2.3/t/oauth2/v2.0/token" }, "unencrypted"},
+		{"http on a name that starts like localhost", func(c *Config) { c.Endpoint = "http://localhost.evil.example/graphql" }, "unencrypted"},
+		{"http on a name that starts like 127.0.0.1", func(c *Config) { c.Endpoint = "http://127.0.0.1.nip.io/graphql" }, "unencrypted"},
+		{"http on 0.0.0.0", func(c *Config) { c.Endpoint = "http://0.0.0.0:8080/graphql" }, "unencrypted"},
+		{"http on 127.0.0.0/8", func(c *Config) { c.Endpoint = "http://127.8.9.10:8080/graphql" }, ""},
+		{"http on ::1", func(c *Config) { c.Endpoint = "http://[::1]:8080/graphql" }, ""},
+		{"http on localhost", func(c *Config) { c.TokenURL = "http://LocalHost:9/t/oauth2/v2.0/token" }, ""},
+		{"https on a remote host", func(c *Config) { c.Endpoint = "https://leads.example.com/graphql" }, ""},
+		{"http on a remote host with AllowInsecureHTTP", func(c *Config) {
+			c.Endpoint, c.TokenURL, c.AllowInsecureHTTP = "http://leads.example.com/graphql", "http://login.example.com/t", true
+		}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -61,7 +61,7 @@ func TestSimPreflightUnreachable(t *testing.T) {
 		wantMsg  string
 	}{
 		{"refused connection", "http://127.0.0.1:1/graphql", "connection refused"},
-		{"unknown host", "http://no-such-host.invalid/graphql", "no-such-host.invalid"},
+		{"unknown host", "https://no-such-host.invalid/graphql", "no-such-host.invalid"},
 		{"404", otherEndpoint(t, http.NotFound), "HTTP 404"},
 		{"405", otherEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

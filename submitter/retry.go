@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -89,12 +90,14 @@ func classifyStatus(status int) (o outcome, ambiguous bool) {
 
 // isOutageStatus reports whether a reply with this status and no GraphQL
 // errors in its body says the endpoint is down or is not the service at
-// all: 404 and 405 (a wrong URL), and every 5xx but 503, which is the
+// all: a redirect, 404 and 405 (a wrong URL), and every 5xx but 503, which is the
 // service asking to slow down (throttling, like 429).
 func isOutageStatus(status int) bool {
 	switch {
 	case status == http.StatusNotFound, status == http.StatusMethodNotAllowed:
 		return true
+	case status >= 300 && status < 400:
+		return true // a redirect, never followed: the URL is not the service's
 	case status == http.StatusServiceUnavailable:
 		return false
 	default:
@@ -118,4 +121,37 @@ func isTLSError(err error) bool {
 	return errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &alert) ||
 		errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
 		errors.Is(err, http.ErrSchemeMismatch)
+}
+
+// redirectError is a redirect that was not followed.
+type redirectError struct {
+	status int
+	host   string // the Location's host, "" when it had none
+}
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("HTTP %d redirect to %q not followed: set the final URL", e.status, e.host)
+}
+
+// refuseRedirect is the CheckRedirect of every http.Client of a Client: it
+// stops before the redirected request is sent, so that the client secret
+// or the token never reaches the redirect's target.
+func refuseRedirect(req *http.Request, via []*http.Request) error {
+	status := 0
+	if req.Response != nil {
+		status = req.Response.StatusCode
+	}
+	return &redirectError{status: status, host: req.URL.Host}
+}
+
+// redirectOf is the redirect a 3xx reply asks for, or nil.
+func redirectOf(resp *http.Response) *redirectError {
+	if resp.StatusCode < 300 || resp.StatusCode > 399 {
+		return nil
+	}
+	re := &redirectError{status: resp.StatusCode}
+	if loc, err := resp.Location(); err == nil {
+		re.host = loc.Host
+	}
+	return re
 }

@@ -223,6 +223,14 @@ func (c *tokenCache) fetch() (*oauth2.Token, error) {
 		if c.bg.Err() != nil {
 			return nil, fmt.Errorf("get access token: %w", c.bg.Err())
 		}
+		var rd *redirectError
+		if errors.As(err, &rd) {
+			// Following it would send the client secret to rd.host.
+			ae := &AuthError{Code: fmt.Sprintf("http_%d", rd.status), Status: rd.status,
+				Description: fmt.Sprintf("redirect to %q not followed", rd.host), Hint: hintTokenURL}
+			c.log.Error("token endpoint redirected; not following it", "status", rd.status, "host", rd.host)
+			return nil, ae
+		}
 		if ae := c.classify(err); ae != nil {
 			c.log.Error("token endpoint refused the credentials", "code", ae.Code, "hint", ae.Hint)
 			return nil, ae

@@ -255,13 +255,18 @@ type statsLayer struct {
 
 // RoundTrip counts one attempt.
 func (l *statsLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := recordOf(r.Context())
+	op := &l.stats.ops[opIndex(rec.op)]
 	l.stats.attempts.Add(1)
-	if recordOf(r.Context()).attempts > 0 { // the retryLayer counts them once made
+	if rec.attempts > 0 { // the retryLayer counts them once made
 		l.stats.retries.Add(1)
+		op.retries.Add(1)
 	}
 	resp, err := l.next.RoundTrip(r)
 	var ae *attemptError
-	if errors.As(err, &ae) {
+	errors.As(err, &ae)
+	op.outcomes[classOf(resp, rec.errs, ae)].Add(1)
+	if ae != nil {
 		switch ae.status {
 		case http.StatusTooManyRequests:
 			l.stats.status429.Add(1)

@@ -35,6 +35,33 @@ type engine struct {
 	// notSent counts rows read but deliberately not sent because the run
 	// stopped; the accounting adds them, so that it stays a real check.
 	notSent atomic.Int64
+
+	// halt stops the taking of rows, with the reason (Run's error); the
+	// first reason wins. Safe for concurrent use.
+	halt func(error)
+	// outages counts calls that failed as an outage in a row, across all
+	// workers (see breaker).
+	outages atomic.Int64
+}
+
+// observe feeds the circuit breaker with one call's outcome: an outage
+// (connection refused or lost, DNS, TLS, 404/405, 5xx without GraphQL
+// errors) counts, any answer of the service resets the count, an
+// interrupted call does neither. MaxConsecutiveFailures outages in a row
+// stop the taking of rows: the service is down or the endpoint wrong, and
+// every further row would only burn its attempts.
+func (e *engine) observe(err error) {
+	switch {
+	case e.cfg.MaxConsecutiveFailures <= 0:
+	case submitter.IsOutage(err):
+		if n := e.outages.Add(1); n == int64(e.cfg.MaxConsecutiveFailures) {
+			e.log.Error("the service looks down: no new rows are taken", "consecutive_failures", n, "err", err)
+			e.halt(fmt.Errorf("%w: %d calls in a row failed (the last: %w); rows not sent stay for --resume", ErrUnreachable, n, err))
+		}
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	default:
+		e.outages.Store(0)
+	}
 }
 
 // job is one valid row for the workers.
@@ -65,12 +92,14 @@ type line struct {
 }
 
 // pipeline reads rows, sends the valid ones through a pool of workers and
-// journals every outcome. ctx ends on the first signal (stop reading);
-// workCtx ends when the drain time is over or on a fatal error.
+// journals every outcome. ctx ends when no more rows are to be taken (the
+// first signal, the breaker, an input that cannot be read on); workCtx ends
+// when the drain time is over or on a fatal error.
 func (e *engine) pipeline(ctx, workCtx context.Context, src Source, journal Journal) error {
 	// runCtx ends at the first fatal error, wherever it happens: refused
-	// credentials (a worker), an unreadable input (the producer), an
-	// unwritable results file (the writer).
+	// credentials (a worker), an unwritable results file (the writer), a
+	// foreign journal (the producer). An input that cannot be read on only
+	// stops the reading: the calls in flight finish and are recorded.
 	runCtx, failRun := context.WithCancelCause(workCtx)
 	defer failRun(nil)
 	g, gctx := errgroup.WithContext(runCtx)
@@ -94,7 +123,8 @@ func (e *engine) pipeline(ctx, workCtx context.Context, src Source, journal Jour
 				return nil // end of input, or interrupted: calls in flight drain
 			}
 			if err != nil {
-				return err
+				e.halt(err)
+				return nil
 			}
 			e.read++
 			j, l, err := e.plan(it)
@@ -273,6 +303,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		return nil
 	}
 	res, _, err := e.api.Submit(ctx, row.ID)
+	e.observe(err)
 	if err != nil && e.submittedAlready(err) {
 		row.Status = report.StatusSubmitted
 		row.Note = "submitted (submitLead answered that the lead already was: an earlier attempt's answer was lost, or the partner submits automatically)"
@@ -317,6 +348,7 @@ func (e *engine) create(ctx context.Context, j job, row *report.Row) (res lead.R
 		return res, p.Attempts, unverified, err
 	}
 	res, call, err := e.api.Create(ctx, j.input)
+	e.observe(err)
 	if err != nil {
 		if submitter.IsFatal(err) {
 			// No token, so nothing reached the service: --resume sends it.
@@ -394,6 +426,7 @@ func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, wh
 		return res, true, nil
 	}
 	own, _, err := e.api.Lead(ctx, orig)
+	e.observe(err)
 	switch {
 	case submitter.IsFatal(err):
 		return res, false, err

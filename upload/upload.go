@@ -77,6 +77,13 @@ type Config struct {
 	DuplicateOf *regexp.Regexp
 	// Prior is the earlier run's journal when resuming; nil starts afresh.
 	Prior Prior
+	// MaxConsecutiveFailures stops the taking of rows after this many calls
+	// in a row, across all workers, failed as an outage
+	// (submitter.IsOutage); Run then returns ErrUnreachable. 0 disables it.
+	MaxConsecutiveFailures int
+	// Abort, when closed after ctx ended, cancels the calls in flight at
+	// once instead of letting them drain (a second signal). Nil: never.
+	Abort <-chan struct{}
 	// Log receives the engine's log lines; nil discards them.
 	Log *slog.Logger
 	// OnFinal, when set, is called once per row counted with a final
@@ -92,24 +99,34 @@ type Result struct {
 	Summary report.Summary
 	// Skipped counts the rows a resumed run found finished and did not send.
 	Skipped int
+	// Compacted reports that the journal was compacted into the final
+	// results file (one line per row); when false it is left as a journal,
+	// still valid for --resume.
+	Compacted bool
 }
 
 // ErrCompact wraps the error of the journal's compaction at the end of a
 // run. The journal is intact and valid for --resume when it happens.
 var ErrCompact = errors.New("compact the results file")
 
+// ErrUnreachable is wrapped by Run's error when the circuit breaker stopped
+// the run: MaxConsecutiveFailures calls in a row failed as outages.
+var ErrUnreachable = errors.New("service unreachable or not a GraphQL endpoint")
+
 // ErrForeignJournal means the journal of the earlier run (Prior) is not this
 // input's: a row's leadId differs.
 var ErrForeignJournal = errors.New("the results file does not belong to this input")
 
 // Run uploads every row of src through api and journals each outcome. ctx
-// ending (the first signal) stops the taking of rows; calls in flight then
-// get up to cfg.DrainTimeout to finish. Run compacts the journal at the end,
-// whatever happened. It returns an error for what stops a run: refused
-// credentials (submitter.IsFatal), an unreadable input, a journal that cannot
-// be written, a foreign journal (ErrForeignJournal) or a failed compaction
-// (ErrCompact); a row's failure is never an error, only its status. The
-// Result is valid in every case.
+// ending (the first signal), the circuit breaker or an input that cannot be
+// read on stop the taking of rows; calls in flight then get up to
+// cfg.DrainTimeout to finish (cfg.Abort cuts that short) and are recorded.
+// Run compacts the journal at the end, whatever happened. It returns an
+// error for what stops a run: refused credentials (submitter.IsFatal), an
+// input that cannot be read on, the breaker (ErrUnreachable), a journal that
+// cannot be written, a foreign journal (ErrForeignJournal) or a failed
+// compaction (ErrCompact); a row's failure is never an error, only its
+// status. The Result is valid in every case.
 func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) (Result, error) {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 1
@@ -122,32 +139,49 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 	e.sum.Mode = "upload"
 	e.sum.Start = time.Now()
 
-	// Calls in flight outlive the first signal by up to DrainTimeout:
-	// workCtx is cut loose from ctx and cancelled only after the drain.
+	// stopCtx ends when no more rows are to be taken: the first signal
+	// (ctx), or a reason of the engine's own (halt), which becomes Run's
+	// error.
+	stopCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	e.halt = stop
+
+	// Calls in flight outlive the stop by up to DrainTimeout: workCtx is
+	// cut loose from ctx and cancelled only after the drain.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	var drainer sync.WaitGroup
 	drainer.Go(func() {
 		select {
-		case <-ctx.Done():
+		case <-stopCtx.Done():
 		case <-workCtx.Done():
 			return
 		}
-		log.Warn("interrupted: no new rows are taken; waiting for calls in flight", "drain_timeout", cfg.DrainTimeout)
+		if ctx.Err() == nil {
+			log.Warn("stopping: no new rows are taken; waiting for calls in flight", "drain_timeout", cfg.DrainTimeout, "reason", context.Cause(stopCtx))
+		}
 		t := time.NewTimer(cfg.DrainTimeout)
 		defer t.Stop()
 		select {
 		case <-t.C:
+			log.Warn("drain timeout: calls still in flight are cancelled")
+			cancelWork()
+		case <-cfg.Abort:
+			log.Warn("stopping at once: calls in flight are cancelled")
 			cancelWork()
 		case <-workCtx.Done():
 		}
 	})
 
-	runErr := e.pipeline(ctx, workCtx, src, journal)
+	runErr := e.pipeline(stopCtx, workCtx, src, journal)
 	cancelWork()
 	drainer.Wait()
+	if cause := context.Cause(stopCtx); runErr == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		runErr = cause // the breaker or the input stopped the run
+	}
 
 	interrupted := ctx.Err() != nil
-	if cerr := journal.Compact(); cerr != nil {
+	cerr := journal.Compact()
+	if cerr != nil {
 		log.Error("compacting the results file failed; the journal is intact and valid for --resume", "err", cerr)
 		if runErr == nil {
 			runErr = fmt.Errorf("%w: %w", ErrCompact, cerr)
@@ -157,5 +191,5 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 	e.sum.NotSent = int(e.notSent.Load())
 	e.sum.Interrupted = interrupted
 	e.sum.End = time.Now()
-	return Result{Summary: e.sum, Skipped: e.skipped}, runErr
+	return Result{Summary: e.sum, Skipped: e.skipped, Compacted: cerr == nil}, runErr
 }

@@ -643,3 +643,144 @@ func TestLostAnswerIsJournalledAmbiguous(t *testing.T) {
 		})
 	}
 }
+
+// outage is a createLead that failed as an outage (connection refused).
+var outage = &submitter.CallError{Op: "createLead", Message: "dial tcp 127.0.0.1:1: connection refused", Retryable: true, Outage: true, Attempts: 5}
+
+func TestCircuitBreaker(t *testing.T) {
+	throttled := &submitter.CallError{Op: "createLead", Status: 503, Message: "HTTP 503", Retryable: true, Attempts: 5}
+	tests := []struct {
+		name string
+		// fail reports the error of the n-th createLead (1-based), or nil.
+		fail    func(n int) error
+		limit   int
+		trips   bool
+		maxSent int // createLead calls at most (the limit and those in flight)
+	}{
+		{"every call an outage: trips after the limit", func(int) error { return outage }, 5, true, 5 + 1},
+		{"a 503 storm is throttling: never trips", func(int) error { return throttled }, 5, false, 40},
+		{"an answer between outages resets the count", func(n int) error {
+			if n%4 == 0 {
+				return nil
+			}
+			return outage
+		}, 5, false, 40},
+		{"disabled", func(int) error { return outage }, 0, false, 40},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			n := 0
+			api := &fakeAPI{create: func(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+				mu.Lock()
+				n++
+				err := tc.fail(n)
+				mu.Unlock()
+				if err != nil {
+					return lead.Result{}, submitter.Call{Attempts: 5}, err
+				}
+				return lead.Result{ID: "id-" + in.LeadID, ResultCode: 1020}, submitter.Call{Attempts: 1}, nil
+			}}
+			cfg := testConfig()
+			cfg.Concurrency = 1 // a strict order of outcomes
+			cfg.MaxConsecutiveFailures = tc.limit
+			res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(40)}, api)
+			if got := errors.Is(err, ErrUnreachable); got != tc.trips {
+				t.Fatalf("Run: %v; tripped %v, want %v", err, got, tc.trips)
+			}
+			created, _, _ := api.calls()
+			if len(created) > tc.maxSent {
+				t.Errorf("createLead sent %d times, want at most %d", len(created), tc.maxSent)
+			}
+			s := res.Summary
+			if tc.trips {
+				if s.RowsRead == 40 || len(j.last()) != len(created) || s.NotSent != s.RowsRead-len(created) {
+					t.Errorf("read %d, not sent %d, lines %d for %d sent: want the reading stopped and the rows not sent left without a line, for --resume", s.RowsRead, s.NotSent, len(j.last()), len(created))
+				}
+				if !errors.Is(err, outage) {
+					t.Errorf("Run: %v, want it to wrap the last outage", err)
+				}
+			}
+			checkAccounting(t, s)
+		})
+	}
+}
+
+// TestInputErrorDrains: an input that cannot be read on stops the reading
+// only, as a signal does: the calls in flight finish and are recorded.
+func TestInputErrorDrains(t *testing.T) {
+	readErr := errors.New("read leads.csv.gz: unexpected EOF (the file is corrupt)")
+	inFlight := make(chan struct{}, 4)
+	release := make(chan struct{})
+	api := &fakeAPI{create: func(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+		inFlight <- struct{}{}
+		<-release
+		if ctx.Err() != nil {
+			return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "createLead", Message: "interrupted", Err: ctx.Err()}
+		}
+		return qualified(ctx, in)
+	}}
+	src := &fakeSource{items: validItems(2), err: readErr}
+	src.onNext = func(n int) {
+		if n == 2 { // both rows are in flight before the read fails
+			<-inFlight
+			<-inFlight
+			go func() {
+				time.Sleep(10 * time.Millisecond)
+				close(release)
+			}()
+		}
+	}
+	cfg := testConfig()
+	cfg.Concurrency = 2
+	res, j, err := run(t, context.Background(), cfg, src, api)
+	if !errors.Is(err, readErr) {
+		t.Fatalf("Run: %v, want the read error", err)
+	}
+	for _, n := range []int{1, 2} {
+		if got := j.last()[n]; got.Status != report.StatusSubmitted {
+			t.Errorf("row %d = %s, want submitted: a call in flight finishes after a read error", n, got.Status)
+		}
+	}
+	checkAccounting(t, res.Summary)
+}
+
+// TestAbortCancelsCallsInFlight: a second signal (Abort) cancels the calls
+// in flight without waiting for the drain timeout; they are recorded, the
+// journal compacted.
+func TestAbortCancelsCallsInFlight(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	abort := make(chan struct{})
+	started := make(chan struct{}, 4)
+	api := &fakeAPI{create: func(cctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+		started <- struct{}{}
+		<-cctx.Done()
+		return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "createLead", Message: "interrupted", Err: cctx.Err(), Ambiguous: true}
+	}}
+	cfg := testConfig()
+	cfg.Concurrency = 2
+	cfg.DrainTimeout = time.Hour // only Abort can end the calls
+	cfg.Abort = abort
+	go func() {
+		<-started
+		<-started
+		cancel()
+		close(abort)
+	}()
+	res, j, err := run(t, ctx, cfg, &fakeSource{items: validItems(10)}, api)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := len(j.last()); got != 2 {
+		t.Errorf("%d rows journalled, want the 2 in flight", got)
+	}
+	for n, r := range j.last() {
+		if r.Status != report.StatusFailed || !r.Ambiguous {
+			t.Errorf("row %d = %s ambiguous %v, want failed and ambiguous (cut off in flight)", n, r.Status, r.Ambiguous)
+		}
+	}
+	if !res.Summary.Interrupted {
+		t.Error("Interrupted = false, want true")
+	}
+	checkAccounting(t, res.Summary)
+}

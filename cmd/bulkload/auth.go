@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ type authOptions struct {
 	scope      string
 	secretFile string
 	simulate   bool
+	insecure   bool // --allow-insecure-http
 }
 
 func (o *authOptions) register(fs *flag.FlagSet) {
@@ -39,6 +41,7 @@ func (o *authOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.scope, "scope", "", "OAuth scope (overrides --app-id)")
 	fs.StringVar(&o.secretFile, "client-secret-file", "", "file holding the client secret (or set BULKLOAD_CLIENT_SECRET)")
 	fs.BoolVar(&o.simulate, "simulate", false, "run against the built-in simulator on 127.0.0.1, with its own credentials")
+	fs.BoolVar(&o.insecure, "allow-insecure-http", false, "accept http:// (unencrypted) --endpoint and token URLs on hosts other than this machine")
 }
 
 // resolved is authOptions after defaults and derivations.
@@ -48,6 +51,7 @@ type resolved struct {
 	clientID string
 	secret   string
 	scope    string
+	insecure bool // --allow-insecure-http
 }
 
 // resolve derives the token URL and scope and reads the secret. It checks
@@ -59,7 +63,7 @@ type resolved struct {
 // comes from the environment or the file. At the same level the full value
 // (--token-url, --scope) wins.
 func (o *authOptions) resolve(getenv func(string) string, from map[string]int, needEndpoint bool) (resolved, error) {
-	r := resolved{endpoint: o.endpoint, tokenURL: o.tokenURL, clientID: o.clientID, scope: o.scope}
+	r := resolved{endpoint: o.endpoint, tokenURL: o.tokenURL, clientID: o.clientID, scope: o.scope, insecure: o.insecure}
 	if (o.authURL == "") != (o.tenantID == "") {
 		return r, usageErrorf("--auth-url and --tenant-id go together (the token URL is AUTH_URL/TENANT_ID/oauth2/v2.0/token); or give --token-url alone")
 	}
@@ -170,7 +174,7 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 	}
 	client, err := submitter.New(ctx, submitter.Config{
 		Endpoint: endpoint, TokenURL: cfg.tokenURL, ClientID: cfg.clientID,
-		ClientSecret: cfg.secret, Scope: cfg.scope, Logger: log,
+		ClientSecret: cfg.secret, Scope: cfg.scope, AllowInsecureHTTP: cfg.insecure, Logger: log,
 	})
 	if err != nil {
 		return exitFor(e.stderr, usageErrorf("%v", err))
@@ -188,17 +192,8 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  audience:   %s\n  roles:      %s\n  expires at: %s (in %s)\n",
 		cfg.tokenURL, info.ClientID, info.Audience, strings.Join(info.Roles, ", "),
 		info.ExpiresAt.UTC().Format(time.RFC3339), time.Until(info.ExpiresAt).Round(time.Second))
-	if !contains(info.Roles, "Lead.Write") {
+	if !slices.Contains(info.Roles, "Lead.Write") {
 		fmt.Fprintln(e.stdout, "  warning: the token lacks Lead.Write: createLead and submitLead will be refused")
 	}
 	return exitOK
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -9,25 +9,18 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
 	ctx, stop := context.WithCancel(context.Background())
-	sigs := make(chan os.Signal, 2)
+	abort := make(chan struct{})
+	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sigs
-		// First signal: stop taking rows, drain in-flight calls, write
-		// results and summary (run returns exitInterrupted).
-		stop()
-		<-sigs
-		// Second signal: leave at once. Every line already written stays
-		// valid for --resume; a half-written last line is tolerated.
-		os.Exit(exitInterrupted)
-	}()
+	go handleSignals(sigs, stop, func() { close(abort) }, os.Stderr, time.Now)
 	// lookupEnv (not os.Getenv) so that run can list the BULKLOAD_*
 	// variables set and warn about a misspelt one.
-	code := run(ctx, os.Args[1:], lookupEnv(os.Environ()), os.Stdin, os.Stdout, os.Stderr)
+	code := run(withAbort(ctx, abort), os.Args[1:], lookupEnv(os.Environ()), os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

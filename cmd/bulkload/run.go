@@ -18,6 +18,7 @@ const (
 	exitRowsFailed  = 1   // the run finished, but some rows are invalid, failed or unverified
 	exitUsage       = 2   // bad flags, settings or input file (unreadable, wrong format)
 	exitAuth        = 3   // the identity provider refused the credentials
+	exitUnreachable = 4   // the service cannot be reached or is not a GraphQL endpoint
 	exitIO          = 5   // reading the input or writing an output failed during the run
 	exitInterrupted = 130 // SIGINT or SIGTERM: results written so far are valid for --resume
 )
@@ -45,6 +46,8 @@ func exitMeaning(cmd string, code int) string {
 		return "usage error, bad setting, or unreadable input"
 	case code == exitAuth:
 		return "authentication refused, or no token to be had (check client id, secret, scope, token URL)"
+	case code == exitUnreachable:
+		return "service unreachable or not a GraphQL endpoint (check --endpoint); rerun the same command with --resume once it answers"
 	case code == exitIO:
 		return "reading the input or writing an output failed during the run (disk, permission, network file system, corrupt gzip); what was written is valid for --resume"
 	case code == exitInterrupted && cmd == "upload":
@@ -90,7 +93,7 @@ func commands() []command {
 	)
 	return []command{
 		{"upload", "upload [flags] FILE", "upload FILE to the service (--simulate: to the built-in simulator)",
-			[]int{exitOK, exitRowsFailed, exitUsage, exitAuth, exitIO, exitInterrupted},
+			[]int{exitOK, exitRowsFailed, exitUsage, exitAuth, exitUnreachable, exitIO, exitInterrupted},
 			settings(in.register, auth.register, logs.register, up.register)},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
 			[]int{exitOK, exitRowsFailed, exitUsage, exitIO, exitInterrupted},

@@ -40,7 +40,7 @@ func (o *inputOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.dateOrder, "date-order", "mdy", "order of slashed dates of birth: mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)")
 	fs.StringVar(&o.mapping, "mapping", "", "YAML file of this partner's column renames and value maps")
 	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME"+cmp.Or(o.outputSuffix, ".results.csv")+" beside the input)")
-	fs.StringVar(&o.rejects, "rejects", "", "file for the rows that failed validation, with an error column (mode 0600)")
+	fs.StringVar(&o.rejects, "rejects", "", "file for the rows that failed validation, .csv, .tsv or .jsonl, with an error column (mode 0600)")
 	fs.StringVar(&o.summaryJSON, "summary-json", "", "file to write the summary to as JSON")
 }
 
@@ -54,6 +54,11 @@ func (o *inputOptions) check() error {
 		case ".csv", ".jsonl":
 		default:
 			return usageErrorf("--results %s: the extension must be .csv or .jsonl (it chooses the format), not %q", o.results, ext)
+		}
+	}
+	if o.rejects != "" {
+		if _, _, err := reader.RejectsFormat(o.rejects); err != nil {
+			return usageErrorf("--rejects %v", err)
 		}
 	}
 	return nil

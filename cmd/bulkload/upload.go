@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -26,6 +27,7 @@ type uploadOptions struct {
 	maxAttempts  int
 	timeout      time.Duration
 	drainTimeout time.Duration
+	maxOutages   int
 	resume       bool
 	overwrite    bool
 	noSubmit     bool
@@ -110,6 +112,7 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for retryable failures (network, 429, 502, 503, 504), the first included")
 	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt")
 	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "how long calls in flight may take to finish after SIGINT/SIGTERM")
+	fs.IntVar(&up.maxOutages, "max-consecutive-failures", 20, "stop (exit 4) after this many calls in a row failed as if the service were gone (0: never)")
 	fs.BoolVar(&up.resume, "resume", false, "continue the run recorded in the results file, sending only what is unfinished")
 	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds an earlier upload's outcomes (its leads are sent again)")
 	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (for partners with automatic submission)")
@@ -131,6 +134,8 @@ func (o *uploadOptions) check() error {
 		return usageErrorf("--max-attempts %d: want at least 1", o.maxAttempts)
 	case o.timeout <= 0:
 		return usageErrorf("--timeout %v: want a positive duration", o.timeout)
+	case o.maxOutages < 0:
+		return usageErrorf("--max-consecutive-failures %d: want 0 (never stop) or more", o.maxOutages)
 	case o.resume && o.overwrite:
 		return usageErrorf("--resume and --overwrite contradict each other: --resume continues the results file, --overwrite starts it over; give one")
 	}
@@ -215,6 +220,8 @@ func (u *uploader) run(ctx context.Context) int {
 		SubmitDocument: u.up.submitDoc,
 		LeadDocument:   u.up.leadDoc,
 		Logger:         u.log,
+
+		AllowInsecureHTTP: u.creds.insecure,
 	})
 	if err != nil {
 		return exitFor(e.stderr, usageErrorf("%v", err))
@@ -227,6 +234,15 @@ func (u *uploader) run(ctx context.Context) int {
 	cancelAuth()
 	if err != nil {
 		return u.authFailure(ctx, err)
+	}
+	// One cheap GraphQL query proves --endpoint before the first row.
+	preCtx, cancelPre := context.WithTimeout(ctx, 2*u.up.timeout)
+	err = client.Preflight(preCtx)
+	cancelPre()
+	if err != nil {
+		if code, stop := u.preflightFailure(ctx, err); stop {
+			return code
+		}
 	}
 
 	src, err := u.in.open(ctx, u.input, e.stdin, u.log)
@@ -245,17 +261,23 @@ func (u *uploader) run(ctx context.Context) int {
 	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.rate) }
 	prog.start()
 	cfg := upload.Config{
-		Concurrency:      u.up.concurrency,
-		DrainTimeout:     u.up.drainTimeout,
-		NoSubmit:         u.up.noSubmit,
-		AlreadySubmitted: u.up.alreadyRE,
-		DuplicateOf:      u.up.duplicateOfRE,
-		Log:              u.log,
-		OnFinal:          func(report.Row) { done.Add(1) },
+		Concurrency:            u.up.concurrency,
+		DrainTimeout:           u.up.drainTimeout,
+		MaxConsecutiveFailures: u.up.maxOutages,
+		Abort:                  abortOf(ctx),
+		NoSubmit:               u.up.noSubmit,
+		AlreadySubmitted:       u.up.alreadyRE,
+		DuplicateOf:            u.up.duplicateOfRE,
+		Log:                    u.log,
+		OnFinal:                func(report.Row) { done.Add(1) },
 	}
 	if state != nil {
 		cfg.Prior = state
 	}
+	defer context.AfterFunc(ctx, func() {
+		u.log.Warn("signal received: no new rows are taken; the calls in flight finish (up to --drain-timeout), then the results file and summary are written. " +
+			"A second signal cancels the calls in flight at once. Run the same command with --resume to finish the job")
+	})()
 	res, runErr := upload.Run(ctx, cfg, src, client, journal)
 	prog.stop()
 
@@ -283,18 +305,47 @@ func (u *uploader) run(ctx context.Context) int {
 	if u.up.resume {
 		u.log.Info("--resume: rows finished in an earlier run were not sent again", "rows", res.Skipped)
 	}
-	u.log.Info("results written", "path", resultsPath)
+	if res.Compacted {
+		u.log.Info("results written", "path", resultsPath)
+	}
 
 	switch {
 	case submitter.IsFatal(runErr):
 		return u.authFailure(ctx, runErr)
+	case errors.Is(runErr, upload.ErrUnreachable):
+		fmt.Fprintf(e.stderr, "bulkload: %v; check --endpoint %s, then run the same command with --resume\n", runErr, u.creds.endpoint)
+		return exitUnreachable
 	case sum.Interrupted:
 		fmt.Fprintf(e.stderr, "bulkload: interrupted; run the same command with --resume to finish\n")
 		return exitInterrupted
+	case errors.Is(runErr, upload.ErrCompact):
+		// Every row is done and recorded: only the tidying failed.
+		fmt.Fprintf(e.stderr, "bulkload: every row was uploaded, but the results file %s could not be compacted: %v\n"+
+			"bulkload: it is left as the run's journal (several lines per row, the last one counts): intact and valid for --resume, which compacts it\n", resultsPath, runErr)
+		return exitRowsFailed
 	case runErr != nil:
 		return exitFor(e.stderr, runErr)
 	}
 	return rowsStatus(sum)
+}
+
+// preflightFailure maps a failed preflight to an exit status, or lets the
+// run go on (stop false) when the service answered but asked to slow down:
+// throttling is not an outage.
+func (u *uploader) preflightFailure(ctx context.Context, err error) (code int, stop bool) {
+	var ce *submitter.CallError
+	switch {
+	case submitter.IsFatal(err) || ctx.Err() != nil:
+		return u.authFailure(ctx, err), true
+	case submitter.IsUnreachable(err):
+		fmt.Fprintf(u.env.stderr, "bulkload: %v\n", err)
+		return exitUnreachable, true
+	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
+		fmt.Fprintf(u.env.stderr, "bulkload: the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)\n", u.creds.endpoint, err)
+		return exitAuth, true
+	}
+	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", u.creds.endpoint, "err", err)
+	return 0, false
 }
 
 func (u *uploader) authFailure(ctx context.Context, err error) int {
@@ -332,6 +383,7 @@ func (u *uploader) settings(results string) map[string]any {
 	s["overwrite"] = u.up.overwrite
 	s["noSubmit"] = u.up.noSubmit
 	s["drainTimeout"] = u.up.drainTimeout.String()
+	s["maxConsecutiveFailures"] = u.up.maxOutages
 	s["createDocument"] = u.up.createDoc
 	s["submitDocument"] = u.up.submitDoc
 	s["alreadySubmitted"] = u.up.alreadySubmitted

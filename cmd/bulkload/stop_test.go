@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// uploadArgs are the flags of an upload of input to s's simulator (its
+// endpoint replaced by endpoint when set), writing results.
+func uploadArgs(s *sim, endpoint, results, input string, extra ...string) []string {
+	args := append([]string{"upload"}, s.args()...)
+	if endpoint != "" {
+		args[2] = endpoint // s.args() starts with --endpoint URL
+	}
+	args = append(args, "--results", results, "--rate", "0", "--progress", "off")
+	args = append(args, extra...)
+	return append(args, input)
+}
+
+func TestUploadPreflightStopsAtOnce(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(notFound.Close)
+	for _, tc := range []struct{ name, endpoint string }{
+		{"dead port", "http://127.0.0.1:1/graphql"},
+		{"404", notFound.URL + "/graphql"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			results := filepath.Join(t.TempDir(), "results.csv")
+			res := runCLI(t, secretEnv(), uploadArgs(s, tc.endpoint, results, filepath.Join(samples, "leads.csv"))...)
+			if res.code != exitUnreachable {
+				t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+			}
+			if !strings.Contains(res.stderr, "--endpoint "+tc.endpoint) || !strings.Contains(res.stderr, "not a GraphQL endpoint") {
+				t.Errorf("stderr does not name --endpoint %s as unreachable:\n%s", tc.endpoint, res.stderr)
+			}
+			if strings.Contains(res.stderr, "rows read") {
+				t.Errorf("rows were read before the endpoint was proven:\n%s", res.stderr)
+			}
+		})
+	}
+	if n := len(s.Stats().CreateCalls); n != 0 {
+		t.Errorf("%d leads reached the simulator, want none", n)
+	}
+}
+
+// outageSwitch passes requests to h until down is set; then every GraphQL
+// request is answered 404, as by a service taken away mid-run.
+type outageSwitch struct {
+	h        http.Handler
+	downFrom int64 // the GraphQL request number (1-based) from which it is down
+	n        atomic.Int64
+	healed   atomic.Bool
+}
+
+func (o *outageSwitch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/graphql" && o.n.Add(1) >= o.downFrom && !o.healed.Load() {
+		http.NotFound(w, r)
+		return
+	}
+	o.h.ServeHTTP(w, r)
+}
+
+// TestUploadCircuitBreaker: the endpoint goes away mid-run. After
+// --max-consecutive-failures calls in a row fail, no new row is taken, the
+// summary is written and the run exits 4; the rows not sent have no line
+// (they are not marked failed one by one), and --resume sends them once the
+// service is back.
+func TestUploadCircuitBreaker(t *testing.T) {
+	srv, err := leadsim.New(leadsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &outageSwitch{h: srv.Handler(), downFrom: 12}
+	ts := httptest.NewServer(sw)
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	s := &sim{Server: srv, url: ts.URL}
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	summary := filepath.Join(dir, "summary.json")
+	input := filepath.Join(samples, "leads.csv")
+	args := uploadArgs(s, "", results, input, "--concurrency", "2", "--max-consecutive-failures", "5", "--summary-json", summary)
+
+	res := runCLI(t, secretEnv(), args...)
+	if res.code != exitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "5 calls in a row failed") || !strings.Contains(res.stderr, "--endpoint "+ts.URL+"/graphql") || !strings.Contains(res.stderr, "--resume") {
+		t.Errorf("stderr does not say why the run stopped and what to do:\n%s", res.stderr)
+	}
+	rows := readResults(t, results)
+	failed := 0
+	for _, r := range rows {
+		if r["status"] == "failed" || r["status"] == "submit_failed" {
+			failed++
+		}
+	}
+	// At most: the 5 failures in a row, the other call in flight, and a
+	// call answered just before the outage that finished after the first
+	// failure (resetting the count), whose row then fails at submitLead.
+	if len(rows) >= 40 || failed > 5+2+2 {
+		t.Errorf("%d rows have a line, %d failed: want the run stopped after 5 failures in a row, the rest without a line", len(rows), failed)
+	}
+	sj := readSummaryJSON(t, summary)
+	if sj["notSent"].(float64) == 0 || sj["accountingOK"] != true {
+		t.Errorf("summary JSON notSent %v accountingOK %v: want the rows not sent counted", sj["notSent"], sj["accountingOK"])
+	}
+
+	sw.healed.Store(true)
+	args = append(args[:len(args)-1], "--resume", input)
+	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+		t.Fatalf("--resume after the outage: exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	finalByRow(t, results, 50)
+}
+
+// TestUploadThrottlingNeverTrips: a 503 storm is throttling, not an outage:
+// rows fail one by one (one attempt each here) and the run finishes (exit
+// 1, not 4).
+func TestUploadThrottlingNeverTrips(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{Fail503: 1})
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	res := runCLI(t, secretEnv(), uploadArgs(s, "", results, filepath.Join(samples, "leads.csv"), "--max-attempts", "1", "--max-consecutive-failures", "3")...)
+	if res.code != exitRowsFailed {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	finalByRow(t, results, 50)
+}
+
+// TestUploadCorruptInputDrains: a .gz cut off mid-stream stops the reading
+// only: the calls in flight finish and are recorded, as on SIGTERM, and the
+// run then reports the input error.
+func TestUploadCorruptInputDrains(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 150 * time.Millisecond}})
+	dir := t.TempDir()
+	raw, err := os.ReadFile(filepath.Join(samples, "leads.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(raw)
+	zw.Close()
+	input := filepath.Join(dir, "leads.csv.gz")
+	if err := os.WriteFile(input, gz.Bytes()[:gz.Len()*2/3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "results.csv")
+	res := runCLI(t, secretEnv(), uploadArgs(s, "", results, input, "--concurrency", "4")...)
+	if res.code == exitOK || res.code == exitInterrupted {
+		t.Fatalf("exit = %d, want the input error's\n%s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "rows read") {
+		t.Errorf("no summary after the input error:\n%s", res.stderr)
+	}
+	rows := readResults(t, results)
+	if len(rows) == 0 {
+		t.Fatalf("no row recorded: the test tests nothing\n%s", res.stderr)
+	}
+	for _, r := range rows {
+		switch r["status"] {
+		case "processed", "submitted", "invalid":
+		default:
+			t.Errorf("row %s ended %s (%s): want the calls in flight finished, not cut off", r["row"], r["status"], r["error"])
+		}
+	}
+}
+
+// TestUploadSignalsTogetherCountAsOne: `timeout -s INT` signals the process
+// and its group, so two signals arrive together: they are one request to
+// stop. The calls in flight drain and finish, the journal is compacted and
+// the summary written.
+func TestUploadSignalsTogetherCountAsOne(t *testing.T) {
+	// Calls take longer than the time between the two signals, so that the
+	// second finds calls in flight.
+	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: time.Second}})
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	summary := filepath.Join(dir, "summary.json")
+	cmd, out := subprocess(t, uploadArgs(s, "", results, filepath.Join(samples, "leads.csv"), "--concurrency", "4", "--summary-json", summary)...)
+	waitForLines(t, results, 4, 60*time.Second)
+	// Two signals that the kernel delivers apart, within the grace second
+	// (two sent at the same instant may merge into one pending signal).
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit = %d, want %d\n%s", code, exitInterrupted, out)
+	}
+	text := out.String()
+	if !strings.Contains(text, "INTERRUPTED") || !strings.Contains(text, "--resume") || !strings.Contains(text, "second signal cancels") {
+		t.Errorf("want the summary, and the first signal's message saying how to stop at once and to --resume:\n%s", text)
+	}
+	if _, err := os.Stat(summary); err != nil {
+		t.Errorf("no summary JSON: %v", err)
+	}
+	rows := readResults(t, results)
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if seen[r["row"]] {
+			t.Errorf("row %s has two lines: the journal was not compacted", r["row"])
+		}
+		seen[r["row"]] = true
+		if r["status"] == "failed" || r["status"] == "created" {
+			t.Errorf("row %s ended %s: the calls in flight were cut off, want them drained", r["row"], r["status"])
+		}
+	}
+}
+
+// TestUploadSecondSignalStopsCallsInFlight: a second signal after the grace
+// second cancels the calls in flight (here they take a minute) at once, but
+// the journal is still compacted and the summary written; exit 130.
+func TestUploadSecondSignalStopsCallsInFlight(t *testing.T) {
+	srv, err := leadsim.New(leadsim.Options{CreateLatency: leadsim.Latency{Fixed: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counting := &inFlight{h: srv.Handler()}
+	ts := httptest.NewServer(counting)
+	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); srv.Close() })
+	s := &sim{Server: srv, url: ts.URL}
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	summary := filepath.Join(dir, "summary.json")
+	cmd, out := subprocess(t, uploadArgs(s, "", results, filepath.Join(samples, "leads.csv"), "--concurrency", "2", "--drain-timeout", "10m", "--summary-json", summary)...)
+	for deadline := time.Now().Add(60 * time.Second); counting.n.Load() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no call reached the simulator\n%s", out)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(signalGrace + 300*time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit = %d, want %d\n%s", code, exitInterrupted, out)
+	}
+	if !strings.Contains(out.String(), "rows read") {
+		t.Errorf("no summary after the second signal:\n%s", out)
+	}
+	if sj := readSummaryJSON(t, summary); sj["accountingOK"] != true {
+		t.Errorf("summary JSON accounting: %v", sj["accounting"])
+	}
+	rows := readResults(t, results)
+	if len(rows) != 2 {
+		t.Fatalf("%d rows recorded, want the 2 in flight\n%s", len(rows), out)
+	}
+	for _, r := range rows {
+		if r["status"] != "failed" || !strings.HasPrefix(r["note"], "[ambiguous:") {
+			t.Errorf("row %s = %s note %q: want failed and marked ambiguous (cut off in flight)", r["row"], r["status"], r["note"])
+		}
+	}
+}
+
+// TestUploadCompactionFails: every row is uploaded but the results file
+// cannot be compacted (its directory vanished under it: the compacted copy
+// has nowhere to go). The run exits 1, not 2, says the journal is intact
+// and valid for --resume, and never claims "results written"; --resume then
+// finishes the job.
+func TestUploadCompactionFails(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 30 * time.Millisecond}})
+	base := t.TempDir()
+	dir := filepath.Join(base, "out")
+	moved := filepath.Join(base, "moved")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "results.csv")
+	input := filepath.Join(samples, "leads.csv")
+	args := uploadArgs(s, "", results, input, "--concurrency", "1")
+	var res cliResult
+	var wg sync.WaitGroup
+	wg.Go(func() { res = runCLI(t, secretEnv(), args...) })
+	waitForLines(t, results, 3, 60*time.Second)
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if res.code != exitRowsFailed {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "could not be compacted") || !strings.Contains(res.stderr, "valid for --resume") {
+		t.Errorf("stderr does not say the journal is intact and valid for --resume:\n%s", res.stderr)
+	}
+	if strings.Contains(res.stderr, "results written") {
+		t.Errorf("\"results written\" logged although they were not:\n%s", res.stderr)
+	}
+	if err := os.Rename(moved, dir); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...); res.code != exitOK {
+		t.Fatalf("--resume: exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	finalByRow(t, results, 50)
+}

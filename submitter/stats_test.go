@@ -1,0 +1,71 @@
+package submitter
+
+import (
+	"context"
+	"testing"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// TestSimStatsByOutcome: the client's per-operation outcome counts agree,
+// attempt for attempt, with what the simulator answered, under 429s,
+// 503s, 500s, dropped connections and GraphQL errors.
+func TestSimStatsByOutcome(t *testing.T) {
+	t.Parallel()
+	env := startSim(t, leadsim.Options{Fail503: 0.15, Fail500: 0.05, DropAfter: 0.05, RateLimit: 300, RateBurst: 2,
+		Seed: 11, SigningKey: sharedKey(t)}, func(cfg *Config) { cfg.MaxAttempts = 10 })
+	out := runLeads(t, env.c, 0, 40, 8, true)
+	ctx := context.Background()
+	submits := 0
+	for _, o := range out {
+		if o.err == nil && o.res.ID != "" {
+			env.c.Submit(ctx, o.res.ID)
+			submits++
+		}
+	}
+	const unknown = 3
+	for range unknown {
+		if _, _, err := env.c.Submit(ctx, "no-such-lead"); err == nil {
+			t.Fatalf("Submit(no-such-lead) = nil error, want a GraphQL error")
+		}
+	}
+	if _, _, err := env.c.Lead(ctx, out[0].res.ID); err != nil && out[0].err == nil {
+		t.Fatalf("Lead(%s) = %v", out[0].res.ID, err)
+	}
+
+	st := env.c.Stats()
+	req := env.srv.Stats().Requests
+	for _, tc := range []struct {
+		op    string
+		got   OpStats
+		calls int
+	}{
+		{leadsim.OpCreateLead, st.CreateLead, len(out)},
+		{leadsim.OpSubmitLead, st.SubmitLead, submits + unknown},
+		{"lead", st.Lead, 1},
+	} {
+		r := req[tc.op]
+		if tc.got.Calls != int64(tc.calls) {
+			t.Errorf("%s: Calls = %d, want %d", tc.op, tc.got.Calls, tc.calls)
+		}
+		if tc.got.OK+tc.got.GraphQLError != int64(r[200]) || tc.got.Throttled != int64(r[429]) ||
+			tc.got.ServerError != int64(r[500]+r[503]) || tc.got.Network != int64(r[0]) || tc.got.Other != 0 {
+			t.Errorf("%s: client counted %+v, the simulator answered %v", tc.op, tc.got, r)
+		}
+		if tc.got.Retries != tc.got.Attempts()-tc.got.Calls {
+			t.Errorf("%s: Retries = %d, want attempts %d - calls %d", tc.op, tc.got.Retries, tc.got.Attempts(), tc.got.Calls)
+		}
+	}
+	// Dropped submits that went through are refused when sent again.
+	if st.SubmitLead.GraphQLError < unknown {
+		t.Errorf("submitLead GraphQL errors = %d, want at least %d (the unknown ids)", st.SubmitLead.GraphQLError, unknown)
+	}
+	if st.CreateLead.Throttled == 0 || st.CreateLead.ServerError == 0 || st.CreateLead.Network == 0 {
+		t.Errorf("createLead outcomes %+v: want some 429s, 5xx and dropped connections from this seed", st.CreateLead)
+	}
+	total := st.CreateLead.Attempts() + st.SubmitLead.Attempts() + st.Lead.Attempts() + st.Preflight.Attempts()
+	if total != st.Attempts || st.TokensFetched != int64(env.srv.Stats().TokensIssued) {
+		t.Errorf("attempts by outcome add up to %d, Attempts = %d; tokens fetched %d, issued %d",
+			total, st.Attempts, st.TokensFetched, env.srv.Stats().TokensIssued)
+	}
+}
