@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -188,11 +189,15 @@ func writeSummary(e *env, log *slog.Logger, sum *report.Summary, jsonPath string
 // every couple of thousand rows (at GOGC=50, 40% more CPU than the work).
 // Instead the collector is off until the Go runtime's memory reaches its
 // limit (GOMEMLIMIT): maxGoMemory, less as the index grows, never below
-// minGoMemory. At 1M rows it runs about every 15,000 rows. A GOGC or
+// minGoMemory, each plus perCPUMemory for each of GOMAXPROCS (the workers
+// each hold batches and make garbage: with 16 of them, a 12 MiB limit left
+// the collector running all the time, 19x the floor's CPU at 5M rows). At 1M
+// rows on 2 CPUs it runs about every 15,000 rows. A GOGC or
 // GOMEMLIMIT the user set wins. These are the runtime's process-wide
 // settings: set here, for validate only, and restored when it returns.
 type memoryBudget struct {
 	on        bool
+	min, max  int64 // the Go runtime's bounds, GOMAXPROCS counted in
 	gcPercent int
 	limit     int64
 	last      int64
@@ -204,10 +209,12 @@ const (
 	validateMemory = 56 << 20
 	// maxGoMemory is the most the Go runtime gets: more makes collections
 	// rarer but no cheaper in total beyond this.
-	maxGoMemory = 24 << 20
+	maxGoMemory = 22 << 20
 	// minGoMemory is the least the Go runtime gets, heap and stacks: room
 	// for the batches in flight and the results file's buffers.
-	minGoMemory = 12 << 20
+	minGoMemory = 8 << 20
+	// perCPUMemory is added to both bounds for each of GOMAXPROCS.
+	perCPUMemory = 1 << 20
 )
 
 func newMemoryBudget(getenv func(string) string) *memoryBudget {
@@ -216,9 +223,11 @@ func newMemoryBudget(getenv func(string) string) *memoryBudget {
 		return b
 	}
 	b.on = true
-	b.limit = debug.SetMemoryLimit(maxGoMemory)
+	cpus := int64(runtime.GOMAXPROCS(0))
+	b.min, b.max = minGoMemory+cpus*perCPUMemory, maxGoMemory+cpus*perCPUMemory
+	b.limit = debug.SetMemoryLimit(b.max)
 	b.gcPercent = debug.SetGCPercent(-1)
-	b.last = maxGoMemory
+	b.last = b.max
 	return b
 }
 
@@ -227,7 +236,7 @@ func (b *memoryBudget) update(indexBytes int) {
 	if !b.on {
 		return
 	}
-	limit := min(maxGoMemory, max(minGoMemory, validateMemory-int64(indexBytes)))
+	limit := min(b.max, max(b.min, validateMemory-int64(indexBytes)))
 	if limit < b.last-1<<20 || limit > b.last+1<<20 {
 		debug.SetMemoryLimit(limit)
 		b.last = limit
