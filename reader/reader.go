@@ -284,6 +284,23 @@ func (r *Reader) setHeader(f lead.Field, name string) {
 	r.headers.Store(&h)
 }
 
+// Provided returns the fields some column provides (after --mapping): for
+// CSV, the header's; for JSONL, the keys seen so far (all of them after the
+// last Next). Safe to call from another goroutine than Next.
+func (r *Reader) Provided() []lead.Field {
+	h := r.headers.Load()
+	if h == nil {
+		return nil
+	}
+	var out []lead.Field
+	for f, name := range h {
+		if name != "" {
+			out = append(out, lead.Field(f))
+		}
+	}
+	return out
+}
+
 // Format returns the input's format, as given or as picked from the name.
 func (r *Reader) Format() Format { return r.format }
 

@@ -9,3 +9,11 @@ func (s *State) Counts() map[Status]int {
 	}
 	return c
 }
+
+// MaxRow returns the highest row number the file has a line for; 0 for none.
+func (s *State) MaxRow() int {
+	if len(s.refs) == 0 {
+		return 0
+	}
+	return int(s.refs[len(s.refs)-1].row)
+}

@@ -87,6 +87,16 @@ type Summary struct {
 	Start       time.Time      `json:"start"`
 	End         time.Time      `json:"end"`
 	Interrupted bool           `json:"interrupted"`
+	// InputBytes is how many bytes of the input InputSHA256 covers: the
+	// bytes read. InputGrewBytes is how many more the file held at the end
+	// of the run: appended while it ran, not read.
+	InputBytes     int64 `json:"inputBytes"`
+	InputGrewBytes int64 `json:"inputGrewBytes"`
+	// UnknownColumns are the input's columns that match no LeadInput field
+	// (ignored); MissingFields the LeadInput fields no column provides.
+	// Both are listed always, empty or not: header drift shows here.
+	UnknownColumns []string `json:"unknownColumns"`
+	MissingFields  []string `json:"missingFields"`
 
 	RowsRead int `json:"rowsRead"`
 
@@ -359,6 +369,17 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	el := s.Elapsed().Round(time.Millisecond)
 	fmt.Fprintf(&b, "  %-16s %12s  %.1f rows/s\n", "elapsed", el, s.RowsPerSecond())
+	list := func(v []string) string {
+		if len(v) == 0 {
+			return "none"
+		}
+		return strings.Join(v, ", ")
+	}
+	fmt.Fprintf(&b, "  %-16s %s\n", "unknown columns", list(s.UnknownColumns))
+	fmt.Fprintf(&b, "  %-16s %s\n", "fields missing", list(s.MissingFields))
+	if s.InputGrewBytes > 0 {
+		fmt.Fprintf(&b, "  %-16s the input grew by %d bytes during the run; they were not read (input hash covers the first %d bytes): rerun with --resume to send the rows appended\n", "input grew", s.InputGrewBytes, s.InputBytes)
+	}
 	if top := s.Reasons.Top(topReasons); len(top) > 0 {
 		fmt.Fprintf(&b, "top failure reasons (%d distinct):\n", len(s.Reasons))
 		for _, r := range top {

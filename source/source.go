@@ -46,6 +46,15 @@ type Config struct {
 	// Workers is how many goroutines decode and map rows; 0 means
 	// GOMAXPROCS. Results are the same and in input order for any number.
 	Workers int
+	// Limit, when above 0, reads at most that many bytes of a file: an
+	// upload reads exactly the bytes its check read (Scan), and rows
+	// appended while it runs wait for the next run (Grew says how many
+	// bytes came).
+	Limit int64
+	// PrefixAt, when above 0, also hashes the first PrefixAt bytes apart
+	// (PrefixSHA256): a resumed run checks that its input begins with the
+	// bytes the earlier run read.
+	PrefixAt int64
 }
 
 // Source is the reading and validating stage shared by validate and upload:
@@ -54,8 +63,11 @@ type Config struct {
 type Source struct {
 	name    string
 	file    *os.File // nil for stdin
-	sha     hash.Hash
-	shaDone bool // the hash covers the whole input
+	sha     *hashWriter
+	shaDone bool      // the hash covers the whole input (up to Limit)
+	in      io.Reader // the file, limited to Limit; nil for stdin
+	limit   int64
+	grew    int64
 	size    int64
 	r       *reader.Reader
 	m       *mapper.Mapper
@@ -65,6 +77,10 @@ type Source struct {
 	rejects     *reader.Rejects
 
 	sawLeadSource bool
+	rows          int
+	noLeadID      bool // some row had no leadId
+	provided      []lead.Field
+	unknown       []string
 	// stdinPipe carries standard input, or an input file that is not a
 	// regular file (a named pipe, a device), from a pump goroutine. A read
 	// of stdin itself (a pipe or a terminal: a blocking descriptor) cannot
@@ -141,7 +157,8 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		log = slog.New(slog.DiscardHandler)
 	}
 	ropts, mapping := cfg.Reader, cfg.Mapping
-	s := &Source{name: name, sha: sha256.New(), size: -1, log: log, batchSize: batchSize, workers: cfg.Workers}
+	s := &Source{name: name, sha: &hashWriter{h: sha256.New(), at: cfg.PrefixAt}, limit: cfg.Limit, size: -1, log: log, batchSize: batchSize,
+		workers: cfg.Workers}
 	if s.workers <= 0 {
 		s.workers = runtime.GOMAXPROCS(0)
 	}
@@ -174,6 +191,10 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			s.size = st.Size()
 			in = f
+			if s.limit > 0 {
+				in = io.LimitReader(f, s.limit)
+			}
+			s.in = in
 		} else {
 			// Close closes f after the pipe, which ends the pump's read
 			// (a pipe's reads go through the runtime's poller).
@@ -189,6 +210,8 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		return nil, fmt.Errorf("input %s: %w", name, err)
 	}
 	s.r = r
+	s.provided = r.Provided() // a CSV header's; JSONL's grow as keys are seen
+	s.unknown = r.Unknown()
 	s.m = mapper.New(mapper.Options{Mapping: mapping, DayFirst: cfg.DayFirst})
 
 	if cfg.Rejects != "" {
@@ -260,6 +283,10 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 	}}
 	if rec.Values[lead.LeadSourceID] != "" {
 		s.sawLeadSource = true
+	}
+	s.rows++
+	if it.Row.LeadID == "" {
+		s.noLeadID = true
 	}
 	if rec.Err != nil {
 		it.Row.Status = report.StatusInvalid
@@ -407,21 +434,73 @@ func (s *Source) EstimatedRows() int64 {
 	return int64(float64(n) * float64(s.size) / float64(read))
 }
 
-// InputSHA256 is the SHA-256 of the whole input file, for the summary. It
-// is final after Close. When a run stopped early on standard input, the
-// rest cannot be read, and the hash is marked as covering only the part read.
+// InputSHA256 is the SHA-256 of the bytes of the input read (a file's up to
+// Config.Limit), for the summary. It is final after Close. When a run
+// stopped early on standard input, the rest cannot be read, and the hash is
+// marked as covering only the part read.
 func (s *Source) InputSHA256() string {
-	sum := hex.EncodeToString(s.sha.Sum(nil))
+	sum := hex.EncodeToString(s.sha.h.Sum(nil))
 	if !s.shaDone {
 		return "partial:" + sum
 	}
 	return sum
 }
 
+// InputBytes is how many bytes of the input InputSHA256 covers. Final after
+// Close.
+func (s *Source) InputBytes() int64 { return s.sha.n }
+
+// PrefixSHA256 is the SHA-256 of the input's first Config.PrefixAt bytes;
+// "" when the input is shorter or PrefixAt is 0. Final after Close.
+func (s *Source) PrefixSHA256() string {
+	if s.sha.prefix == nil {
+		return ""
+	}
+	return hex.EncodeToString(s.sha.prefix)
+}
+
+// AllLeadIDs reports whether every row read had a leadId (false before the
+// first row).
+func (s *Source) AllLeadIDs() bool { return s.rows > 0 && !s.noLeadID }
+
+// Grew is how many bytes the file had beyond the bytes read, when Close
+// looked: rows appended while the run read it (0 for standard input).
+func (s *Source) Grew() int64 { return s.grew }
+
+// Unknown is the input's unknown columns, each once: a CSV header's from
+// Open, JSONL keys seen so far; final after Close.
+func (s *Source) Unknown() []string { return s.unknown }
+
+// Provided is the fields some column provides: a CSV header's from Open,
+// JSONL keys seen so far; final after Close.
+func (s *Source) Provided() []lead.Field { return s.provided }
+
+// hashWriter hashes what is written to it and counts it, keeping the hash of
+// the first at bytes apart.
+type hashWriter struct {
+	h      hash.Hash
+	n      int64
+	at     int64
+	prefix []byte
+}
+
+func (w *hashWriter) Write(p []byte) (int, error) {
+	if w.at > 0 && w.prefix == nil && w.n+int64(len(p)) >= w.at {
+		k := w.at - w.n
+		w.h.Write(p[:k])
+		w.prefix = w.h.Sum(nil)
+		w.h.Write(p[k:])
+	} else {
+		w.h.Write(p)
+	}
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
 // warnColumns logs what the user should know about the columns; Close
 // calls it once, after the reader has stopped.
 func (s *Source) warnColumns() {
-	if u := s.r.Unknown(); len(u) > 0 {
+	if u := s.unknown; len(u) > 0 {
 		s.log.Warn("columns not recognised, ignored (add them to a --mapping file if they carry lead data)", "columns", strings.Join(u, ", "))
 	}
 	if s.sawLeadSource {
@@ -446,15 +525,20 @@ func (s *Source) Close() error {
 		}
 		<-s.readDone
 		s.workDone.Wait() // work is closed: the workers finish what is queued
+		s.provided = s.r.Provided()
+		s.unknown = s.r.Unknown()
 		s.warnColumns()
 	}
 	// Every byte the reader pulled went through the hash; when the run
-	// stopped early, hash the rest of a file so the summary still names the
-	// whole input.
+	// stopped early, hash the rest of a file (up to Limit: the bytes a run
+	// reads) so the summary still names the whole input.
 	if s.file != nil && s.size >= 0 {
-		_, err := io.Copy(s.sha, s.file)
+		_, err := io.Copy(s.sha, s.in)
 		errs = append(errs, err)
 		s.shaDone = err == nil
+		if st, err := s.file.Stat(); err == nil && st.Size() > s.sha.n {
+			s.grew = st.Size() - s.sha.n
+		}
 	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= s.cur.rb.Len() {
 		s.shaDone = true
 	}

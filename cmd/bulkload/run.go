@@ -41,9 +41,9 @@ func exitMeaning(cmd string, code int) string {
 	case code == exitOK:
 		return "success"
 	case code == exitRowsFailed:
-		return "the run finished, but some rows are invalid, failed or unverified (see the results file)"
+		return "the run finished, but some rows are invalid, failed or unverified (see the results file); or nothing was sent: more rows invalid than --max-invalid, or no rows"
 	case code == exitUsage:
-		return "usage error, bad setting, or unreadable input"
+		return "usage error, bad setting, or unreadable input; found before anything is sent: a corrupt input file, a required column missing, an output unwritable or holding an upload's outcomes, the results file locked by another run or another input's"
 	case code == exitAuth:
 		return "authentication refused, or no token to be had (check client id, secret, scope, token URL)"
 	case code == exitUnreachable:
@@ -94,10 +94,10 @@ func commands() []command {
 	return []command{
 		{"upload", "upload [flags] FILE", "upload FILE to the service (--simulate: to the built-in simulator)",
 			[]int{exitOK, exitRowsFailed, exitUsage, exitAuth, exitUnreachable, exitIO, exitInterrupted},
-			settings(in.register, auth.register, logs.register, up.register)},
+			settings(in.register, auth.register, logs.register, up.register, new(checkOptions).registerFor(true))},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
 			[]int{exitOK, exitRowsFailed, exitUsage, exitIO, exitInterrupted},
-			settings(in.register, registerValidateOverwrite(new(bool)), logs.register)},
+			settings(in.register, registerValidateOverwrite(new(bool)), new(checkOptions).registerFor(false), logs.register)},
 		{"auth check", "auth check [flags]", "request a token and show its expiry and roles",
 			[]int{exitOK, exitUsage, exitAuth, exitInterrupted},
 			settings(auth.register, logs.register, registerAuthTimeout(new(time.Duration)))},

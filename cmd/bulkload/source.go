@@ -3,11 +3,16 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/bulkload/bulkload/mapper"
@@ -75,11 +80,74 @@ func (o *inputOptions) resultsPath(input string) string {
 	if input == "-" {
 		return "stdin" + suffix
 	}
+	return filepath.Join(filepath.Dir(input), inputName(input)+suffix)
+}
+
+// inputName is the input's file name without its directory and extensions
+// ("exports/leads.csv.gz" gives "leads"; standard input is "stdin").
+func inputName(input string) string {
+	if input == "-" {
+		return "stdin"
+	}
 	base := filepath.Base(input)
 	for _, ext := range []string{".gz", ".csv", ".tsv", ".jsonl", ".ndjson", ".txt"} {
 		base = strings.TrimSuffix(base, ext)
 	}
-	return filepath.Join(filepath.Dir(input), base+suffix)
+	return base
+}
+
+// placeholder matches what looks like a placeholder in an output path.
+const placeholder = `\{[A-Za-z_]+\}`
+
+// expand fills the placeholders of the output paths (--results, --rejects,
+// --summary-json), so that a nightly job on a fixed export name gets one
+// set of files per night or per input: {name} is the input's name without
+// extensions, {date} the UTC date at the start (2006-01-02), {time} the
+// UTC time (150405), {sha} the first 12 hex digits of the input file's
+// SHA-256 (not for standard input). Any other {word} is an error.
+func (o *inputOptions) expand(input string, now time.Time) error {
+	paths := []struct {
+		flag string
+		p    *string
+	}{{"--results", &o.results}, {"--rejects", &o.rejects}, {"--summary-json", &o.summaryJSON}}
+	sha := ""
+	for _, x := range paths {
+		if !strings.Contains(*x.p, "{sha}") || sha != "" {
+			continue
+		}
+		if input == "-" {
+			return usageErrorf("%s %s: {sha} needs an input file; standard input is read only once", x.flag, *x.p)
+		}
+		sum, err := fileSHA256(input)
+		if err != nil {
+			return usageErrorf("%s %s: {sha}: %v", x.flag, *x.p, err)
+		}
+		sha = sum[:12]
+	}
+	now = now.UTC()
+	r := strings.NewReplacer("{name}", inputName(input), "{date}", now.Format(time.DateOnly), "{time}", now.Format("150405"), "{sha}", sha)
+	re := regexp.MustCompile(placeholder)
+	for _, x := range paths {
+		if left := re.FindString(r.Replace(*x.p)); left != "" {
+			return usageErrorf("%s %s: unknown placeholder %s (known: {name}, {date}, {time}, {sha})", x.flag, *x.p, left)
+		}
+		*x.p = r.Replace(*x.p)
+	}
+	return nil
+}
+
+// fileSHA256 hashes a file's bytes.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) {
@@ -138,32 +206,43 @@ func lockResults(path, command string) (*report.FileLock, error) {
 	return l, nil
 }
 
-// open turns the reading flags into a source.Config and opens the input.
-// Every error but cancellation is the user's to fix (a missing file, a bad
-// mapping, an unreadable header).
-func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, log *slog.Logger) (*source.Source, error) {
+// sourceConfig turns the reading flags into a source.Config.
+func (o *inputOptions) sourceConfig(log *slog.Logger) (source.Config, error) {
 	if o.dateOrder != "mdy" && o.dateOrder != "dmy" {
-		return nil, usageErrorf("--date-order %q: want mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)", o.dateOrder)
+		return source.Config{}, usageErrorf("--date-order %q: want mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)", o.dateOrder)
 	}
 	var mapping *mapper.Mapping
 	if o.mapping != "" {
 		m, err := mapper.LoadMapping(o.mapping)
 		if err != nil {
-			return nil, usageErrorf("--mapping: %v", err)
+			return source.Config{}, usageErrorf("--mapping: %v", err)
 		}
 		mapping = m
 	}
 	ropts, err := o.readerOptions(mapping)
 	if err != nil {
-		return nil, err
+		return source.Config{}, err
 	}
-	src, err := source.Open(ctx, name, stdin, source.Config{
+	return source.Config{
 		Reader:   ropts,
 		Mapping:  mapping,
 		DayFirst: o.dateOrder == "dmy",
 		Rejects:  o.rejects,
 		Log:      log,
-	})
+	}, nil
+}
+
+// open turns the reading flags into a source.Config and opens the input;
+// limit, above 0, reads at most that many bytes of a file (the bytes the
+// check before the upload read). Every error but cancellation is the
+// user's to fix (a missing file, a bad mapping, an unreadable header).
+func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, log *slog.Logger, limit int64) (*source.Source, error) {
+	cfg, err := o.sourceConfig(log)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Limit = limit
+	src, err := source.Open(ctx, name, stdin, cfg)
 	switch {
 	case err == nil:
 		return src, nil

@@ -142,7 +142,9 @@ func TestUploadThrottlingNeverTrips(t *testing.T) {
 
 // TestUploadCorruptInputDrains: a .gz cut off mid-stream stops the reading
 // only: the calls in flight finish and are recorded, as on SIGTERM, and the
-// run then reports the input error.
+// run then reports the input error. (A regular file is read through before
+// the first call, so its error stops the run with nothing sent; a stream
+// with --max-invalid 100% is sent as it comes, which is the case here.)
 func TestUploadCorruptInputDrains(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 150 * time.Millisecond}})
 	dir := t.TempDir()
@@ -154,12 +156,8 @@ func TestUploadCorruptInputDrains(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	zw.Write(raw)
 	zw.Close()
-	input := filepath.Join(dir, "leads.csv.gz")
-	if err := os.WriteFile(input, gz.Bytes()[:gz.Len()*2/3], 0o600); err != nil {
-		t.Fatal(err)
-	}
 	results := filepath.Join(dir, "results.csv")
-	res := runCLI(t, secretEnv(), uploadArgs(s, "", results, input, "--concurrency", "4")...)
+	res := runStdin(t, gz.Bytes()[:gz.Len()*2/3], uploadArgs(s, "", results, "-", "--format", "csv", "--max-invalid", "100%", "--concurrency", "4")...)
 	if res.code == exitOK || res.code == exitInterrupted {
 		t.Fatalf("exit = %d, want the input error's\n%s", res.code, res.stderr)
 	}

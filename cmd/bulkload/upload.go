@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/upload"
 )
@@ -53,21 +54,26 @@ type uploadOptions struct {
 func runUpload(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet("upload", "upload [flags] FILE", e.stderr)
 	var (
-		in   inputOptions
-		auth authOptions
-		up   uploadOptions
-		logs logOptions
+		in     inputOptions
+		auth   authOptions
+		up     uploadOptions
+		logs   logOptions
+		checks checkOptions
 	)
 	in.register(fs)
 	auth.register(fs)
 	logs.register(fs)
 	up.register(fs)
+	checks.register(fs, true)
 
 	pos, from, err := parseSettings(fs, args, e, "upload", 1)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
-	if err := up.check(); err != nil {
+	if err := errors.Join(up.check(), checks.check()); err != nil {
+		return exitFor(e.stderr, err)
+	}
+	if err := in.expand(pos[0], time.Now()); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	if err := in.check(); err != nil {
@@ -99,7 +105,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		in.results = strings.TrimSuffix(in.resultsPath(pos[0]), ".results.csv") + ".simulated.results.csv"
 		up.overwrite = !up.resume
 	}
-	u := &uploader{env: e, in: &in, up: &up, creds: creds, log: log, input: pos[0]}
+	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0]}
 	code := u.run(ctx)
 	return code
 }
@@ -163,12 +169,13 @@ func (o *uploadOptions) check() error {
 
 // uploader runs one upload.
 type uploader struct {
-	env   *env
-	in    *inputOptions
-	up    *uploadOptions
-	creds resolved
-	log   *slog.Logger
-	input string
+	env    *env
+	in     *inputOptions
+	up     *uploadOptions
+	checks *checkOptions
+	creds  resolved
+	log    *slog.Logger
+	input  string
 }
 
 func (u *uploader) run(ctx context.Context) int {
@@ -180,7 +187,7 @@ func (u *uploader) run(ctx context.Context) int {
 		return exitFor(e.stderr, err)
 	}
 	defer lock.Unlock()
-	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere, or --overwrite to start over and send its leads again"); err != nil {
+	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: --results 'runs/{name}-{date}.results.csv'), or --overwrite to start over and send its leads again"); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	var state *report.State
@@ -198,6 +205,25 @@ func (u *uploader) run(ctx context.Context) int {
 				u.log.Warn("--resume: ignored a half-written last line of the results file", "lines", n)
 			}
 			u.log.Info("--resume: results of the earlier run loaded", "rows", st.Len())
+		}
+	}
+
+	// The input is read through before the first call: every row
+	// validated, its columns and checksum checked, its identity compared
+	// with the results file's when resuming.
+	ic, err := u.checkInput(ctx, resultsPath, state)
+	if errors.Is(err, errTooManyInvalid) {
+		fmt.Fprintf(e.stderr, "bulkload: %v\n", err)
+		return exitRowsFailed
+	}
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	var limit int64
+	if sc := ic.scan; sc != nil {
+		limit = sc.Bytes
+		if err := writeMeta(u.log, resultsPath, u.input, sc.SHA256, sc.Bytes, sc.Rows, sc.AllLeadIDs); err != nil {
+			return exitFor(e.stderr, err)
 		}
 	}
 
@@ -245,11 +271,38 @@ func (u *uploader) run(ctx context.Context) int {
 		}
 	}
 
-	src, err := u.in.open(ctx, u.input, e.stdin, u.log)
+	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
 	defer src.Close()
+
+	var rows upload.Source = src
+	if ic.scan == nil && u.checks.readAhead() {
+		// Standard input cannot be read twice: its first rows are read
+		// and judged before the first call (unless --max-invalid 100%
+		// turns that off: then rows stream from the first).
+		ahead, err := source.ReadAhead(ctx, src, stdinCheckRows)
+		if err != nil {
+			return exitFor(e.stderr, err)
+		}
+		if err := ahead.Err(); err != nil {
+			return exitFor(e.stderr, usageErrorf("%v; nothing was sent", err))
+		}
+		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil && ahead.Rows() > 0 {
+			return exitFor(e.stderr, err)
+		}
+		if u.checks.tooManyInvalid(ahead.Invalid(), ahead.Rows()) {
+			fmt.Fprintf(e.stderr, "bulkload: %v\n", u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)"))
+			return exitRowsFailed
+		}
+		rows = ahead
+	} else if ic.scan == nil && len(src.Provided()) > 0 {
+		// Streamed as it comes: a CSV header is all there is to check.
+		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil {
+			return exitFor(e.stderr, err)
+		}
+	}
 
 	journal, err := report.OpenJournal(resultsPath, u.up.resume && state != nil)
 	if err != nil {
@@ -278,7 +331,7 @@ func (u *uploader) run(ctx context.Context) int {
 		u.log.Warn("signal received: no new rows are taken; the calls in flight finish (up to --drain-timeout), then the results file and summary are written. " +
 			"A second signal cancels the calls in flight at once. Run the same command with --resume to finish the job")
 	})()
-	res, runErr := upload.Run(ctx, cfg, src, client, journal)
+	res, runErr := upload.Run(ctx, cfg, rows, client, journal)
 	prog.stop()
 
 	if err := src.Close(); err != nil && runErr == nil {
@@ -293,6 +346,13 @@ func (u *uploader) run(ctx context.Context) int {
 	stampBuild(sum)
 	sum.Settings = u.settings(resultsPath)
 	sum.InputSHA256 = src.InputSHA256()
+	sum.InputBytes, sum.InputGrewBytes = src.InputBytes(), src.Grew()
+	setColumns(sum, src.Provided(), src.Unknown())
+	if ic.scan == nil && sum.RowsRead > 0 && !(u.up.resume && state != nil) {
+		if err := writeMeta(u.log, resultsPath, u.input, sum.InputSHA256, sum.InputBytes, sum.RowsRead, src.AllLeadIDs()); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	sum.APICalls = int(st.Calls)
 	sum.Retries = int(st.Retries)
 	sum.TokensFetched = int(st.TokensFetched)
@@ -325,6 +385,9 @@ func (u *uploader) run(ctx context.Context) int {
 		return exitRowsFailed
 	case runErr != nil:
 		return exitFor(e.stderr, runErr)
+	}
+	if code, ok := u.checks.noRows(e.stderr, u.input, sum); ok {
+		return code
 	}
 	return rowsStatus(sum)
 }

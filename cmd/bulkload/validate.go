@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/report"
 )
 
@@ -32,15 +33,20 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		in        = inputOptions{outputSuffix: ".validation.csv"}
 		logs      logOptions
 		overwrite bool
+		checks    checkOptions
 	)
 	in.register(fs)
 	registerValidateOverwrite(&overwrite)(fs)
+	checks.register(fs, false)
 	logs.register(fs)
 	pos, _, err := parseSettings(fs, args, e, "validate", 1)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
-	if err := in.check(); err != nil {
+	if err := errors.Join(in.check(), checks.check()); err != nil {
+		return exitFor(e.stderr, err)
+	}
+	if err := in.expand(pos[0], time.Now()); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	log, err := e.logger(&logs)
@@ -50,7 +56,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 
 	budget := newMemoryBudget(e.getenv)
 	defer budget.restore()
-	sum, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget)
+	sum, provided, unknown, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget)
 	if sum != nil {
 		if werr := writeSummary(e, log, sum, in.summaryJSON); werr != nil && err == nil {
 			err = werr
@@ -61,6 +67,16 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		return exitInterrupted
 	case err != nil:
 		return exitFor(e.stderr, err)
+	}
+	if sum.RowsRead > 0 {
+		// Validate reads on to the end so that every row is reported, then
+		// refuses the file as upload would.
+		if err := checks.missingRequired(pos[0], provided, unknown); err != nil {
+			return exitFor(e.stderr, err)
+		}
+	}
+	if code, ok := checks.noRows(e.stderr, pos[0], sum); ok {
+		return code
 	}
 	return rowsStatus(sum)
 }
@@ -80,25 +96,27 @@ func rowsStatus(sum *report.Summary) int {
 
 // validateFile reads, maps and records every row of the input. It returns
 // the summary even when it stops early, so that what was done is reported.
-func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget) (*report.Summary, error) {
+// It also returns the fields the input's columns provide and its unknown
+// columns.
+func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget) (*report.Summary, []lead.Field, []string, error) {
 	resultsPath := in.resultsPath(name)
 	lock, err := lockResults(resultsPath, "validate")
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	defer lock.Unlock()
 	if err := in.checkOutputs(name, resultsPath, false, overwrite, "choose another path, or pass --overwrite to replace it and lose its lead ids and bids"); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	src, err := in.open(ctx, name, e.stdin, log)
+	src, err := in.open(ctx, name, e.stdin, log, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	defer src.Close()
 
 	w, err := report.Create(resultsPath)
 	if err != nil {
-		return nil, fmt.Errorf("results file: %w", err)
+		return nil, nil, nil, fmt.Errorf("results file: %w", err)
 	}
 	sum := &report.Summary{Mode: "validate", Start: time.Now(), Settings: in.settings(name, resultsPath)}
 	stampBuild(sum)
@@ -140,8 +158,10 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, ov
 	}
 	sum.End = time.Now()
 	sum.InputSHA256 = src.InputSHA256()
+	sum.InputBytes, sum.InputGrewBytes = src.InputBytes(), src.Grew()
+	setColumns(sum, src.Provided(), src.Unknown())
 	log.Info("results written", "path", resultsPath)
-	return sum, err
+	return sum, src.Provided(), src.Unknown(), err
 }
 
 // settings records the options that shaped a run, for --summary-json:

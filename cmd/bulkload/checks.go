@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
+)
+
+// checkOptions are the flags of the checks an input passes before anything
+// is sent: required columns, the share of invalid rows, an empty file.
+type checkOptions struct {
+	requireColumns string
+	allowEmpty     bool
+	maxInvalid     string // upload only
+
+	required []lead.Field
+	// maxRatio, when maxCount is -1, is the largest share of invalid rows
+	// allowed; otherwise maxCount is the largest number.
+	maxRatio float64
+	maxCount int
+}
+
+// alwaysRequired are the columns without which every row is invalid: the
+// interface's one required field, and the consent without which the service
+// refuses a lead.
+func alwaysRequired() []lead.Field { return []lead.Field{lead.DateOfBirth, lead.TermsConsent} }
+
+// stdinCheckRows is how many rows of standard input --max-invalid looks at
+// before the first call.
+const stdinCheckRows = 1000
+
+func (o *checkOptions) register(fs *flag.FlagSet, upload bool) {
+	fs.StringVar(&o.requireColumns, "require-columns", "", "fields the input must have a column for, besides dateOfBirth and termsConsent (eg socialSecurityNumber)")
+	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "exit 0 for an input with a header and no rows (default: exit 1, \"no rows\")")
+	if upload {
+		fs.StringVar(&o.maxInvalid, "max-invalid", "20%", "send nothing when more rows than this are invalid, a share (5%) or a count (50)")
+	}
+}
+
+// registerFor returns register for the command list (help, completion).
+func (o *checkOptions) registerFor(upload bool) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) { o.register(fs, upload) }
+}
+
+// check parses the flags' values.
+func (o *checkOptions) check() error {
+	o.required = alwaysRequired()
+	for name := range strings.SplitSeq(o.requireColumns, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		f, ok := lead.FieldByName(name)
+		if !ok || f == lead.LeadSourceID {
+			return usageErrorf("--require-columns: %q is not a LeadInput field (for example socialSecurityNumber, cellPhone)", name)
+		}
+		o.required = append(o.required, f)
+	}
+	o.maxCount, o.maxRatio = -1, 1
+	if v := strings.TrimSpace(o.maxInvalid); v != "" {
+		if pct, ok := strings.CutSuffix(v, "%"); ok {
+			r, err := strconv.ParseFloat(pct, 64)
+			if err != nil || r < 0 || r > 100 {
+				return usageErrorf("--max-invalid %q: want a share from 0%% to 100%% or a count of rows", o.maxInvalid)
+			}
+			o.maxRatio = r / 100
+		} else {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return usageErrorf("--max-invalid %q: want a share from 0%% to 100%% or a count of rows", o.maxInvalid)
+			}
+			o.maxCount = n
+		}
+	}
+	return nil
+}
+
+// tooManyInvalid reports whether invalid rows out of rows exceed
+// --max-invalid.
+func (o *checkOptions) tooManyInvalid(invalid, rows int) bool {
+	if o.maxCount >= 0 {
+		return invalid > o.maxCount
+	}
+	return rows > 0 && float64(invalid) > o.maxRatio*float64(rows)
+}
+
+// readAhead reports whether standard input's first rows are held for
+// --max-invalid before the first call: not when it allows every row.
+func (o *checkOptions) readAhead() bool { return o.maxCount >= 0 || o.maxRatio < 1 }
+
+// limitText describes --max-invalid for a message.
+func (o *checkOptions) limitText() string {
+	if o.maxCount >= 0 {
+		return strconv.Itoa(o.maxCount) + " rows"
+	}
+	return strconv.FormatFloat(o.maxRatio*100, 'f', -1, 64) + "%"
+}
+
+// missingFields are the LeadInput fields no column provides, by name.
+func missingFields(provided []lead.Field) []string {
+	var have [lead.NumFields]bool
+	for _, f := range provided {
+		have[f] = true
+	}
+	out := []string{}
+	for f := range lead.NumFields {
+		if !have[f] && f != lead.LeadSourceID {
+			out = append(out, f.String())
+		}
+	}
+	return out
+}
+
+// missingRequired refuses an input without a column for a required field,
+// naming what is missing and the unknown columns that might be meant.
+func (o *checkOptions) missingRequired(input string, provided []lead.Field, unknown []string) error {
+	var have [lead.NumFields]bool
+	for _, f := range provided {
+		have[f] = true
+	}
+	var missing []string
+	for _, f := range o.required {
+		if !have[f] {
+			missing = append(missing, f.String())
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	hint := "The input has no unknown columns either: the export lacks them"
+	if len(unknown) > 0 {
+		hint = "Unknown columns, one of which may be meant: " + strings.Join(unknown, ", ") + "; map it with --mapping (columns: {\"NAME\": " + missing[0] + "})"
+	}
+	return usageErrorf("%s has no column for %s (required); nothing was sent. %s", inputLabel(input), strings.Join(missing, ", "), hint)
+}
+
+// inputLabel names the input in a message.
+func inputLabel(input string) string {
+	if input == "-" {
+		return "standard input"
+	}
+	return input
+}
+
+// setColumns fills the summary's column lists, empty or not.
+func setColumns(sum *report.Summary, provided []lead.Field, unknown []string) {
+	sum.UnknownColumns = append([]string{}, unknown...)
+	sum.MissingFields = missingFields(provided)
+}
+
+// noRows is the exit status of a run whose input had no rows: 1 with a
+// message, or 0 with --allow-empty; ok is false when the input had rows.
+func (o *checkOptions) noRows(stderr io.Writer, input string, sum *report.Summary) (code int, ok bool) {
+	if sum.RowsRead != 0 || sum.Interrupted {
+		return 0, false
+	}
+	if o.allowEmpty {
+		return exitOK, true
+	}
+	fmt.Fprintf(stderr, "bulkload: no rows: %s has no data rows (pass --allow-empty when an empty export is normal)\n", input)
+	return exitRowsFailed, true
+}
+
+// errTooManyInvalid stops an upload before its first call.
+var errTooManyInvalid = errors.New("too many invalid rows")
+
+// tooManyInvalidError prints why nothing was sent: the counts and the top
+// reasons.
+func (o *checkOptions) tooManyInvalidError(input string, invalid, rows int, reasons report.Reasons, of string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d of %d rows%s are invalid, more than --max-invalid %s: nothing was sent (a systematic break: a renamed column, a wrong --mapping?). Top reasons:", input, invalid, rows, of, o.limitText())
+	for _, r := range reasons.Top(5) {
+		fmt.Fprintf(&b, "\n  %8d  %s", r.Count, r.Reason)
+	}
+	b.WriteString("\nFix the file or the mapping (bulkload validate shows every row), or raise --max-invalid")
+	return fmt.Errorf("%w: %s", errTooManyInvalid, b.String())
+}
+
+// inputCheck is what the check before an upload found.
+type inputCheck struct {
+	scan *source.Scan // nil for standard input
+}
+
+// checkInput reads a regular file through once before the first call: every
+// row validated (--max-invalid), the required columns, a compressed file's
+// checksum, and, when resuming, that the results file belongs to this
+// input. It returns a usage error (exit 2), errTooManyInvalid (exit 1), or a
+// read error; nothing has been sent when it fails.
+func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *report.State) (*inputCheck, error) {
+	var meta *report.Meta
+	if state != nil {
+		m, err := report.ReadMeta(resultsPath)
+		if err == nil {
+			meta = m
+		} else {
+			u.log.Warn("--resume: the results file has no record of its input (written before bulkload kept one); rows are matched by leadId and number", "path", report.MetaPath(resultsPath))
+		}
+	}
+	if streamed(u.input) {
+		if meta != nil && !meta.AllLeadIDs {
+			return nil, usageErrorf("--resume from standard input or a pipe: the earlier run's rows had no leadId each, so this input cannot be matched to them row by row; save the input to a file and resume with the file")
+		}
+		return &inputCheck{}, nil
+	}
+	cfg, err := u.in.sourceConfig(u.log)
+	if err != nil {
+		return nil, err
+	}
+	if meta != nil {
+		cfg.PrefixAt = meta.InputBytes
+	}
+	var mismatch string
+	maxPrior := 0
+	if state != nil {
+		maxPrior = state.MaxRow()
+	}
+	visit := func(it source.Item) error {
+		if state == nil || mismatch != "" {
+			return nil
+		}
+		if prior, ok := state.Get(it.Row.Row); ok && prior.LeadID != it.Row.LeadID {
+			mismatch = fmt.Sprintf("row %d has leadId %q there but %q here", it.Row.Row, prior.LeadID, it.Row.LeadID)
+		}
+		return nil
+	}
+	scan, err := source.ScanInput(ctx, u.input, cfg, visit)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, usageErrorf("%v; nothing was sent", err)
+	}
+	if state != nil && state.Len() > 0 {
+		if err := u.sameInput(resultsPath, meta, scan, mismatch, maxPrior); err != nil {
+			return nil, err
+		}
+	}
+	if scan.Rows == 0 {
+		return &inputCheck{scan: scan}, nil // no rows: the run says so at its end
+	}
+	if err := u.checks.missingRequired(u.input, scan.Provided, scan.Unknown); err != nil {
+		return nil, err
+	}
+	if u.checks.tooManyInvalid(scan.Invalid, scan.Rows) {
+		return nil, u.checks.tooManyInvalidError(u.input, scan.Invalid, scan.Rows, scan.Reasons, "")
+	}
+	return &inputCheck{scan: scan}, nil
+}
+
+// sameInput decides whether a resumed run's input is the one its results
+// file was written for: the same bytes, the same bytes with rows appended,
+// or, when every row has a leadId, rows that all match the journal's by
+// leadId. Otherwise the results file belongs to another input and the run
+// stops with that error alone.
+func (u *uploader) sameInput(resultsPath string, meta *report.Meta, scan *source.Scan, mismatch string, maxPrior int) error {
+	if meta != nil {
+		switch {
+		case meta.InputSHA256 == scan.SHA256:
+			return nil
+		case scan.PrefixSHA256 != "" && scan.PrefixSHA256 == meta.InputSHA256:
+			u.log.Info("--resume: the input grew since the earlier run; its first bytes are unchanged, the rows appended are sent", "earlier_bytes", meta.InputBytes, "bytes", scan.Bytes)
+			return nil
+		}
+	}
+	if mismatch == "" && maxPrior <= scan.Rows && (scan.AllLeadIDs || meta == nil) {
+		if meta != nil {
+			u.log.Warn("--resume: the input differs from the earlier run's, but every row matches its results line by leadId", "earlier_sha256", meta.InputSHA256, "sha256", scan.SHA256)
+		}
+		return nil
+	}
+	var why string
+	switch {
+	case mismatch != "":
+		why = mismatch
+	case maxPrior > scan.Rows:
+		why = fmt.Sprintf("the results file has rows up to %d, the input only %d: rows were deleted", maxPrior, scan.Rows)
+	default:
+		why = "the input has rows without a leadId, so an inserted, deleted or changed row cannot be matched"
+	}
+	earlier := ""
+	if meta != nil {
+		earlier = fmt.Sprintf(" (written for %s, sha256 %s, %d rows, %s)", meta.Input, short(meta.InputSHA256), meta.Rows, meta.Written.Local().Format(time.DateTime))
+	}
+	return usageErrorf("--resume: the results file %s does not belong to this input%s: this input has sha256 %s and %d rows; %s. Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over (every lead is sent again)",
+		resultsPath, earlier, short(scan.SHA256), scan.Rows, why)
+}
+
+// streamed reports whether the input is read only once: standard input,
+// or a file that is not a regular file (a named pipe, a device).
+func streamed(input string) bool {
+	if input == "-" {
+		return true
+	}
+	st, err := os.Stat(input)
+	return err == nil && !st.Mode().IsRegular()
+}
+
+// short cuts a SHA-256 to 12 hex digits for a message.
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// writeMeta records the input's identity beside the results file, before
+// the first call (a file) or at the end (standard input: only then is it
+// known).
+func writeMeta(log *slog.Logger, resultsPath, input, sha string, bytes int64, rows int, allLeadIDs bool) error {
+	err := report.WriteMeta(resultsPath, &report.Meta{
+		Input: input, InputSHA256: sha, InputBytes: bytes, Rows: rows,
+		AllLeadIDs: allLeadIDs, Written: time.Now().UTC(), Version: readBuildInfo().Version,
+	})
+	if err != nil {
+		return fmt.Errorf("results file: %w", err)
+	}
+	log.Debug("input identity recorded", "path", report.MetaPath(resultsPath))
+	return nil
+}

@@ -1,0 +1,86 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Meta is the identity of the input a results file belongs to, kept in a
+// file of its own beside it, MetaPath(results), so that the results file
+// stays a plain CSV (or JSONL) that a spreadsheet opens. Compaction renames
+// only the results file, so the meta file survives it, and --resume reads
+// it to refuse a journal of another input.
+type Meta struct {
+	// Input is the input's path as given (for messages only).
+	Input string `json:"input"`
+	// InputSHA256 is the SHA-256 of the InputBytes bytes read, "partial:..."
+	// when a stream was not read to its end.
+	InputSHA256 string `json:"inputSha256"`
+	InputBytes  int64  `json:"inputBytes"`
+	Rows        int    `json:"rows"`
+	// AllLeadIDs is true when every row had a leadId: an edited input can
+	// then be matched row by row by leadId.
+	AllLeadIDs bool      `json:"allLeadIds"`
+	Written    time.Time `json:"written"`
+	Version    string    `json:"version"`
+}
+
+// MetaPath is the meta file of the results file at path: path + ".meta".
+func MetaPath(path string) string { return path + ".meta" }
+
+// ReadMeta reads the meta file of the results file at path. A missing meta
+// file (a results file from before meta files, or from a run that stopped
+// before sending) is an error wrapping fs.ErrNotExist.
+func ReadMeta(path string) (*Meta, error) {
+	b, err := os.ReadFile(MetaPath(path))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", MetaPath(path), err)
+	}
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("read %s: %w (delete it to resume without the input check)", MetaPath(path), err)
+	}
+	return &m, nil
+}
+
+// WriteMeta writes the meta file of the results file at path, mode 0600,
+// through a temporary file renamed over it, so that a crash leaves the old
+// one or the new one whole.
+func WriteMeta(path string, m *Meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", MetaPath(path), err)
+	}
+	dir, base := filepath.Split(MetaPath(path))
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", MetaPath(path), err)
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	err = errors.Join(err, tmp.Chmod(0o600), tmp.Sync(), tmp.Close())
+	if err == nil {
+		err = os.Rename(tmp.Name(), MetaPath(path))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", MetaPath(path), err)
+	}
+	return nil
+}
+
+// RemoveMeta deletes the meta file of the results file at path, if any.
+func RemoveMeta(path string) error {
+	err := os.Remove(MetaPath(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
