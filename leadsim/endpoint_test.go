@@ -378,6 +378,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--token-lifetime", "5s", "--create-latency", "2s", "--create-jitter", "1s", "--submit-latency", "300ms",
 		"--rate-limit", "50", "--fail-503", "0.1", "--fail-500", "0.05", "--drop-after", "0.01",
 		"--rotate-key-every", "1m", "--max-body", "2048", "--seed", "7", "--rate-limit-change", "150@30s, 0@1m",
+		"--echo-pii",
 	})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -393,6 +394,7 @@ func TestRegisterFlags(t *testing.T) {
 		{"rate", o.RateLimit, 50.0}, {"503", o.Fail503, 0.1}, {"500", o.Fail500, 0.05}, {"drop", o.DropAfter, 0.01},
 		{"rotate", o.RotateKeyEvery, time.Minute}, {"max body", o.MaxBodyBytes, int64(2048)}, {"seed", o.Seed, int64(7)},
 		{"rate changes", fmt.Sprint(o.RateChanges), fmt.Sprint([]RateChange{{30 * time.Second, 150}, {time.Minute, 0}})},
+		{"echo pii", o.EchoPII, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

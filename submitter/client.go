@@ -95,7 +95,9 @@ type Config struct {
 	RateAuto           bool
 	StartRate, MaxRate float64
 	// MaxAttempts is per call, including the first; default 5. Attempts
-	// answered 429 (slow down) do not count, up to 4×MaxAttempts in all.
+	// answered 429 (slow down) do not count: while other calls are
+	// answered, a call answered 429 waits its turn; with none answered, it
+	// gives up after 4×MaxAttempts 429s in a row.
 	MaxAttempts             int
 	CallTimeout             time.Duration // per HTTP attempt; default 60s
 	BackoffBase, BackoffMax time.Duration // full-jitter exponential; defaults 500ms, 30s

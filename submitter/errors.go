@@ -89,6 +89,10 @@ type CallError struct {
 	// Err is the underlying cause (a network error, context.Canceled, ...),
 	// or nil.
 	Err error
+
+	// httpStatus is the status line of a non-2xx reply with GraphQL errors
+	// ("429 Too Many Requests"), so that Error can keep it apart from them.
+	httpStatus string
 }
 
 // Error reads like `createLead: HTTP 500 Internal Server Error after 1
@@ -103,6 +107,11 @@ func (e *CallError) Error() string {
 	s := "s"
 	if e.Attempts == 1 {
 		s = ""
+	}
+	if e.httpStatus != "" && len(e.Errors) > 0 {
+		// The count goes with the status, before the service's own text,
+		// which may hold anything ("...; retry after the delay").
+		return fmt.Sprintf("%s: HTTP %s after %d attempt%s: %s", e.Op, e.httpStatus, e.Attempts, s, joinGraphQLErrors(e.Errors))
 	}
 	return fmt.Sprintf("%s: %s after %d attempt%s", e.Op, e.Message, e.Attempts, s)
 }

@@ -181,7 +181,7 @@ func TestFakeReplies(t *testing.T) {
 			reply: func(n int64, w http.ResponseWriter) {
 				writeJSON(w, 400, `{"errors":[{"message":"bad","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`)
 			},
-			wantErr: true, wantStatus: 400, wantCode: "GRAPHQL_VALIDATION_FAILED", wantMsg: "HTTP 400 Bad Request: [GRAPHQL_VALIDATION_FAILED] bad after 1 attempt", wantAttempts: 1, wantErrors: 1},
+			wantErr: true, wantStatus: 400, wantCode: "GRAPHQL_VALIDATION_FAILED", wantMsg: "HTTP 400 Bad Request after 1 attempt: [GRAPHQL_VALIDATION_FAILED] bad", wantAttempts: 1, wantErrors: 1},
 		{name: "502 with an empty JSON body is retried, then succeeds",
 			reply: func(n int64, w http.ResponseWriter) {
 				if n < 3 {

@@ -299,24 +299,25 @@ func isOrdinal(s string) bool {
 // single separator.
 func ssnShaped(s string, comps []component, uuids []span, cut []span) []span {
 	for i, c := range comps {
-		if !c.num || c.b != c.a+len(c.text) {
+		if !c.num {
 			continue
 		}
-		if len(c.text) == 9 && !overlaps(span{c.a, c.b}, uuids) {
-			cut = append(cut, span{c.a, c.b})
+		// The digits only: an ordinal suffix ("123456789th") stays.
+		if len(c.text) == 9 && !overlaps(span{c.a, c.a + 9}, uuids) {
+			cut = append(cut, span{c.a, c.a + 9})
 			continue
 		}
-		if len(c.text) != 3 || i+2 >= len(comps) {
+		if len(c.text) != 3 || c.b != c.a+3 || i+2 >= len(comps) {
 			continue
 		}
 		g, l := comps[i+1], comps[i+2]
-		if !g.num || !l.num || len(g.text) != 2 || len(l.text) != 4 || g.b != g.a+2 || l.b != l.a+4 {
+		if !g.num || !l.num || len(g.text) != 2 || len(l.text) != 4 || g.b != g.a+2 {
 			continue
 		}
 		if g.a != c.b+1 || l.a != g.b+1 || s[c.b] != s[g.b] || !strings.ContainsRune("-. /_", rune(s[c.b])) {
 			continue
 		}
-		if x := (span{c.a, l.b}); !overlaps(x, uuids) {
+		if x := (span{c.a, l.a + 4}); !overlaps(x, uuids) {
 			cut = append(cut, x)
 		}
 	}

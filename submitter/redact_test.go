@@ -52,6 +52,7 @@ func TestRedactorString(t *testing.T) {
 		{"other ssn plain", "ssn:987654321", "ssn:[REDACTED]"},
 		{"other ssn spaces", "987 65 4321", "[REDACTED]"},
 		{"other ssn letters around", "SSN987654321end", "SSN[REDACTED]end"},
+		{"other ssn with an ordinal suffix", "000000000th and 987-65-4321st", "[REDACTED]th and [REDACTED]st"},
 		// What must survive.
 		{"uuid", "Duplicate of lead 3f2a1b4c-1234-4567-8901-246813579024", "Duplicate of lead 3f2a1b4c-1234-4567-8901-246813579024"},
 		// The lead's own SSN digits go even from a UUID: a UUID holds them

@@ -112,3 +112,32 @@ func TestTokenErrorNeverEchoesTheSecret(t *testing.T) {
 		}
 	}
 }
+
+// FuzzScrubSecret checks that for any client id and secret, a token
+// endpoint's text quoting the secret in any of its encodings, anywhere,
+// comes out without any of them.
+//
+//	go test -run '^$' -fuzz FuzzScrubSecret -fuzztime 10m ./submitter
+func FuzzScrubSecret(f *testing.F) {
+	f.Add("client-9", "p@ss w0rd+/=XyZ", "error: ", " was sent", uint8(0))
+	f.Add("id", "abcd", "client_secret=", "&x=1", uint8(3))
+	f.Add("a:b", "s3cr3t%20", "Basic ", "", uint8(5))
+	f.Fuzz(func(t *testing.T, id, secret, before, after string, which uint8) {
+		if len(secret) < 4 || strings.ContainsAny(secret, "[]") {
+			return
+		}
+		leaks := []string{
+			secret, url.QueryEscape(secret), url.PathEscape(secret),
+			base64.StdEncoding.EncodeToString([]byte(id + ":" + secret)),
+			base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id) + ":" + url.QueryEscape(secret))),
+			base64.RawURLEncoding.EncodeToString([]byte(id + ":" + secret)),
+		}
+		s := before + leaks[int(which)%len(leaks)] + after
+		out := scrubSecret(s, secretForms(id, secret))
+		for _, l := range leaks {
+			if strings.Contains(out, l) {
+				t.Fatalf("scrubSecret(%q) = %q: still holds %q", s, out, l)
+			}
+		}
+	})
+}

@@ -106,4 +106,7 @@ func (c *opCounters) load() OpStats {
 type stats struct {
 	calls, attempts, retries, status429, status401 atomic.Int64
 	ops                                            [numOps]opCounters
+	// answered counts the attempts the service answered (ok or GraphQL
+	// errors): a throttled call that sees it move knows the service works.
+	answered atomic.Int64
 }

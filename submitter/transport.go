@@ -6,11 +6,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
-// throttledAttemptsFactor bounds the attempts of a call answered 429
-// again and again: at most this many times MaxAttempts.
+// throttledAttemptsFactor bounds the 429s in a row a call takes while no
+// other call is answered: at most this many times MaxAttempts.
 const throttledAttemptsFactor = 4
 
 // recordKey is the context key of the callRecord of one GraphQL call.
@@ -66,18 +67,21 @@ func newTransport(l layers) http.RoundTripper {
 	rt = &statsLayer{next: rt, stats: l.stats}
 	rt = &authLayer{next: rt, tokens: l.tokens}
 	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log}
-	return &retryLayer{next: rt, log: l.log, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax}
+	return &retryLayer{next: rt, log: l.log, answered: &l.stats.answered, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax}
 }
 
 // retryLayer makes one GraphQL call of up to MaxAttempts attempts: it
 // retries what the outcomeLayer calls retryable, after a full-jitter
 // backoff or the reply's Retry-After, whichever is longer, and a 401 once
 // at once (the authLayer has dropped the token). 429s do not use up
-// MaxAttempts, up to throttledAttemptsFactor×MaxAttempts. It rewinds the
+// MaxAttempts: while other calls are answered, the service is working and
+// only busy, and the row is throttled, not failed; without that, at most
+// throttledAttemptsFactor×MaxAttempts 429s in a row. It rewinds the
 // request body for every attempt and records the call's outcome.
 type retryLayer struct {
 	next        http.RoundTripper
 	log         *slog.Logger
+	answered    *atomic.Int64 // replies of the Client's calls other than 429
 	maxAttempts int
 	base, max   time.Duration
 }
@@ -94,7 +98,8 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, rec.fail(&CallError{Op: rec.op, Message: "read request body", Err: err})
 	}
-	reauthed, throttled := false, 0
+	reauthed, throttled, stalled := false, 0, 0
+	seen := l.answered.Load()
 	for {
 		resp, err := l.next.RoundTrip(body.request(ctx, req))
 		var ae *attemptError
@@ -123,8 +128,12 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if ae.status == http.StatusTooManyRequests {
 			throttled++
+			if n := l.answered.Load(); n != seen {
+				seen, stalled = n, 0 // others were answered since: progress
+			}
+			stalled++
 		}
-		if (rec.failFast && ae.outage) || rec.attempts-throttled >= l.maxAttempts || rec.attempts >= throttledAttemptsFactor*l.maxAttempts {
+		if (rec.failFast && ae.outage) || rec.attempts-throttled >= l.maxAttempts || stalled >= throttledAttemptsFactor*l.maxAttempts {
 			return nil, rec.fail(callError(rec, ae, true))
 		}
 		wait := max(backoffDelay(rec.attempts-throttled, l.base, l.max, rand.Float64()), ae.retryAfter)
@@ -172,6 +181,7 @@ func callError(rec *callRecord, ae *attemptError, retryable bool) *CallError {
 		// A non-2xx reply with GraphQL errors: the status is part of it.
 		ce.Code = ae.errs[0].Code
 		ce.Message = "HTTP " + ae.statusText + ": " + joinGraphQLErrors(ae.errs)
+		ce.httpStatus = ae.statusText
 	case ae.err != nil:
 		ce.Message = ae.err.Error()
 	default:
@@ -265,7 +275,11 @@ func (l *statsLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := l.next.RoundTrip(r)
 	var ae *attemptError
 	errors.As(err, &ae)
-	op.outcomes[classOf(resp, rec.errs, ae)].Add(1)
+	class := classOf(resp, rec.errs, ae)
+	op.outcomes[class].Add(1)
+	if class == classOK || class == classGraphQLError {
+		l.stats.answered.Add(1)
+	}
 	if ae != nil {
 		switch ae.status {
 		case http.StatusTooManyRequests:

@@ -115,8 +115,8 @@ func TestHelpPerCommand(t *testing.T) {
 		args       []string
 		want, lack []string // exit statuses listed and not listed
 	}{
-		{[]string{"upload", "-h"}, []string{"0", "1", "2", "3", "5", "130"}, nil},
-		{[]string{"validate", "-h"}, []string{"0", "1", "2", "5", "130"}, []string{"3"}},
+		{[]string{"upload", "-h"}, []string{"0", "1", "2", "3", "4", "5", "130"}, nil},
+		{[]string{"validate", "-h"}, []string{"0", "1", "2", "5", "130"}, []string{"3", "4"}},
 		{[]string{"auth", "-h"}, []string{"0", "2", "3", "130"}, []string{"1", "5"}},
 		{[]string{"auth", "check", "-h"}, []string{"0", "2", "3", "130"}, []string{"1", "5"}},
 		{[]string{"sim", "-h"}, []string{"0", "2", "5"}, []string{"1", "3", "130"}},
@@ -250,6 +250,18 @@ func TestLogFormatJSON(t *testing.T) {
 		}
 		if _, ok := summary["accountingOK"].(bool); !ok {
 			t.Errorf("summary record accountingOK = %v, want a boolean", summary["accountingOK"])
+		}
+	})
+	t.Run("upload with --progress bar", func(t *testing.T) {
+		res := runCLI(t, nil, "upload", "--simulate", "--log-format", "json", "--progress", "bar", "--results", filepath.Join(dir, "b.results.csv"), filepath.Join(samples, "leads.csv"))
+		if res.code != exitOK {
+			t.Errorf("upload exit = %d\n%s", res.code, res.stderr)
+		}
+		// Progress as log records, not a bar's text wrapped as an error.
+		for _, r := range jsonRecords(t, res.stderr) {
+			if r["level"] == "ERROR" {
+				t.Errorf("a clean upload logged an error record: %v", r)
+			}
 		}
 	})
 	t.Run("upload error", func(t *testing.T) {
