@@ -41,7 +41,6 @@ const (
 	autoClimb        = 1.4  // factor per second while no limit is known (slow start)
 	autoCutClimb     = 0.7  // share of the rate kept after the first 429 (CUBIC's beta)
 	autoCutSettled   = 0.85 // share kept after a 429 once a limit is known
-	autoDropShare    = 0.9  // a 429 below this share of the known limit: the limit fell
 	autoSettleShare  = 0.97 // the rate held: this share of the limit found
 	autoProbeSlope   = 0.02 // past the hold, the limit's share added per second
 	autoForget       = 1.25 // probing this far past the limit without a 429: climb again
@@ -54,12 +53,14 @@ const (
 	autoHoldMax        = 60 * time.Second // the hold doubles while probes find the same limit
 	autoPauseAfter     = 2 * time.Second  // a Retry-After this long pauses every call, not only the refused one
 	autoBucket         = 125 * time.Millisecond
-	autoBuckets        = 8 // the window of sent calls and 503s: 8 × 125 ms = 1 s
+	autoBuckets        = 8 // the window of answers: 8 × 125 ms = 1 s
 	auto503Min         = 3 // a 503 burst: this many 503s in the window...
 	auto503Share       = 0.1
-	autoEpisodeAnswers = 10   // answers since the last cut needed to measure what the service accepts
-	autoSaturated      = 0.05 // a share of 429s among them that says the service was saturated
-	autoRebook         = 1.1  // a rate this much above the one the bucket was made at makes a new bucket
+	autoEpisodeAnswers = 10       // answers since the last cut needed to measure what the service accepts
+	autoSaturated      = 0.05     // a share of 429s among them that says the service was saturated
+	autoRebook         = 1.1      // a rate this much above the one the bucket was made at makes a new bucket
+	autoAcceptedAlpha  = 1.0 / 40 // per bucket: the accepted rate averages over 40 buckets, 5 s
+	autoAcceptedUse    = 0.5      // a bucket counts towards it if the window's answers used this share of the rate
 )
 
 // AutoConfig configures an Adaptive rate. Zero values take the defaults.
@@ -94,15 +95,24 @@ func (p autoPhase) String() string {
 //     before it knows anything) and it climbs from DefaultStartRate by
 //     ×1.4 per second (slow start), since the batch always has more calls.
 //   - Like TCP's AIMD it cuts at most once per round trip: a 429 for an
-//     attempt sent before the last cut is the same episode, not a new one.
+//     attempt sent before the last cut is the same episode, not a new one;
+//     and after a cut it waits for 10 answers to calls sent at the new rate
+//     (or 1 s) before it cuts again. Cuts keep 0.85 once a limit is known.
+//     Calls waiting for the bucket hold places booked at the old rate: a
+//     cut (or a climb of 10%) replaces the bucket and they book again, so
+//     a change takes effect at once, not --concurrency places later.
 //   - Like Google SRE's client-side throttling it counts what the service
-//     accepted rather than what it asked for. A batch job wants every call
-//     and a 429 is a wasted round trip, so rather than probing above the
-//     limit all the time (CUBIC's plateau is still a probe), it settles at
-//     97% of the rate that drew the 429, holds there for 5 s, doubling to
-//     60 s while probes keep finding the same limit, and only then probes
-//     upward by 2% of the limit a second. A probe that passes 125% of the
-//     limit without a 429 means the limit rose: it climbs again.
+//     accepted rather than what it asked for: when 5% or more of the calls
+//     sent since the last cut were refused, the service was saturated and
+//     the 2xx answers a second are its limit (a halved limit is found in a
+//     round trip or two). A batch job wants every call and a 429 is a
+//     wasted round trip, so rather than probing above the limit all the
+//     time (CUBIC's plateau is still a probe), it comes back within 2 s to
+//     97% of the limit found, holds there for 5 s, doubling to 60 s while
+//     probes keep finding the same limit, and only then probes upward by 2%
+//     of the limit a second; a probe's 429 puts the limit half way between
+//     the rate held and the rate that drew it. A probe that passes 125% of
+//     the limit without a 429 means the limit rose: it climbs again.
 //
 // It increases only while calls use at least 75% of the rate (a rate that
 // the concurrency cannot reach is not a finding) and while their latency
@@ -122,7 +132,7 @@ type Adaptive struct {
 	r           float64       // the rate now
 	booked      float64       // the rate when lim was made
 	rebuilt     chan struct{}
-	limit       float64 // the rate that last drew a 429; 0 = none found
+	limit       float64 // the limit found (see cutLocked); 0 = none yet
 	phase       autoPhase
 	phaseAt     time.Time
 	from        float64 // the rate a recovery started from
@@ -139,6 +149,7 @@ type Adaptive struct {
 	got429      [autoBuckets]int
 	gotOK       [autoBuckets]int
 	answers     [autoBuckets]int
+	accepted    float64 // 2xx answers a second, a moving average over about 5 s
 	// The episode: answers to calls sent since the last cut.
 	epOK, ep429 int
 	probeFrom   float64 // the rate held before the probe
@@ -212,15 +223,21 @@ func (a *Adaptive) Rate() float64 {
 }
 
 // Settled is the rate to pin with --rate next time: 97% of the limit found,
-// capped by Max; found is false when no limit was found (then it is the
-// rate reached).
+// capped by Max, and never more than the service accepted of late (2xx
+// answers a second, averaged over about 5 s); found is false when no limit
+// was found (then it is the rate reached).
 func (a *Adaptive) Settled() (callsPerSecond float64, found bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.limit == 0 {
 		return a.r, false
 	}
-	return a.capLocked(autoSettleShare * a.limit), true
+	a.rollLocked(a.now())
+	s := a.capLocked(autoSettleShare * a.limit)
+	if a.accepted > 0 {
+		s = min(s, max(a.accepted, autoFloor))
+	}
+	return s, true
 }
 
 // Observe learns from one attempt's outcome.
@@ -317,11 +334,8 @@ func (a *Adaptive) cutLocked(now, start time.Time) (float64, bool) {
 		limit = (a.probeFrom + peak) / 2
 	}
 	share := autoCutSettled
-	switch {
-	case a.limit == 0, a.phase == phaseClimb:
+	if a.limit == 0 || a.phase == phaseClimb {
 		share = autoCutClimb
-	case peak < autoDropShare*a.limit:
-		share = autoCutClimb // the limit fell: get under it fast
 	}
 	if a.limit > 0 && math.Abs(limit-a.limit) <= 0.1*a.limit && a.phase == phaseProbe {
 		a.hold = min(2*a.hold, autoHoldMax) // the probe found the same limit again
@@ -430,6 +444,16 @@ func (a *Adaptive) rollLocked(now time.Time) {
 	n := int(now.Sub(a.bucketAt) / autoBucket)
 	if n <= 0 {
 		return
+	}
+	// The bucket that ended feeds the accepted rate if the calls used the
+	// rate in the window: the tail of the input, an interruption's drain or a pause
+	// says nothing of what the service accepts.
+	used := 0
+	for _, c := range a.answers {
+		used += c
+	}
+	if float64(used) >= autoAcceptedUse*a.r*(autoBuckets*autoBucket).Seconds() {
+		a.accepted += autoAcceptedAlpha * (float64(a.gotOK[autoBuckets-1])/autoBucket.Seconds() - a.accepted)
 	}
 	if n >= autoBuckets {
 		a.got503, a.got429, a.gotOK, a.answers = [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}

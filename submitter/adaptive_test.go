@@ -205,9 +205,13 @@ func TestAdaptiveCuts(t *testing.T) {
 			{name: "start", want: 100},
 			{name: "429", status: 429, want: 70},
 			{name: "429 of an attempt sent before the cut: same episode", status: 429, sentAgo: time.Millisecond, want: 70},
+			{name: "429 of an attempt sent before the cut, answered late: same episode", advance: 1500 * time.Millisecond, status: 429, sentAgo: 2 * time.Second, want: recovered(70, 97, 1500*time.Millisecond)},
+		}},
+		{"after a cut, wait for answers at the new rate", AutoConfig{Start: 100}, []step{
+			{name: "429", status: 429, want: 70},
 			{name: "429 sent after the cut, too few answers yet: wait", advance: 10 * time.Millisecond, status: 429, sentAgo: 5 * time.Millisecond, want: recovered(70, 97, 10*time.Millisecond)},
 			{name: "answers at the new rate", n: 9, advance: time.Millisecond, status: 200, sentAgo: time.Millisecond, want: recovered(70, 97, 19*time.Millisecond)},
-			{name: "429 with enough answers: a new episode", advance: time.Millisecond, status: 429, sentAgo: time.Millisecond, want: 0.7 * recovered(70, 97, 20*time.Millisecond)},
+			{name: "429 with enough answers: a new episode, 0.85 once a limit is known", advance: time.Millisecond, status: 429, sentAgo: time.Millisecond, want: 0.85 * recovered(70, 97, 20*time.Millisecond)},
 		}},
 		{"saturated: what the service accepted is the limit", AutoConfig{Start: 100}, []step{
 			{name: "429", status: 429, want: 70},
@@ -351,5 +355,31 @@ func TestAdaptiveWaitHonoursContext(t *testing.T) {
 	cancel()
 	if err := a.Wait(ctx); err == nil {
 		t.Error("Wait with a cancelled context during a pause = nil, want the context's error")
+	}
+}
+
+// TestAdaptiveSettledNeverAboveWhatWasAccepted: the rate to pin is 97% of
+// the limit found, but no more than the service accepted of late.
+func TestAdaptiveSettledNeverAboveWhatWasAccepted(t *testing.T) {
+	a, clk := newTestAdaptive(AutoConfig{Start: 100})
+	if r, found := a.Settled(); found || r != 100 {
+		t.Errorf("Settled() before any 429 = %v, %v; want the rate reached, 100, and no limit found", r, found)
+	}
+	a.Observe(attemptOutcome{Start: clk.t, Status: 429})
+	for range 1000 { // 50 accepted calls a second for 20 s
+		clk.advance(20 * time.Millisecond)
+		a.Observe(attemptOutcome{Start: clk.t, Status: 200})
+	}
+	if r, found := a.Settled(); !found || r < 45 || r > 55 {
+		t.Errorf("Settled() after a limit of 100 and 50 calls/s accepted = %v, %v; want about 50 and a limit found", r, found)
+	}
+	// The input's tail: a few calls a second no longer use the rate, and
+	// say nothing of what the service accepts.
+	for range 50 {
+		clk.advance(200 * time.Millisecond)
+		a.Observe(attemptOutcome{Start: clk.t, Status: 200})
+	}
+	if r, _ := a.Settled(); r < 45 || r > 55 {
+		t.Errorf("Settled() after a tail of 5 calls/s = %v, want still about 50", r)
 	}
 }

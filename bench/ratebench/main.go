@@ -12,11 +12,13 @@
 //     from the start until a second's accepted calls first reach 90% of R;
 //   - no limit, latency L on every call, concurrency C: the steady state as
 //     % of C/L;
-//   - a limit that halves at T: the time after T until no quarter second
-//     has more than 1% of its calls answered 429 for good, and the 429
-//     share over the run.
+//   - a limit that halves at T: the time from T until the first poll after
+//     which 2 s pass with at most 1% of the answers 429 (a later probe's
+//     lone 429 is not being over the limit), and the 429 share over the
+//     run.
 //
-// The settled rate is the one the upload's summary JSON reports.
+// The settled rate is the one the upload's summary JSON reports. The
+// counters polled go to OUT/rate-NAME.samples.csv, to plot a run.
 //
 //	ratebench -bulkload bench/out/bulkload -input bench/out/rate-leads.csv
 //	ratebench -bulkload ... -input ... -scenarios r300s,halve -duration 60s
@@ -254,7 +256,18 @@ loop:
 		}
 	}
 	res.figures(offset)
-	return res, nil
+	return res, writeSamples(filepath.Join(outDir, "rate-"+sc.name+".samples.csv"), res.samples)
+}
+
+// writeSamples writes the counters polled, one line per poll: seconds
+// since the upload started, then 2xx, 429 and other answers so far.
+func writeSamples(path string, ss []sample) error {
+	var b strings.Builder
+	b.WriteString("t_s,ok,status_429,other\n")
+	for _, s := range ss {
+		fmt.Fprintf(&b, "%.3f,%d,%d,%d\n", s.t.Seconds(), s.ok, s.throttled, s.other)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // figures computes the result's figures from its samples.
@@ -290,19 +303,28 @@ func (r *result) figures(offset time.Duration) {
 			}
 		}
 	}
-	// Back under a halved limit: the end of the last quarter second after
-	// the change with more than 1% of its calls answered 429.
+	// Back under a halved limit: from the change to the first poll after
+	// which 2 s pass with at most 1% of the answers 429 (a later probe's
+	// lone 429 is not being over the limit).
 	if r.sc.halveAt > 0 {
 		at := r.sc.halveAt - offset
-		r.backUnder = 0
-		for i := 1; i < len(s); i++ {
+		r.backUnder = -1
+		for i := range s {
 			if s[i].t < at {
 				continue
 			}
-			d := s[i].throttled - s[i-1].throttled
-			n := d + (s[i].ok - s[i-1].ok) + (s[i].other - s[i-1].other)
-			if n > 0 && float64(d) > 0.01*float64(n) {
-				r.backUnder = s[i].t - at
+			j := i
+			for j < len(s)-1 && s[j].t < s[i].t+2*time.Second {
+				j++
+			}
+			if s[j].t < s[i].t+2*time.Second {
+				break // the run ended first
+			}
+			d := s[j].throttled - s[i].throttled
+			n := d + (s[j].ok - s[i].ok) + (s[j].other - s[i].other)
+			if n > 0 && float64(d) <= 0.01*float64(n) {
+				r.backUnder = max(s[i].t-at, 0)
+				break
 			}
 		}
 	}
@@ -343,6 +365,9 @@ func printTable(w io.Writer, rs []result) {
 		}
 		if r.sc.halveAt > 0 {
 			back = fmt.Sprintf("%.2fs", r.backUnder.Seconds())
+			if r.backUnder < 0 {
+				back = "never"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.1f%%%s\t%d/%d\t%.2f%%\t%s\t%s\t\n",
 			r.sc.name, limit, settled, r.steady, 100*r.steady/aim, aimName, r.throttled, r.calls, share, t90, back)

@@ -231,7 +231,7 @@ func TestNightlyFixedExportName(t *testing.T) {
 	}
 	writeCSV(t, input, night2)
 	res = runCLI(t, secretEnv(), checkUploadArgs(s3, "--results", plain, input)...)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "{name}-{date}") {
+	if res.code != exitUsage || !strings.Contains(res.stderr, "{name}-{date}") || !strings.Contains(res.stderr, "a new file under that name") {
 		t.Errorf("night 2 without --resume: exit %d, want %d with the placeholder hint\n%s", res.code, exitUsage, res.stderr)
 	}
 	res = runCLI(t, secretEnv(), checkUploadArgs(s3, "--resume", "--results", plain, input)...)

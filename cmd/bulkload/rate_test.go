@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -36,6 +37,18 @@ func TestRateFlag(t *testing.T) {
 	}
 }
 
+func TestRateAutoIsTheDefault(t *testing.T) {
+	var up uploadOptions
+	fs := flag.NewFlagSet("upload", flag.ContinueOnError)
+	up.register(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !up.rate.auto || fs.Lookup("rate").DefValue != "auto" {
+		t.Errorf("--rate default = %+v (shown as %q), want auto", up.rate, fs.Lookup("rate").DefValue)
+	}
+}
+
 func TestProgressShowsTheRate(t *testing.T) {
 	var out bytes.Buffer
 	var done atomic.Int64
@@ -52,7 +65,7 @@ func TestProgressShowsTheRate(t *testing.T) {
 }
 
 // TestUploadRateAutoSettles: against a service that allows 15 calls/s (below
-// auto's start), the default --rate auto comes down under the limit, every
+// auto's start), --rate auto comes down under the limit, every
 // row succeeds, and the summary says where it settled.
 func TestUploadRateAutoSettles(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{RateLimit: 15, RateBurst: 1})
