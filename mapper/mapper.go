@@ -170,17 +170,18 @@ func (a *arena) intern(b []byte) string {
 // the Errors are empty. Map does not modify v; the Input may share its
 // strings. Map is MapFields then CheckDuplicate.
 func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
-	in, errs, idCell := m.MapFields(row, v)
-	return in, m.CheckDuplicate(row, in.LeadID, idCell, errs)
+	in, errs, idShown := m.MapFields(row, v)
+	return in, m.CheckDuplicate(row, in.LeadID, idShown, errs)
 }
 
 // CheckDuplicate registers id, the leadId MapFields left in Input.LeadID
 // ("" registers nothing), for row, and when an earlier row had it, adds the
-// "duplicate of row N" error to errs in field order, showing idCell, the
-// leadId as the file has it (MapFields' third answer). The first row with a
+// "duplicate of row N" error to errs in field order, showing idShown, the
+// leadId as the file has it where an error may show it (MapFields' third
+// answer). The first row with a
 // leadId wins, so it must see every row in input order, from one goroutine:
 // it is not safe for concurrent use.
-func (m *Mapper) CheckDuplicate(row int, id, idCell string, errs Errors) Errors {
+func (m *Mapper) CheckDuplicate(row int, id, idShown string, errs Errors) Errors {
 	if id == "" {
 		return errs
 	}
@@ -192,7 +193,7 @@ func (m *Mapper) CheckDuplicate(row int, id, idCell string, errs Errors) Errors 
 	for i < len(errs) && errs[i].Field < lead.LeadID {
 		i++
 	}
-	return slices.Insert(errs, i, FieldError{Row: row, Field: lead.LeadID, Rule: rule, Value: shownValue(lead.LeadID, idCell)})
+	return slices.Insert(errs, i, FieldError{Row: row, Field: lead.LeadID, Rule: rule, Value: idShown})
 }
 
 // IndexMemory returns the bytes the duplicate-leadId index holds outside the
@@ -206,7 +207,7 @@ func (m *Mapper) IndexMemory() int { return m.ids.offHeapBytes() }
 // other fields fail. It reads only the Mapper's settings, so it is safe for
 // concurrent use: rows can be mapped in parallel and checked for duplicates
 // in input order after.
-func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors, idCell string) {
+func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors, idShown string) {
 	var a arena
 	fail := func(f lead.Field, rule, value string) {
 		if errs == nil {
@@ -273,7 +274,7 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors,
 		case lead.Ref:
 			in.Ref = s
 		case lead.LeadID:
-			in.LeadID, idCell = s, cell // CheckDuplicate's to check
+			in.LeadID, idShown = s, shownValue(f, cell, v) // CheckDuplicate's to check and show
 		case lead.DateOfBirth:
 			in.DateOfBirth, rule = normDate(s, m.today, m.dayFirst, &a)
 		case lead.Email:
@@ -349,7 +350,7 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors,
 			fail(f, rule, cell)
 		}
 	}
-	return in, errs, idCell
+	return in, errs, idShown
 }
 
 // checkDuplicate registers id for row the first time it is seen and returns

@@ -137,9 +137,9 @@ type batch struct {
 // mapped is what a worker made of one record: MapFields' answer, before
 // the duplicate check.
 type mapped struct {
-	in     lead.Input
-	errs   mapper.Errors
-	idCell string
+	in      lead.Input
+	errs    mapper.Errors
+	idShown string
 }
 
 // Item is one row of the input after validation.
@@ -291,7 +291,7 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 	if rec.Err != nil {
 		it.Row.Status = report.StatusInvalid
 		it.Row.Invalid = lead.RowErrors{*rec.Err}
-	} else if errs := s.m.CheckDuplicate(rec.Row, m.in.LeadID, m.idCell, m.errs); len(errs) > 0 {
+	} else if errs := s.m.CheckDuplicate(rec.Row, m.in.LeadID, m.idShown, m.errs); len(errs) > 0 {
 		// Name each field as the partner's file does, so that a person
 		// finds the column.
 		for i := range errs {
@@ -368,8 +368,8 @@ func (s *Source) workLoop(d *reader.Decoder) {
 		for i := range b.rb.Records {
 			rec := &b.rb.Records[i]
 			if rec.Err == nil && b.decodeErr == nil {
-				in, errs, idCell := s.m.MapFields(rec.Row, &rec.Values)
-				b.mapped[i] = mapped{in, errs, idCell}
+				in, errs, idShown := s.m.MapFields(rec.Row, &rec.Values)
+				b.mapped[i] = mapped{in, errs, idShown}
 			} else {
 				b.mapped[i] = mapped{}
 			}
