@@ -258,6 +258,15 @@ func (u *uploader) run(ctx context.Context) int {
 		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil && ahead.Rows() > 0 {
 			return exitFor(e.stderr, err)
 		}
+		if state != nil {
+			// The rows read ahead are matched with the results file before
+			// the first call: a foreign journal's error comes alone.
+			for _, it := range ahead.Items() {
+				if prior, ok := state.Get(it.Row.Row); ok && prior.LeadID != it.Row.LeadID {
+					return exitFor(e.stderr, usageErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID))
+				}
+			}
+		}
 		if u.checks.tooManyInvalid(ahead.Invalid(), ahead.Rows()) {
 			fmt.Fprintf(e.stderr, "bulkload: %v\n", u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)"))
 			return exitRowsFailed
