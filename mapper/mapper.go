@@ -49,7 +49,10 @@ const (
 	ruleLoanPurpose        = "must be a positive integer or a label (Debt Consolidation, Home Improvement)"
 	ruleEmail              = "must be a valid e-mail address (name@example.com)"
 	ruleCertificate        = "must be a UUID or an http(s) URL"
-	ruleDuplicatePrefix    = "duplicate of row "
+	// ruleDuplicate is counted; the error's Detail names the row
+	// (ruleDuplicatePrefix and its number).
+	ruleDuplicate       = "duplicate of an earlier row"
+	ruleDuplicatePrefix = "duplicate of row "
 	// ruleControl: a NUL or another invisible control character is never
 	// sent. Tabs and line breaks inside a free-text field (names, address,
 	// city) are read as spaces instead.
@@ -185,15 +188,15 @@ func (m *Mapper) CheckDuplicate(row int, id, idShown string, errs Errors) Errors
 	if id == "" {
 		return errs
 	}
-	rule := m.checkDuplicate(row, id)
-	if rule == "" {
+	detail := m.checkDuplicate(row, id)
+	if detail == "" {
 		return errs
 	}
 	i := 0
 	for i < len(errs) && errs[i].Field < lead.LeadID {
 		i++
 	}
-	return slices.Insert(errs, i, FieldError{Row: row, Field: lead.LeadID, Rule: rule, Value: idShown})
+	return slices.Insert(errs, i, FieldError{Row: row, Field: lead.LeadID, Rule: ruleDuplicate, Detail: detail, Value: idShown})
 }
 
 // IndexMemory returns the bytes the duplicate-leadId index holds outside the
@@ -259,7 +262,7 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors,
 			}
 			continue
 		}
-		var rule string
+		var rule, detail string
 		switch f {
 		case lead.FirstName:
 			in.FirstName = s
@@ -348,16 +351,18 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors,
 		}
 		if rule != "" {
 			fail(f, rule, cell)
+			errs[len(errs)-1].Detail = detail
 		}
 	}
 	return in, errs, idShown
 }
 
 // checkDuplicate registers id for row the first time it is seen and returns
-// the duplicate rule naming the first row after that. Ids are compared by a
-// 64-bit hash with a per-Mapper random seed: two different ids collide with a
-// chance of about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows, 3e-6
-// for ten million), and a collision does not repeat on the next run.
+// "duplicate of row N", naming the first row, after that (the error's
+// Detail; its Rule is ruleDuplicate). Ids are compared by a 64-bit hash
+// with a per-Mapper random seed: two different ids collide with a chance of
+// about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows, 3e-6 for ten
+// million), and a collision does not repeat on the next run.
 func (m *Mapper) checkDuplicate(row int, id string) string {
 	r := uint32(0)
 	if row > 0 && uint64(row) <= 1<<32-1 {
