@@ -318,6 +318,13 @@ func TestBackfillIndexedJob(t *testing.T) {
 // bulkloadFlags builds the main module's bulkload and returns the flags
 // `bulkload upload -h` lists.
 func bulkloadFlags(t *testing.T) map[string]bool {
+	flags, _ := bulkloadHelp(t)
+	return flags
+}
+
+// bulkloadHelp builds the main module's bulkload and returns the flags and
+// the exit statuses `bulkload upload -h` lists.
+func bulkloadHelp(t *testing.T) (map[string]bool, map[int32]bool) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "bulkload")
 	build := exec.Command("go", "build", "-C", "..", "-o", bin, "./cmd/bulkload")
@@ -338,7 +345,50 @@ func bulkloadFlags(t *testing.T) map[string]bool {
 	if !flags["resume"] || !flags["results"] {
 		t.Fatalf("could not read the flags from bulkload upload -h:\n%s%s", stdout.String(), stderr.String())
 	}
-	return flags
+	exits := map[int32]bool{}
+	_, table, _ := strings.Cut(stdout.String()+stderr.String(), "Exit status:")
+	for _, m := range regexp.MustCompile(`(?m)^  (\d+) `).FindAllStringSubmatch(table, -1) {
+		var code int32
+		fmt.Sscan(m[1], &code)
+		exits[code] = true
+	}
+	if !exits[0] || !exits[1] {
+		t.Fatalf("could not read the exit statuses from bulkload upload -h:\n%s", table)
+	}
+	return flags, exits
+}
+
+// TestFailurePolicyExitCodes: the exit statuses the Jobs' podFailurePolicy
+// names are statuses `bulkload upload -h` lists.
+func TestFailurePolicyExitCodes(t *testing.T) {
+	_, exits := bulkloadHelp(t)
+	n := 0
+	for _, o := range loadManifests(t) {
+		var p *batchv1.PodFailurePolicy
+		switch v := o.obj.(type) {
+		case *batchv1.CronJob:
+			p = v.Spec.JobTemplate.Spec.PodFailurePolicy
+		case *batchv1.Job:
+			p = v.Spec.PodFailurePolicy
+		}
+		if p == nil {
+			continue
+		}
+		for _, r := range p.Rules {
+			if r.OnExitCodes == nil {
+				continue
+			}
+			for _, c := range r.OnExitCodes.Values {
+				n++
+				if !exits[c] {
+					t.Errorf("%s %s: podFailurePolicy names exit status %d, which bulkload upload never returns", o.file, o.name, c)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no podFailurePolicy names an exit status")
+	}
 }
 
 // flagsIn returns the --flags of a command line, without their values.

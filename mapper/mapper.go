@@ -178,7 +178,7 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 		if errs == nil {
 			errs = make(Errors, 0, 8) // one allocation for most bad rows
 		}
-		errs = append(errs, FieldError{Row: row, Field: f, Rule: rule, Value: shownValue(f, value)})
+		errs = append(errs, FieldError{Row: row, Field: f, Rule: rule, Value: shownValue(f, value, v)})
 	}
 	setInt := func(i int, p **int, n int) {
 		sc := a.get()
@@ -367,13 +367,20 @@ func clean(s string) (string, bool) {
 // maxShown bounds the value an error shows, in bytes.
 const maxShown = 40
 
-// shownValue is the value a FieldError may show for field f: "" for a
-// sensitive field, and for a value that looks like an SSN or a date of
-// birth whatever its column (a shifted column puts them anywhere); cut to
-// maxShown bytes.
-func shownValue(f lead.Field, s string) string {
+// shownValue is the value a FieldError may show for field f of row v: ""
+// for a sensitive field, for a value that holds the row's own SSN or date
+// of birth, and for a value that looks like an SSN or a date whatever its
+// column (a shifted column puts them anywhere); cut to maxShown bytes.
+func shownValue(f lead.Field, s string, v *lead.Values) string {
 	if s == "" || f.Sensitive() || mayBeSensitive(s) {
 		return ""
+	}
+	for sf := range lead.NumFields {
+		if sf.Sensitive() {
+			if own := strings.TrimSpace(v[sf]); len(own) >= 4 && strings.Contains(s, own) {
+				return ""
+			}
+		}
 	}
 	if len(s) > maxShown {
 		cut := maxShown
@@ -385,9 +392,9 @@ func shownValue(f lead.Field, s string) string {
 	return s
 }
 
-// mayBeSensitive reports whether s holds what may be an SSN (nine digits,
-// with or without separators) or a date (three groups of digits joined by
-// separators, or eight digits in a row).
+// mayBeSensitive reports whether s holds what may be an SSN or a date: nine
+// digits with or without separators (an SSN), six or eight digits in a row
+// (MMDDYY, YYYYMMDD), or three short groups of digits joined by separators.
 func mayBeSensitive(s string) bool {
 	isSep := func(c byte) bool { return c == ' ' || c == '-' || c == '.' || c == '/' }
 	for i := 0; i < len(s); {
@@ -411,7 +418,7 @@ func mayBeSensitive(s string) bool {
 			i = j
 			break
 		}
-		if digits == 9 || (groups == 1 && digits == 8) || (groups == 3 && short && digits >= 4 && digits <= 8) {
+		if digits == 9 || (groups == 1 && (digits == 6 || digits == 8)) || (groups == 3 && short && digits >= 4 && digits <= 8) {
 			return true
 		}
 	}

@@ -797,6 +797,8 @@ func TestShownValues(t *testing.T) {
 		{"a date in the zip column", lead.ZipCode, "1980-01-02", ""},
 		{"a slashed date", lead.LoanAmount, "2/3/80", ""},
 		{"eight digits in a row", lead.ZipCode, "19800102", ""},
+		{"six digits in a row", lead.ZipCode, "010280", ""},
+		{"the row's own date of birth", lead.Email, "dob 1x2y3z4", ""}, // see below: the row's DOB is 1x2y3z4
 		{"money with dots", lead.LoanAmount, "25.000,50", "25.000,50"},
 		{"long value cut", lead.Email, strings.Repeat("é", 30), strings.Repeat("é", 20) + "..."},
 		{"not UTF-8", lead.City, "M\xfcller", ""},
@@ -805,8 +807,10 @@ func TestShownValues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := validRow()
 			v[tc.f] = tc.in
-			if tc.f == lead.City {
-				v[lead.City] = tc.in
+			if tc.name == "the row's own date of birth" {
+				// Not a date nor nine digits: only the row's own value
+				// tells that the e-mail cell holds it.
+				v[lead.DateOfBirth] = "1x2y3z4"
 			}
 			_, errs := newTestMapper(nil).Map(1, &v)
 			var got *FieldError

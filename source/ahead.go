@@ -52,6 +52,10 @@ func (a *Ahead) Rows() int               { return len(a.buf) }
 func (a *Ahead) Invalid() int            { return a.invalid }
 func (a *Ahead) Reasons() report.Reasons { return a.reasons }
 
+// Items returns the rows read ahead, not yet yielded by Next; the caller
+// must not change them.
+func (a *Ahead) Items() []Item { return a.buf[a.pos:] }
+
 // Err is the read error that stopped reading ahead: nil when n rows were
 // read or the input ended (io.EOF is not an error here).
 func (a *Ahead) Err() error {

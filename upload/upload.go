@@ -5,9 +5,13 @@
 // the rest), sends the valid ones through a pool of workers (createLead, the
 // own-lead check after a lost answer, then submitLead for a qualified lead),
 // and journals every outcome from the one goroutine that owns the journal.
-// On the first cancellation it stops taking rows and lets the calls in flight
-// drain within a bound; at the end it compacts the journal and returns the
-// run's counts.
+// It decides which rows end unverified (a duplicate answer after a lost one
+// that cannot be confirmed as the row's own lead) and which failed rows are
+// marked ambiguous for the next run. It stops taking rows on the first
+// cancellation, when its circuit breaker sees the service gone (too many
+// outages in a row) or when the input cannot be read on, and lets the calls
+// in flight drain within a bound (or cancels them on Abort); at the end it
+// compacts the journal and returns the run's counts.
 //
 // It owns no flags, files, signals or exit statuses: cmd/bulkload turns
 // those into a Config and calls Run. The service sits behind API (which

@@ -305,6 +305,22 @@ func streamed(input string) bool {
 	return err == nil && !st.Mode().IsRegular()
 }
 
+// newInputError explains a results file that holds the outcomes of an
+// upload of another input (a new export under the same name: night 2 of a
+// nightly job); nil when it is this input's, or unknown.
+func newInputError(resultsPath, input string) error {
+	meta, err := report.ReadMeta(resultsPath)
+	if err != nil || streamed(input) {
+		return nil
+	}
+	sha, err := fileSHA256(input)
+	if err != nil || sha == meta.InputSHA256 {
+		return nil
+	}
+	return usageErrorf("--results %s holds the outcomes of an upload of another input (%s, sha256 %s, %d rows, %s); this %s (sha256 %s) is a new file under that name: nothing was sent. Give each run its own results file, for a nightly job --results 'runs/{name}-{date}.results.csv' (or '{name}-{sha}' to key it by content), or pass --overwrite to replace it",
+		resultsPath, meta.Input, short(meta.InputSHA256), meta.Rows, meta.Written.Local().Format(time.DateTime), input, short(sha))
+}
+
 // short cuts a SHA-256 to 12 hex digits for a message.
 func short(sha string) string {
 	if len(sha) > 12 {

@@ -214,17 +214,20 @@ func unknownEnv(getenv func(string) string) []string {
 	return unknown
 }
 
-// suggestEnv names the nearest BULKLOAD_* variables to name, or "".
+// suggestEnv names the nearest BULKLOAD_* variables to name, or "",
+// comparing the names after the prefix they all share.
 func suggestEnv(name string) string {
-	var names []string
+	var keys []string
 	for k := range knownSettings() {
-		names = append(names, envName(k))
+		keys = append(keys, strings.TrimPrefix(envName(k), envPrefix))
 	}
-	for _, k := range envSettings()[:2] {
+	keys = append(keys, envSettings()[:2]...)
+	sort.Strings(keys)
+	var names []string
+	for _, k := range suggest(strings.TrimPrefix(name, envPrefix), keys) {
 		names = append(names, envPrefix+k)
 	}
-	sort.Strings(names)
-	return strings.Join(suggest(name, names), " or ")
+	return strings.Join(names, " or ")
 }
 
 // registerConfig registers --config, which every command takes.

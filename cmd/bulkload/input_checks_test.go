@@ -169,6 +169,19 @@ func TestResumeMatchesAnEditedInputByLeadID(t *testing.T) {
 	if got := totalCreates(s); got != 20 {
 		t.Errorf("createLead calls = %d, want the first run's 20 only", got)
 	}
+
+	// From standard input, the rows read ahead are matched before the
+	// first call: the same error, alone.
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.WriteAll(swapped)
+	res = runStdin(t, b.Bytes(), slices.Concat([]string{"upload", "--format", "csv", "--resume", "--results", filepath.Join(dir, "export.results.csv")}, s.args(), []string{"--rate", "0", "--progress", "off", "-"})...)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "row 1 has leadId") || strings.Contains(res.stderr, "ACCOUNTING MISMATCH") || strings.Contains(res.stderr, "rows read") {
+		t.Errorf("--resume from stdin with rows swapped: exit %d, want %d naming row 1, alone\n%s", res.code, exitUsage, res.stderr)
+	}
+	if got := totalCreates(s); got != 20 {
+		t.Errorf("createLead calls = %d, want the first run's 20 only", got)
+	}
 }
 
 // TestNightlyFixedExportName is the nightly job on export.csv: night 2
@@ -231,7 +244,7 @@ func TestNightlyFixedExportName(t *testing.T) {
 	}
 	writeCSV(t, input, night2)
 	res = runCLI(t, secretEnv(), checkUploadArgs(s3, "--results", plain, input)...)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "{name}-{date}") {
+	if res.code != exitUsage || !strings.Contains(res.stderr, "{name}-{date}") || !strings.Contains(res.stderr, "a new file under that name") {
 		t.Errorf("night 2 without --resume: exit %d, want %d with the placeholder hint\n%s", res.code, exitUsage, res.stderr)
 	}
 	res = runCLI(t, secretEnv(), checkUploadArgs(s3, "--resume", "--results", plain, input)...)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -190,7 +191,7 @@ func (o *inputOptions) checkOutputs(input, results string, continues, overwrite 
 		{Flag: "--summary-json", Path: o.summaryJSON},
 	}, extra...)
 	if err := report.CheckOutputs(input, outs, overwrite, hint); err != nil {
-		return usageErrorf("%v", err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -188,6 +189,9 @@ func (u *uploader) run(ctx context.Context) int {
 	}
 	defer lock.Unlock()
 	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: --results 'runs/{name}-{date}.results.csv'), or --overwrite to start over and send its leads again"); err != nil {
+		if errors.Is(err, report.ErrHoldsOutcomes) {
+			err = cmp.Or(newInputError(resultsPath, u.input), err)
+		}
 		return exitFor(e.stderr, err)
 	}
 	var state *report.State
@@ -227,49 +231,11 @@ func (u *uploader) run(ctx context.Context) int {
 		}
 	}
 
-	// The client's background work (token fetches) lives as long as the
-	// run, past the first signal: calls still draining need tokens.
-	clientCtx, cancelClient := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelClient()
-	client, err := submitter.New(clientCtx, submitter.Config{
-		Endpoint:       u.creds.endpoint,
-		TokenURL:       u.creds.tokenURL,
-		ClientID:       u.creds.clientID,
-		ClientSecret:   u.creds.secret,
-		Scope:          u.creds.scope,
-		Rate:           u.up.rate.perSecond,
-		RateAuto:       u.up.rate.auto,
-		MaxRate:        u.up.maxRate,
-		MaxAttempts:    u.up.maxAttempts,
-		CallTimeout:    u.up.timeout,
-		CreateDocument: u.up.createDoc,
-		SubmitDocument: u.up.submitDoc,
-		LeadDocument:   u.up.leadDoc,
-		Logger:         u.log,
-
-		AllowInsecureHTTP: u.creds.insecure,
-	})
-	if err != nil {
-		return exitFor(e.stderr, usageErrorf("%v", err))
+	client, closeClient, code := u.connect(ctx)
+	if client == nil {
+		return code
 	}
-	defer client.Close()
-
-	// A bad credential stops the run before the first row is read.
-	authCtx, cancelAuth := context.WithTimeout(ctx, 2*u.up.timeout)
-	_, err = client.CheckAuth(authCtx)
-	cancelAuth()
-	if err != nil {
-		return u.authFailure(ctx, err)
-	}
-	// One cheap GraphQL query proves --endpoint before the first row.
-	preCtx, cancelPre := context.WithTimeout(ctx, 2*u.up.timeout)
-	err = client.Preflight(preCtx)
-	cancelPre()
-	if err != nil {
-		if code, stop := u.preflightFailure(ctx, err); stop {
-			return code
-		}
-	}
+	defer closeClient()
 
 	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit)
 	if err != nil {
@@ -291,6 +257,15 @@ func (u *uploader) run(ctx context.Context) int {
 		}
 		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil && ahead.Rows() > 0 {
 			return exitFor(e.stderr, err)
+		}
+		if state != nil {
+			// The rows read ahead are matched with the results file before
+			// the first call: a foreign journal's error comes alone.
+			for _, it := range ahead.Items() {
+				if prior, ok := state.Get(it.Row.Row); ok && prior.LeadID != it.Row.LeadID {
+					return exitFor(e.stderr, usageErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID))
+				}
+			}
 		}
 		if u.checks.tooManyInvalid(ahead.Invalid(), ahead.Rows()) {
 			fmt.Fprintf(e.stderr, "bulkload: %v\n", u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)"))
@@ -368,7 +343,12 @@ func (u *uploader) run(ctx context.Context) int {
 	if res.Compacted {
 		u.log.Info("results written", "path", resultsPath)
 	}
+	return u.exitStatus(ctx, sum, runErr, resultsPath)
+}
 
+// exitStatus reports how the upload ended and returns its exit status.
+func (u *uploader) exitStatus(ctx context.Context, sum *report.Summary, runErr error, resultsPath string) int {
+	e := u.env
 	switch {
 	case submitter.IsFatal(runErr):
 		return u.authFailure(ctx, runErr)
@@ -390,6 +370,61 @@ func (u *uploader) run(ctx context.Context) int {
 		return code
 	}
 	return rowsStatus(sum)
+}
+
+// connect builds the run's client and proves, before any row is read, that
+// the credentials give a token and --endpoint answers GraphQL. It returns
+// nil and the exit status when the run must not go on. The client's
+// background work (token fetches) lives as long as the run, past the first
+// signal (calls still draining need tokens), until the caller calls release.
+func (u *uploader) connect(ctx context.Context) (client *submitter.Client, release func(), code int) {
+	clientCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	client, err := submitter.New(clientCtx, submitter.Config{
+		Endpoint:       u.creds.endpoint,
+		TokenURL:       u.creds.tokenURL,
+		ClientID:       u.creds.clientID,
+		ClientSecret:   u.creds.secret,
+		Scope:          u.creds.scope,
+		Rate:           u.up.rate.perSecond,
+		RateAuto:       u.up.rate.auto,
+		MaxRate:        u.up.maxRate,
+		MaxAttempts:    u.up.maxAttempts,
+		CallTimeout:    u.up.timeout,
+		CreateDocument: u.up.createDoc,
+		SubmitDocument: u.up.submitDoc,
+		LeadDocument:   u.up.leadDoc,
+		Logger:         u.log,
+
+		AllowInsecureHTTP: u.creds.insecure,
+	})
+	if err != nil {
+		cancel()
+		return nil, nil, exitFor(u.env.stderr, usageErrorf("%v", err))
+	}
+	release = func() {
+		client.Close()
+		cancel()
+	}
+
+	// A bad credential stops the run before the first row is read.
+	authCtx, cancelAuth := context.WithTimeout(ctx, 2*u.up.timeout)
+	_, err = client.CheckAuth(authCtx)
+	cancelAuth()
+	if err != nil {
+		release()
+		return nil, nil, u.authFailure(ctx, err)
+	}
+	// One cheap GraphQL query proves --endpoint before the first row.
+	preCtx, cancelPre := context.WithTimeout(ctx, 2*u.up.timeout)
+	err = client.Preflight(preCtx)
+	cancelPre()
+	if err != nil {
+		if code, stop := u.preflightFailure(ctx, err); stop {
+			release()
+			return nil, nil, code
+		}
+	}
+	return client, release, exitOK
 }
 
 // preflightFailure maps a failed preflight to an exit status, or lets the

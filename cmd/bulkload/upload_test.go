@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -160,13 +162,34 @@ func TestUploadShortLivedTokens(t *testing.T) {
 	}
 }
 
+// heldDoor passes requests to h, each under a read lock: a test holding
+// the lock keeps requests waiting at the door.
+type heldDoor struct {
+	h  http.Handler
+	mu sync.RWMutex
+}
+
+func (d *heldDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	d.h.ServeHTTP(w, r)
+}
+
 func TestUploadKeyRotation(t *testing.T) {
 	// The signing key is rotated once, mid-run, revoking every token issued
 	// so far: each worker's next call gets a 401, one new token is fetched,
 	// and the calls are retried.
-	// Calls are slow enough that the rotation lands mid-run even when the
-	// machine is busy (at 40 ms the run could end before the poll saw line 10).
-	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 150 * time.Millisecond}})
+	// The rotation makes a new RSA key, which can take seconds on a busy
+	// machine: calls wait at the door meanwhile (held), so that the run
+	// cannot end before the new key is in force.
+	srv, err := leadsim.New(leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	door := &heldDoor{h: srv.Handler()}
+	ts := httptest.NewServer(door)
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	s := &sim{Server: srv, url: ts.URL}
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	args := append([]string{"upload"}, s.args()...)
@@ -174,7 +197,9 @@ func TestUploadKeyRotation(t *testing.T) {
 	done := make(chan cliResult, 1)
 	go func() { done <- runCLI(t, secretEnv(), args...) }()
 	waitForLines(t, results, 10, 60*time.Second)
+	door.mu.Lock()
 	s.RotateKey()
+	door.mu.Unlock()
 	res := <-done
 	if res.code != exitOK {
 		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
