@@ -30,6 +30,11 @@ type RowError struct {
 	// Rule says what is wrong and what to do, e.g. "must be 5 digits"; it
 	// never contains the value.
 	Rule string
+	// Detail, when set, is Rule with what is particular to this row, e.g.
+	// "duplicate of row 3" for the rule "duplicate of an earlier row": the
+	// text shows Detail, and Reason counts Rule, so that the same problem
+	// on many rows is one reason. It never contains the value either.
+	Detail string
 	// Header is the partner's name for Field (the CSV column or JSONL key),
 	// so that a person finds the column in their own file; "" when not
 	// known.
@@ -59,6 +64,9 @@ func (e RowError) appendText(b []byte) []byte {
 			b = strconv.AppendQuote(b, e.Value)
 		}
 		b = append(b, ": "...)
+		if e.Detail != "" {
+			return append(b, e.Detail...)
+		}
 		return append(b, e.Rule...)
 	}
 	b = append(b, malformedPrefix...)

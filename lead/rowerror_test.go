@@ -24,6 +24,8 @@ func TestRowErrorText(t *testing.T) {
 			`column "state" is "Calif.": bad`, `column "state": bad`},
 		{"value quoted", RowErrors{{Row: 3, Field: City, Header: "Town", Value: "a\"b\x01", Rule: "bad"}},
 			`column "Town" (city) is "a\"b\x01": bad`, `column "Town" (city): bad`},
+		{"detail shown, rule counted", RowErrors{{Row: 9, Field: LeadID, Header: "Lead ID", Value: "L-1", Rule: "duplicate of an earlier row", Detail: "duplicate of row 3"}},
+			`column "Lead ID" (leadId) is "L-1": duplicate of row 3`, `column "Lead ID" (leadId): duplicate of an earlier row`},
 		{"none", nil, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

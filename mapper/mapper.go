@@ -48,7 +48,10 @@ const (
 	ruleLoanPurpose        = "must be a positive integer or a label (Debt Consolidation, Home Improvement)"
 	ruleEmail              = "must be a valid e-mail address (name@example.com)"
 	ruleCertificate        = "must be a UUID or an http(s) URL"
-	ruleDuplicatePrefix    = "duplicate of row "
+	// ruleDuplicate is counted; the error's Detail names the row
+	// (ruleDuplicatePrefix and its number).
+	ruleDuplicate       = "duplicate of an earlier row"
+	ruleDuplicatePrefix = "duplicate of row "
 	// ruleControl: a NUL or another invisible control character is never
 	// sent. Tabs and line breaks inside a free-text field (names, address,
 	// city) are read as spaces instead.
@@ -224,7 +227,7 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 			}
 			continue
 		}
-		var rule string
+		var rule, detail string
 		switch f {
 		case lead.FirstName:
 			in.FirstName = s
@@ -240,7 +243,9 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 			in.Ref = s
 		case lead.LeadID:
 			in.LeadID = s
-			rule = m.checkDuplicate(row, s)
+			if detail = m.checkDuplicate(row, s); detail != "" {
+				rule = ruleDuplicate
+			}
 		case lead.DateOfBirth:
 			in.DateOfBirth, rule = normDate(s, m.today, m.dayFirst, &a)
 		case lead.Email:
@@ -314,15 +319,17 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 		}
 		if rule != "" {
 			fail(f, rule, cell)
+			errs[len(errs)-1].Detail = detail
 		}
 	}
 	return in, errs
 }
 
 // checkDuplicate registers id for row the first time it is seen and returns
-// the duplicate rule naming the first row after that. Ids are compared by a
-// 64-bit hash with a per-Mapper random seed: two different ids collide with a
-// chance of about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows), and a
+// "duplicate of row N", naming the first row, after that (the error's
+// Detail; its Rule is ruleDuplicate). Ids are compared by a 64-bit hash
+// with a per-Mapper random seed: two different ids collide with a chance of
+// about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows), and a
 // collision does not repeat on the next run.
 func (m *Mapper) checkDuplicate(row int, id string) string {
 	r := uint32(0)

@@ -3,6 +3,7 @@ package mapper
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -582,6 +583,7 @@ func TestDuplicateLeadID(t *testing.T) {
 		{"", "1980-01-01", ""},
 		{"A", "", `dateOfBirth: required; leadId is "A": duplicate of row 1`},
 	}
+	reasons := map[string]bool{}
 	for i, r := range rows {
 		v := validRow()
 		v[lead.LeadID], v[lead.DateOfBirth] = r.leadID, r.dob
@@ -589,6 +591,15 @@ func TestDuplicateLeadID(t *testing.T) {
 		if got := errs.Error(); got != r.want {
 			t.Errorf("Map(row %d, leadId=%q) = %q, want %q", i+1, r.leadID, got, r.want)
 		}
+		for _, e := range errs {
+			if e.Field == lead.LeadID {
+				reasons[e.Reason()] = true
+			}
+		}
+	}
+	// Duplicates of different rows are one reason in the summary.
+	if want := map[string]bool{"leadId: " + ruleDuplicate: true}; !reflect.DeepEqual(reasons, want) {
+		t.Errorf("duplicates' reasons = %v, want %v", reasons, want)
 	}
 }
 
@@ -733,6 +744,9 @@ func checkNoLeak(t *testing.T, v *lead.Values, errs Errors) {
 		if !isKnownRule(e.Rule) {
 			t.Errorf("rule %q is not a fixed rule", e.Rule)
 		}
+		if rest, ok := strings.CutPrefix(e.Detail, ruleDuplicatePrefix); e.Detail != "" && (!ok || e.Rule != ruleDuplicate || !allDigits(rest)) {
+			t.Errorf("detail %q of rule %q is not a duplicate's row", e.Detail, e.Rule)
+		}
 	}
 	for _, f := range []lead.Field{lead.SocialSecurityNumber, lead.DateOfBirth} {
 		s := strings.TrimSpace(v[f])
@@ -755,9 +769,8 @@ func looksSensitive(s string) bool {
 }
 
 func isKnownRule(r string) bool {
-	if rest, ok := strings.CutPrefix(r, ruleDuplicatePrefix); ok {
-		_, err := strconv.ParseUint(rest, 10, 32)
-		return err == nil
+	if r == ruleDuplicate {
+		return true
 	}
 	switch r {
 	case ruleNotUTF8, ruleRequired, ruleDateFormat, ruleDateTwoDigitYear, ruleDateNotReal,

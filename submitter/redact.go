@@ -142,7 +142,8 @@ func (r *Redactor) redact(s string, generic bool) string {
 	if r.ssn != "" {
 		s = replaceSpans(s, digitChains(s, r.ssn, nil))
 	}
-	if r.hasDOB {
+	// Every written form of the date holds its 2-digit year.
+	if r.hasDOB && strings.Contains(s, r.dob.y2) {
 		s = replaceSpans(s, r.birthDates(s, components(s), uuidSpans(s), nil))
 	}
 	if generic {

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -120,6 +126,38 @@ func TestUploadRedactsEchoedPersonalData(t *testing.T) {
 				t.Errorf("%s holds an SSN or date of birth (%q) near: %q", what, f, text[max(0, i-80):min(len(text), i+len(f)+40)])
 				break
 			}
+		}
+	}
+}
+
+// TestAuthCheckScrubsEchoedSecret points auth check at a token endpoint
+// whose error_description quotes the form body it got and the credentials
+// as an HTTP Basic header would carry them: none of the secret's encodings
+// may reach the output.
+func TestAuthCheckScrubsEchoedSecret(t *testing.T) {
+	const id, secret = "client-9", "p@ss w0rd+/=XyZ"
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		form, _ := url.ParseQuery(string(body))
+		basic := base64.StdEncoding.EncodeToString([]byte(form.Get("client_id") + ":" + form.Get("client_secret")))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_request",
+			"error_description": "AADSTS900144: bad body " + string(body) + " (Authorization: Basic " + basic + ")"})
+	}))
+	defer ts.Close()
+	res := runCLI(t, map[string]string{"BULKLOAD_CLIENT_SECRET": secret}, "auth", "check",
+		"--token-url", ts.URL+"/token", "--client-id", id, "--scope", "api://x/.default", "--log-level", "debug")
+	out := res.stdout + res.stderr
+	if res.code != exitAuth || !strings.Contains(out, "client_secret=[REDACTED]") {
+		t.Fatalf("auth check exit = %d, want %d with the echoed form scrubbed:\n%s", res.code, exitAuth, out)
+	}
+	for what, leak := range map[string]string{
+		"raw": secret, "form-encoded": url.QueryEscape(secret), "path-escaped": url.PathEscape(secret),
+		"basic": base64.StdEncoding.EncodeToString([]byte(id + ":" + secret)), "fragment": "w0rd",
+	} {
+		if strings.Contains(out, leak) {
+			t.Errorf("auth check output holds the secret %s (%q):\n%s", what, leak, out)
 		}
 	}
 }
