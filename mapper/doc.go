@@ -68,10 +68,12 @@
 //     row makes that row invalid: "leadId: duplicate of row 3". A leadId is
 //     registered the first time it is seen, whether or not its row is valid.
 //     The index holds a 64-bit hash per distinct leadId (maphash, with a
-//     random seed per Mapper) and the row number; two different ids collide
-//     with a chance of about n²/2⁶⁵ for n rows (3e-8 at a million rows), in
-//     which case a row is wrongly reported as a duplicate, and the next run
-//     hashes differently.
+//     random seed per Mapper) and the row number, in about 11 bytes a leadId
+//     kept outside the Go heap (see index.go); two different ids collide
+//     with a chance of about n²/2⁶⁵ for n distinct ids (3e-8 at a million,
+//     7e-7 at 5 million, 3e-6 at 10 million), in which case a row is wrongly
+//     reported as a duplicate of the row named, whose leadId then differs;
+//     the next run hashes differently.
 //
 // Map reports all of a row's errors at once, one per field, in field order.
 //

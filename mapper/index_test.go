@@ -1,53 +1,91 @@
 package mapper
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
 
-func TestIDIndex(t *testing.T) {
+// TestIDIndexAgainstMap registers ids in a random order with repeats, many
+// merges deep, and checks every answer against a Go map.
+func TestIDIndexAgainstMap(t *testing.T) {
 	x := newIDIndex()
-	const n = 100000
-	for i := 1; i <= n; i++ {
-		if first, dup := x.firstRow("L-"+strconv.Itoa(i), uint32(i)); dup || first != uint32(i) {
-			t.Fatalf("firstRow(new id %d) = %d, %v, want %d, false", i, first, dup, i)
+	truth := map[string]uint32{}
+	r := rand.New(rand.NewPCG(1, 2))
+	const rows = 200_000
+	for row := uint32(1); row <= rows; row++ {
+		// About one row in five repeats an id seen before.
+		id := "L-" + strconv.Itoa(r.IntN(rows))
+		first, dup := x.firstRow(id, row)
+		want, seen := truth[id]
+		if !seen {
+			truth[id] = row
+			want = row
+		}
+		if first != want || dup != seen {
+			t.Fatalf("row %d: firstRow(%q) = %d, %v, want %d, %v", row, id, first, dup, want, seen)
 		}
 	}
-	for i := 1; i <= n; i += 7 {
-		if first, dup := x.firstRow("L-"+strconv.Itoa(i), uint32(n+i)); !dup || first != uint32(i) {
-			t.Fatalf("firstRow(seen id %d) = %d, %v, want %d, true", i, first, dup, i)
+	if x.store == nil || x.store.n == 0 {
+		t.Fatalf("no merge happened in %d rows: the store is untested", rows)
+	}
+	// Every id again, now that most are in the store.
+	for id, want := range truth {
+		if first, dup := x.firstRow(id, rows+1); !dup || first != want {
+			t.Fatalf("firstRow(%q) again = %d, %v, want %d, true", id, first, dup, want)
 		}
 	}
-	if got := x.shards[0].n + x.shards[1].n; got == 0 {
-		t.Errorf("shards 0 and 1 are empty: the ids are not spread")
+}
+
+// TestIDIndexBytesPerID is the memory aim: the index grows at most 12 bytes
+// for each new leadId (it holds 10 for each in the store, plus the recent
+// table at a sixteenth of them).
+func TestIDIndexBytesPerID(t *testing.T) {
+	x := newIDIndex()
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			x.firstRow("GEN-"+strconv.Itoa(i), uint32(i))
+		}
 	}
-	total := 0
-	for i := range x.shards {
-		total += x.shards[i].n
+	const n = 200_000
+	add(0, n)
+	before := x.bytes()
+	add(n, 2*n)
+	if perID := float64(x.bytes()-before) / n; perID > 12 {
+		t.Errorf("the index grew %.1f bytes a leadId from %d to %d ids, want at most 12", perID, n, 2*n)
 	}
-	if total != n {
-		t.Errorf("index holds %d ids, want %d", total, n)
-	}
-	// Each shard is grown when 4/5 full, by half: it stays over 8/15 full,
-	// so a distinct id costs at most 12 / (8/15) = 22.5 bytes.
-	if perID := float64(x.bytes()) / n; perID > 22.5 {
-		t.Errorf("index takes %.1f bytes an id, want at most 22.5", perID)
+	if perID := float64(x.bytes()) / (2 * n); perID > 12 {
+		t.Errorf("the index holds %.1f bytes a leadId at %d ids, want at most 12", perID, 2*n)
 	}
 }
 
 func TestIDIndexSeedsDiffer(t *testing.T) {
 	a, b := newIDIndex(), newIDIndex()
-	same := 0
-	for i := 0; i < 64; i++ {
-		a.firstRow(strconv.Itoa(i), 1)
-		b.firstRow(strconv.Itoa(i), 1)
+	a.firstRow("L-1", 1)
+	b.firstRow("L-1", 1)
+	var ha, hb uint64
+	for _, sl := range a.recent.slots {
+		ha |= sl.hash()
 	}
-	for i := range a.shards {
-		if (a.shards[i].n == 0) == (b.shards[i].n == 0) {
-			same++
-		}
+	for _, sl := range b.recent.slots {
+		hb |= sl.hash()
 	}
-	if same == idShards {
-		t.Errorf("two indexes spread 64 ids over the same shards: seeds are not random")
+	if ha == hb {
+		t.Errorf("two indexes hash the same id to %#x: seeds are not random", ha)
 	}
+}
+
+// BenchmarkIDIndex registers b.N new ids, the common case (every lookup
+// misses): ns/op is the index's cost per row, B/id its memory per id.
+func BenchmarkIDIndex(b *testing.B) {
+	ids := make([]string, b.N)
+	for i := range ids {
+		ids[i] = "GEN-" + strconv.Itoa(i)
+	}
+	x := newIDIndex()
+	b.ResetTimer()
+	for i, id := range ids {
+		x.firstRow(id, uint32(i+1))
+	}
+	b.ReportMetric(float64(x.bytes())/float64(b.N), "B/id")
 }

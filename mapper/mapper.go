@@ -1,6 +1,7 @@
 package mapper
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -170,13 +171,47 @@ func (a *arena) intern(b []byte) string {
 // remembered with the row's leadId so that a later duplicate can name it. Map
 // returns all of the row's errors at once; the Input is meaningful only when
 // the Errors are empty. Map does not modify v; the Input may share its
-// strings.
+// strings. Map is MapFields then CheckDuplicate.
 func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
-	var (
-		in   lead.Input
-		errs Errors
-		a    arena
-	)
+	in, errs, idShown := m.MapFields(row, v)
+	return in, m.CheckDuplicate(row, in.LeadID, idShown, errs)
+}
+
+// CheckDuplicate registers id, the leadId MapFields left in Input.LeadID
+// ("" registers nothing), for row, and when an earlier row had it, adds the
+// "duplicate of row N" error to errs in field order, showing idShown, the
+// leadId as the file has it where an error may show it (MapFields' third
+// answer). The first row with a
+// leadId wins, so it must see every row in input order, from one goroutine:
+// it is not safe for concurrent use.
+func (m *Mapper) CheckDuplicate(row int, id, idShown string, errs Errors) Errors {
+	if id == "" {
+		return errs
+	}
+	detail := m.checkDuplicate(row, id)
+	if detail == "" {
+		return errs
+	}
+	i := 0
+	for i < len(errs) && errs[i].Field < lead.LeadID {
+		i++
+	}
+	return slices.Insert(errs, i, FieldError{Row: row, Field: lead.LeadID, Rule: ruleDuplicate, Detail: detail, Value: idShown})
+}
+
+// IndexMemory returns the bytes the duplicate-leadId index holds outside the
+// Go heap, which GOGC and GOMEMLIMIT do not see: about 11 a distinct leadId
+// where the platform allows (see index.go), else 0. Call it from the
+// goroutine that calls CheckDuplicate.
+func (m *Mapper) IndexMemory() int { return m.ids.offHeapBytes() }
+
+// MapFields is Map without the duplicate-leadId check: it leaves the
+// trimmed, value-mapped leadId in Input.LeadID for CheckDuplicate, also when
+// other fields fail. It reads only the Mapper's settings, so it is safe for
+// concurrent use: rows can be mapped in parallel and checked for duplicates
+// in input order after.
+func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors, idShown string) {
+	var a arena
 	fail := func(f lead.Field, rule, value string) {
 		if errs == nil {
 			errs = make(Errors, 0, 8) // one allocation for most bad rows
@@ -242,10 +277,7 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 		case lead.Ref:
 			in.Ref = s
 		case lead.LeadID:
-			in.LeadID = s
-			if detail = m.checkDuplicate(row, s); detail != "" {
-				rule = ruleDuplicate
-			}
+			in.LeadID, idShown = s, shownValue(f, cell, v) // CheckDuplicate's to check and show
 		case lead.DateOfBirth:
 			in.DateOfBirth, rule = normDate(s, m.today, m.dayFirst, &a)
 		case lead.Email:
@@ -322,15 +354,15 @@ func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
 			errs[len(errs)-1].Detail = detail
 		}
 	}
-	return in, errs
+	return in, errs, idShown
 }
 
 // checkDuplicate registers id for row the first time it is seen and returns
 // "duplicate of row N", naming the first row, after that (the error's
 // Detail; its Rule is ruleDuplicate). Ids are compared by a 64-bit hash
 // with a per-Mapper random seed: two different ids collide with a chance of
-// about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows), and a
-// collision does not repeat on the next run.
+// about n²/2⁶⁵ in a file of n rows (3e-8 for a million rows, 3e-6 for ten
+// million), and a collision does not repeat on the next run.
 func (m *Mapper) checkDuplicate(row int, id string) string {
 	r := uint32(0)
 	if row > 0 && uint64(row) <= 1<<32-1 {

@@ -71,6 +71,7 @@ type csvSource struct {
 	line      int // line where the next unread byte is (1-based)
 	lineBase  int // add to cr's line numbers: lines dropped before cr's input by restarts
 	renamed   []string
+	fieldPos  []int // per column: its field's position in csvRow, -1 for none (ReadBatch)
 	failed    error
 }
 
@@ -155,6 +156,7 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 		r.unknown.add(u)
 	}
 	s.renamed = renamed
+	s.fieldPos = csvRowPositions(renamed)
 	if err := um.RenormalizeHeaders(func([]string) []string { return renamed }); err != nil {
 		return nil, fmt.Errorf("read %s header line: %w", r.name, err)
 	}
@@ -170,20 +172,39 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 }
 
 func (s *csvSource) next() (Record, error) {
+	rec, _, err := s.read(false)
+	return rec, err
+}
+
+// nextRaw is next without the gocsv decoding: a well-formed record comes
+// back with its fields (valid until the next read) and no Values, for a
+// Decoder to fill.
+func (s *csvSource) nextRaw() (Record, []string, error) { return s.read(true) }
+
+func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 	if s.failed != nil {
-		return Record{}, s.failed
+		return Record{}, nil, s.failed
 	}
 	for {
 		before := s.cr.InputOffset()
 		s.tee.recStart, s.tee.blankLines = before, 0
-		out, err := s.um.Read()
+		var (
+			out    any
+			fields []string
+			err    error
+		)
+		if undecoded {
+			fields, err = s.cr.Read() // what s.um.Read reads before it decodes
+		} else {
+			out, err = s.um.Read()
+		}
 		after := s.cr.InputOffset()
 		if errors.Is(err, io.EOF) {
-			return Record{}, io.EOF
+			return Record{}, nil, io.EOF
 		}
 		if errors.Is(err, errRecordTooLong) {
 			s.row++
-			return s.tooLong(), nil
+			return s.tooLong(), nil, nil
 		}
 		// A long run of empty lines before the record moved the tee's
 		// recStart past them (skipBlank).
@@ -203,7 +224,7 @@ func (s *csvSource) next() (Record, error) {
 			startLine := pe.StartLine + s.lineBase
 			nl := bytes.IndexByte(raw, '\n')
 			if nl < 0 {
-				return Record{}, fmt.Errorf("read %s row %d: a record of several lines has no line end", s.r.name, s.row)
+				return Record{}, nil, fmt.Errorf("read %s row %d: a record of several lines has no line end", s.r.name, s.row)
 			}
 			// raw is a subslice of the span from before: its offset in the
 			// span is the difference of their capacities.
@@ -213,16 +234,16 @@ func (s *csvSource) next() (Record, error) {
 			if err := s.restartAt(rawOff+int64(nl)+1, startLine+1); err != nil {
 				s.failed = err
 			}
-			return rec, nil
+			return rec, nil, nil
 		case errors.As(err, &pe):
 			s.row++
 			line := pe.StartLine + s.lineBase
 			rec := Record{Row: s.row, Line: line, Raw: raw, Err: rowError(s.row, line, parseProblem(pe))}
 			rec.Err.Line, rec.Err.Column = pe.Line+s.lineBase, pe.Column
-			return rec, nil
+			return rec, nil, nil
 		default:
 			s.failed = fmt.Errorf("read %s after row %d: %w", s.r.name, s.row, err)
-			return Record{}, s.failed
+			return Record{}, nil, s.failed
 		}
 
 		scan := scanFields(raw, s.comma, s.columns)
@@ -240,17 +261,25 @@ func (s *csvSource) next() (Record, error) {
 			rec.Err = rowError(s.row, line, fmt.Sprintf("the row has %s but the header has %d columns, and the extra fields are not empty; put a value that holds the delimiter in quotes", fieldsText(scan.fields), s.columns))
 		case s.checkUTF8 && !utf8.Valid(raw):
 			rec.Err = rowError(s.row, line, ruleNotUTF8)
+		case undecoded:
+			return rec, fields, nil // a Decoder fills Values and checks them
 		default:
 			row, ok := out.(*csvRow)
 			if !ok {
-				return Record{}, fmt.Errorf("read %s row %d: unexpected %T from gocsv", s.r.name, s.row, out)
+				return Record{}, nil, fmt.Errorf("read %s row %d: unexpected %T from gocsv", s.r.name, s.row, out)
 			}
 			rec.Values = row.values()
-			if rec.Values == (lead.Values{}) {
-				rec.Err = rowError(s.row, line, "no known column has a value")
-			}
+			checkValues(&rec)
 		}
-		return rec, nil
+		return rec, nil, nil
+	}
+}
+
+// checkValues flags a decoded record none of whose known columns has a
+// value.
+func checkValues(rec *Record) {
+	if rec.Values == (lead.Values{}) {
+		rec.Err = rowError(rec.Row, rec.Line, "no known column has a value")
 	}
 }
 

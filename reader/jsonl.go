@@ -78,6 +78,12 @@ func ignoreEOF(err error) error {
 	return err
 }
 
+// nextRaw is next: a JSONL record is decoded as it is read.
+func (s *jsonlSource) nextRaw() (Record, []string, error) {
+	rec, err := s.next()
+	return rec, nil, err
+}
+
 func (s *jsonlSource) next() (Record, error) {
 	if s.failed != nil {
 		return Record{}, s.failed

@@ -87,6 +87,11 @@ type Options struct {
 // source is one format's record reader.
 type source interface {
 	next() (Record, error)
+	// nextRaw is next without decoding what a Decoder can decode in
+	// another goroutine: it returns those fields, valid until the next
+	// read, and Values are left empty. A nil slice means the record is
+	// complete.
+	nextRaw() (Record, []string, error)
 }
 
 // Reader reads the records of one input. It is not safe for concurrent use,

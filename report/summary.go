@@ -119,6 +119,9 @@ type Summary struct {
 	// stopped (interrupted, or a fatal error); the caller sets it, and
 	// --resume sends them.
 	NotSent int `json:"notSent"`
+	// OtherShards counts rows read that belong to another shard of a
+	// sharded run (--shard): not sent by this one.
+	OtherShards int `json:"skippedOtherShards"`
 
 	// Qualified counts rows with a result code of 1013-1017, whatever their
 	// status; BidCents sums their bid values exactly, in cents.
@@ -230,6 +233,7 @@ func (s *Summary) terms() []term {
 		{"valid", s.Valid}, {"invalid", s.Invalid}, {"processed", s.Processed},
 		{"submitted", s.Submitted}, {"submit_failed", s.SubmitFailed}, {"failed", s.Failed},
 		{"unverified", s.Unverified}, {"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
+		{"skipped (other shards)", s.OtherShards},
 	}
 	var out []term
 	for _, t := range all {
@@ -239,7 +243,7 @@ func (s *Summary) terms() []term {
 			always = s.Mode == "validate"
 		case "invalid":
 			always = true
-		case "unverified", "created", "unknown", "not sent":
+		case "unverified", "created", "unknown", "not sent", "skipped (other shards)":
 			always = false
 		default:
 			always = s.Mode != "validate"
@@ -252,7 +256,7 @@ func (s *Summary) terms() []term {
 }
 
 func (s *Summary) accounted() int {
-	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Unverified + s.Created + s.Unknown + s.NotSent
+	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Unverified + s.Created + s.Unknown + s.NotSent + s.OtherShards
 }
 
 // accounting is the check's sentence, e.g. "1000 read = 990 valid + 10

@@ -1,10 +1,11 @@
 // Package source is the reading and validating stage as the commands use
 // it: it owns the input (a file or standard input, read through a pump
-// goroutine so that an idle pipe never holds off cancellation), reads a batch
-// ahead of validation in its own goroutine, hashes every byte of the input for
-// the summary, maps each record with the mapper and writes the rows that fail
-// validation to the rejects file. It yields one Item per input row, in input
-// order. Parsing is the reader's job and validation the mapper's; this package
+// goroutine so that an idle pipe never holds off cancellation), reads it in
+// batches in its own goroutine, hashes every byte of the input for the
+// summary, decodes and maps the batches in parallel (GOMAXPROCS workers by
+// default), checks duplicate leadIds in input order and writes the rows that
+// fail validation to the rejects file. It yields one Item per input row, in
+// input order, the same for any number of workers. Parsing is the reader's job and validation the mapper's; this package
 // only joins them and owns the files.
 package source
 
@@ -18,7 +19,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/bulkload/bulkload/lead"
@@ -39,6 +43,9 @@ type Config struct {
 	// partner's data). Empty writes none.
 	Rejects string
 	Log     *slog.Logger
+	// Workers is how many goroutines decode and map rows; 0 means
+	// GOMAXPROCS. Results are the same and in input order for any number.
+	Workers int
 	// Limit, when above 0, reads at most that many bytes of a file: an
 	// upload reads exactly the bytes its check read (Scan), and rows
 	// appended while it runs wait for the next run (Grew says how many
@@ -84,14 +91,20 @@ type Source struct {
 	// A named pipe's pump ends when Close closes the file.
 	stdinPipe *io.PipeReader
 
-	// Reading runs in its own goroutine, a batch ahead of mapping, so that
-	// parsing and validating use both cores. Batches are recycled through
-	// free; full carries them to next, in input order.
+	// Reading runs in its own goroutine, which reads each batch of records
+	// once, undecoded, and hands it both to work, where one of the workers
+	// decodes and maps it (everything but the duplicate check), and to
+	// full, in input order, where Next waits for it to be done and checks
+	// duplicates row by row. Batches are recycled through free, which holds
+	// them all: the reader stays at most len(free) batches ahead.
 	full      chan *batch
+	work      chan *batch
 	free      chan *batch
 	batchSize int // batchSize for files; 1 for standard input, a stream that may trickle
+	workers   int
 	stop      chan struct{}
 	readDone  chan struct{}
+	workDone  sync.WaitGroup
 	cur       *batch
 	pos       int
 	closed    bool
@@ -101,20 +114,32 @@ type Source struct {
 }
 
 // batchSize is how many records travel together from the reading
-// goroutine: large enough that channel costs vanish per row, small enough
-// that memory stays flat (a few hundred KiB in flight).
+// goroutine to a worker and on to Next: large enough that channel costs
+// vanish per row, small enough that the workers+batchesAhead batches in
+// flight (about 200 KiB each) keep memory flat.
 const (
-	batchSize    = 256
+	batchSize    = 128
 	batchesAhead = 4
 )
 
-// batch is a run of records with their raw text copied into one arena, so
-// it stays valid after the reader moves on.
+// batch is a run of records read together, their raw text in the batch's
+// arena, so it stays valid after the reader moves on.
 type batch struct {
-	recs  []reader.Record
-	spans []int
-	arena []byte
-	err   error // io.EOF or the read error, after recs
+	rb     reader.Batch
+	err    error    // io.EOF or the read error, after the records
+	mapped []mapped // per record, once done
+	// done receives one value when a worker has decoded and mapped the
+	// batch (or failed to decode it: decodeErr).
+	done      chan struct{}
+	decodeErr error
+}
+
+// mapped is what a worker made of one record: MapFields' answer, before
+// the duplicate check.
+type mapped struct {
+	in      lead.Input
+	errs    mapper.Errors
+	idShown string
 }
 
 // Item is one row of the input after validation.
@@ -132,7 +157,11 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		log = slog.New(slog.DiscardHandler)
 	}
 	ropts, mapping := cfg.Reader, cfg.Mapping
-	s := &Source{name: name, sha: &hashWriter{h: sha256.New(), at: cfg.PrefixAt}, limit: cfg.Limit, size: -1, log: log, batchSize: batchSize}
+	s := &Source{name: name, sha: &hashWriter{h: sha256.New(), at: cfg.PrefixAt}, limit: cfg.Limit, size: -1, log: log, batchSize: batchSize,
+		workers: cfg.Workers}
+	if s.workers <= 0 {
+		s.workers = runtime.GOMAXPROCS(0)
+	}
 	var in io.Reader
 	// pump reads a stream (standard input, a named pipe, a device) through
 	// a goroutine and a closable pipe: a read of the stream itself may wait
@@ -242,10 +271,10 @@ func newReader(ctx context.Context, in io.Reader, stdinPipe *io.PipeReader, name
 // Next returns the next row, validated. io.EOF ends the input; any other
 // error means the input cannot be read on and the run stops.
 func (s *Source) Next(ctx context.Context) (Item, error) {
-	rec, err := s.nextRecord(ctx)
-	if err != nil {
+	if err := s.nextRecord(ctx); err != nil {
 		return Item{}, err
 	}
+	rec, m := &s.cur.rb.Records[s.pos-1], &s.cur.mapped[s.pos-1]
 	it := Item{Row: report.Row{
 		Row:    rec.Row,
 		LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
@@ -262,7 +291,7 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 	if rec.Err != nil {
 		it.Row.Status = report.StatusInvalid
 		it.Row.Invalid = lead.RowErrors{*rec.Err}
-	} else if in, errs := s.m.Map(rec.Row, &rec.Values); len(errs) > 0 {
+	} else if errs := s.m.CheckDuplicate(rec.Row, m.in.LeadID, m.idShown, m.errs); len(errs) > 0 {
 		// Name each field as the partner's file does, so that a person
 		// finds the column.
 		for i := range errs {
@@ -272,7 +301,7 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 		it.Row.Status = report.StatusInvalid
 		it.Row.Invalid = errs
 	} else {
-		it.Input = in
+		it.Input = m.in
 	}
 	if it.Row.Status == report.StatusInvalid && s.rejects != nil {
 		if err := s.rejects.Write(rec, it.Row.ErrorText()); err != nil {
@@ -282,22 +311,31 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 	return it, nil
 }
 
-// startReading starts the reading goroutine; Close stops it.
+// startReading starts the reading goroutine and the workers; Close stops
+// them.
 func (s *Source) startReading() {
-	s.full = make(chan *batch, batchesAhead)
-	s.free = make(chan *batch, batchesAhead+2)
+	n := s.workers + batchesAhead
+	s.full = make(chan *batch, n)
+	s.work = make(chan *batch, n)
+	s.free = make(chan *batch, n)
 	s.stop = make(chan struct{})
 	s.readDone = make(chan struct{})
-	for range batchesAhead + 2 {
-		s.free <- &batch{recs: make([]reader.Record, 0, s.batchSize), spans: make([]int, 0, s.batchSize+1)}
+	for range n {
+		s.free <- &batch{done: make(chan struct{}, 1)}
+	}
+	for range s.workers {
+		d := s.r.NewDecoder()
+		s.workDone.Go(func() { s.workLoop(d) })
 	}
 	go s.readLoop()
 }
 
-// readLoop is the only caller of the reader until it returns.
+// readLoop is the only caller of the reader until it returns. It closes
+// work and full, which it alone sends on.
 func (s *Source) readLoop() {
 	defer close(s.readDone)
 	defer close(s.full)
+	defer close(s.work)
 	for {
 		var b *batch
 		select {
@@ -305,23 +343,10 @@ func (s *Source) readLoop() {
 		case <-s.stop:
 			return
 		}
-		b.recs, b.spans, b.arena, b.err = b.recs[:0], b.spans[:0], b.arena[:0], nil
-		for len(b.recs) < s.batchSize {
-			rec, err := s.r.Next()
-			if err != nil {
-				b.err = err
-				break
-			}
-			b.spans = append(b.spans, len(b.arena))
-			b.arena = append(b.arena, rec.Raw...)
-			rec.Raw = nil
-			b.recs = append(b.recs, rec)
-			s.recordsRead.Add(1)
-		}
-		b.spans = append(b.spans, len(b.arena))
-		for i := range b.recs {
-			b.recs[i].Raw = b.arena[b.spans[i]:b.spans[i+1]:b.spans[i+1]]
-		}
+		b.err = s.r.ReadBatch(&b.rb, s.batchSize)
+		s.recordsRead.Add(int64(b.rb.Len()))
+		// work has room for every batch: this never blocks.
+		s.work <- b
 		select {
 		case s.full <- b:
 		case <-s.stop:
@@ -333,16 +358,37 @@ func (s *Source) readLoop() {
 	}
 }
 
-// nextRecord returns the next record from the reading goroutine. The
-// record is valid until the call after next.
-func (s *Source) nextRecord(ctx context.Context) (*reader.Record, error) {
-	for s.cur == nil || s.pos >= len(s.cur.recs) {
+// workLoop decodes and maps batches until work is closed. Mapping without
+// the duplicate check reads only the mapper's settings, so workers share
+// the Mapper; each has its own Decoder.
+func (s *Source) workLoop(d *reader.Decoder) {
+	for b := range s.work {
+		b.decodeErr = d.Decode(&b.rb)
+		b.mapped = slices.Grow(b.mapped[:0], b.rb.Len())[:b.rb.Len()]
+		for i := range b.rb.Records {
+			rec := &b.rb.Records[i]
+			if rec.Err == nil && b.decodeErr == nil {
+				in, errs, idShown := s.m.MapFields(rec.Row, &rec.Values)
+				b.mapped[i] = mapped{in, errs, idShown}
+			} else {
+				b.mapped[i] = mapped{}
+			}
+		}
+		b.done <- struct{}{} // room for one: never blocks
+	}
+}
+
+// nextRecord moves to the next record, s.cur.rb.Records[s.pos-1], waiting
+// for its batch to be read and mapped. It stays valid until the call after
+// next.
+func (s *Source) nextRecord(ctx context.Context) error {
+	for s.cur == nil || s.pos >= s.cur.rb.Len() {
 		if s.cur != nil {
 			if err := s.cur.err; err != nil {
 				if errors.Is(err, io.EOF) {
-					return nil, io.EOF
+					return io.EOF
 				}
-				return nil, err // the reader's errors name the file and row
+				return err // the reader's errors name the file and row
 			}
 			s.free <- s.cur // never blocks: free holds every batch
 			s.cur = nil
@@ -353,17 +399,26 @@ func (s *Source) nextRecord(ctx context.Context) (*reader.Record, error) {
 		case b, ok = <-s.full:
 		case <-ctx.Done():
 			// The reader may be blocked on a slow pipe: stop waiting.
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		if !ok {
-			return nil, io.EOF
+			return io.EOF
+		}
+		<-b.done // a worker has it: it never blocks for long
+		if b.decodeErr != nil {
+			b.err = fmt.Errorf("read %s: %w", s.name, b.decodeErr)
+			b.rb.Records = b.rb.Records[:0]
 		}
 		s.cur, s.pos = b, 0
 	}
-	rec := &s.cur.recs[s.pos]
 	s.pos++
-	return rec, nil
+	return nil
 }
+
+// IndexMemory returns the bytes the duplicate-leadId index holds outside
+// the Go heap (see mapper.Mapper.IndexMemory). Call it from the goroutine
+// that calls Next.
+func (s *Source) IndexMemory() int { return s.m.IndexMemory() }
 
 // EstimatedRows estimates the input's row count from the bytes per row
 // read so far and the file's size; -1 when the size is unknown (stdin) or
@@ -469,6 +524,7 @@ func (s *Source) Close() error {
 			s.stdinPipe.CloseWithError(io.ErrClosedPipe)
 		}
 		<-s.readDone
+		s.workDone.Wait() // work is closed: the workers finish what is queued
 		s.provided = s.r.Provided()
 		s.unknown = s.r.Unknown()
 		s.warnColumns()
@@ -483,7 +539,7 @@ func (s *Source) Close() error {
 		if st, err := s.file.Stat(); err == nil && st.Size() > s.sha.n {
 			s.grew = st.Size() - s.sha.n
 		}
-	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= len(s.cur.recs) {
+	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= s.cur.rb.Len() {
 		s.shaDone = true
 	}
 	if s.rejects != nil {

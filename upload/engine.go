@@ -30,6 +30,9 @@ type engine struct {
 	// accounting says how many did not (after an interrupt: the rows read
 	// but not sent, which --resume sends). Producer only.
 	read int
+	// otherShards counts the rows read that belong to another shard: not
+	// sent, not journalled, counted apart in the accounting.
+	otherShards int
 	// skipped counts rows a resumed run found finished. Producer only.
 	skipped int
 	// notSent counts rows read but deliberately not sent because the run
@@ -127,6 +130,10 @@ func (e *engine) pipeline(ctx, workCtx context.Context, src Source, journal Jour
 				return nil
 			}
 			e.read++
+			if !e.cfg.Shard.Takes(it.Row.Row, it.Row.LeadID) {
+				e.otherShards++
+				continue
+			}
 			j, l, err := e.plan(it)
 			if err != nil {
 				return err

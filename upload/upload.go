@@ -88,6 +88,9 @@ type Config struct {
 	// Abort, when closed after ctx ended, cancels the calls in flight at
 	// once instead of letting them drain (a second signal). Nil: never.
 	Abort <-chan struct{}
+	// Shard, when its N is above 1, takes only the rows of one shard of
+	// the input; the others are counted as OtherShards, not sent.
+	Shard Shard
 	// Log receives the engine's log lines; nil discards them.
 	Log *slog.Logger
 	// OnFinal, when set, is called once per row counted with a final
@@ -192,6 +195,7 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 		}
 	}
 	e.sum.RowsRead = e.read
+	e.sum.OtherShards = e.otherShards
 	e.sum.NotSent = int(e.notSent.Load())
 	e.sum.Interrupted = interrupted
 	e.sum.End = time.Now()

@@ -3,7 +3,7 @@
 //
 // It streams: memory stays constant whatever N is. Rows are a function of
 // -seed and the row index (see package synth), so a file is reproducible;
-// leadIds, SSNs (up to synth.MaxUniqueSSN rows), e-mails and phones never
+// leadIds, SSNs (up to synth.MaxRows rows), e-mails and phones never
 // repeat within a file.
 //
 //	go run ./bench/gen -n 1000000 -o bench/out/leads-1000000.csv
@@ -71,8 +71,8 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	if c.n < 0 {
 		return c, errors.New("-n must not be negative")
 	}
-	if c.n > synth.MaxUniqueSSN {
-		return c, fmt.Errorf("-n %d: SSNs are unique only up to %d rows; split the file", c.n, synth.MaxUniqueSSN)
+	if c.n > synth.MaxRows {
+		return c, fmt.Errorf("-n %d: SSNs are unique only up to %d rows; split the file", c.n, synth.MaxRows)
 	}
 	return c, nil
 }

@@ -105,7 +105,7 @@ func TestParseRejects(t *testing.T) {
 		{"bad format", []string{"-format", "xml"}},
 		{"bad style", []string{"-style", "odd"}},
 		{"negative n", []string{"-n", "-1"}},
-		{"too many rows for unique SSNs", []string{"-n", "2000000"}},
+		{"too many rows for unique SSNs", []string{"-n", "80000000"}},
 		{"positional argument", []string{"file.csv"}},
 		{"bad fraction", []string{"-invalid", "2", "-n", "1"}},
 	}

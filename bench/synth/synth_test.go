@@ -288,3 +288,75 @@ func BenchmarkRowCSV(b *testing.B) {
 		}
 	}
 }
+
+// TestSSNsUniquePastOneSlotRound checks the rows that share an SSN slot
+// (MaxUniqueSSN apart), the only ones whose SSNs could repeat, in files of
+// up to 10 million rows: their SSNs never repeat, and each keeps the band of
+// the score it drew (the simulator's outcome). Without distinctScore, about
+// one slot in 60 repeats an SSN here.
+func TestSSNsUniquePastOneSlotRound(t *testing.T) {
+	const rounds = 7 // 7 * 1,511,334 rows > 10 million
+	for _, style := range []Style{Clean, Mixed} {
+		opts := Options{Seed: 13, Style: style, Qualified: 0.5, NoSSN: 0.1, Invalid: 0.02}
+		g, _ := New(opts)
+		replay, _ := New(opts)
+		replay.replaying = true
+		var v lead.Values
+		for _, slot := range []int{0, 1, 2, 777, 12345, MaxUniqueSSN / 2, MaxUniqueSSN - 1} {
+			for k := range 300 {
+				slot := (slot + k*4999) % MaxUniqueSSN
+				seen := map[string]int{}
+				for r := range rounds {
+					i := slot + r*MaxUniqueSSN
+					g.Row(i, &v)
+					ssn := strings.Map(func(c rune) rune {
+						if c < '0' || c > '9' {
+							return -1
+						}
+						return c
+					}, v[lead.SocialSecurityNumber])
+					if ssn == "" {
+						continue
+					}
+					if j, dup := seen[ssn]; dup {
+						t.Fatalf("style %d: rows %d and %d have the same SSN", style, j, i)
+					}
+					seen[ssn] = i
+					if ssn[:3] == "666" {
+						continue // a planted flaw: its score is not the row's
+					}
+					replay.Row(i, &v)
+					d := replay.drawn
+					if s, _ := Score(ssn); s < d.lo || s >= d.hi {
+						t.Fatalf("style %d: row %d scores %d, outside the band [%d, %d) it drew", style, i, s, d.lo, d.hi)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRowsBelowOneSlotRoundUnchanged pins rows of files up to MaxUniqueSSN
+// rows: their SSN is SSNFor(i, the score drawn), as before larger files
+// were possible, so existing samples and benchmark inputs stay the same.
+func TestRowsBelowOneSlotRoundUnchanged(t *testing.T) {
+	opts := Options{Seed: 1, Style: Clean, Qualified: 0.5, NoSSN: 0.1}
+	g, _ := New(opts)
+	replay, _ := New(opts)
+	replay.replaying = true
+	var v lead.Values
+	for _, i := range []int{0, 1, 99, 5000, MaxUniqueSSN - 1} {
+		g.Row(i, &v)
+		replay.Row(i, &v)
+		d := replay.drawn
+		g.Row(i, &v)
+		if want := ""; d.score != 0 {
+			want = SSNFor(i, d.score)
+			if v[lead.SocialSecurityNumber] != want {
+				t.Errorf("Row(%d) SSN differs from SSNFor(%d, drawn score %d)", i, i, d.score)
+			}
+		} else if v[lead.SocialSecurityNumber] != want {
+			t.Errorf("Row(%d) has an SSN, want none", i)
+		}
+	}
+}

@@ -251,6 +251,7 @@ const (
 // environment and the config file, and checks that there are nargs
 // positional arguments (name is the command, for the message). It returns
 // the positional arguments and where each setting came from.
+// nargs is the number of positional arguments; -1 is one or more.
 func parseSettings(fs *flag.FlagSet, args []string, e *env, name string, nargs int) ([]string, map[string]int, error) {
 	var cfgPath string
 	registerConfig(fs, &cfgPath)
@@ -278,8 +279,10 @@ func parseSettings(fs *flag.FlagSet, args []string, e *env, name string, nargs i
 		return nil, nil, err
 	}
 	switch {
-	case len(pos) == nargs:
+	case len(pos) == nargs, nargs < 0 && len(pos) > 0:
 		return pos, from, nil
+	case nargs < 0:
+		return nil, nil, &flagError{cmd: name, msg: fmt.Sprintf("%s needs at least one FILE", name)}
 	case nargs == 0:
 		return nil, nil, &flagError{cmd: name, msg: fmt.Sprintf("%s takes no arguments, got %q", name, pos)}
 	case len(pos) == 0:
@@ -302,7 +305,8 @@ func knownSettings() map[string]bool {
 	)
 	// Commands share some names (tenant-id, app-id): one flag set each.
 	sets := []func(*flag.FlagSet){in.register, auth.register, up.register, logs.register, sim.RegisterFlags,
-		func(fs *flag.FlagSet) { fs.String("addr", "", "") }, registerAuthTimeout(new(time.Duration))}
+		func(fs *flag.FlagSet) { fs.String("addr", "", "") }, registerAuthTimeout(new(time.Duration)),
+		new(metricsOptions).register, registerSummaryFlags(new(string))}
 	known := map[string]bool{}
 	for _, register := range sets {
 		fs := flag.NewFlagSet("settings", flag.ContinueOnError)

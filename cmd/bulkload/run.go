@@ -94,7 +94,7 @@ func commands() []command {
 	return []command{
 		{"upload", "upload [flags] FILE", "upload FILE to the service (--simulate: to the built-in simulator)",
 			[]int{exitOK, exitRowsFailed, exitUsage, exitAuth, exitUnreachable, exitIO, exitInterrupted},
-			settings(in.register, auth.register, logs.register, up.register, new(checkOptions).registerFor(true))},
+			settings(in.register, auth.register, logs.register, up.register, new(checkOptions).registerFor(true), new(metricsOptions).register)},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
 			[]int{exitOK, exitRowsFailed, exitUsage, exitIO, exitInterrupted},
 			settings(in.register, registerValidateOverwrite(new(bool)), new(checkOptions).registerFor(false), logs.register)},
@@ -104,6 +104,9 @@ func commands() []command {
 		{"sim", "sim [flags]", "serve the simulated service on a local address",
 			[]int{exitOK, exitUsage, exitIO},
 			settings(registerSimFlags(new(simOptions)), logs.register)},
+		{"summary", "summary [flags] RESULTS...", "print the combined summary of results files, e.g. all shards of a backfill",
+			[]int{exitOK, exitRowsFailed, exitUsage},
+			settings(registerSummaryFlags(new(string)), logs.register)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script",
 			[]int{exitOK, exitUsage}, nil},
 		{"version", "version", "print the version, VCS revision and Go version",
@@ -194,6 +197,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return exitFor(e.stderr, runSim(ctx, e, args[1:]))
 	case "auth":
 		return runAuth(ctx, e, args[1:])
+	case "summary":
+		return runSummary(ctx, e, args[1:])
 	case "completion":
 		return runCompletion(e, args[1:])
 	case "version", "--version", "-version", "-v":

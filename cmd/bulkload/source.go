@@ -37,6 +37,10 @@ type inputOptions struct {
 	// the input: ".results.csv" (upload, the default) or ".validation.csv"
 	// (validate, so that a dry run never replaces an upload's journal).
 	outputSuffix string
+	// shard is "K-of-N" for upload --shard: it goes into the default
+	// results file name and the {shard} placeholder, so that every shard
+	// has its own results file.
+	shard string
 }
 
 func (o *inputOptions) register(fs *flag.FlagSet) {
@@ -78,6 +82,9 @@ func (o *inputOptions) resultsPath(input string) string {
 		return o.results
 	}
 	suffix := cmp.Or(o.outputSuffix, ".results.csv")
+	if o.shard != "" {
+		suffix = ".shard-" + o.shard + suffix
+	}
 	if input == "-" {
 		return "stdin" + suffix
 	}
@@ -105,7 +112,8 @@ const placeholder = `\{[A-Za-z_]+\}`
 // set of files per night or per input: {name} is the input's name without
 // extensions, {date} the UTC date at the start (2006-01-02), {time} the
 // UTC time (150405), {sha} the first 12 hex digits of the input file's
-// SHA-256 (not for standard input). Any other {word} is an error.
+// SHA-256 (not for standard input), {shard} the shard of upload --shard
+// ("2-of-4"; "0-of-1" without it). Any other {word} is an error.
 func (o *inputOptions) expand(input string, now time.Time) error {
 	paths := []struct {
 		flag string
@@ -126,11 +134,11 @@ func (o *inputOptions) expand(input string, now time.Time) error {
 		sha = sum[:12]
 	}
 	now = now.UTC()
-	r := strings.NewReplacer("{name}", inputName(input), "{date}", now.Format(time.DateOnly), "{time}", now.Format("150405"), "{sha}", sha)
+	r := strings.NewReplacer("{name}", inputName(input), "{date}", now.Format(time.DateOnly), "{time}", now.Format("150405"), "{sha}", sha, "{shard}", cmp.Or(o.shard, "0-of-1"))
 	re := regexp.MustCompile(placeholder)
 	for _, x := range paths {
 		if left := re.FindString(r.Replace(*x.p)); left != "" {
-			return usageErrorf("%s %s: unknown placeholder %s (known: {name}, {date}, {time}, {sha})", x.flag, *x.p, left)
+			return usageErrorf("%s %s: unknown placeholder %s (known: {name}, {date}, {time}, {sha}, {shard})", x.flag, *x.p, left)
 		}
 		*x.p = r.Replace(*x.p)
 	}

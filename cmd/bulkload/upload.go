@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bulkload/bulkload/metrics"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
@@ -23,6 +24,9 @@ import (
 
 // uploadOptions are the flags of upload beyond reading and authentication.
 type uploadOptions struct {
+	// shard is --shard as given (K/N or auto); shardOf is it parsed.
+	shard        string
+	shardOf      upload.Shard
 	concurrency  int
 	rate         rateFlag
 	maxRate      float64
@@ -60,12 +64,14 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		up     uploadOptions
 		logs   logOptions
 		checks checkOptions
+		mets   metricsOptions
 	)
 	in.register(fs)
 	auth.register(fs)
 	logs.register(fs)
 	up.register(fs)
 	checks.register(fs, true)
+	mets.register(fs)
 
 	pos, from, err := parseSettings(fs, args, e, "upload", 1)
 	if err != nil {
@@ -73,6 +79,12 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	}
 	if err := errors.Join(up.check(), checks.check()); err != nil {
 		return exitFor(e.stderr, err)
+	}
+	if up.shard != "" {
+		if up.shardOf, err = upload.ParseShard(up.shard, e.getenv); err != nil {
+			return exitFor(e.stderr, usageErrorf("--shard: %v", err))
+		}
+		in.shard = fmt.Sprintf("%d-of-%d", up.shardOf.K, up.shardOf.N)
 	}
 	if err := in.expand(pos[0], time.Now()); err != nil {
 		return exitFor(e.stderr, err)
@@ -106,14 +118,17 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		in.results = strings.TrimSuffix(in.resultsPath(pos[0]), ".results.csv") + ".simulated.results.csv"
 		up.overwrite = !up.resume
 	}
-	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0]}
+	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0], mets: &mets}
+	u.metrics = mets.recorder(pos[0])
 	code := u.run(ctx)
+	u.finishMetrics(ctx, code)
 	return code
 }
 
 func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
 	up.rate = rateFlag{auto: true}
+	fs.StringVar(&up.shard, "shard", "", "send only the rows of shard K of N: K/N, or auto (from a Kubernetes Indexed Job)")
 	fs.Var(&up.rate, "rate", "API calls per second, retries included: auto (find the service's limit), a number, or 0 (unlimited)")
 	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto, never above this many calls per second (0: no cap)")
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for retryable failures (network, 429, 502, 503, 504), the first included")
@@ -177,6 +192,12 @@ type uploader struct {
 	creds  resolved
 	log    *slog.Logger
 	input  string
+	mets   *metricsOptions
+
+	// metrics records the run for a monitoring system; summary is the
+	// run's summary once it has one, for the metrics' last write.
+	metrics *metrics.Recorder
+	summary *report.Summary
 }
 
 func (u *uploader) run(ctx context.Context) int {
@@ -188,11 +209,16 @@ func (u *uploader) run(ctx context.Context) int {
 		return exitFor(e.stderr, err)
 	}
 	defer lock.Unlock()
-	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: --results 'runs/{name}-{date}.results.csv'), or --overwrite to start over and send its leads again"); err != nil {
+	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: --results 'runs/{name}-{date}.results.csv'), or --overwrite to start over and send its leads again", u.mets.outputs()...); err != nil {
 		if errors.Is(err, report.ErrHoldsOutcomes) {
 			err = cmp.Or(newInputError(resultsPath, u.input), err)
 		}
 		return exitFor(e.stderr, err)
+	}
+	if u.metrics.Enabled() {
+		if err := u.metrics.Start(); err != nil {
+			return exitFor(e.stderr, usageErrorf("--metrics-file %s: %v", u.mets.file, err))
+		}
 	}
 	var state *report.State
 	if u.up.resume {
@@ -236,6 +262,7 @@ func (u *uploader) run(ctx context.Context) int {
 		return code
 	}
 	defer closeClient()
+	u.metrics.SetAPI(client.Stats)
 
 	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit)
 	if err != nil {
@@ -289,6 +316,7 @@ func (u *uploader) run(ctx context.Context) int {
 	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.rate) }
 	prog.start()
 	cfg := upload.Config{
+		Shard:                  u.up.shardOf,
 		Concurrency:            u.up.concurrency,
 		DrainTimeout:           u.up.drainTimeout,
 		MaxConsecutiveFailures: u.up.maxOutages,
@@ -297,7 +325,10 @@ func (u *uploader) run(ctx context.Context) int {
 		AlreadySubmitted:       u.up.alreadyRE,
 		DuplicateOf:            u.up.duplicateOfRE,
 		Log:                    u.log,
-		OnFinal:                func(report.Row) { done.Add(1) },
+		OnFinal: func(r report.Row) {
+			done.Add(1)
+			u.metrics.Observe(r)
+		},
 	}
 	if state != nil {
 		cfg.Prior = state
@@ -318,6 +349,7 @@ func (u *uploader) run(ctx context.Context) int {
 
 	st := client.Stats()
 	sum := &res.Summary
+	u.summary = sum
 	stampBuild(sum)
 	sum.Settings = u.settings(resultsPath)
 	sum.InputSHA256 = src.InputSHA256()
@@ -487,5 +519,7 @@ func (u *uploader) settings(results string) map[string]any {
 	s["alreadySubmitted"] = u.up.alreadySubmitted
 	s["duplicateOf"] = u.up.duplicateOf
 	s["leadDocument"] = u.up.leadDoc
+	s["shard"] = u.up.shardOf.String()
+	s["jobName"] = u.metrics.Job()
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -53,15 +54,9 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		return exitFor(e.stderr, err)
 	}
 
-	// The duplicate-leadId index is the one thing that grows with the file
-	// (about 21 bytes a row). It holds no pointers, so marking it is nearly
-	// free, but the default GC headroom (GOGC=100) doubles it in RSS. At 50,
-	// a 1M-row file peaks at ~47 MiB instead of ~58 MiB for ~2% more CPU
-	// (bench/validate.sh). A GOGC the user set wins.
-	if e.getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(50))
-	}
-	sum, provided, unknown, err := validateFile(ctx, pos[0], e, &in, overwrite, log)
+	budget := newMemoryBudget(e.getenv)
+	defer budget.restore()
+	sum, provided, unknown, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget)
 	if sum != nil {
 		if werr := writeSummary(e, log, sum, in.summaryJSON); werr != nil && err == nil {
 			err = werr
@@ -103,7 +98,7 @@ func rowsStatus(sum *report.Summary) int {
 // the summary even when it stops early, so that what was done is reported.
 // It also returns the fields the input's columns provide and its unknown
 // columns.
-func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger) (*report.Summary, []lead.Field, []string, error) {
+func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget) (*report.Summary, []lead.Field, []string, error) {
 	resultsPath := in.resultsPath(name)
 	lock, err := lockResults(resultsPath, "validate")
 	if err != nil {
@@ -127,10 +122,13 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, ov
 	stampBuild(sum)
 
 	for n := 0; ; n++ {
-		if n%ctxCheckEvery == 0 && ctx.Err() != nil {
-			sum.Interrupted = true
-			err = ctx.Err()
-			break
+		if n%ctxCheckEvery == 0 {
+			if ctx.Err() != nil {
+				sum.Interrupted = true
+				err = ctx.Err()
+				break
+			}
+			budget.update(src.IndexMemory())
 		}
 		it, rerr := src.Next(ctx)
 		if errors.Is(rerr, io.EOF) {
@@ -202,4 +200,72 @@ func writeSummary(e *env, log *slog.Logger, sum *report.Summary, jsonPath string
 		}
 	}
 	return nil
+}
+
+// memoryBudget keeps validate's whole process near validateMemory. The
+// duplicate-leadId index, the one thing that grows with the file, lives
+// outside the Go heap (mapper.Mapper.IndexMemory), so the heap itself stays a
+// few MiB, and GOGC's headroom, a percentage of that, would run the collector
+// every couple of thousand rows (at GOGC=50, 40% more CPU than the work).
+// Instead the collector is off until the Go runtime's memory reaches its
+// limit (GOMEMLIMIT): maxGoMemory, less as the index grows, never below
+// minGoMemory, each plus perCPUMemory for each of GOMAXPROCS (the workers
+// each hold batches and make garbage: with 16 of them, a 12 MiB limit left
+// the collector running all the time, 19x the floor's CPU at 5M rows). At 1M
+// rows on 2 CPUs it runs about every 15,000 rows. A GOGC or
+// GOMEMLIMIT the user set wins. These are the runtime's process-wide
+// settings: set here, for validate only, and restored when it returns.
+type memoryBudget struct {
+	on        bool
+	min, max  int64 // the Go runtime's bounds, GOMAXPROCS counted in
+	gcPercent int
+	limit     int64
+	last      int64
+}
+
+const (
+	// validateMemory is what index and Go runtime may hold together: the
+	// aim is a peak RSS of 64 MiB, and the program's own pages take some.
+	validateMemory = 56 << 20
+	// maxGoMemory is the most the Go runtime gets: more makes collections
+	// rarer but no cheaper in total beyond this.
+	maxGoMemory = 22 << 20
+	// minGoMemory is the least the Go runtime gets, heap and stacks: room
+	// for the batches in flight and the results file's buffers.
+	minGoMemory = 8 << 20
+	// perCPUMemory is added to both bounds for each of GOMAXPROCS.
+	perCPUMemory = 1 << 20
+)
+
+func newMemoryBudget(getenv func(string) string) *memoryBudget {
+	b := &memoryBudget{}
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return b
+	}
+	b.on = true
+	cpus := int64(runtime.GOMAXPROCS(0))
+	b.min, b.max = minGoMemory+cpus*perCPUMemory, maxGoMemory+cpus*perCPUMemory
+	b.limit = debug.SetMemoryLimit(b.max)
+	b.gcPercent = debug.SetGCPercent(-1)
+	b.last = b.max
+	return b
+}
+
+// update gives the Go runtime what the index leaves of the budget.
+func (b *memoryBudget) update(indexBytes int) {
+	if !b.on {
+		return
+	}
+	limit := min(b.max, max(b.min, validateMemory-int64(indexBytes)))
+	if limit < b.last-1<<20 || limit > b.last+1<<20 {
+		debug.SetMemoryLimit(limit)
+		b.last = limit
+	}
+}
+
+func (b *memoryBudget) restore() {
+	if b.on {
+		debug.SetGCPercent(b.gcPercent)
+		debug.SetMemoryLimit(b.limit)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -405,6 +407,37 @@ func TestValidateDateOrder(t *testing.T) {
 	}
 	if res := runCLI(t, nil, "validate", "--date-order", "ymd", input); res.code != exitUsage {
 		t.Errorf("--date-order ymd exit = %d, want %d", res.code, exitUsage)
+	}
+}
+
+// TestValidateRestoresGCSettings: validate turns GOGC off and sets a memory
+// limit for its own run (see memoryBudget); the process's settings are back
+// as they were when it returns, and a GOGC the user set is left alone.
+func TestValidateRestoresGCSettings(t *testing.T) {
+	input := writeSynthetic(t, 3000)
+	results := filepath.Join(t.TempDir(), "r.csv")
+	const gcPercent, limit = 77, 1 << 40
+	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
+	for _, env := range []map[string]string{nil, {"GOGC": "30"}} {
+		var seen int64
+		budget := newMemoryBudget(func(k string) string { return env[k] })
+		if budget.on {
+			seen = debug.SetMemoryLimit(-1)
+		}
+		budget.restore()
+		if want := int64(maxGoMemory + runtime.GOMAXPROCS(0)*perCPUMemory); env == nil && seen != want {
+			t.Errorf("during validate the memory limit is %d, want %d", seen, want)
+		}
+		if res := runCLI(t, env, "validate", "--results", results, input); res.code != exitRowsFailed {
+			t.Fatalf("validate exit %d: %s", res.code, res.stderr)
+		}
+		if got := debug.SetGCPercent(gcPercent); got != gcPercent {
+			t.Errorf("env %v: GOGC after validate = %d, want %d", env, got, gcPercent)
+		}
+		if got := debug.SetMemoryLimit(-1); got != limit {
+			t.Errorf("env %v: memory limit after validate = %d, want %d", env, got, limit)
+		}
 	}
 }
 

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// parseMetrics reads a --metrics-file as node_exporter's textfile
+// collector does and returns each series' value by name and labels
+// ("bulkload_rows_total{status=submitted}"), job_name left out.
+func parseMetrics(t *testing.T, path string) (map[string]float64, map[string]bool) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	vals, jobs := map[string]float64{}, map[string]bool{}
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "job_name" {
+					jobs[l.GetValue()] = true
+					continue
+				}
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			key := name
+			if len(labels) > 0 {
+				key += "{" + strings.Join(labels, ",") + "}"
+			}
+			switch mf.GetType() {
+			case dto.MetricType_COUNTER:
+				vals[key] = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				vals[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return vals, jobs
+}
+
+// The metrics file agrees with the summary JSON of the same run.
+func TestUploadMetricsFileMatchesSummary(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	path := filepath.Join(t.TempDir(), "leads.prom")
+	res, _, summaryPath := uploadSample(t, s, "--metrics-file", path)
+	if res.code != exitOK {
+		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
+	}
+	sum := readSummaryJSON(t, summaryPath)
+	vals, jobs := parseMetrics(t, path)
+	if !jobs["leads"] || len(jobs) != 1 {
+		t.Errorf("job_name labels = %v, want only leads (the input's base name)", jobs)
+	}
+	num := func(k string) float64 {
+		v, ok := sum[k].(float64)
+		if !ok {
+			t.Fatalf("summary JSON %s = %v, not a number", k, sum[k])
+		}
+		return v
+	}
+	for key, want := range map[string]float64{
+		"bulkload_rows_total{status=submitted}":          num("submitted"),
+		"bulkload_rows_total{status=processed}":          num("processed"),
+		"bulkload_rows_total{status=invalid}":            num("invalid"),
+		"bulkload_rows_total{status=failed}":             num("failed"),
+		"bulkload_qualified_total":                       num("qualified"),
+		"bulkload_bid_value_dollars_total":               num("totalBidCents") / 100,
+		"bulkload_tokens_fetched_total":                  num("tokensFetched"),
+		"bulkload_last_run_success":                      1,
+		"bulkload_last_run_exit_code":                    0,
+		"bulkload_run_in_progress":                       0,
+		"bulkload_api_calls_total{operation=createLead}": num("submitted") + num("processed"),
+		"bulkload_api_calls_total{operation=submitLead}": num("submitted"),
+	} {
+		if got, ok := vals[key]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", key, got, ok, want)
+		}
+	}
+	if vals["bulkload_rows_total{status=submitted}"] == 0 {
+		t.Error("no submitted rows: the sample should qualify some leads")
+	}
+	var calls float64
+	for k, v := range vals {
+		if strings.HasPrefix(k, "bulkload_api_calls_total{") {
+			calls += v
+		}
+	}
+	if calls != num("apiCalls") {
+		t.Errorf("sum of bulkload_api_calls_total = %v, summary apiCalls = %v", calls, num("apiCalls"))
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("metrics file mode = %v (%v), want 0644", fi.Mode().Perm(), err)
+	}
+	b, _ := os.ReadFile(path)
+	assertNoSensitive(t, "metrics file", string(b), sensitiveValues(t, filepath.Join(samples, "leads.csv")))
+}
+
+// A run that fails says so in bulkload_last_run_success, whatever stopped
+// it: here refused credentials, before any row.
+func TestUploadMetricsFailedRun(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	path := filepath.Join(t.TempDir(), "m.prom")
+	dir := t.TempDir()
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", filepath.Join(dir, "r.csv"), "--metrics-file", path, "--job-name", "acme", "--progress", "off", filepath.Join(samples, "leads.csv"))
+	res := runCLI(t, map[string]string{"BULKLOAD_CLIENT_SECRET": "wrong"}, args...)
+	if res.code != exitAuth {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, exitAuth, res.stderr)
+	}
+	vals, jobs := parseMetrics(t, path)
+	if !jobs["acme"] {
+		t.Errorf("job_name labels = %v, want acme (--job-name)", jobs)
+	}
+	if got, ok := vals["bulkload_last_run_success"]; !ok || got != 0 {
+		t.Errorf("bulkload_last_run_success = %v (present %v), want 0", got, ok)
+	}
+	if got := vals["bulkload_last_run_exit_code"]; got != exitAuth {
+		t.Errorf("bulkload_last_run_exit_code = %v, want %d", got, exitAuth)
+	}
+}
+
+// An unwritable metrics file is refused before the first call.
+func TestUploadMetricsFileUnwritable(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", filepath.Join(dir, "r.csv"), "--metrics-file", filepath.Join(dir, "nodir", "m.prom"), "--progress", "off", filepath.Join(samples, "leads.csv"))
+	res := runCLI(t, secretEnv(), args...)
+	if res.code != exitUsage {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUsage, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "--metrics-file") {
+		t.Errorf("stderr does not name --metrics-file:\n%s", res.stderr)
+	}
+	if n := s.Stats().LeadsCreated; n != 0 {
+		t.Errorf("%d leads created before the unwritable metrics file was refused", n)
+	}
+}

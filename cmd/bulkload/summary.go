@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/bulkload/bulkload/report"
+)
+
+// registerSummaryFlags registers the flags of "bulkload summary".
+func registerSummaryFlags(jsonPath *string) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		fs.StringVar(jsonPath, "summary-json", "", "file to write the combined summary to as JSON")
+	}
+}
+
+// runSummary prints the combined summary of results files (the shards of
+// a backfill, a night's runs) and exits as an upload of them all would:
+// 0 only when every row of every input is settled.
+func runSummary(ctx context.Context, e *env, args []string) int {
+	fs := newFlagSet("summary", "summary [flags] RESULTS...", e.stderr)
+	var (
+		jsonPath string
+		logs     logOptions
+	)
+	registerSummaryFlags(&jsonPath)(fs)
+	logs.register(fs)
+	paths, _, err := parseSettings(fs, args, e, "summary", -1)
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	log, err := e.logger(&logs)
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	if jsonPath != "" {
+		for _, p := range paths {
+			if p == jsonPath {
+				return exitFor(e.stderr, usageErrorf("--summary-json %s is one of the results files to read", jsonPath))
+			}
+		}
+	}
+	sum, err := report.Combine(paths)
+	if err != nil {
+		return exitFor(e.stderr, usageErrorf("%v", err))
+	}
+	stampBuild(sum)
+	sum.Settings = map[string]any{"results": paths}
+	if err := writeSummary(e, log, sum, jsonPath); err != nil {
+		return exitFor(e.stderr, err)
+	}
+	if code := rowsStatus(sum); code != exitOK {
+		return code
+	}
+	if sum.NotSent > 0 {
+		fmt.Fprintf(e.stderr, "bulkload: %d rows are in no results file: a shard did not run or stopped early; run it (again) with --resume\n", sum.NotSent)
+		return exitRowsFailed
+	}
+	return exitOK
+}

@@ -1,0 +1,175 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// Outcomes of an API attempt, the outcome label of
+// bulkload_api_attempts_total.
+const (
+	OutcomeOK           = "ok"
+	OutcomeGraphQLError = "graphql_error"
+	Outcome429          = "429"
+	Outcome5xx          = "5xx"
+	OutcomeNetwork      = "network"
+	OutcomeOther        = "other"
+)
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, append([]string{Label}, labels...), nil)
+}
+
+// descs are the descriptors of the exported series, built once per
+// Recorder.
+type descs struct {
+	rows         *prometheus.Desc
+	qualified    *prometheus.Desc
+	bid          *prometheus.Desc
+	calls        *prometheus.Desc
+	retries      *prometheus.Desc
+	attempts     *prometheus.Desc
+	tokens       *prometheus.Desc
+	rate         *prometheus.Desc
+	runStart     *prometheus.Desc
+	runDuration  *prometheus.Desc
+	inProgress   *prometheus.Desc
+	lastRunTime  *prometheus.Desc
+	lastSuccess  *prometheus.Desc
+	lastExitCode *prometheus.Desc
+}
+
+func newDescs() descs {
+	return descs{
+		rows:         desc("bulkload_rows_total", "Rows by final status (not_sent: read but not sent because the run stopped; --resume sends them).", "status"),
+		qualified:    desc("bulkload_qualified_total", "Rows whose lead qualified (result code 1013-1017)."),
+		bid:          desc("bulkload_bid_value_dollars_total", "Sum of the bid values of qualified leads, in dollars."),
+		calls:        desc("bulkload_api_calls_total", "GraphQL calls by operation (a call may take several attempts).", "operation"),
+		retries:      desc("bulkload_api_retries_total", "Attempts beyond the first, by operation.", "operation"),
+		attempts:     desc("bulkload_api_attempts_total", "HTTP attempts by operation and outcome (ok, graphql_error, 429, 5xx, network, other).", "operation", "outcome"),
+		tokens:       desc("bulkload_tokens_fetched_total", "Access tokens fetched from the token endpoint."),
+		rate:         desc("bulkload_rate_calls_per_second", "The shared call rate in force (0: unlimited)."),
+		runStart:     desc("bulkload_run_start_timestamp_seconds", "When the current or last run started."),
+		runDuration:  desc("bulkload_run_duration_seconds", "How long the current or last run has taken."),
+		inProgress:   desc("bulkload_run_in_progress", "1 while a run goes on, 0 once it ended."),
+		lastRunTime:  desc("bulkload_last_run_timestamp_seconds", "When the last finished run ended."),
+		lastSuccess:  desc("bulkload_last_run_success", "1 when the last finished run exited 0, else 0."),
+		lastExitCode: desc("bulkload_last_run_exit_code", "The exit status of the last finished run."),
+	}
+}
+
+// collector turns a Recorder's figures into const metrics at every gather:
+// the counts it exports are kept elsewhere (the summary, the client's
+// statistics), so they are read, not counted twice.
+type collector struct {
+	r *Recorder
+	d descs
+}
+
+// Describe lists every descriptor, also of the series Collect leaves out
+// while they have no value (the last run's before any run finished).
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	d := c.d
+	for _, x := range []*prometheus.Desc{d.rows, d.qualified, d.bid, d.calls, d.retries, d.attempts, d.tokens, d.rate,
+		d.runStart, d.runDuration, d.inProgress, d.lastRunTime, d.lastSuccess, d.lastExitCode} {
+		ch <- x
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	r, d := c.r, c.d
+	r.mu.Lock()
+	rows := r.rows
+	api := r.api
+	start, end, finished, exit := r.start, r.end, r.finished, r.exit
+	prevTime, prevSuccess, hasPrev := r.prevTime, r.prevSuccess, r.hasPrev
+	r.mu.Unlock()
+	job := r.cfg.Job
+
+	counter := func(pd *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(pd, prometheus.CounterValue, v, append([]string{job}, labels...)...)
+	}
+	gauge := func(pd *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(pd, prometheus.GaugeValue, v, append([]string{job}, labels...)...)
+	}
+
+	for _, s := range []struct {
+		status report.Status
+		n      int
+	}{
+		{report.StatusValid, rows.Valid},
+		{report.StatusInvalid, rows.Invalid},
+		{report.StatusProcessed, rows.Processed},
+		{report.StatusSubmitted, rows.Submitted},
+		{report.StatusSubmitFailed, rows.SubmitFailed},
+		{report.StatusFailed, rows.Failed},
+		{report.StatusUnverified, rows.Unverified},
+		{report.StatusCreated, rows.Created},
+		{"not_sent", rows.NotSent},
+	} {
+		counter(d.rows, float64(s.n), string(s.status))
+	}
+	counter(d.qualified, float64(rows.Qualified))
+	counter(d.bid, float64(rows.BidCents)/100)
+
+	var st submitter.Stats
+	if api != nil {
+		st = api()
+	}
+	for _, op := range []struct {
+		name string
+		s    submitter.OpStats
+	}{
+		{"createLead", st.CreateLead},
+		{"submitLead", st.SubmitLead},
+		{"lead", st.Lead},
+		{"preflight", st.Preflight},
+	} {
+		counter(d.calls, float64(op.s.Calls), op.name)
+		counter(d.retries, float64(op.s.Retries), op.name)
+		for _, o := range []struct {
+			outcome string
+			n       int64
+		}{
+			{OutcomeOK, op.s.OK},
+			{OutcomeGraphQLError, op.s.GraphQLError},
+			{Outcome429, op.s.Throttled},
+			{Outcome5xx, op.s.ServerError},
+			{OutcomeNetwork, op.s.Network},
+			{OutcomeOther, op.s.Other},
+		} {
+			counter(d.attempts, float64(o.n), op.name, o.outcome)
+		}
+	}
+	counter(d.tokens, float64(st.TokensFetched))
+	gauge(d.rate, st.CurrentRate)
+
+	if !start.IsZero() {
+		gauge(d.runStart, float64(start.UnixMilli())/1e3)
+		until := r.cfg.Now()
+		if finished {
+			until = end
+		}
+		gauge(d.runDuration, until.Sub(start).Seconds())
+	}
+	inProgress := 1.0
+	if finished {
+		inProgress = 0
+	}
+	gauge(d.inProgress, inProgress)
+	switch {
+	case finished:
+		success := 0.0
+		if exit == 0 {
+			success = 1
+		}
+		gauge(d.lastRunTime, float64(end.UnixMilli())/1e3)
+		gauge(d.lastSuccess, success)
+		gauge(d.lastExitCode, float64(exit))
+	case hasPrev:
+		gauge(d.lastRunTime, prevTime)
+		gauge(d.lastSuccess, prevSuccess)
+	}
+}

@@ -1,0 +1,263 @@
+// Package metrics exports an upload's figures to a monitoring system, the
+// last stage beside the summary: a Prometheus text file for node_exporter's
+// textfile collector (--metrics-file), rewritten while the run goes on and
+// at its end, and a push to a Prometheus Pushgateway at the end
+// (--pushgateway). It uses client_golang's registry, WriteToTextfile and
+// push packages rather than formatting the exposition format by hand.
+//
+// Every series carries a job_name label (--job-name; by default the input's
+// base name), so one node can run several partners into one directory. The
+// label is not "job": Prometheus sets that itself when it scrapes or when a
+// Pushgateway receives a push. No series carries a row's values: only
+// counts, a bid total and timestamps.
+//
+// bulkload_last_run_timestamp_seconds and bulkload_last_run_success describe
+// the last run that ended. While a run goes on, the file keeps the values of
+// the run before (read back from the file it replaces), so a run that is
+// killed, or never ends, leaves the staleness alert working:
+//
+//	time() - bulkload_last_run_timestamp_seconds > 26*3600
+//	bulkload_last_run_success == 0
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/push"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// DefaultInterval is how often the metrics file is rewritten during a run.
+const DefaultInterval = 10 * time.Second
+
+// Label is the label that names the run's job on every series.
+const Label = "job_name"
+
+// Config says where a Recorder's figures go.
+type Config struct {
+	// Job is the job_name label of every series (--job-name).
+	Job string
+	// File, when set, is the textfile collector's file (--metrics-file),
+	// written with mode 0644 through a temporary file and a rename.
+	File string
+	// Interval is how often File is rewritten during the run;
+	// DefaultInterval when 0.
+	Interval time.Duration
+	// Pushgateway, when set, is the Pushgateway's URL (--pushgateway); the
+	// figures are pushed there when the run ends, interrupted or not.
+	Pushgateway string
+	// PushJob is the Pushgateway's job (--pushgateway-job); "bulkload"
+	// when empty. The push replaces the group {job=PushJob, job_name=Job}.
+	PushJob string
+	// Log receives warnings about figures that could not be written; nil
+	// discards them.
+	Log *slog.Logger
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Recorder collects the figures of one run. Observe is safe for
+// concurrent use with the rest; the caller calls Start once, then Finish
+// once at the end.
+type Recorder struct {
+	cfg Config
+	reg *prometheus.Registry
+
+	mu       sync.Mutex
+	start    time.Time
+	rows     report.Summary // tally of the rows seen so far; the final summary at the end
+	api      func() submitter.Stats
+	finished bool
+	end      time.Time
+	exit     int
+	// prev is the last finished run's timestamp and success, read back
+	// from the file being replaced; valid when hasPrev.
+	prevTime, prevSuccess float64
+	hasPrev               bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// New returns a Recorder for cfg. A File or Pushgateway is not touched
+// until Start.
+func New(cfg Config) *Recorder {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.PushJob == "" {
+		cfg.PushJob = "bulkload"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	r := &Recorder{cfg: cfg, reg: prometheus.NewPedanticRegistry()}
+	r.reg.MustRegister(collector{r: r, d: newDescs()})
+	return r
+}
+
+// Job is the job_name label of the run's series.
+func (r *Recorder) Job() string { return r.cfg.Job }
+
+// Enabled reports whether the figures go anywhere.
+func (r *Recorder) Enabled() bool { return r.cfg.File != "" || r.cfg.Pushgateway != "" }
+
+// Gatherer exposes the registry, for tests and for callers that serve it.
+func (r *Recorder) Gatherer() prometheus.Gatherer { return r.reg }
+
+// Start records the run's start, reads the last finished run's figures
+// from the file it will replace, writes the file once (so an unwritable
+// path fails here, before the first call) and rewrites it every Interval
+// until Finish. The error is about the file; the run may go on without it.
+func (r *Recorder) Start() error {
+	r.mu.Lock()
+	r.start = r.cfg.Now()
+	r.mu.Unlock()
+	if r.cfg.File == "" {
+		return nil
+	}
+	r.readPrevious()
+	if err := r.write(); err != nil {
+		return err
+	}
+	r.stop, r.done = make(chan struct{}), make(chan struct{})
+	go r.loop()
+	return nil
+}
+
+func (r *Recorder) loop() {
+	defer close(r.done)
+	t := time.NewTicker(r.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			if err := r.write(); err != nil {
+				r.cfg.Log.Warn("metrics file not updated", "path", r.cfg.File, "err", err)
+			}
+		}
+	}
+}
+
+// SetAPI gives the Recorder the client's statistics, read at every write.
+func (r *Recorder) SetAPI(stats func() submitter.Stats) {
+	r.mu.Lock()
+	r.api = stats
+	r.mu.Unlock()
+}
+
+// Observe counts one row's final line as the run goes (the engine's
+// OnFinal).
+func (r *Recorder) Observe(row report.Row) {
+	r.mu.Lock()
+	r.rows.Count(row)
+	r.mu.Unlock()
+}
+
+// Finish records the end of the run: its summary (nil when the run stopped
+// before it had one, e.g. refused credentials) and its exit status, which
+// sets bulkload_last_run_success (1 for exit 0). It stops the rewriting,
+// writes the file a last time and pushes to the Pushgateway. ctx bounds the
+// push. Failures are returned together; the figures are monitoring, so the
+// caller logs them rather than changing the run's exit status.
+func (r *Recorder) Finish(ctx context.Context, sum *report.Summary, exit int) error {
+	if r.stop != nil {
+		close(r.stop)
+		<-r.done
+	}
+	r.mu.Lock()
+	if sum != nil {
+		r.rows = *sum
+	}
+	r.finished, r.end, r.exit = true, r.cfg.Now(), exit
+	r.mu.Unlock()
+
+	var errs []error
+	if r.cfg.File != "" {
+		if err := r.write(); err != nil {
+			errs = append(errs, fmt.Errorf("write --metrics-file %s: %w", r.cfg.File, err))
+		}
+	}
+	if r.cfg.Pushgateway != "" {
+		err := push.New(r.cfg.Pushgateway, r.cfg.PushJob).
+			Grouping(Label, r.cfg.Job).
+			Gatherer(withoutJobLabel(r.reg)).
+			PushContext(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("push to --pushgateway %s: %w", r.cfg.Pushgateway, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withoutJobLabel gathers g's series without their job_name label: the
+// Pushgateway refuses a pushed series that repeats a label of its grouping
+// key, and puts the key's job_name back on every series it serves.
+func withoutJobLabel(g prometheus.Gatherer) prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		mfs, err := g.Gather()
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				m.Label = slices.DeleteFunc(m.Label, func(l *dto.LabelPair) bool { return l.GetName() == Label })
+			}
+		}
+		return mfs, err
+	})
+}
+
+func (r *Recorder) write() error { return prometheus.WriteToTextfile(r.cfg.File, r.reg) }
+
+// readPrevious keeps the last finished run's timestamp and success from
+// the file about to be replaced, so that they survive a run that never
+// finishes. A missing or unreadable file is no previous run.
+func (r *Recorder) readPrevious() {
+	f, err := os.Open(r.cfg.File)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		return
+	}
+	value := func(name string) (float64, bool) {
+		mf := mfs[name]
+		if mf == nil {
+			return 0, false
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == Label && l.GetValue() == r.cfg.Job && m.GetGauge() != nil {
+					return m.GetGauge().GetValue(), true
+				}
+			}
+		}
+		return 0, false
+	}
+	ts, ok1 := value("bulkload_last_run_timestamp_seconds")
+	ok, ok2 := value("bulkload_last_run_success")
+	if ok1 && ok2 {
+		r.mu.Lock()
+		r.prevTime, r.prevSuccess, r.hasPrev = ts, ok, true
+		r.mu.Unlock()
+	}
+}

@@ -1,0 +1,213 @@
+package metrics
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// readFile parses a metrics file as node_exporter's textfile collector
+// would.
+func readFile(t *testing.T, path string) map[string]*dto.MetricFamily {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	return mfs
+}
+
+// value returns the value of the series of name whose labels include want,
+// and whether there is one.
+func value(mfs map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	mf := mfs[name]
+	if mf == nil {
+		return 0, false
+	}
+	for _, m := range mf.GetMetric() {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range want {
+			if got[k] != v {
+				match = false
+			}
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue(), true
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func TestFileDuringAndAfterRun(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "acme.prom")
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	r := New(Config{Job: "acme", File: path, Interval: time.Hour, Now: clk.now})
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stats := submitter.Stats{TokensFetched: 2, CurrentRate: 40}
+	stats.CreateLead = submitter.OpStats{Calls: 3, Retries: 1, OK: 3, Throttled: 1}
+	stats.SubmitLead = submitter.OpStats{Calls: 1, OK: 1}
+	r.SetAPI(func() submitter.Stats { return stats })
+	r.Observe(report.Row{Row: 1, Status: report.StatusSubmitted, ResultCode: 1013, BidValue: "$45.00"})
+	r.Observe(report.Row{Row: 2, Status: report.StatusInvalid})
+
+	// Written at Start: in progress, no finished run yet.
+	mfs := readFile(t, path)
+	job := map[string]string{Label: "acme"}
+	if v, ok := value(mfs, "bulkload_run_in_progress", job); !ok || v != 1 {
+		t.Errorf("in progress at start = %v, %v; want 1", v, ok)
+	}
+	if _, ok := value(mfs, "bulkload_last_run_success", job); ok {
+		t.Errorf("bulkload_last_run_success present before any run finished")
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode = %v, %v; want 0644", fi.Mode().Perm(), err)
+	}
+
+	clk.t = clk.t.Add(90 * time.Second)
+	sum := &report.Summary{Submitted: 1, Invalid: 1, Failed: 2, Unverified: 1, NotSent: 3, Qualified: 1, BidCents: 4500}
+	if err := r.Finish(context.Background(), sum, 1); err != nil {
+		t.Fatal(err)
+	}
+	mfs = readFile(t, path)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"bulkload_rows_total", map[string]string{"status": "submitted"}, 1},
+		{"bulkload_rows_total", map[string]string{"status": "invalid"}, 1},
+		{"bulkload_rows_total", map[string]string{"status": "failed"}, 2},
+		{"bulkload_rows_total", map[string]string{"status": "unverified"}, 1},
+		{"bulkload_rows_total", map[string]string{"status": "not_sent"}, 3},
+		{"bulkload_qualified_total", nil, 1},
+		{"bulkload_bid_value_dollars_total", nil, 45},
+		{"bulkload_api_calls_total", map[string]string{"operation": "createLead"}, 3},
+		{"bulkload_api_retries_total", map[string]string{"operation": "createLead"}, 1},
+		{"bulkload_api_attempts_total", map[string]string{"operation": "createLead", "outcome": "429"}, 1},
+		{"bulkload_api_attempts_total", map[string]string{"operation": "submitLead", "outcome": "ok"}, 1},
+		{"bulkload_tokens_fetched_total", nil, 2},
+		{"bulkload_run_duration_seconds", nil, 90},
+		{"bulkload_run_in_progress", nil, 0},
+		{"bulkload_last_run_timestamp_seconds", nil, float64(clk.t.Unix())},
+		{"bulkload_last_run_success", nil, 0},
+		{"bulkload_last_run_exit_code", nil, 1},
+	} {
+		labels := map[string]string{Label: "acme"}
+		for k, v := range c.labels {
+			labels[k] = v
+		}
+		if got, ok := value(mfs, c.name, labels); !ok || got != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+}
+
+// A run that never finishes (killed, hung) must not hide the last finished
+// run from the staleness alert: its timestamp and success are carried over.
+func TestPreviousRunCarriedOver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acme.prom")
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	first := New(Config{Job: "acme", File: path, Now: clk.now})
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Finish(context.Background(), &report.Summary{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	clk.t = clk.t.Add(24 * time.Hour)
+	second := New(Config{Job: "acme", File: path, Interval: time.Hour, Now: clk.now})
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer second.Finish(context.Background(), nil, 0)
+	mfs := readFile(t, path)
+	job := map[string]string{Label: "acme"}
+	if v, ok := value(mfs, "bulkload_last_run_timestamp_seconds", job); !ok || v != 1_800_000_000 {
+		t.Errorf("last run timestamp during the second run = %v, %v; want the first run's end", v, ok)
+	}
+	if v, ok := value(mfs, "bulkload_last_run_success", job); !ok || v != 1 {
+		t.Errorf("last run success during the second run = %v, %v; want 1", v, ok)
+	}
+}
+
+func TestUnwritableFileFailsAtStart(t *testing.T) {
+	r := New(Config{Job: "acme", File: filepath.Join(t.TempDir(), "missing", "acme.prom")})
+	if err := r.Start(); err == nil {
+		t.Fatal("Start into a missing directory: no error")
+	}
+}
+
+func TestPush(t *testing.T) {
+	type push struct{ method, path, body string }
+	got := make(chan push, 1)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- push{r.Method, r.URL.Path, string(b)}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer gw.Close()
+	r := New(Config{Job: "acme", Pushgateway: gw.URL, PushJob: "nightly"})
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(context.Background(), &report.Summary{Submitted: 7}, 0); err != nil {
+		t.Fatal(err)
+	}
+	p := <-got
+	if p.method != http.MethodPut || p.path != "/metrics/job/nightly/job_name/acme" {
+		t.Errorf("push %s %s, want PUT /metrics/job/nightly/job_name/acme", p.method, p.path)
+	}
+	if !strings.Contains(p.body, "bulkload_last_run_success") {
+		t.Errorf("pushed body lacks bulkload_last_run_success")
+	}
+}
+
+func TestPushFailureIsReported(t *testing.T) {
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusInternalServerError)
+	}))
+	defer gw.Close()
+	r := New(Config{Job: "acme", Pushgateway: gw.URL})
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(context.Background(), nil, 0); err == nil {
+		t.Fatal("a refused push: no error")
+	}
+}

@@ -1,0 +1,166 @@
+package reader
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+
+	"github.com/gocarina/gocsv"
+
+	"github.com/bulkload/bulkload/lead"
+)
+
+// Batch is a run of consecutive records read by ReadBatch. Their raw text is
+// copied into one arena, so they stay valid after the Reader moves on, and a
+// CSV record's values are not decoded yet: a Decoder does that, in any
+// goroutine, which is how decoding spreads over the cores while the input is
+// read once, in order. A Batch is reused from read to read; it is not safe
+// for concurrent use.
+type Batch struct {
+	// Records are the batch's records in input order. Until Decode, a
+	// well-formed CSV record has no Values (and no "no known column has a
+	// value" error); after it, each is what Reader.Next would have returned.
+	Records []Record
+
+	arena []byte
+	spans []int // Records[i].Raw is arena[spans[i]:spans[i+1]]
+	// fields holds the undecoded records' fields, csvFields a record, in
+	// csvRow's field order (columns no field takes are left out).
+	fields  []string
+	fieldAt []int // per record: its first field in fields, -1 if decoded
+	decoded bool
+}
+
+// Len returns the number of records.
+func (b *Batch) Len() int { return len(b.Records) }
+
+// ReadBatch reads up to max records into b, replacing what it held, without
+// decoding CSV values (see Decoder). It returns nil when b is full, and
+// otherwise the error that ended the input, io.EOF or what Next would have
+// returned, after the records read before it. The Reader is not safe for
+// concurrent use; b must not be in use elsewhere.
+func (r *Reader) ReadBatch(b *Batch, max int) error {
+	b.Records, b.arena, b.spans = b.Records[:0], b.arena[:0], b.spans[:0]
+	b.fields, b.fieldAt, b.decoded = b.fields[:0], b.fieldAt[:0], false
+	var pos []int
+	if s, ok := r.src.(*csvSource); ok {
+		pos = s.fieldPos
+	}
+	var err error
+	for len(b.Records) < max {
+		var (
+			rec    Record
+			fields []string
+		)
+		rec, fields, err = r.src.nextRaw()
+		if err != nil {
+			break
+		}
+		b.spans = append(b.spans, len(b.arena))
+		b.arena = append(b.arena, rec.Raw...)
+		rec.Raw = nil
+		at := -1
+		if fields != nil {
+			// fields is reused by the next read: copy, in field order.
+			at = len(b.fields)
+			b.fields = slices.Grow(b.fields, csvFields)[:at+csvFields]
+			row := b.fields[at:]
+			clear(row)
+			for i, f := range fields[:min(len(fields), len(pos))] {
+				if p := pos[i]; p >= 0 {
+					row[p] = f
+				}
+			}
+		}
+		b.fieldAt = append(b.fieldAt, at)
+		b.Records = append(b.Records, rec)
+	}
+	b.spans = append(b.spans, len(b.arena))
+	for i := range b.Records {
+		b.Records[i].Raw = b.arena[b.spans[i]:b.spans[i+1]:b.spans[i+1]]
+	}
+	return err
+}
+
+// Decoder fills the values of the records ReadBatch left undecoded, with
+// gocsv over each batch (UnmarshalCSVWithoutHeaders: ReadBatch has put each
+// record's fields in csvRow's order, by the header as the reader matched
+// it): gocsv's reflection, the costliest step of reading, then runs in as
+// many goroutines as there are Decoders. (gocsv's streaming Unmarshaller,
+// which Next uses, reads from a csv.Reader of its own and so cannot take
+// records already split.) A Decoder is not safe for concurrent use: one per
+// goroutine.
+type Decoder struct {
+	rows batchRows
+	out  []csvRow
+}
+
+// NewDecoder returns a Decoder for the batches of r.
+func (r *Reader) NewDecoder() *Decoder { return &Decoder{} }
+
+// Decode fills the Values of b's undecoded records as Next would have, and
+// flags those with no value in any known column. A second call does nothing.
+func (d *Decoder) Decode(b *Batch) error {
+	if b.decoded {
+		return nil
+	}
+	b.decoded = true
+	d.rows = d.rows[:0]
+	for _, at := range b.fieldAt {
+		if at >= 0 {
+			d.rows = append(d.rows, b.fields[at:at+csvFields:at+csvFields])
+		}
+	}
+	n := len(d.rows)
+	if n == 0 {
+		return nil
+	}
+	if cap(d.out) < n {
+		d.out = make([]csvRow, n)
+	}
+	d.out = d.out[:n]
+	if err := gocsv.UnmarshalCSVWithoutHeaders(d.rows, &d.out); err != nil {
+		return fmt.Errorf("decode rows %d-%d: %w", b.Records[0].Row, b.Records[len(b.Records)-1].Row, err)
+	}
+	k := 0
+	for i, at := range b.fieldAt {
+		if at < 0 {
+			continue
+		}
+		rec := &b.Records[i]
+		rec.Values = d.out[k].values()
+		checkValues(rec)
+		k++
+	}
+	return nil
+}
+
+// batchRows hands gocsv a batch's records, as a gocsv.CSVReader.
+type batchRows [][]string
+
+func (r batchRows) ReadAll() ([][]string, error) { return r, nil }
+
+// Read is not used by gocsv's batch decoding.
+func (r batchRows) Read() ([]string, error) { return nil, io.EOF }
+
+// csvFields is the number of csvRow's fields.
+const csvFields = int(lead.NumFields)
+
+// csvRowPositions returns, per header column, the position in csvRow of the
+// field whose tag the renamed column carries, or -1.
+func csvRowPositions(renamed []string) []int {
+	t := reflect.TypeFor[csvRow]()
+	byTag := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		byTag[t.Field(i).Tag.Get("csv")] = i
+	}
+	pos := make([]int, len(renamed))
+	for i, name := range renamed {
+		pos[i] = -1
+		if p, ok := byTag[name]; ok && name != "" {
+			pos[i] = p
+		}
+	}
+	return pos
+}

@@ -1,0 +1,142 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// readAllNext reads every record with Next, Raw copied.
+func readAllNext(t *testing.T, path string, opts Options) []Record {
+	t.Helper()
+	r, err := Open(path, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var recs []Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return recs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Raw = append([]byte(nil), rec.Raw...)
+		recs = append(recs, rec)
+	}
+}
+
+// readAllBatches reads every record with ReadBatch and decodes the batches
+// in workers goroutines, each with its own Decoder, out of order.
+func readAllBatches(t *testing.T, path string, opts Options, size, workers int) []Record {
+	t.Helper()
+	r, err := Open(path, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var batches []*Batch
+	for {
+		b := new(Batch)
+		err := r.ReadBatch(b, size)
+		batches = append(batches, b)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		d := r.NewDecoder()
+		wg.Go(func() {
+			for i := len(batches) - 1 - w; i >= 0; i -= workers {
+				if err := d.Decode(batches[i]); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var recs []Record
+	for _, b := range batches {
+		recs = append(recs, b.Records...)
+	}
+	return recs
+}
+
+func sameRecords(a, b Record) bool {
+	return a.Row == b.Row && a.Line == b.Line && a.Values == b.Values && string(a.Raw) == string(b.Raw) &&
+		fmt.Sprint(a.Err) == fmt.Sprint(b.Err)
+}
+
+// TestReadBatchDecodeSameAsNext reads the golden inputs, the messy samples
+// and a file with a quote left open, rows with too few or too many fields and
+// rows with no known value, with Next and with ReadBatch plus Decoders in
+// parallel, at several batch sizes, and wants the same records in the same
+// order.
+func TestReadBatchDecodeSameAsNext(t *testing.T) {
+	inputs, err := filepath.Glob(filepath.Join("testdata", "golden", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs = append(inputs, filepath.Join("..", "samples", "messy.csv"), filepath.Join("..", "samples", "messy-latin1.csv"),
+		filepath.Join("..", "samples", "partner-acme.csv"))
+	odd := filepath.Join(t.TempDir(), "odd.csv")
+	text := "leadId,firstName,notes,\n" +
+		"L-1,Ann,x,\n" +
+		",,,\n" + // blank: not a row
+		"L-2,\"Bob\n" + // a quote not closed on its line
+		"L-3,Cy,z,\n" +
+		"L-4,Di\n" + // too few fields
+		"L-5,Ed,y,,extra\n" + // too many, not empty
+		",,kept,\n" + // no known value
+		"L-6,\"Fay \"\"F\"\"\",w,\n" +
+		"L-7,G\xffil,v,\n" // not UTF-8
+	if err := os.WriteFile(odd, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inputs = append(inputs, odd)
+	opts := goldenOptions()
+	opts["messy-latin1.csv"] = Options{Encoding: "latin1"}
+	checked := 0
+	for _, path := range inputs {
+		if strings.HasSuffix(path, ".golden") {
+			continue
+		}
+		o := opts[filepath.Base(path)]
+		want := readAllNext(t, path, o)
+		for _, size := range []int{1, 3, 256} {
+			got := readAllBatches(t, path, o, size, 3)
+			if len(got) != len(want) {
+				t.Fatalf("%s, batches of %d: %d records, want %d", path, size, len(got), len(want))
+			}
+			for i := range want {
+				if !sameRecords(got[i], want[i]) {
+					t.Fatalf("%s, batches of %d: record %d = %+v\nwant %+v", path, size, i, got[i], want[i])
+				}
+			}
+		}
+		checked++
+	}
+	if checked < 8 {
+		t.Fatalf("checked %d inputs, want the golden ones, the samples and the odd file", checked)
+	}
+}
+
+// TestCSVRowFieldCount keeps csvFields, the record width ReadBatch lays
+// out for gocsv, equal to csvRow's fields.
+func TestCSVRowFieldCount(t *testing.T) {
+	if n := reflect.TypeFor[csvRow]().NumField(); n != csvFields {
+		t.Errorf("csvRow has %d fields, csvFields is %d", n, csvFields)
+	}
+}

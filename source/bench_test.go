@@ -1,0 +1,93 @@
+package source
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/bulkload/bulkload/bench/synth"
+	"github.com/bulkload/bulkload/lead"
+)
+
+// BenchmarkSource reads, decodes, maps and checks 100,000 generated rows
+// (mixed formats, 2% flawed) through a Source, with one worker and with
+// GOMAXPROCS workers: the parallel path validate and upload use. CPU time
+// per row is what the cores share; compare ns/row between the two on a
+// machine with more than two cores:
+//
+//	go test ./source -run - -bench Source -benchtime 3x -cpu 1,2,8,16
+func BenchmarkSource(b *testing.B) {
+	const rows = 100_000
+	input := writeGenerated(b, rows)
+	for _, workers := range []int{1, 0} {
+		name := "workers=" + strconv.Itoa(workers)
+		if workers == 0 {
+			name = "workers=GOMAXPROCS(" + strconv.Itoa(runtime.GOMAXPROCS(0)) + ")"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				s, err := Open(context.Background(), input, nil, Config{Workers: workers})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for {
+					_, err := s.Next(context.Background())
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+				if n != rows {
+					b.Fatalf("%d rows, want %d", n, rows)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+		})
+	}
+}
+
+func writeGenerated(tb testing.TB, n int) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "leads.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	g, err := synth.New(synth.Options{Seed: 1, Style: synth.Mixed, Qualified: 0.5, NoSSN: 0.1, Invalid: 0.02})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	w := synth.NewCSVWriter(bw)
+	if err := w.WriteHeader(); err != nil {
+		tb.Fatal(err)
+	}
+	var v lead.Values
+	for i := range n {
+		g.Row(i, &v)
+		if err := w.Write(&v); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
