@@ -220,22 +220,12 @@ func (u *uploader) run(ctx context.Context) int {
 			return exitFor(e.stderr, usageErrorf("--metrics-file %s: %v", u.mets.file, err))
 		}
 	}
-	var state *report.State
-	if u.up.resume {
-		st, err := report.LoadState(resultsPath)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			u.log.Warn("--resume: no results file yet, starting from the first row", "path", resultsPath)
-		case err != nil:
-			return exitFor(e.stderr, usageErrorf("--resume: %v", err))
-		default:
-			state = st
-			defer st.Close()
-			if n := st.IgnoredPartialLines(); n > 0 {
-				u.log.Warn("--resume: ignored a half-written last line of the results file", "lines", n)
-			}
-			u.log.Info("--resume: results of the earlier run loaded", "rows", st.Len())
-		}
+	state, err := u.loadPrior(resultsPath)
+	if err != nil {
+		return exitFor(e.stderr, err)
+	}
+	if state != nil {
+		defer state.Close()
 	}
 
 	// The input is read through before the first call: every row
@@ -270,40 +260,9 @@ func (u *uploader) run(ctx context.Context) int {
 	}
 	defer src.Close()
 
-	var rows upload.Source = src
-	if ic.scan == nil && u.checks.readAhead() {
-		// Standard input cannot be read twice: its first rows are read
-		// and judged before the first call (unless --max-invalid 100%
-		// turns that off: then rows stream from the first).
-		ahead, err := source.ReadAhead(ctx, src, stdinCheckRows)
-		if err != nil {
-			return exitFor(e.stderr, err)
-		}
-		if err := ahead.Err(); err != nil {
-			return exitFor(e.stderr, usageErrorf("%v; nothing was sent", err))
-		}
-		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil && ahead.Rows() > 0 {
-			return exitFor(e.stderr, err)
-		}
-		if state != nil {
-			// The rows read ahead are matched with the results file before
-			// the first call: a foreign journal's error comes alone.
-			for _, it := range ahead.Items() {
-				if prior, ok := state.Get(it.Row.Row); ok && prior.LeadID != it.Row.LeadID {
-					return exitFor(e.stderr, usageErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID))
-				}
-			}
-		}
-		if u.checks.tooManyInvalid(ahead.Invalid(), ahead.Rows()) {
-			fmt.Fprintf(e.stderr, "bulkload: %v\n", u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)"))
-			return exitRowsFailed
-		}
-		rows = ahead
-	} else if ic.scan == nil && len(src.Provided()) > 0 {
-		// Streamed as it comes: a CSV header is all there is to check.
-		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil {
-			return exitFor(e.stderr, err)
-		}
+	rows, code, ok := u.streamChecks(ctx, src, ic, state, resultsPath)
+	if !ok {
+		return code
 	}
 
 	journal, err := report.OpenJournal(resultsPath, u.up.resume && state != nil)
@@ -311,6 +270,32 @@ func (u *uploader) run(ctx context.Context) int {
 		return exitFor(e.stderr, fmt.Errorf("results file: %w", err))
 	}
 
+	res, runErr := u.send(ctx, client, rows, src, state, journal)
+
+	if err := src.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if errors.Is(runErr, upload.ErrForeignJournal) {
+		runErr = usageErrorf("%v", runErr)
+	}
+
+	sum := &res.Summary
+	u.summary = sum
+	if err := u.writeSummary(sum, src, client.Stats(), ic, state, resultsPath); err != nil && runErr == nil {
+		runErr = err
+	}
+	if u.up.resume {
+		u.log.Info("--resume: rows finished in an earlier run were not sent again", "rows", res.Skipped)
+	}
+	if res.Compacted {
+		u.log.Info("results written", "path", resultsPath)
+	}
+	return u.exitStatus(ctx, sum, runErr, resultsPath)
+}
+
+// send runs the engine over rows with the progress display and the
+// metrics' row counts, and the first signal's message.
+func (u *uploader) send(ctx context.Context, client *submitter.Client, rows upload.Source, src *source.Source, state *report.State, journal *report.Journal) (upload.Result, error) {
 	var done atomic.Int64
 	prog := newProgress(u.env.stderr, u.up.progress, u.log, &done, src.EstimatedRows)
 	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.rate) }
@@ -337,28 +322,90 @@ func (u *uploader) run(ctx context.Context) int {
 		u.log.Warn("signal received: no new rows are taken; the calls in flight finish (up to --drain-timeout), then the results file and summary are written. " +
 			"A second signal cancels the calls in flight at once. Run the same command with --resume to finish the job")
 	})()
-	res, runErr := upload.Run(ctx, cfg, rows, client, journal)
-	prog.stop()
+	defer prog.stop()
+	return upload.Run(ctx, cfg, rows, client, journal)
+}
 
-	if err := src.Close(); err != nil && runErr == nil {
-		runErr = err
+// loadPrior loads the results of the earlier run for --resume; nil without
+// --resume or when there is no results file yet. The caller closes it.
+func (u *uploader) loadPrior(resultsPath string) (*report.State, error) {
+	if !u.up.resume {
+		return nil, nil
 	}
-	if errors.Is(runErr, upload.ErrForeignJournal) {
-		runErr = usageErrorf("%v", runErr)
+	st, err := report.LoadState(resultsPath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		u.log.Warn("--resume: no results file yet, starting from the first row", "path", resultsPath)
+		return nil, nil
+	case err != nil:
+		return nil, usageErrorf("--resume: %v", err)
+	}
+	if n := st.IgnoredPartialLines(); n > 0 {
+		u.log.Warn("--resume: ignored a half-written last line of the results file", "lines", n)
+	}
+	u.log.Info("--resume: results of the earlier run loaded", "rows", st.Len())
+	return st, nil
+}
+
+// streamChecks judges an input that was not read through before the first
+// call (standard input, a pipe): its first rows are read ahead and checked
+// (columns, invalid share, the results file's rows when resuming), unless
+// --max-invalid 100% turns that off, and a CSV header is checked for the
+// required columns. It returns the rows to upload, or the exit status when
+// the run must stop (ok false).
+func (u *uploader) streamChecks(ctx context.Context, src *source.Source, ic *inputCheck, state *report.State, resultsPath string) (rows upload.Source, code int, ok bool) {
+	e := u.env
+	if ic.scan == nil && u.checks.readAhead() {
+		// Standard input cannot be read twice: its first rows are read
+		// and judged before the first call (unless --max-invalid 100%
+		// turns that off: then rows stream from the first).
+		ahead, err := source.ReadAhead(ctx, src, stdinCheckRows)
+		if err != nil {
+			return nil, exitFor(e.stderr, err), false
+		}
+		if err := ahead.Err(); err != nil {
+			return nil, exitFor(e.stderr, usageErrorf("%v; nothing was sent", err)), false
+		}
+		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil && ahead.Rows() > 0 {
+			return nil, exitFor(e.stderr, err), false
+		}
+		if state != nil {
+			// The rows read ahead are matched with the results file before
+			// the first call: a foreign journal's error comes alone.
+			for _, it := range ahead.Items() {
+				if prior, ok := state.Get(it.Row.Row); ok && prior.LeadID != it.Row.LeadID {
+					return nil, exitFor(e.stderr, usageErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID)), false
+				}
+			}
+		}
+		if u.checks.tooManyInvalid(ahead.Invalid(), ahead.Rows()) {
+			fmt.Fprintf(e.stderr, "bulkload: %v\n", u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)"))
+			return nil, exitRowsFailed, false
+		}
+		return ahead, 0, true
+	} else if ic.scan == nil && len(src.Provided()) > 0 {
+		// Streamed as it comes: a CSV header is all there is to check.
+		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil {
+			return nil, exitFor(e.stderr, err), false
+		}
 	}
 
-	st := client.Stats()
-	sum := &res.Summary
-	u.summary = sum
+	return src, 0, true
+}
+
+// writeSummary completes the run's summary with what the caller owns (build,
+// settings, the input's identity and columns, call statistics), records the
+// identity of a streamed input beside the results file, and prints and
+// writes the summary. It returns the first error.
+func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st submitter.Stats, ic *inputCheck, state *report.State, resultsPath string) error {
 	stampBuild(sum)
 	sum.Settings = u.settings(resultsPath)
 	sum.InputSHA256 = src.InputSHA256()
 	sum.InputBytes, sum.InputGrewBytes = src.InputBytes(), src.Grew()
 	setColumns(sum, src.Provided(), src.Unknown())
+	var metaErr error
 	if ic.scan == nil && sum.RowsRead > 0 && !(u.up.resume && state != nil) {
-		if err := writeMeta(u.log, resultsPath, u.input, sum.InputSHA256, sum.InputBytes, sum.RowsRead, src.AllLeadIDs()); err != nil && runErr == nil {
-			runErr = err
-		}
+		metaErr = writeMeta(u.log, resultsPath, u.input, sum.InputSHA256, sum.InputBytes, sum.RowsRead, src.AllLeadIDs())
 	}
 	sum.APICalls = int(st.Calls)
 	sum.Retries = int(st.Retries)
@@ -366,16 +413,7 @@ func (u *uploader) run(ctx context.Context) int {
 	if st.Attempts > 0 {
 		sum.Rate = rateReport(st, u.up.rate)
 	}
-	if werr := writeSummary(e, u.log, sum, u.in.summaryJSON); werr != nil && runErr == nil {
-		runErr = werr
-	}
-	if u.up.resume {
-		u.log.Info("--resume: rows finished in an earlier run were not sent again", "rows", res.Skipped)
-	}
-	if res.Compacted {
-		u.log.Info("results written", "path", resultsPath)
-	}
-	return u.exitStatus(ctx, sum, runErr, resultsPath)
+	return cmp.Or(metaErr, writeSummary(u.env, u.log, sum, u.in.summaryJSON))
 }
 
 // exitStatus reports how the upload ended and returns its exit status.
