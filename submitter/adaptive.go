@@ -39,6 +39,7 @@ const (
 	DefaultStartRate = 20.0
 	autoFloor        = 0.5  // calls/s; never slower
 	autoClimb        = 1.4  // factor per second while no limit is known (slow start)
+	autoClimbSlow    = 1.1  // the same while latency rises
 	autoCutClimb     = 0.7  // share of the rate kept after the first 429 (CUBIC's beta)
 	autoCutSettled   = 0.85 // share kept after a 429 once a limit is known
 	autoSettleShare  = 0.97 // the rate held: this share of the limit found
@@ -51,6 +52,7 @@ const (
 	autoRecover        = 2 * time.Second  // from a cut back to the settled rate
 	autoHoldFirst      = 5 * time.Second  // first hold at the settled rate before probing
 	autoHoldMax        = 60 * time.Second // the hold doubles while probes find the same limit
+	autoProbeDouble    = 5 * time.Second  // the probe's slope doubles after this long
 	autoPauseAfter     = 2 * time.Second  // a Retry-After this long pauses every call, not only the refused one
 	autoBucket         = 125 * time.Millisecond
 	autoBuckets        = 8 // the window of answers: 8 × 125 ms = 1 s
@@ -110,14 +112,17 @@ func (p autoPhase) String() string {
 //     time (CUBIC's plateau is still a probe), it comes back within 2 s to
 //     97% of the limit found, holds there for 5 s, doubling to 60 s while
 //     probes keep finding the same limit, and only then probes upward by 2%
-//     of the limit a second; a probe's 429 puts the limit half way between
+//     of the limit a second, faster as it goes on; a probe's 429 puts the limit half way between
 //     the rate held and the rate that drew it. A probe that passes 125% of
 //     the limit without a 429 means the limit rose: it climbs again.
 //
 // It increases only while calls use at least 75% of the rate (a rate that
-// the concurrency cannot reach is not a finding) and while their latency
+// the concurrency cannot reach is not a finding), and while their latency
 // stays under twice its base (a service that slows down is at its limit even
-// if it does not say so). A burst of 503s (3 or more, and 10% of the answers
+// if it does not say so; before a limit is found it climbs by ×1.1 a second
+// then, since a busy client machine slows calls down too). The probe's
+// slope grows with its length, doubling after 5 s, so that a limit found
+// low (or one that rose) is caught up with in seconds. A burst of 503s (3 or more, and 10% of the answers
 // in the last second) cuts like a 429. A Retry-After stops any increase
 // until it has passed; one of 2 s or more pauses every call until then,
 // since the service has said that a call before it would be refused.
@@ -377,11 +382,18 @@ func (a *Adaptive) stepLocked(now time.Time) {
 		}
 	}
 	a.lastStep = now
-	mayGrow := a.utilizedLocked(now) && !a.latencyRisingLocked()
+	utilized, rising := a.utilizedLocked(now), a.latencyRisingLocked()
+	mayGrow := utilized && !rising
 	switch a.phase {
 	case phaseClimb:
-		if mayGrow {
+		// Rising latency slows the climb rather than stopping it: on a
+		// busy client machine latency rises without the service being
+		// at its limit, and --concurrency bounds the calls in flight.
+		switch {
+		case mayGrow:
 			a.setLocked(a.r * math.Pow(autoClimb, dt))
+		case utilized:
+			a.setLocked(a.r * math.Pow(autoClimbSlow, dt))
 		}
 	case phaseRecover:
 		settle := autoSettleShare * a.limit
@@ -401,7 +413,11 @@ func (a *Adaptive) stepLocked(now time.Time) {
 		if !mayGrow {
 			return
 		}
-		a.setLocked(a.r + autoProbeSlope*a.limit*dt)
+		// Convex, as CUBIC past its plateau: gentle near the limit
+		// found, faster the longer no 429 comes (the limit rose, or was
+		// found low).
+		el := now.Sub(a.phaseAt).Seconds()
+		a.setLocked(a.r + autoProbeSlope*a.limit*dt*(1+el/autoProbeDouble.Seconds()))
 		if a.r > autoForget*a.limit {
 			a.phase, a.phaseAt = phaseClimb, now
 		}
