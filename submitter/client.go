@@ -26,7 +26,6 @@ package submitter
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -350,25 +349,40 @@ func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, erro
 // variable, and returns the result. red cuts personal data out of every
 // text the service sends back: the result lands in the results file.
 func (c *Client) call(ctx context.Context, op, doc, name string, value any, red *Redactor) (lead.Result, Call, error) {
-	var out map[string]json.RawMessage
+	var out resultData
 	req := graphql.NewRequest(doc)
 	req.Var(name, value)
 	call, err := c.run(ctx, op, req, &out, red)
 	if err != nil {
 		return lead.Result{}, call, err
 	}
-	var res *lead.Result
-	if raw := out[op]; len(raw) > 0 {
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return lead.Result{}, call, &CallError{Op: op, Status: http.StatusOK, Attempts: call.Attempts, Ambiguous: call.Ambiguous,
-				Message: "reply is not GraphQL JSON of the expected shape: " + red.String(err.Error())}
-		}
-	}
+	res := out.of(op)
 	if res == nil {
 		return lead.Result{}, call, &CallError{Op: op, Status: http.StatusOK,
 			Message: "reply has no " + op + " result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
 	}
 	return red.Result(*res), call, nil
+}
+
+// resultData is the `data` of a reply to any of the Client's operations,
+// each result under its operation's name: one decode, no map.
+type resultData struct {
+	CreateLead *lead.Result `json:"createLead"`
+	SubmitLead *lead.Result `json:"submitLead"`
+	Lead       *lead.Result `json:"lead"`
+}
+
+// of is the result of operation op, nil when the reply has none.
+func (d *resultData) of(op string) *lead.Result {
+	switch op {
+	case "createLead":
+		return d.CreateLead
+	case "submitLead":
+		return d.SubmitLead
+	case "lead":
+		return d.Lead
+	}
+	return nil
 }
 
 // run performs one GraphQL call through the transport and turns what the

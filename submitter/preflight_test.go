@@ -15,9 +15,15 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
 )
+
+// slowMachine is the call timeout of tests whose attempts must end by
+// their own failure (a TLS handshake that fails), never by the timeout,
+// even under -race on a busy machine.
+const slowMachine = time.Minute
 
 // quietTLSServer is an httptest TLS server with a certificate the client
 // does not trust, whose handshake errors are not logged.
@@ -79,7 +85,10 @@ func TestSimPreflightUnreachable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := startSim(t, leadsim.Options{SigningKey: sharedKey(t)}, func(cfg *Config) { cfg.Endpoint = tc.endpoint })
+			env := startSim(t, leadsim.Options{SigningKey: sharedKey(t)}, func(cfg *Config) {
+				cfg.Endpoint = tc.endpoint
+				cfg.CallTimeout = slowMachine // a TLS handshake under -race on a busy machine
+			})
 			err := env.c.Preflight(context.Background())
 			if !IsUnreachable(err) {
 				t.Fatalf("Preflight() = %v, want an error that IsUnreachable", err)
@@ -163,6 +172,7 @@ func TestSimPreflightTokenEndpoint(t *testing.T) {
 			env := startSim(t, leadsim.Options{SigningKey: sharedKey(t)}, func(cfg *Config) {
 				cfg.TokenURL = tc.tokenURL
 				cfg.TokenRetries = 2
+				cfg.CallTimeout = slowMachine
 			})
 			err := env.c.Preflight(context.Background())
 			var ue *UnreachableError
@@ -186,7 +196,10 @@ func TestSimPreflightTokenEndpoint(t *testing.T) {
 func TestSimTLSFailureIsNotRetried(t *testing.T) {
 	t.Parallel()
 	untrusted := quietTLSServer(t, http.NotFoundHandler())
-	env := startSim(t, leadsim.Options{SigningKey: sharedKey(t)}, func(cfg *Config) { cfg.Endpoint = untrusted.URL + "/graphql" })
+	env := startSim(t, leadsim.Options{SigningKey: sharedKey(t)}, func(cfg *Config) {
+		cfg.Endpoint = untrusted.URL + "/graphql"
+		cfg.CallTimeout = slowMachine
+	})
 	_, call, err := env.c.Create(context.Background(), simLead(1, true))
 	if call.Attempts != 1 || !IsOutage(err) || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("Create() against an untrusted certificate = %v after %d attempts, want one attempt, an outage naming the certificate", err, call.Attempts)

@@ -164,29 +164,39 @@ func TestUploadShortLivedTokens(t *testing.T) {
 
 // heldDoor passes requests to h, each under a read lock: a test holding
 // the lock keeps requests waiting at the door.
-type heldDoor struct {
-	h  http.Handler
-	mu sync.RWMutex
+// rotatingDoor serves the simulator and rotates its signing key when the
+// at-th GraphQL request arrives, before that request is served: the run is
+// then certainly mid-way (its earlier calls answered, the rest to come with
+// a token the service no longer accepts), however slow the machine is.
+// Requests already in flight finish first; later ones wait for the new key.
+type rotatingDoor struct {
+	srv *leadsim.Server
+	at  int64
+	n   atomic.Int64
+	mu  sync.RWMutex
 }
 
-func (d *heldDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (d *rotatingDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/graphql" && d.n.Add(1) == d.at {
+		d.mu.Lock()
+		d.srv.RotateKey()
+		d.mu.Unlock()
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	d.h.ServeHTTP(w, r)
+	d.srv.Handler().ServeHTTP(w, r)
 }
 
 func TestUploadKeyRotation(t *testing.T) {
-	// The signing key is rotated once, mid-run, revoking every token issued
-	// so far: each worker's next call gets a 401, one new token is fetched,
-	// and the calls are retried.
-	// The rotation makes a new RSA key, which can take seconds on a busy
-	// machine: calls wait at the door meanwhile (held), so that the run
-	// cannot end before the new key is in force.
-	srv, err := leadsim.New(leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}})
+	// The signing key is rotated once, mid-run (at the 20th of some 80
+	// GraphQL requests), revoking every token issued so far: each worker's
+	// next call gets a 401, one new token is fetched, and the calls are
+	// retried.
+	srv, err := leadsim.New(leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	door := &heldDoor{h: srv.Handler()}
+	door := &rotatingDoor{srv: srv, at: 20}
 	ts := httptest.NewServer(door)
 	t.Cleanup(func() { ts.Close(); srv.Close() })
 	s := &sim{Server: srv, url: ts.URL}
@@ -194,13 +204,7 @@ func TestUploadKeyRotation(t *testing.T) {
 	results := filepath.Join(dir, "results.csv")
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--concurrency", "4", filepath.Join(samples, "leads.csv"))
-	done := make(chan cliResult, 1)
-	go func() { done <- runCLI(t, secretEnv(), args...) }()
-	waitForLines(t, results, 10, 60*time.Second)
-	door.mu.Lock()
-	s.RotateKey()
-	door.mu.Unlock()
-	res := <-done
+	res := runCLI(t, secretEnv(), args...)
 	if res.code != exitOK {
 		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
 	}
