@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -295,6 +297,35 @@ func TestNightlyCronJob(t *testing.T) {
 	if js.BackoffLimit == nil || *js.BackoffLimit < 1 {
 		t.Error("backoffLimit must allow a retry (the retried pod resumes)")
 	}
+	// The night's metrics are pushed at the end, under the partner's name:
+	// the input's base name (leads) would be the same for every partner.
+	args := js.Template.Spec.Containers[0].Args
+	push, ok := argValue(args, "pushgateway")
+	if !ok {
+		push, _ = configSettings(t)["pushgateway"].(string)
+	}
+	if push == "" {
+		t.Error("the CronJob pushes no metrics: give --pushgateway or the ConfigMap's pushgateway key")
+	}
+	if name, _ := argValue(args, "job-name"); name == "" {
+		t.Error("the CronJob has no --job-name: its metrics would be labelled with the input's base name")
+	}
+}
+
+// configSettings returns the ConfigMap's bulkload.yaml, decoded.
+func configSettings(t *testing.T) map[string]any {
+	t.Helper()
+	for _, o := range loadManifests(t) {
+		if v, ok := o.obj.(*corev1.ConfigMap); ok {
+			var settings map[string]any
+			if err := yaml.Unmarshal([]byte(v.Data["bulkload.yaml"]), &settings); err != nil {
+				t.Fatalf("%s ConfigMap %s bulkload.yaml: %v", o.file, o.name, err)
+			}
+			return settings
+		}
+	}
+	t.Fatal("no ConfigMap")
+	return nil
 }
 
 func TestBackfillIndexedJob(t *testing.T) {
@@ -311,7 +342,50 @@ func TestBackfillIndexedJob(t *testing.T) {
 		t.Errorf("completionMode must be Indexed")
 	}
 	if job.Spec.Completions == nil || *job.Spec.Completions < 2 {
-		t.Errorf("completions must be 2 or more")
+		t.Fatalf("completions must be 2 or more")
+	}
+	n := *job.Spec.Completions
+	c := job.Spec.Template.Spec.Containers[0]
+	// Every pod reads the same file and takes its own shard: K from
+	// JOB_COMPLETION_INDEX, N from JOB_COMPLETIONS, which must be the Job's
+	// completions (a wrong N would leave rows in no shard, or in two).
+	if v, _ := argValue(c.Args, "shard"); v != "auto" {
+		t.Errorf("an Indexed Job's pods must pass --shard=auto, got %q", v)
+	}
+	var completions string
+	for _, e := range c.Env {
+		if e.Name == "JOB_COMPLETIONS" {
+			completions = e.Value
+		}
+	}
+	if completions != strconv.Itoa(int(n)) {
+		t.Errorf("env JOB_COMPLETIONS = %q, want spec.completions %d", completions, n)
+	}
+	// Each shard writes its own results: two pods on one file would
+	// corrupt it.
+	for _, flag := range []string{"results", "rejects", "summary-json"} {
+		if p, _ := argValue(c.Args, flag); !strings.Contains(p, "{shard}") {
+			t.Errorf("--%s %q lacks {shard}: the shards would share one file", flag, p)
+		}
+	}
+	// The rate limit is per client, shared by every shard.
+	settings := configSettings(t)
+	total, ok := settings["rate"].(float64)
+	if !ok {
+		t.Fatalf("the ConfigMap's rate %v is not a number: the shards' --rate is checked against it", settings["rate"])
+	}
+	v, _ := argValue(c.Args, "rate")
+	rate, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		t.Fatalf("the Indexed Job's --rate %q is not a number: %v", v, err)
+	}
+	if rate*float64(n) > total {
+		t.Errorf("--rate %v x %d shards = %v calls/s, over the ConfigMap's rate %v: give each shard rate / completions", rate, n, rate*float64(n), total)
+	}
+	// A Pushgateway keeps a group until deleted: a finished backfill's
+	// group would fire the staleness alert.
+	if p, set := argValue(c.Args, "pushgateway"); p != "" || (!set && settings["pushgateway"] != nil) {
+		t.Errorf("the backfill pushes metrics (%q): pass --pushgateway= to turn the ConfigMap's push off", cmp.Or(p, fmt.Sprint(settings["pushgateway"])))
 	}
 }
 
@@ -484,7 +558,7 @@ var unitKeys = map[string][]string{
 	"Service": {"Type", "DynamicUser", "User", "Group", "StateDirectory", "StateDirectoryMode", "LoadCredential",
 		"Environment", "ExecStart", "TimeoutStopSec", "TimeoutStartSec", "NoNewPrivileges", "ProtectSystem",
 		"ProtectHome", "PrivateTmp", "PrivateDevices", "ProtectKernelTunables", "ProtectKernelModules",
-		"ProtectControlGroups", "RestrictAddressFamilies", "ReadOnlyPaths", "MemoryHigh", "MemoryMax", "CPUQuota"},
+		"ProtectControlGroups", "RestrictAddressFamilies", "ReadOnlyPaths", "ReadWritePaths", "SupplementaryGroups", "MemoryHigh", "MemoryMax", "CPUQuota"},
 }
 
 func parseUnit(t *testing.T, path string) unit {
@@ -540,6 +614,18 @@ func TestSystemdUnits(t *testing.T) {
 	if strings.Contains(exec, "+%F") {
 		t.Errorf("ExecStart has an unescaped %%F: write %%%%F")
 	}
+	// Metrics for node_exporter, one file per partner: %i is the
+	// instance specifier, single; %%i would name every partner's file
+	// "bulkload-%i.prom".
+	const metrics = "/var/lib/node_exporter/textfile_collector/bulkload-%i.prom"
+	if !strings.Contains(exec, "--metrics-file "+metrics+" ") || !strings.Contains(exec, "--job-name %i ") {
+		t.Errorf("ExecStart must pass --metrics-file %s --job-name %%i: %s", metrics, exec)
+	}
+	// ProtectSystem=strict: without ReadWritePaths the directory is
+	// read-only and every run exits 2 before the first call.
+	if !slices.Contains(svc["Service"]["ReadWritePaths"], filepath.Dir(metrics)) {
+		t.Errorf("ReadWritePaths = %v, want %s (ProtectSystem=strict)", svc["Service"]["ReadWritePaths"], filepath.Dir(metrics))
+	}
 }
 
 func TestCrontab(t *testing.T) {
@@ -566,5 +652,8 @@ func TestCrontab(t *testing.T) {
 	}
 	if !strings.Contains(lines[0], "--resume") || !strings.Contains(lines[0], "$(date") {
 		t.Errorf("the crontab line must resume and name results by date: %s", lines[0])
+	}
+	if !strings.Contains(lines[0], "--metrics-file /var/lib/node_exporter/textfile_collector/") || !strings.Contains(lines[0], "--job-name ") {
+		t.Errorf("the crontab line must write metrics into node_exporter's textfile directory with a --job-name: %s", lines[0])
 	}
 }
