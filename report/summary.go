@@ -371,16 +371,24 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if s.Unknown != 0 {
 		line("unknown status", s.Unknown, "")
 	}
-	el := s.Elapsed().Round(time.Millisecond)
-	fmt.Fprintf(&b, "  %-16s %12s  %.1f rows/s\n", "elapsed", el, s.RowsPerSecond())
+	if !s.Start.IsZero() {
+		// A combined summary of results files (bulkload summary) has no
+		// run of its own to time.
+		el := s.Elapsed().Round(time.Millisecond)
+		fmt.Fprintf(&b, "  %-16s %12s  %.1f rows/s\n", "elapsed", el, s.RowsPerSecond())
+	}
 	list := func(v []string) string {
 		if len(v) == 0 {
 			return "none"
 		}
 		return strings.Join(v, ", ")
 	}
-	fmt.Fprintf(&b, "  %-16s %s\n", "unknown columns", list(s.UnknownColumns))
-	fmt.Fprintf(&b, "  %-16s %s\n", "fields missing", list(s.MissingFields))
+	if s.Mode != "summary" {
+		// The columns are the input's: a combined summary of results
+		// files does not read an input.
+		fmt.Fprintf(&b, "  %-16s %s\n", "unknown columns", list(s.UnknownColumns))
+		fmt.Fprintf(&b, "  %-16s %s\n", "fields missing", list(s.MissingFields))
+	}
 	if s.InputGrewBytes > 0 {
 		fmt.Fprintf(&b, "  %-16s the input grew by %d bytes during the run; they were not read (input hash covers the first %d bytes): rerun with --resume to send the rows appended\n", "input grew", s.InputGrewBytes, s.InputBytes)
 	}

@@ -69,6 +69,9 @@ func TestUploadShardsSendEveryRowOnce(t *testing.T) {
 	if res.code != exitOK {
 		t.Fatalf("summary exit = %d\n%s", res.code, res.stderr)
 	}
+	if strings.Contains(res.stderr, "elapsed") || strings.Contains(res.stderr, "unknown columns") {
+		t.Errorf("the combined summary shows a run's timing or an input's columns, which it does not have:\n%s", res.stderr)
+	}
 	sum := readSummaryJSON(t, combined)
 	if got := int(sum["rowsRead"].(float64)); got != len(exp) {
 		t.Errorf("combined rows read = %d, want %d", got, len(exp))
