@@ -180,9 +180,10 @@ type expectation struct {
 	submitted  bool
 }
 
-func readExpected(t *testing.T) map[int]expectation {
+// readCSVFile reads a whole CSV file as records, header first.
+func readCSVFile(t *testing.T, path string) [][]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(samples, "leads.expected.csv"))
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,6 +192,12 @@ func readExpected(t *testing.T) map[int]expectation {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return recs
+}
+
+func readExpected(t *testing.T) map[int]expectation {
+	t.Helper()
+	recs := readCSVFile(t, filepath.Join(samples, "leads.expected.csv"))
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i
@@ -239,15 +246,7 @@ func readSummaryJSON(t *testing.T, path string) map[string]any {
 // written and in the normalised forms the mapper sends.
 func sensitiveValues(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSVFile(t, path)
 	var vals []string
 	for i, h := range recs[0] {
 		if h != "socialSecurityNumber" && h != "dateOfBirth" {

@@ -20,15 +20,7 @@ import (
 // sampleRecords reads samples/leads.csv as records, header first.
 func sampleRecords(t *testing.T) [][]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(samples, "leads.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSVFile(t, filepath.Join(samples, "leads.csv"))
 	return recs
 }
 

@@ -15,15 +15,7 @@ import (
 // 50) to a file of their own, and returns its path.
 func qualifyingInput(t *testing.T, dir string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(samples, "leads.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSVFile(t, filepath.Join(samples, "leads.csv"))
 	exp := readExpected(t)
 	out := [][]string{recs[0]}
 	for i, rec := range recs[1:] {
