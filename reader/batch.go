@@ -1,12 +1,8 @@
 package reader
 
 import (
-	"fmt"
-	"io"
 	"reflect"
 	"slices"
-
-	"github.com/gocarina/gocsv"
 
 	"github.com/bulkload/bulkload/lead"
 )
@@ -83,18 +79,20 @@ func (r *Reader) ReadBatch(b *Batch, max int) error {
 	return err
 }
 
-// Decoder fills the values of the records ReadBatch left undecoded, with
-// gocsv over each batch (UnmarshalCSVWithoutHeaders: ReadBatch has put each
-// record's fields in csvRow's order, by the header as the reader matched
-// it): gocsv's reflection, the costliest step of reading, then runs in as
-// many goroutines as there are Decoders. (gocsv's streaming Unmarshaller,
-// which Next uses, reads from a csv.Reader of its own and so cannot take
-// records already split.) A Decoder is not safe for concurrent use: one per
-// goroutine.
-type Decoder struct {
-	rows batchRows
-	out  []csvRow
-}
+// Decoder fills the values of the records ReadBatch left undecoded. gocsv
+// matched the header to csvRow when the Reader opened (NewReader refuses a
+// header gocsv binds differently), and ReadBatch has laid each record's
+// fields out in csvRow's field order by that match; what gocsv would do per
+// record from there is copy each string into its field through reflection,
+// about 25 allocations a row, three quarters of all that validate allocates
+// and most of its collector's work. So a Decoder copies the fields itself,
+// into lead.Values, which csvRow is laid out as (see csvRow.values), and
+// Reader.Next, which decodes through gocsv's Unmarshaller, stays the
+// reference: TestReadBatchDecodeSameAsNext and FuzzReadBatchSameAsNext hold
+// the two to the same records. Decoding is cheap now; it runs in the
+// workers so that ReadBatch, the one goroutine that reads, does as little as
+// it can. A Decoder is not safe for concurrent use: one per goroutine.
+type Decoder struct{}
 
 // NewDecoder returns a Decoder for the batches of r.
 func (r *Reader) NewDecoder() *Decoder { return &Decoder{} }
@@ -106,43 +104,16 @@ func (d *Decoder) Decode(b *Batch) error {
 		return nil
 	}
 	b.decoded = true
-	d.rows = d.rows[:0]
-	for _, at := range b.fieldAt {
-		if at >= 0 {
-			d.rows = append(d.rows, b.fields[at:at+csvFields:at+csvFields])
-		}
-	}
-	n := len(d.rows)
-	if n == 0 {
-		return nil
-	}
-	if cap(d.out) < n {
-		d.out = make([]csvRow, n)
-	}
-	d.out = d.out[:n]
-	if err := gocsv.UnmarshalCSVWithoutHeaders(d.rows, &d.out); err != nil {
-		return fmt.Errorf("decode rows %d-%d: %w", b.Records[0].Row, b.Records[len(b.Records)-1].Row, err)
-	}
-	k := 0
 	for i, at := range b.fieldAt {
 		if at < 0 {
 			continue
 		}
 		rec := &b.Records[i]
-		rec.Values = d.out[k].values()
+		rec.Values = lead.Values(b.fields[at : at+csvFields])
 		checkValues(rec)
-		k++
 	}
 	return nil
 }
-
-// batchRows hands gocsv a batch's records, as a gocsv.CSVReader.
-type batchRows [][]string
-
-func (r batchRows) ReadAll() ([][]string, error) { return r, nil }
-
-// Read is not used by gocsv's batch decoding.
-func (r batchRows) Read() ([]string, error) { return nil, io.EOF }
 
 // csvFields is the number of csvRow's fields.
 const csvFields = int(lead.NumFields)

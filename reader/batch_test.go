@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -139,4 +140,64 @@ func TestCSVRowFieldCount(t *testing.T) {
 	if n := reflect.TypeFor[csvRow]().NumField(); n != csvFields {
 		t.Errorf("csvRow has %d fields, csvFields is %d", n, csvFields)
 	}
+}
+
+// FuzzReadBatchSameAsNext holds the batch path (ReadBatch, which counts
+// fields from csv.Reader's split, and Decoders, which copy the fields
+// without gocsv) to Next, which scans each record's text and decodes it
+// with gocsv's Unmarshaller: the same records, values, errors and lines for
+// any input, delimiter and batch size.
+func FuzzReadBatchSameAsNext(f *testing.F) {
+	f.Add([]byte("leadId,firstName,notes,\nL-1,Ann,x,\n,,,\nL-2,\"Bob\nL-3,Cy,z,\n"), uint8(0), uint8(1))
+	f.Add([]byte("fname;zip\r\n\"a;b\"\"c\";1\r\n\r\n \t;\" \"\r\nx;2;;\" \"\r\n"), uint8(2), uint8(3))
+	f.Add([]byte("a,b,,\n1,2,,,\n\"\n"), uint8(1), uint8(2))
+	addGoldenSeeds(f, ".csv", func(b []byte) { f.Add(b, uint8(0), uint8(7)) })
+	f.Fuzz(func(t *testing.T, data []byte, delim, size uint8) {
+		delims := [...]rune{0, ',', ';', '\t', '|'} // 0 sniffs
+		opts := Options{Delimiter: delims[int(delim)%len(delims)]}
+		open := func() *Reader {
+			r, err := NewReader(bytes.NewReader(data), "fuzz.csv", opts)
+			if err != nil {
+				return nil
+			}
+			return r
+		}
+		r := open()
+		if r == nil {
+			return
+		}
+		defer r.Close()
+		var want []Record
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				break // io.EOF, or the read error the batch path must end on too
+			}
+			rec.Raw = append([]byte(nil), rec.Raw...)
+			want = append(want, rec)
+		}
+		rb := open()
+		defer rb.Close()
+		d := rb.NewDecoder()
+		var got []Record
+		for {
+			b := new(Batch)
+			err := rb.ReadBatch(b, 1+int(size)%9)
+			if derr := d.Decode(b); derr != nil {
+				t.Fatal(derr)
+			}
+			got = append(got, b.Records...)
+			if err != nil {
+				break
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("ReadBatch read %d records, Next %d", len(got), len(want))
+		}
+		for i := range want {
+			if !sameRecords(got[i], want[i]) {
+				t.Fatalf("record %d: ReadBatch %+v\nNext %+v", i, got[i], want[i])
+			}
+		}
+	})
 }

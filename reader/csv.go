@@ -246,7 +246,12 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 			return Record{}, nil, s.failed
 		}
 
-		scan := scanFields(raw, s.comma, s.columns)
+		var scan fieldScan
+		if undecoded {
+			scan = scanRecord(fields, s.columns) // the same, from the fields csv.Reader split
+		} else {
+			scan = scanFields(raw, s.comma, s.columns)
+		}
 		if scan.blank {
 			continue
 		}
