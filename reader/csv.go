@@ -213,37 +213,9 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 		start := s.line + s.tee.blankLines + skipped
 		s.line = start + bytes.Count(raw, []byte{'\n'}) + 1
 
-		var pe *csv.ParseError
-		switch {
-		case err == nil:
-		case errors.As(err, &pe) && pe.Line > pe.StartLine:
-			// A quote opened on the record's first line was not closed
-			// there, so csv.Reader read the lines after it into the
-			// record: read them again as rows of their own.
-			s.row++
-			startLine := pe.StartLine + s.lineBase
-			nl := bytes.IndexByte(raw, '\n')
-			if nl < 0 {
-				return Record{}, nil, fmt.Errorf("read %s row %d: a record of several lines has no line end", s.r.name, s.row)
-			}
-			// raw is a subslice of the span from before: its offset in the
-			// span is the difference of their capacities.
-			rawOff := before + int64(cap(s.tee.span(before, after))-cap(raw))
-			rec := Record{Row: s.row, Line: startLine, Raw: trimLineEnd(raw[:nl+1]),
-				Err: rowError(s.row, startLine, ruleQuoteNotClosed)}
-			if err := s.restartAt(rawOff+int64(nl)+1, startLine+1); err != nil {
-				s.failed = err
-			}
-			return rec, nil, nil
-		case errors.As(err, &pe):
-			s.row++
-			line := pe.StartLine + s.lineBase
-			rec := Record{Row: s.row, Line: line, Raw: raw, Err: rowError(s.row, line, parseProblem(pe))}
-			rec.Err.Line, rec.Err.Column = pe.Line+s.lineBase, pe.Column
-			return rec, nil, nil
-		default:
-			s.failed = fmt.Errorf("read %s after row %d: %w", s.r.name, s.row, err)
-			return Record{}, nil, s.failed
+		if err != nil {
+			rec, err := s.malformed(err, raw, before, after)
+			return rec, nil, err
 		}
 
 		var scan fieldScan
@@ -277,6 +249,44 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 			checkValues(&rec)
 		}
 		return rec, nil, nil
+	}
+}
+
+// malformed is read's answer to an error of csv.Reader on the record whose
+// text the tee holds from before to after (raw, trimmed): a row that is not
+// well-formed CSV, or a read error that ends the input. Apart from read so
+// that the ParseError it unwraps costs no allocation per good row.
+func (s *csvSource) malformed(err error, raw []byte, before, after int64) (Record, error) {
+	var pe *csv.ParseError
+	switch {
+	case errors.As(err, &pe) && pe.Line > pe.StartLine:
+		// A quote opened on the record's first line was not closed
+		// there, so csv.Reader read the lines after it into the
+		// record: read them again as rows of their own.
+		s.row++
+		startLine := pe.StartLine + s.lineBase
+		nl := bytes.IndexByte(raw, '\n')
+		if nl < 0 {
+			return Record{}, fmt.Errorf("read %s row %d: a record of several lines has no line end", s.r.name, s.row)
+		}
+		// raw is a subslice of the span from before: its offset in the
+		// span is the difference of their capacities.
+		rawOff := before + int64(cap(s.tee.span(before, after))-cap(raw))
+		rec := Record{Row: s.row, Line: startLine, Raw: trimLineEnd(raw[:nl+1]),
+			Err: rowError(s.row, startLine, ruleQuoteNotClosed)}
+		if err := s.restartAt(rawOff+int64(nl)+1, startLine+1); err != nil {
+			s.failed = err
+		}
+		return rec, nil
+	case errors.As(err, &pe):
+		s.row++
+		line := pe.StartLine + s.lineBase
+		rec := Record{Row: s.row, Line: line, Raw: raw, Err: rowError(s.row, line, parseProblem(pe))}
+		rec.Err.Line, rec.Err.Column = pe.Line+s.lineBase, pe.Column
+		return rec, nil
+	default:
+		s.failed = fmt.Errorf("read %s after row %d: %w", s.r.name, s.row, err)
+		return Record{}, s.failed
 	}
 }
 
