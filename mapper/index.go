@@ -1,28 +1,32 @@
 package mapper
 
 import (
-	"cmp"
 	"encoding/binary"
 	"hash/maphash"
 	"runtime"
-	"slices"
 	"unsafe"
 )
 
 // The duplicate-leadId index remembers, for each distinct leadId, a 64-bit
-// keyed hash of it and the row it was first seen on, in about 10.8 bytes a
-// leadId however many there are (the old open-addressed table took 15 to 23
-// and, being on the Go heap, was doubled again by the collector's headroom).
+// keyed hash of it and the row it was first seen on, in about 9.4 bytes a
+// leadId however many there are up to 16.7M rows, 10.4 beyond (the old
+// open-addressed table took 15 to 23 and, being on the Go heap, was doubled
+// again by the collector's headroom).
 //
 // Two parts:
 //   - recent: an open-addressed table of the ids added since the last merge,
-//     12 bytes a slot (the whole hash and the row), sized to a sixteenth of
+//     12 bytes a slot (the whole hash and the row), sized to a 32nd of
 //     the merged ids and merged into the store when three quarters full;
 //   - store: 256 shards by the hash's top 8 bits, each a sorted array of
-//     10-byte entries (the hash's low 48 bits and the row) with a directory of
-//     256 buckets by the next 8 bits. Those 16 bits are implied by where an
-//     entry sits, so 6 bytes keep the whole 64-bit hash. Merging sorts the
-//     recent ids and merges them into each shard from the back, in place.
+//     entries (the hash's low 48 bits and the row) with a directory of 256
+//     buckets by the next 8 bits. Those 16 bits are implied by where an
+//     entry sits, so 6 bytes keep the whole 64-bit hash. The row takes 3
+//     bytes while every row number fits (below 2^24), and the store widens
+//     to 4 the first time one does not: 9-byte entries, 10 beyond. Merging
+//     sorts the recent ids and merges them into each shard from the back, in
+//     place. A lookup guesses an entry's place in its bucket from its hash
+//     (the hashes are uniform) and steps from there: one or two cache lines
+//     where a binary search took four or more.
 //
 // The store's arrays live outside the Go heap where the platform allows
 // (mmap, as VictoriaMetrics' fastcache does for its chunks): the collector
@@ -42,8 +46,10 @@ type idIndex struct {
 const (
 	// recentMin is the smallest recent table, in slots.
 	recentMin = 1024
-	// entrySize is a store entry: 6 bytes of hash, 4 of row.
-	entrySize = 10
+	// hashBytes is the hash an entry keeps; the row's bytes follow.
+	hashBytes = 6
+	// recentShare is the recent table's size as a share of the store: 1/32.
+	recentShare = 32
 	// remMask keeps the hash bits an entry stores.
 	remMask = 1<<48 - 1
 )
@@ -76,7 +82,7 @@ func (x *idIndex) firstRow(id string, row uint32) (first uint32, dup bool) {
 }
 
 // merge moves the recent ids into the store and sizes the recent table to
-// a sixteenth of the store.
+// a 32nd of the store.
 func (x *idIndex) merge() {
 	if x.store == nil {
 		x.store = newIDStore()
@@ -92,7 +98,15 @@ func (x *idIndex) merge() {
 		}
 	}
 	add = add[:n]
-	slices.SortFunc(add, func(a, b recentSlot) int { return cmp.Compare(a.hash(), b.hash()) })
+	if x.store.rowBytes < 4 {
+		for _, sl := range add {
+			if sl.row >= 1<<24 {
+				x.store.widen(4) // a row number past 3 bytes
+				break
+			}
+		}
+	}
+	sortSlots(add, 56)
 	for len(add) > 0 {
 		s := add[0].hash() >> 56
 		k := 1
@@ -103,7 +117,50 @@ func (x *idIndex) merge() {
 		add = add[k:]
 	}
 	x.store.n += n
-	x.recent.reset(max(recentMin, x.store.n/16))
+	x.recent.reset(max(recentMin, x.store.n/recentShare))
+}
+
+// sortSlots sorts slots by hash, whose bits above shift+8 they share: an
+// in-place radix sort on the byte at shift (American flag sort), then each
+// run of one byte value by the next byte down; runs of 16 or fewer are
+// insertion-sorted. The hashes are uniform, so two passes leave runs of a
+// few slots at most: a fraction of a comparison sort's cost on the
+// hundreds of thousands of slots a merge sorts.
+func sortSlots(a []recentSlot, shift uint) {
+	if len(a) <= 16 {
+		for i := 1; i < len(a); i++ {
+			for j := i; j > 0 && a[j].hash() < a[j-1].hash(); j-- {
+				a[j], a[j-1] = a[j-1], a[j]
+			}
+		}
+		return
+	}
+	digit := func(sl recentSlot) int { return int(sl.hash() >> shift & 0xff) }
+	var start, next [257]int
+	for _, sl := range a {
+		start[digit(sl)+1]++
+	}
+	for d := range 256 {
+		start[d+1] += start[d]
+	}
+	next = start
+	for d := range 256 {
+		for next[d] < start[d+1] {
+			v := a[next[d]]
+			for k := digit(v); k != d; k = digit(v) {
+				a[next[k]], v = v, a[next[k]]
+				next[k]++
+			}
+			a[next[d]] = v
+			next[d]++
+		}
+	}
+	if shift == 0 {
+		return
+	}
+	for d := range 256 {
+		sortSlots(a[start[d]:start[d+1]], shift-8)
+	}
 }
 
 // offHeapBytes returns the memory of the store that lives outside the Go
@@ -177,11 +234,37 @@ func (t *recentTable) findOrAdd(h uint64, row uint32) (uint32, bool) {
 
 // idStore is the merged ids, in 256 shards by the hash's top byte.
 type idStore struct {
-	shards [256]idShard
-	n      int
+	shards   [256]idShard
+	n        int
+	rowBytes int // 3 or 4: the bytes of an entry's row
 }
 
-func newIDStore() *idStore { return new(idStore) }
+func newIDStore() *idStore {
+	s := &idStore{rowBytes: 3}
+	for i := range s.shards {
+		s.shards[i].size = hashBytes + s.rowBytes
+	}
+	return s
+}
+
+// widen re-encodes every entry with rowBytes bytes of row, a shard at a
+// time (the memory of one shard twice at most).
+func (s *idStore) widen(rowBytes int) {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		n, size := int(sh.dir[256]), hashBytes+rowBytes
+		nd := allocEntries(max(n*size, 64<<10))[:n*size]
+		for k := range n {
+			copy(nd[k*size:], sh.data[k*sh.size:k*sh.size+hashBytes])
+			var b [4]byte
+			binary.LittleEndian.PutUint32(b[:], sh.row(k))
+			copy(nd[k*size+hashBytes:(k+1)*size], b[:])
+		}
+		freeEntries(sh.data)
+		sh.data, sh.size = nd, size
+	}
+	s.rowBytes = rowBytes
+}
 
 // free returns the shards' memory; the store is unusable after.
 func (s *idStore) free() {
@@ -194,43 +277,56 @@ func (s *idStore) free() {
 // idShard is one shard: entries sorted by the hash's bits 0-55, bucket b
 // (bits 48-55) holding the entries dir[b] to dir[b+1]-1.
 type idShard struct {
-	data []byte // len is entries * entrySize; off the Go heap where possible
+	data []byte // len is entries * size; off the Go heap where possible
 	dir  [257]uint32
+	size int // bytes an entry: hashBytes and the store's rowBytes
 }
 
 func (s *idStore) find(h uint64) (uint32, bool) {
 	sh := &s.shards[h>>56]
 	b := (h >> 48) & 0xff
-	lo, hi := int(sh.dir[b]), int(sh.dir[b+1])
 	rem := h & remMask
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		switch r := sh.rem(mid); {
-		case r < rem:
-			lo = mid + 1
-		case r > rem:
-			hi = mid
-		default:
-			return sh.row(mid), true
-		}
+	i := sh.search(int(sh.dir[b]), int(sh.dir[b+1]), int(sh.dir[b+1]), rem)
+	if i < int(sh.dir[b+1]) && sh.rem(i) == rem {
+		return sh.row(i), true
 	}
 	return 0, false
 }
 
+// search returns the first entry from lo to end-1 whose hash bits are not
+// below rem, or end. The entries from lo to hi-1 are a bucket (end <= hi),
+// uniformly spread over the 48 bits: search starts where rem would sit in
+// it and steps from there.
+func (sh *idShard) search(lo, hi, end int, rem uint64) int {
+	i := lo + int((rem>>16)*uint64(hi-lo)>>32)
+	i = min(i, end)
+	for i > lo && sh.rem(i-1) >= rem {
+		i--
+	}
+	for i < end && sh.rem(i) < rem {
+		i++
+	}
+	return i
+}
+
 func (sh *idShard) rem(i int) uint64 {
-	return binary.LittleEndian.Uint64(sh.data[i*entrySize:]) & remMask
+	// 8 bytes from the entry's start stay inside it: entries are 9 or 10.
+	return binary.LittleEndian.Uint64(sh.data[i*sh.size:]) & remMask
 }
 
 func (sh *idShard) row(i int) uint32 {
-	return binary.LittleEndian.Uint32(sh.data[i*entrySize+6:])
+	e := sh.data[i*sh.size+hashBytes : (i+1)*sh.size]
+	if len(e) == 3 {
+		return uint32(e[0]) | uint32(e[1])<<8 | uint32(e[2])<<16
+	}
+	return binary.LittleEndian.Uint32(e)
 }
 
 func (sh *idShard) put(i int, rem uint64, row uint32) {
-	var b [8]byte
+	var b [12]byte
 	binary.LittleEndian.PutUint64(b[:], rem)
-	e := sh.data[i*entrySize : (i+1)*entrySize]
-	copy(e, b[:6])
-	binary.LittleEndian.PutUint32(e[6:], row)
+	binary.LittleEndian.PutUint32(b[hashBytes:], row)
+	copy(sh.data[i*sh.size:(i+1)*sh.size], b[:sh.size])
 }
 
 // merge adds ids that the shard does not hold, sorted by hash. It works
@@ -240,7 +336,8 @@ func (sh *idShard) put(i int, rem uint64, row uint32) {
 func (sh *idShard) merge(add []recentSlot) {
 	old := int(sh.dir[256])
 	total := old + len(add)
-	if need := total * entrySize; need > cap(sh.data) {
+	size := sh.size
+	if need := total * size; need > cap(sh.data) {
 		// Start at 64 KiB and grow fourfold: the pages past len are not
 		// touched until used, so spare capacity costs address space, not
 		// memory, and few moves mean few unmaps, which are slow.
@@ -249,7 +346,7 @@ func (sh *idShard) merge(add []recentSlot) {
 		freeEntries(sh.data)
 		sh.data = nd
 	}
-	sh.data = sh.data[:total*entrySize]
+	sh.data = sh.data[:total*size]
 	var added [256]uint32 // new entries per bucket
 	end := old            // old entries from end on have moved up already
 	for j := len(add) - 1; j >= 0; j-- {
@@ -259,17 +356,9 @@ func (sh *idShard) merge(add []recentSlot) {
 		rem := h & remMask
 		// The first old entry of bucket b above rem: everything from it
 		// to end moves up j+1 places.
-		lo, hi := int(sh.dir[b]), min(int(sh.dir[b+1]), end)
-		for lo < hi {
-			mid := int(uint(lo+hi) >> 1)
-			if sh.rem(mid) < rem {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
+		lo := sh.search(int(sh.dir[b]), int(sh.dir[b+1]), max(int(sh.dir[b]), min(int(sh.dir[b+1]), end)), rem)
 		if lo < end {
-			copy(sh.data[(lo+j+1)*entrySize:(end+j+1)*entrySize], sh.data[lo*entrySize:end*entrySize])
+			copy(sh.data[(lo+j+1)*size:(end+j+1)*size], sh.data[lo*size:end*size])
 		}
 		sh.put(lo+j, rem, add[j].row)
 		end = lo

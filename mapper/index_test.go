@@ -1,7 +1,9 @@
 package mapper
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -38,8 +40,8 @@ func TestIDIndexAgainstMap(t *testing.T) {
 }
 
 // TestIDIndexBytesPerID is the memory aim: the index grows at most 12 bytes
-// for each new leadId (it holds 10 for each in the store, plus the recent
-// table at a sixteenth of them).
+// for each new leadId (it holds 9 for each in the store, 10 past row 2^24,
+// plus the recent table at a 32nd of them).
 func TestIDIndexBytesPerID(t *testing.T) {
 	x := newIDIndex()
 	add := func(from, to int) {
@@ -88,4 +90,61 @@ func BenchmarkIDIndex(b *testing.B) {
 		x.firstRow(id, uint32(i+1))
 	}
 	b.ReportMetric(float64(x.bytes())/float64(b.N), "B/id")
+}
+
+// TestSortSlots checks the merge's radix sort against a comparison sort,
+// on sizes around its insertion-sort cut and on hashes that share their
+// top bytes (the recursion's deeper levels).
+func TestSortSlots(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 15, 16, 17, 100, 5000, 70000} {
+		for _, mask := range []uint64{^uint64(0), 0x0000_ffff_ffff_ffff, 0xff, 0x3} {
+			a := make([]recentSlot, n)
+			for i := range a {
+				h := r.Uint64() & mask
+				a[i] = recentSlot{lo: uint32(h), hi: uint32(h >> 32), row: uint32(i)}
+			}
+			want := slices.Clone(a)
+			slices.SortStableFunc(want, func(x, y recentSlot) int { return cmp.Compare(x.hash(), y.hash()) })
+			sortSlots(a, 56)
+			for i := range a {
+				if a[i].hash() != want[i].hash() {
+					t.Fatalf("n=%d mask=%#x: slot %d has hash %#x, want %#x", n, mask, i, a[i].hash(), want[i].hash())
+				}
+			}
+		}
+	}
+}
+
+// TestIDIndexRowsPastThreeBytes crosses row 2^24, where the store's
+// entries widen from 9 to 10 bytes, with repeats on both sides, and checks
+// every answer against a Go map.
+func TestIDIndexRowsPastThreeBytes(t *testing.T) {
+	x := newIDIndex()
+	truth := map[string]uint32{}
+	r := rand.New(rand.NewPCG(5, 6))
+	const from, rows = 1<<24 - 60_000, 120_000
+	check := func(id string, row uint32) {
+		t.Helper()
+		first, dup := x.firstRow(id, row)
+		want, seen := truth[id]
+		if !seen {
+			truth[id] = row
+			want = row
+		}
+		if first != want || dup != seen {
+			t.Fatalf("row %d: firstRow(%q) = %d, %v, want %d, %v", row, id, first, dup, want, seen)
+		}
+	}
+	for row := uint32(from); row < from+rows; row++ {
+		check("L-"+strconv.Itoa(r.IntN(rows)), row)
+	}
+	if x.store == nil || x.store.rowBytes != 4 {
+		t.Fatalf("the store did not widen past row %d", 1<<24)
+	}
+	for id, want := range truth {
+		if first, dup := x.firstRow(id, from+rows); !dup || first != want {
+			t.Fatalf("firstRow(%q) again = %d, %v, want %d, true", id, first, dup, want)
+		}
+	}
 }
