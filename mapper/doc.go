@@ -69,8 +69,8 @@
 //     registered the first time it is seen, whether or not its row is valid.
 //     The index holds a 64-bit hash per distinct leadId (maphash, with a
 //     random seed per Mapper) and the row number, in about 9.3 bytes a leadId
-//     (10.3 past row 2^24)
-//     kept outside the Go heap (see index.go); two different ids collide
+//     (10.3 past row 2^24) kept outside the Go heap (see index.go); two
+//     different ids collide
 //     with a chance of about n²/2⁶⁵ for n distinct ids (3e-8 at a million,
 //     7e-7 at 5 million, 3e-6 at 10 million), in which case a row is wrongly
 //     reported as a duplicate of the row named, whose leadId then differs;
