@@ -39,8 +39,8 @@ import (
 // rerun does not repeat a collision.
 type idIndex struct {
 	seed   maphash.Seed
-	recent recentTable
-	store  *idStore // nil until the first merge
+	recent *recentTable // its own object, for its cleanup
+	store  *idStore     // nil until the first merge
 }
 
 const (
@@ -55,8 +55,11 @@ const (
 )
 
 func newIDIndex() *idIndex {
-	x := &idIndex{seed: maphash.MakeSeed()}
+	x := &idIndex{seed: maphash.MakeSeed(), recent: new(recentTable)}
 	x.recent.reset(recentMin)
+	// The recent table's memory, outside the Go heap too, is returned when
+	// the index is collected.
+	runtime.AddCleanup(x, func(t *recentTable) { t.free() }, x.recent)
 	return x
 }
 
@@ -163,13 +166,16 @@ func sortSlots(a []recentSlot, shift uint) {
 	}
 }
 
-// offHeapBytes returns the memory of the store that lives outside the Go
+// offHeapBytes returns the memory of the index that lives outside the Go
 // heap (0 where it is on the heap).
 func (x *idIndex) offHeapBytes() int {
-	if !offHeap || x.store == nil {
+	if !offHeap {
 		return 0
 	}
-	n := 0
+	n := cap(x.recent.mem)
+	if x.store == nil {
+		return n
+	}
 	for i := range x.store.shards {
 		n += len(x.store.shards[i].data)
 	}
@@ -188,9 +194,14 @@ func (x *idIndex) bytes() int {
 	return n
 }
 
-// recentTable is open addressing with linear probing over 12-byte slots.
+// recentTable is open addressing with linear probing over 12-byte slots,
+// in memory from allocEntries (outside the Go heap where the platform
+// allows: the table is rebuilt at every merge, and on the heap its old
+// copies were garbage of a few MiB each that the collector had to make room
+// for).
 type recentTable struct {
-	slots []recentSlot
+	slots []recentSlot // over mem
+	mem   []byte
 	n     int
 }
 
@@ -206,9 +217,18 @@ func (t *recentTable) reset(size int) {
 	if len(t.slots) == size {
 		clear(t.slots)
 	} else {
-		t.slots = make([]recentSlot, size)
+		t.free()
+		t.mem = allocEntries(size * int(unsafe.Sizeof(recentSlot{})))
+		t.mem = t.mem[:cap(t.mem)] // zeroed
+		t.slots = unsafe.Slice((*recentSlot)(unsafe.Pointer(unsafe.SliceData(t.mem))), size)
 	}
 	t.n = 0
+}
+
+// free returns the table's memory; reset makes it usable again.
+func (t *recentTable) free() {
+	freeEntries(t.mem)
+	t.mem, t.slots = nil, nil
 }
 
 // findOrAdd returns the row of h when the table holds it, or adds h with
