@@ -237,3 +237,34 @@ func BenchmarkDirectCSV(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadBatch is the reading stage of validate and upload alone:
+// ReadBatch, in batches of 128, without decoding (the workers' part). It
+// runs in one goroutine, so its ns/row bounds the whole pipeline's wall
+// time per row on any number of cores; compare it with
+// BenchmarkEncodingCSV/reuse=true, the floor, in the same run:
+//
+//	go test ./reader -run - -bench 'ReadBatch|EncodingCSV/reuse=true' -count 5
+func BenchmarkReadBatch(b *testing.B) {
+	data := genLeadRows(benchRows)
+	b.SetBytes(int64(len(data) / benchRows * 128))
+	b.ReportAllocs()
+	var batch Batch
+	r, err := NewReader(bytes.NewReader(data), "leads.csv", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := 0
+	for b.Loop() {
+		err := r.ReadBatch(&batch, 128)
+		rows += batch.Len()
+		if errors.Is(err, io.EOF) {
+			if r, err = NewReader(bytes.NewReader(data), "leads.csv", Options{}); err != nil {
+				b.Fatal(err)
+			}
+		} else if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows), "ns/row")
+}
