@@ -94,16 +94,23 @@ type Source struct {
 	// Reading runs in its own goroutine, which reads each batch of records
 	// once, undecoded, and hands it both to work, where one of the workers
 	// decodes and maps it (everything but the duplicate check), and to
-	// full, in input order, where Next waits for it to be done and checks
-	// duplicates row by row. Batches are recycled through free, which holds
-	// them all: the reader stays at most len(free) batches ahead.
+	// full, in input order, where the checking goroutine waits for it to
+	// be done, checks duplicates row by row, writes the rejects and passes
+	// it on to checked, where Next yields its rows. Each of the three
+	// stages that keep input order (reading, checking, and the caller's
+	// use of the rows) has a goroutine of its own, so on many cores the
+	// slowest of them, not their sum, bounds the time a row takes.
+	// Batches are recycled through free, which holds them all: the reader
+	// stays at most len(free) batches ahead.
 	full      chan *batch
 	work      chan *batch
+	checked   chan *batch
 	free      chan *batch
 	batchSize int // batchSize for files; 1 for standard input, a stream that may trickle
 	workers   int
 	stop      chan struct{}
 	readDone  chan struct{}
+	checkDone chan struct{}
 	workDone  sync.WaitGroup
 	cur       *batch
 	pos       int
@@ -111,6 +118,9 @@ type Source struct {
 	// recordsRead counts the records the reading goroutine has read, for
 	// the progress estimate; safe to read from any goroutine.
 	recordsRead atomic.Int64
+	// indexBytes is the mapper's IndexMemory as the checking goroutine
+	// last saw it.
+	indexBytes atomic.Int64
 }
 
 // batchSize is how many records travel together from the reading
@@ -128,6 +138,7 @@ type batch struct {
 	rb     reader.Batch
 	err    error    // io.EOF or the read error, after the records
 	mapped []mapped // per record, once done
+	items  []Item   // per record, once checked; err follows them
 	// done receives one value when a worker has decoded and mapped the
 	// batch (or failed to decode it: decodeErr).
 	done      chan struct{}
@@ -271,10 +282,39 @@ func newReader(ctx context.Context, in io.Reader, stdinPipe *io.PipeReader, name
 // Next returns the next row, validated. io.EOF ends the input; any other
 // error means the input cannot be read on and the run stops.
 func (s *Source) Next(ctx context.Context) (Item, error) {
-	if err := s.nextRecord(ctx); err != nil {
-		return Item{}, err
+	for s.cur == nil || s.pos >= len(s.cur.items) {
+		if s.cur != nil {
+			if err := s.cur.err; err != nil {
+				if errors.Is(err, io.EOF) {
+					return Item{}, io.EOF
+				}
+				return Item{}, err // the reader's errors name the file and row
+			}
+			s.free <- s.cur // never blocks: free holds every batch
+			s.cur = nil
+		}
+		var b *batch
+		var ok bool
+		select {
+		case b, ok = <-s.checked:
+		case <-ctx.Done():
+			// The reader may be blocked on a slow pipe: stop waiting.
+			return Item{}, ctx.Err()
+		}
+		if !ok {
+			return Item{}, io.EOF
+		}
+		s.cur, s.pos = b, 0
 	}
-	rec, m := &s.cur.rb.Records[s.pos-1], &s.cur.mapped[s.pos-1]
+	it := s.cur.items[s.pos]
+	s.cur.items[s.pos] = Item{}
+	s.pos++
+	return it, nil
+}
+
+// check is the last of a row's validation, in input order: the duplicate
+// check, and the rejects file for an invalid row.
+func (s *Source) check(rec *reader.Record, m *mapped) (Item, error) {
 	it := Item{Row: report.Row{
 		Row:    rec.Row,
 		LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
@@ -317,9 +357,11 @@ func (s *Source) startReading() {
 	n := s.workers + batchesAhead
 	s.full = make(chan *batch, n)
 	s.work = make(chan *batch, n)
+	s.checked = make(chan *batch, n)
 	s.free = make(chan *batch, n)
 	s.stop = make(chan struct{})
 	s.readDone = make(chan struct{})
+	s.checkDone = make(chan struct{})
 	for range n {
 		s.free <- &batch{done: make(chan struct{}, 1)}
 	}
@@ -328,6 +370,7 @@ func (s *Source) startReading() {
 		s.workDone.Go(func() { s.workLoop(d) })
 	}
 	go s.readLoop()
+	go s.checkLoop()
 }
 
 // readLoop is the only caller of the reader until it returns. It closes
@@ -343,16 +386,17 @@ func (s *Source) readLoop() {
 		case <-s.stop:
 			return
 		}
-		b.err = s.r.ReadBatch(&b.rb, s.batchSize)
+		err := s.r.ReadBatch(&b.rb, s.batchSize)
+		b.err = err
 		s.recordsRead.Add(int64(b.rb.Len()))
 		// work has room for every batch: this never blocks.
 		s.work <- b
 		select {
-		case s.full <- b:
+		case s.full <- b: // b is the other stages' from here
 		case <-s.stop:
 			return
 		}
-		if b.err != nil {
+		if err != nil {
 			return
 		}
 	}
@@ -378,47 +422,45 @@ func (s *Source) workLoop(d *reader.Decoder) {
 	}
 }
 
-// nextRecord moves to the next record, s.cur.rb.Records[s.pos-1], waiting
-// for its batch to be read and mapped. It stays valid until the call after
-// next.
-func (s *Source) nextRecord(ctx context.Context) error {
-	for s.cur == nil || s.pos >= s.cur.rb.Len() {
-		if s.cur != nil {
-			if err := s.cur.err; err != nil {
-				if errors.Is(err, io.EOF) {
-					return io.EOF
-				}
-				return err // the reader's errors name the file and row
-			}
-			s.free <- s.cur // never blocks: free holds every batch
-			s.cur = nil
-		}
-		var b *batch
-		var ok bool
-		select {
-		case b, ok = <-s.full:
-		case <-ctx.Done():
-			// The reader may be blocked on a slow pipe: stop waiting.
-			return ctx.Err()
-		}
-		if !ok {
-			return io.EOF
-		}
+// checkLoop takes the batches in input order as the workers finish them,
+// checks each row (check) and passes the batch on to checked, which it
+// alone sends on and closes. It stops after a batch that ends the input or
+// fails, and on stop.
+func (s *Source) checkLoop() {
+	defer close(s.checkDone)
+	defer close(s.checked)
+	for b := range s.full {
 		<-b.done // a worker has it: it never blocks for long
 		if b.decodeErr != nil {
 			b.err = fmt.Errorf("read %s: %w", s.name, b.decodeErr)
 			b.rb.Records = b.rb.Records[:0]
 		}
-		s.cur, s.pos = b, 0
+		b.items = slices.Grow(b.items[:0], b.rb.Len())
+		for i := range b.rb.Records {
+			it, err := s.check(&b.rb.Records[i], &b.mapped[i])
+			if err != nil {
+				b.err = err
+				break
+			}
+			b.items = append(b.items, it)
+		}
+		s.indexBytes.Store(int64(s.m.IndexMemory()))
+		err := b.err
+		select {
+		case s.checked <- b: // b is Next's from here
+		case <-s.stop:
+			return
+		}
+		if err != nil {
+			return
+		}
 	}
-	s.pos++
-	return nil
 }
 
 // IndexMemory returns the bytes the duplicate-leadId index holds outside
-// the Go heap (see mapper.Mapper.IndexMemory). Call it from the goroutine
-// that calls Next.
-func (s *Source) IndexMemory() int { return s.m.IndexMemory() }
+// the Go heap (see mapper.Mapper.IndexMemory), as of the last batch
+// checked. Safe to call from any goroutine.
+func (s *Source) IndexMemory() int { return int(s.indexBytes.Load()) }
 
 // EstimatedRows estimates the input's row count from the bytes per row
 // read so far and the file's size; -1 when the size is unknown (stdin) or
@@ -460,7 +502,7 @@ func (s *Source) PrefixSHA256() string {
 }
 
 // AllLeadIDs reports whether every row read had a leadId (false before the
-// first row).
+// first row). Final after Close; not to be called before.
 func (s *Source) AllLeadIDs() bool { return s.rows > 0 && !s.noLeadID }
 
 // Grew is how many bytes the file had beyond the bytes read, when Close
@@ -525,6 +567,7 @@ func (s *Source) Close() error {
 		}
 		<-s.readDone
 		s.workDone.Wait() // work is closed: the workers finish what is queued
+		<-s.checkDone     // full is closed, or stop: it ends
 		s.provided = s.r.Provided()
 		s.unknown = s.r.Unknown()
 		s.warnColumns()
@@ -539,7 +582,7 @@ func (s *Source) Close() error {
 		if st, err := s.file.Stat(); err == nil && st.Size() > s.sha.n {
 			s.grew = st.Size() - s.sha.n
 		}
-	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= s.cur.rb.Len() {
+	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= len(s.cur.items) {
 		s.shaDone = true
 	}
 	if s.rejects != nil {
