@@ -58,11 +58,12 @@ const (
 	autoBuckets        = 8 // the window of answers: 8 × 125 ms = 1 s
 	auto503Min         = 3 // a 503 burst: this many 503s in the window...
 	auto503Share       = 0.1
-	autoEpisodeAnswers = 10       // answers since the last cut needed to measure what the service accepts
-	autoSaturated      = 0.05     // a share of 429s among them that says the service was saturated
-	autoRebook         = 1.1      // a rate this much above the one the bucket was made at makes a new bucket
-	autoAcceptedAlpha  = 1.0 / 40 // per bucket: the accepted rate averages over 40 buckets, 5 s
-	autoAcceptedUse    = 0.5      // a bucket counts towards it if the window's answers used this share of the rate
+	autoEpisodeAnswers = 10                     // answers since the last cut needed to measure what the service accepts
+	autoEpisodeSpan    = 100 * time.Millisecond // and time since it, beyond a latency
+	autoSaturated      = 0.05                   // a share of 429s among them that says the service was saturated
+	autoRebook         = 1.1                    // a rate this much above the one the bucket was made at makes a new bucket
+	autoAcceptedAlpha  = 1.0 / 40               // per bucket: the accepted rate averages over 40 buckets, 5 s
+	autoAcceptedUse    = 0.5                    // a bucket counts towards it if the window's answers used this share of the rate
 )
 
 // AutoConfig configures an Adaptive rate. Zero values take the defaults.
@@ -319,9 +320,14 @@ func (a *Adaptive) cutLocked(now, start time.Time) (float64, bool) {
 		peak = s // the calls did not use the whole rate: the limit is what they used
 	}
 	answered := a.epOK + a.ep429
-	if !a.lastCut.IsZero() && answered < autoEpisodeAnswers && now.Sub(a.lastCut) < time.Second {
-		// Too few answers at the rate of the last cut to say how much of
-		// it the service accepts: wait for a few more.
+	if since := now.Sub(a.lastCut); !a.lastCut.IsZero() && since < time.Second &&
+		(answered < autoEpisodeAnswers || since < autoEpisodeSpan+time.Duration(a.latency*float64(time.Second))) {
+		// Too few answers at the rate of the last cut, or too short a
+		// time, to say how much of it the service accepts: wait for more.
+		// (A service's bucket emptied by a burst refuses for a moment
+		// after the cut too; at a millisecond's latency, ten answers in
+		// five milliseconds measured an "accepted rate" of half the
+		// limit, and the rate fell to it.)
 		return a.r, false
 	}
 	limit := peak

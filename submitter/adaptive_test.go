@@ -1,6 +1,7 @@
 package submitter
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"net/http"
@@ -212,7 +213,9 @@ func TestAdaptiveCuts(t *testing.T) {
 			{name: "429", status: 429, want: 70},
 			{name: "429 sent after the cut, too few answers yet: wait", advance: 10 * time.Millisecond, status: 429, sentAgo: 5 * time.Millisecond, want: recovered(70, 97, 10*time.Millisecond)},
 			{name: "answers at the new rate", n: 9, advance: time.Millisecond, status: 200, sentAgo: time.Millisecond, want: recovered(70, 97, 19*time.Millisecond)},
-			{name: "429 with enough answers: a new episode, 0.85 once a limit is known", advance: time.Millisecond, status: 429, sentAgo: time.Millisecond, want: 0.85 * recovered(70, 97, 20*time.Millisecond)},
+			{name: "429 with enough answers but 20 ms after the cut (a bucket a burst emptied): wait", advance: time.Millisecond, status: 429, sentAgo: time.Millisecond, want: recovered(70, 97, 20*time.Millisecond)},
+			{name: "answers until 0.1 s after the cut", n: 8, advance: 10 * time.Millisecond, status: 200, sentAgo: time.Millisecond, want: recovered(70, 97, 100*time.Millisecond)},
+			{name: "429 with enough answers 0.1 s after the cut: a new episode, 0.85 once a limit is known", advance: time.Millisecond, status: 429, sentAgo: time.Millisecond, want: 0.85 * recovered(70, 97, 101*time.Millisecond)},
 		}},
 		{"saturated: what the service accepted is the limit", AutoConfig{Start: 100}, []step{
 			{name: "429", status: 429, want: 70},
@@ -308,28 +311,47 @@ func TestAdaptiveLongRetryAfterPausesEveryCall(t *testing.T) {
 }
 
 func TestAdaptiveSettlesUnderTheLimit(t *testing.T) {
+	// Latency 20 ms unless given; bench/rate.sh's loopback simulator
+	// answers in a millisecond or two, and at 2000/s with a bucket of a
+	// second (bursty) such answers once made the rate fall to half the
+	// limit (a refusal 6 ms after a cut measured the "accepted rate").
 	tests := []struct {
-		name  string
-		limit float64
-		burst int
+		name    string
+		limit   float64
+		burst   int
+		latency time.Duration
 	}{
-		{"50/s smooth", 50, 5},
-		{"300/s smooth", 300, 30},
-		{"300/s bursty", 300, 300},
-		{"2000/s smooth", 2000, 200},
+		{"50/s smooth", 50, 5, 0},
+		{"300/s smooth", 300, 30, 0},
+		{"300/s bursty", 300, 300, 0},
+		{"2000/s smooth", 2000, 200, 0},
+		{"50/s bursty", 50, 50, 0},
+		{"2000/s bursty", 2000, 2000, 0},
+		{"50/s bursty, 2 ms", 50, 50, 2 * time.Millisecond},
+		{"300/s bursty, 2 ms", 300, 300, 2 * time.Millisecond},
+		{"2000/s bursty, 1 ms", 2000, 2000, time.Millisecond},
+		{"2000/s bursty, 5 ms", 2000, 2000, 5 * time.Millisecond},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a, clk := newTestAdaptive(AutoConfig{})
-			run := autoSim{limit: tc.limit, burst: tc.burst, conc: 64, latency: 20 * time.Millisecond, dur: 90 * time.Second}.run(a, clk)
+			latency := cmp.Or(tc.latency, 20*time.Millisecond)
+			run := autoSim{limit: tc.limit, burst: tc.burst, conc: 64, latency: latency, dur: 90 * time.Second}.run(a, clk)
 			ok, throttled := run.totals()
 			share := float64(throttled) / float64(ok+throttled)
 			steady := run.okRate(60, 90)
 			settled, found := a.Settled()
 			t.Logf("limit %.0f: steady %.1f/s (%.1f%%), settled %.1f (found %v), 429 share %.2f%%, rate by second %.0f",
 				tc.limit, steady, 100*steady/tc.limit, settled, found, 100*share, run.rate)
-			if !found || settled > tc.limit || settled < 0.9*tc.limit {
-				t.Errorf("Settled() = %.1f, %v, want a limit found and a rate in [90%%, 100%%] of %.0f", settled, found, tc.limit)
+			// A bucket of a second lets through more than the limit for a
+			// while, and the accepted rate measured then is a little above
+			// it: the 429 share and the steady rate are what count.
+			top := tc.limit
+			if tc.burst >= int(tc.limit) {
+				top *= 1.03
+			}
+			if !found || settled > top || settled < 0.9*tc.limit {
+				t.Errorf("Settled() = %.1f, %v, want a limit found and a rate in [90%%, %.0f%%] of %.0f", settled, found, 100*top/tc.limit, tc.limit)
 			}
 			if steady < 0.9*tc.limit {
 				t.Errorf("steady calls/s = %.1f, want at least 90%% of %.0f", steady, tc.limit)
@@ -342,14 +364,16 @@ func TestAdaptiveSettlesUnderTheLimit(t *testing.T) {
 }
 
 func TestAdaptiveFollowsALimitThatHalves(t *testing.T) {
-	a, clk := newTestAdaptive(AutoConfig{})
-	run := autoSim{limit: 300, burst: 30, changeAt: 40 * time.Second, changeTo: 150, conc: 64,
-		latency: 20 * time.Millisecond, dur: 70 * time.Second}.run(a, clk)
-	if got := run.rate[42]; got > 150 {
-		t.Errorf("rate 2 s after the limit fell from 300 to 150 = %.1f, want at most 150 (rates by second %.0f)", got, run.rate)
-	}
-	if got := run.okRate(50, 70); got < 0.9*150 {
-		t.Errorf("calls/s after the limit fell to 150 = %.1f, want at least 90%% of it", got)
+	for _, latency := range []time.Duration{20 * time.Millisecond, 2 * time.Millisecond} {
+		a, clk := newTestAdaptive(AutoConfig{})
+		run := autoSim{limit: 300, burst: 30, changeAt: 40 * time.Second, changeTo: 150, conc: 64,
+			latency: latency, dur: 70 * time.Second}.run(a, clk)
+		if got := run.rate[42]; got > 150 {
+			t.Errorf("latency %v: rate 2 s after the limit fell from 300 to 150 = %.1f, want at most 150 (rates by second %.0f)", latency, got, run.rate)
+		}
+		if got := run.okRate(50, 70); got < 0.9*150 {
+			t.Errorf("latency %v: calls/s after the limit fell to 150 = %.1f, want at least 90%% of it", latency, got)
+		}
 	}
 }
 
