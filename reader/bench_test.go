@@ -181,10 +181,10 @@ func BenchmarkStream1M(b *testing.B) {
 	}
 }
 
-// BenchmarkDirectCSV is not this package's path: it is what the CSV path
-// would cost without gocsv, assigning cells to fields by column index from
-// csv.Reader's record (tee and field scan kept), for comparison with
-// BenchmarkReaderCSV.
+// BenchmarkDirectCSV is what Next's CSV path would cost without gocsv,
+// assigning cells to fields by column index from csv.Reader's record (tee
+// and field scan kept), for comparison with BenchmarkReaderCSV; the batch
+// path (BenchmarkReadBatch) does much this.
 func BenchmarkDirectCSV(b *testing.B) {
 	data := genLeadRows(benchRows)
 	b.SetBytes(int64(len(data) / benchRows))
