@@ -507,13 +507,22 @@ func redactURL(raw string) string {
 }
 
 // CheckAuth fetches a token now with the Client's settings and describes it
-// (expiry, roles, audience, client id), for `bulkload auth check`. It never
-// returns the token itself. A refusal is an *AuthError.
+// (expiry, roles, audience, client id), for `bulkload auth check` and
+// before an upload's first row. It never returns the token itself. A
+// refusal of the credentials is an *AuthError (IsFatal); a token endpoint
+// that cannot be reached, fails TLS, answers something other than a token
+// or a refusal, or does not answer before ctx's deadline is an
+// *UnreachableError naming the token URL (IsUnreachable): an outage or a
+// wrong URL, not a credential to fix; ctx's cancellation is returned as it
+// is.
 func (c *Client) CheckAuth(ctx context.Context) (TokenInfo, error) {
 	start := c.now()
 	tok, err := c.tokens.refresh(ctx)
 	if err != nil {
-		return TokenInfo{}, err
+		if IsFatal(err) || errors.Is(ctx.Err(), context.Canceled) {
+			return TokenInfo{}, err
+		}
+		return TokenInfo{}, &UnreachableError{URL: c.tokenURL, Err: err}
 	}
 	return decodeTokenInfo(tok, start), nil
 }

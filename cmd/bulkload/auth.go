@@ -185,8 +185,11 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 		if errors.Is(err, context.Canceled) {
 			return exitInterrupted
 		}
-		// Refused credentials, or no token to be had (the identity provider
-		// unreachable): exit 3 either way, as upload does.
+		// As upload: the identity provider down or the token URL wrong is
+		// exit 4, refused credentials exit 3.
+		if submitter.IsUnreachable(err) {
+			return exitUnreachable
+		}
 		return exitAuth
 	}
 	fmt.Fprintf(e.stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  audience:   %s\n  roles:      %s\n  expires at: %s (in %s)\n",

@@ -18,7 +18,7 @@ const (
 	exitRowsFailed  = 1   // the run finished, but some rows are invalid, failed or unverified
 	exitUsage       = 2   // bad flags, settings or input file (unreadable, wrong format)
 	exitAuth        = 3   // the identity provider refused the credentials
-	exitUnreachable = 4   // the service cannot be reached or is not a GraphQL endpoint
+	exitUnreachable = 4   // the service or its token endpoint cannot be reached, or is not what it should be
 	exitIO          = 5   // reading the input or writing an output failed during the run
 	exitInterrupted = 130 // SIGINT or SIGTERM: results written so far are valid for --resume
 )
@@ -45,9 +45,11 @@ func exitMeaning(cmd string, code int) string {
 	case code == exitUsage:
 		return "usage error, bad setting, or unreadable input; found before anything is sent: a corrupt input file, a required column missing, an output unwritable or holding an upload's outcomes, the results file locked by another run or another input's"
 	case code == exitAuth:
-		return "authentication refused, or no token to be had (check client id, secret, scope, token URL)"
+		return "authentication refused: the token endpoint answered that the credentials, scope or tenant are wrong (check client id, secret, scope, --auth-url/--tenant-id or --token-url)"
+	case code == exitUnreachable && cmd == "auth check":
+		return "token endpoint unreachable, too slow, or not a token endpoint (check --auth-url and --tenant-id, or --token-url)"
 	case code == exitUnreachable:
-		return "service unreachable or not a GraphQL endpoint (check --endpoint); rerun the same command with --resume once it answers"
+		return "service or token endpoint unreachable, too slow, or not what it should be (check --endpoint, --auth-url/--tenant-id or --token-url); nothing was sent, or rows not sent have no line: rerun the same command with --resume once it answers"
 	case code == exitIO:
 		return "reading the input or writing an output failed during the run (disk, permission, network file system, corrupt gzip); what was written is valid for --resume"
 	case code == exitInterrupted && cmd == "upload":
@@ -99,7 +101,7 @@ func commands() []command {
 			[]int{exitOK, exitRowsFailed, exitUsage, exitIO, exitInterrupted},
 			settings(in.register, registerValidateOverwrite(new(bool)), new(checkOptions).registerFor(false), logs.register)},
 		{"auth check", "auth check [flags]", "request a token and show its expiry and roles",
-			[]int{exitOK, exitUsage, exitAuth, exitInterrupted},
+			[]int{exitOK, exitUsage, exitAuth, exitUnreachable, exitInterrupted},
 			settings(auth.register, logs.register, registerAuthTimeout(new(time.Duration)))},
 		{"sim", "sim [flags]", "serve the simulated service on a local address",
 			[]int{exitOK, exitUsage, exitIO},

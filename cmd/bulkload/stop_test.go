@@ -308,3 +308,59 @@ func TestUploadCompactionFails(t *testing.T) {
 	}
 	finalByRow(t, results, 50)
 }
+
+// TestTokenEndpointUnreachable: an identity provider that is down (no
+// listener, 503 on every try) or never answers is an outage, not refused
+// credentials: upload and auth check exit 4 naming the token endpoint,
+// before any row is read, as a dead --endpoint does. (One that answers that
+// the credentials or the tenant are wrong, 400/401/404, stays exit 3:
+// TestUploadWrongSecret, TestAlternativeSettingsPrecedence.)
+func TestTokenEndpointUnreachable(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	unavailable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "maintenance", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(unavailable.Close)
+	// The token fetch goes on in the background after the run gave up (the
+	// process exits then; this test runs it in-process): release lets the
+	// hanging handler go before Close waits for it.
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(release) }) // runs before hang.Close
+	for _, tc := range []struct{ name, tokenURL string }{
+		{"dead port", "http://127.0.0.1:1/token"},
+		{"503", unavailable.URL + "/token"},
+		{"no answer", hang.URL + "/token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			results := filepath.Join(t.TempDir(), "results.csv")
+			args := []string{"upload", "--endpoint", s.url + "/graphql", "--token-url", tc.tokenURL,
+				"--client-id", leadsim.DefaultClientID, "--scope", "api://" + leadsim.DefaultAppID + "/.default",
+				"--timeout", "1s", "--results", results, "--progress", "off", filepath.Join(samples, "leads.csv")}
+			res := runCLI(t, secretEnv(), args...)
+			if res.code != exitUnreachable {
+				t.Fatalf("upload exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+			}
+			if !strings.Contains(res.stderr, "token endpoint unreachable: "+tc.tokenURL) {
+				t.Errorf("stderr does not name the token endpoint %s as unreachable:\n%s", tc.tokenURL, res.stderr)
+			}
+			if strings.Contains(res.stderr, "rows read") {
+				t.Errorf("rows were read without a token:\n%s", res.stderr)
+			}
+			res = runCLI(t, secretEnv(), "auth", "check", "--token-url", tc.tokenURL, "--client-id", leadsim.DefaultClientID,
+				"--scope", "api://"+leadsim.DefaultAppID+"/.default", "--timeout", "1s")
+			if res.code != exitUnreachable {
+				t.Errorf("auth check exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+			}
+		})
+	}
+	if n := len(s.Stats().CreateCalls); n != 0 {
+		t.Errorf("%d leads reached the simulator, want none", n)
+	}
+}

@@ -523,6 +523,11 @@ func (u *uploader) authFailure(ctx context.Context, err error) int {
 		return exitAuth
 	case ctx.Err() != nil:
 		return exitInterrupted
+	case submitter.IsUnreachable(err):
+		// The identity provider is down or the token URL wrong: an outage
+		// to wait out or a setting to fix, not a credential.
+		fmt.Fprintf(u.env.stderr, "bulkload: %v\n", err)
+		return exitUnreachable
 	default:
 		fmt.Fprintf(u.env.stderr, "bulkload: cannot get an access token: %v\n", err)
 		return exitAuth
