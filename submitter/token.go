@@ -82,6 +82,19 @@ type tokenFetch struct {
 	done chan struct{}
 	tok  *oauth2.Token
 	err  error
+	// last is the latest failed attempt's error (scrubbed), for a waiter
+	// that stops waiting before the fetch ends.
+	last atomic.Pointer[error]
+}
+
+// gaveUp is a waiter's error when its ctx ended before the fetch f did: ctx's
+// error, and what the last attempt met, if one failed (a refused
+// connection says more than "context deadline exceeded").
+func (f *tokenFetch) gaveUp(ctx context.Context) error {
+	if last := f.last.Load(); last != nil {
+		return fmt.Errorf("%w; the last token request: %v", ctx.Err(), *last)
+	}
+	return ctx.Err()
 }
 
 // get returns a token to send, fetching one if needed. A waiter whose ctx
@@ -113,7 +126,7 @@ func (c *tokenCache) get(ctx context.Context) (string, error) {
 		}
 		return f.tok.AccessToken, nil
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return "", f.gaveUp(ctx)
 	}
 }
 
@@ -131,7 +144,7 @@ func (c *tokenCache) refresh(ctx context.Context) (*oauth2.Token, error) {
 	case <-f.done:
 		return f.tok, f.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, f.gaveUp(ctx)
 	}
 }
 
@@ -160,7 +173,7 @@ func (c *tokenCache) startLocked() *tokenFetch {
 // run performs one fetch and publishes its result.
 func (c *tokenCache) run(f *tokenFetch) {
 	start := c.now()
-	tok, err := c.fetch()
+	tok, err := c.fetch(f)
 	c.mu.Lock()
 	var ae *AuthError
 	switch {
@@ -195,7 +208,7 @@ func (c *tokenCache) run(f *tokenFetch) {
 
 // fetch requests a token, retrying network errors, 429 and 5xx with
 // backoff. It returns an *AuthError when the credentials are refused.
-func (c *tokenCache) fetch() (*oauth2.Token, error) {
+func (c *tokenCache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 	var last error
 	for attempt := 1; attempt <= c.retries+1; attempt++ {
 		if attempt > 1 {
@@ -242,6 +255,8 @@ func (c *tokenCache) fetch() (*oauth2.Token, error) {
 			return nil, fmt.Errorf("get access token: TLS failed, check the token URL's scheme and the server's certificate: %w", last)
 		}
 		c.log.Warn("token request failed", "attempt", attempt, "error", last.Error())
+		seen := last
+		f.last.Store(&seen)
 	}
 	return nil, fmt.Errorf("get access token: %d attempts failed, last: %w", c.retries+1, last)
 }

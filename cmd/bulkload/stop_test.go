@@ -333,10 +333,10 @@ func TestTokenEndpointUnreachable(t *testing.T) {
 	}))
 	t.Cleanup(hang.Close)
 	t.Cleanup(func() { close(release) }) // runs before hang.Close
-	for _, tc := range []struct{ name, tokenURL string }{
-		{"dead port", "http://127.0.0.1:1/token"},
-		{"503", unavailable.URL + "/token"},
-		{"no answer", hang.URL + "/token"},
+	for _, tc := range []struct{ name, tokenURL, cause string }{
+		{"dead port", "http://127.0.0.1:1/token", "connection refused"},
+		{"503", unavailable.URL + "/token", "503"},
+		{"no answer", hang.URL + "/token", "deadline exceeded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			results := filepath.Join(t.TempDir(), "results.csv")
@@ -349,6 +349,9 @@ func TestTokenEndpointUnreachable(t *testing.T) {
 			}
 			if !strings.Contains(res.stderr, "token endpoint unreachable: "+tc.tokenURL) {
 				t.Errorf("stderr does not name the token endpoint %s as unreachable:\n%s", tc.tokenURL, res.stderr)
+			}
+			if msg := res.stderr[strings.LastIndex(res.stderr, "bulkload:"):]; !strings.Contains(msg, tc.cause) {
+				t.Errorf("the error does not say what the token requests met (%q): %s", tc.cause, msg)
 			}
 			if strings.Contains(res.stderr, "rows read") {
 				t.Errorf("rows were read without a token:\n%s", res.stderr)
