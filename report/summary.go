@@ -87,6 +87,12 @@ type Summary struct {
 	Start       time.Time      `json:"start"`
 	End         time.Time      `json:"end"`
 	Interrupted bool           `json:"interrupted"`
+	// ExitCode is the run's exit status, the same the process returns.
+	ExitCode int `json:"exitCode"`
+	// Stopped says why a run stopped before it read or sent its rows (the
+	// message on stderr, without the "bulkload:" prefix); "" for a run
+	// that went through its input. The counts of such a run are zero.
+	Stopped string `json:"stopped,omitempty"`
 	// InputBytes is how many bytes of the input InputSHA256 covers: the
 	// bytes read. InputGrewBytes is how many more the file held at the end
 	// of the run: appended while it ran, not read.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -365,5 +366,91 @@ func TestTokenEndpointUnreachable(t *testing.T) {
 	}
 	if n := len(s.Stats().CreateCalls); n != 0 {
 		t.Errorf("%d leads reached the simulator, want none", n)
+	}
+}
+
+// TestSummaryJSONSaysHowTheRunEnded: --summary-json carries the exit status,
+// and a run that stops before it sends anything, once its outputs are
+// proven, still writes it, saying why and with no counts, over the file an
+// earlier run left at the same fixed path (a cron job reading it must not
+// take last night's figures for tonight's).
+func TestSummaryJSONSaysHowTheRunEnded(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	messy := filepath.Join(samples, "messy.csv") // 11 of 30 rows invalid: over --max-invalid 20%
+	leads := filepath.Join(samples, "leads.csv")
+	for _, tc := range []struct {
+		name    string
+		args    func(results string) []string
+		code    int
+		stopped string // "" for a run that went through its input
+	}{
+		{"sent", func(r string) []string { return uploadArgs(s, "", r, leads) }, exitOK, ""},
+		{"too many invalid rows", func(r string) []string { return uploadArgs(s, "", r, messy) }, exitRowsFailed, "--max-invalid 20%"},
+		{"dead endpoint", func(r string) []string { return uploadArgs(s, "http://127.0.0.1:1/graphql", r, leads) }, exitUnreachable, "--endpoint http://127.0.0.1:1/graphql"},
+		{"dead token endpoint", func(r string) []string {
+			return []string{"upload", "--endpoint", s.url + "/graphql", "--token-url", "http://127.0.0.1:1/token",
+				"--client-id", leadsim.DefaultClientID, "--scope", "api://" + leadsim.DefaultAppID + "/.default",
+				"--timeout", "1s", "--results", r, "--progress", "off", leads}
+		}, exitUnreachable, "token endpoint unreachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "nightly.summary.json")
+			stale := `{"mode": "upload", "exitCode": 0, "submitted": 30, "stale": true}`
+			if err := os.WriteFile(path, []byte(stale), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := tc.args(filepath.Join(dir, "r.csv"))
+			input := args[len(args)-1]
+			args = append(args[:len(args)-1:len(args)-1], "--summary-json", path, input)
+			res := runCLI(t, secretEnv(), args...)
+			if res.code != tc.code {
+				t.Fatalf("exit = %d, want %d\n%s", res.code, tc.code, res.stderr)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("summary JSON: %v\n%s", err, b)
+			}
+			if got["stale"] != nil {
+				t.Fatalf("the earlier run's summary was left in place:\n%s", b)
+			}
+			if got["exitCode"] != float64(tc.code) || got["mode"] != "upload" {
+				t.Errorf("exitCode %v, mode %v; want %d, upload", got["exitCode"], got["mode"], tc.code)
+			}
+			stopped, _ := got["stopped"].(string)
+			switch {
+			case tc.stopped == "" && stopped != "":
+				t.Errorf("stopped = %q for a run that went through its input", stopped)
+			case tc.stopped != "" && !strings.Contains(stopped, tc.stopped):
+				t.Errorf("stopped = %q, want it to say %q", stopped, tc.stopped)
+			case tc.stopped != "" && (got["submitted"] != float64(0) || got["rowsRead"] != float64(0)):
+				t.Errorf("a stopped run's summary counts rows: submitted %v, rowsRead %v", got["submitted"], got["rowsRead"])
+			}
+			assertNoSensitive(t, "summary JSON", string(b), sensitiveValues(t, leads))
+			assertNoSensitive(t, "summary JSON", string(b), sensitiveValuesLoose(t, messy))
+		})
+	}
+
+	// validate's carries its exit status too.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "v.json")
+	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), "--summary-json", path, messy)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Mode     string `json:"mode"`
+		ExitCode *int   `json:"exitCode"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if res.code != exitRowsFailed || got.Mode != "validate" || got.ExitCode == nil || *got.ExitCode != res.code {
+		t.Errorf("validate exit %d, summary JSON mode %q exitCode %v; want %d in both", res.code, got.Mode, got.ExitCode, exitRowsFailed)
 	}
 }

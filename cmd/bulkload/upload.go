@@ -121,6 +121,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0], mets: &mets}
 	u.metrics = mets.recorder(pos[0])
 	code := u.run(ctx)
+	code = u.finishSummary(code)
 	u.finishMetrics(ctx, code)
 	return code
 }
@@ -198,10 +199,32 @@ type uploader struct {
 	// run's summary once it has one, for the metrics' last write.
 	metrics *metrics.Recorder
 	summary *report.Summary
+
+	// start is when the run began; outputsChecked is set once its output
+	// paths are proven (from then on --summary-json is written whatever
+	// stops the run); stopped is why a run stopped before its end, for
+	// that summary.
+	start          time.Time
+	outputsChecked bool
+	stopped        string
+}
+
+// stop prints err as exitFor does and returns its exit status, keeping the
+// message for the summary of a run that stops before its end.
+func (u *uploader) stop(err error) int {
+	u.stopped = strings.TrimPrefix(err.Error(), "usage: ")
+	return exitFor(u.env.stderr, err)
+}
+
+// stopf prints a stop's message (not an error value) and keeps it.
+func (u *uploader) stopf(format string, args ...any) {
+	u.stopped = fmt.Sprintf(format, args...)
+	fmt.Fprintf(u.env.stderr, "bulkload: %s\n", u.stopped)
 }
 
 func (u *uploader) run(ctx context.Context) int {
 	e := u.env
+	u.start = time.Now()
 	resultsPath := u.in.resultsPath(u.input)
 
 	lock, err := lockResults(resultsPath, "upload")
@@ -215,14 +238,15 @@ func (u *uploader) run(ctx context.Context) int {
 		}
 		return exitFor(e.stderr, err)
 	}
+	u.outputsChecked = true
 	if u.metrics.Enabled() {
 		if err := u.metrics.Start(); err != nil {
-			return exitFor(e.stderr, usageErrorf("--metrics-file %s: %v", u.mets.file, err))
+			return u.stop(usageErrorf("--metrics-file %s: %v", u.mets.file, err))
 		}
 	}
 	state, err := u.loadPrior(resultsPath)
 	if err != nil {
-		return exitFor(e.stderr, err)
+		return u.stop(err)
 	}
 	if state != nil {
 		defer state.Close()
@@ -233,17 +257,17 @@ func (u *uploader) run(ctx context.Context) int {
 	// with the results file's when resuming.
 	ic, err := u.checkInput(ctx, resultsPath, state)
 	if errors.Is(err, errTooManyInvalid) {
-		fmt.Fprintf(e.stderr, "bulkload: %v\n", err)
+		u.stopf("%v", err)
 		return exitRowsFailed
 	}
 	if err != nil {
-		return exitFor(e.stderr, err)
+		return u.stop(err)
 	}
 	var limit int64
 	if sc := ic.scan; sc != nil {
 		limit = sc.Bytes
 		if err := writeMeta(u.log, resultsPath, u.input, sc.SHA256, sc.Bytes, sc.Rows, sc.AllLeadIDs); err != nil {
-			return exitFor(e.stderr, err)
+			return u.stop(err)
 		}
 	}
 
@@ -256,7 +280,7 @@ func (u *uploader) run(ctx context.Context) int {
 
 	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit)
 	if err != nil {
-		return exitFor(e.stderr, err)
+		return u.stop(err)
 	}
 	defer src.Close()
 
@@ -267,7 +291,7 @@ func (u *uploader) run(ctx context.Context) int {
 
 	journal, err := report.OpenJournal(resultsPath, u.up.resume && state != nil)
 	if err != nil {
-		return exitFor(e.stderr, fmt.Errorf("results file: %w", err))
+		return u.stop(fmt.Errorf("results file: %w", err))
 	}
 
 	res, runErr := u.send(ctx, client, rows, src, state, journal)
@@ -354,39 +378,38 @@ func (u *uploader) loadPrior(resultsPath string) (*report.State, error) {
 // required columns. It returns the rows to upload, or the exit status when
 // the run must stop (ok false).
 func (u *uploader) streamChecks(ctx context.Context, src *source.Source, ic *inputCheck, state *report.State, resultsPath string) (rows upload.Source, code int, ok bool) {
-	e := u.env
 	if ic.scan == nil && u.checks.readAhead() {
 		// Standard input cannot be read twice: its first rows are read
 		// and judged before the first call (unless --max-invalid 100%
 		// turns that off: then rows stream from the first).
 		ahead, err := source.ReadAhead(ctx, src, stdinCheckRows)
 		if err != nil {
-			return nil, exitFor(e.stderr, err), false
+			return nil, u.stop(err), false
 		}
 		if err := ahead.Err(); err != nil {
-			return nil, exitFor(e.stderr, usageErrorf("%v; nothing was sent", err)), false
+			return nil, u.stop(usageErrorf("%v; nothing was sent", err)), false
 		}
 		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil && ahead.Rows() > 0 {
-			return nil, exitFor(e.stderr, err), false
+			return nil, u.stop(err), false
 		}
 		if state != nil {
 			// The rows read ahead are matched with the results file before
 			// the first call: a foreign journal's error comes alone.
 			for _, it := range ahead.Items() {
 				if prior, ok := state.Get(it.Row.Row); ok && prior.LeadID != it.Row.LeadID {
-					return nil, exitFor(e.stderr, usageErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID)), false
+					return nil, u.stop(usageErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID)), false
 				}
 			}
 		}
 		if u.checks.tooManyInvalid(ahead.Invalid(), ahead.Rows()) {
-			fmt.Fprintf(e.stderr, "bulkload: %v\n", u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)"))
+			u.stopf("%v", u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)"))
 			return nil, exitRowsFailed, false
 		}
 		return ahead, 0, true
 	} else if ic.scan == nil && len(src.Provided()) > 0 {
 		// Streamed as it comes: a CSV header is all there is to check.
 		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil {
-			return nil, exitFor(e.stderr, err), false
+			return nil, u.stop(err), false
 		}
 	}
 
@@ -413,7 +436,34 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	if st.Attempts > 0 {
 		sum.Rate = rateReport(st, u.up.rate)
 	}
-	return cmp.Or(metaErr, writeSummary(u.env, u.log, sum, u.in.summaryJSON))
+	// The JSON file waits for the exit status (finishSummary).
+	return cmp.Or(metaErr, writeSummary(u.env, u.log, sum, ""))
+}
+
+// finishSummary writes --summary-json once the exit status is known, with
+// it: the run's summary, or, for a run that stopped before its end once its
+// outputs were proven, one that says why (Stopped) with no counts, so that a
+// fixed --summary-json path never shows an earlier run's figures as this
+// one's. A failed write turns exit status 0 into 5.
+func (u *uploader) finishSummary(code int) int {
+	if u.in.summaryJSON == "" || !u.outputsChecked {
+		return code
+	}
+	sum := u.summary
+	if sum == nil {
+		sum = &report.Summary{Mode: "upload", Start: u.start, End: time.Now(), Interrupted: code == exitInterrupted,
+			Stopped: cmp.Or(u.stopped, "stopped before the first row; see the log")}
+		stampBuild(sum)
+		sum.Settings = u.settings(u.in.resultsPath(u.input))
+	}
+	sum.ExitCode = code
+	if err := sum.WriteJSON(u.in.summaryJSON); err != nil {
+		fmt.Fprintf(u.env.stderr, "bulkload: --summary-json: %v\n", err)
+		if code == exitOK {
+			return exitIO
+		}
+	}
+	return code
 }
 
 // exitStatus reports how the upload ended and returns its exit status.
@@ -469,7 +519,7 @@ func (u *uploader) connect(ctx context.Context) (client *submitter.Client, relea
 	})
 	if err != nil {
 		cancel()
-		return nil, nil, exitFor(u.env.stderr, usageErrorf("%v", err))
+		return nil, nil, u.stop(usageErrorf("%v", err))
 	}
 	release = func() {
 		client.Close()
@@ -506,10 +556,10 @@ func (u *uploader) preflightFailure(ctx context.Context, err error) (code int, s
 	case submitter.IsFatal(err) || ctx.Err() != nil:
 		return u.authFailure(ctx, err), true
 	case submitter.IsUnreachable(err):
-		fmt.Fprintf(u.env.stderr, "bulkload: %v\n", err)
+		u.stopf("%v", err)
 		return exitUnreachable, true
 	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
-		fmt.Fprintf(u.env.stderr, "bulkload: the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)\n", u.creds.endpoint, err)
+		u.stopf("the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", u.creds.endpoint, err)
 		return exitAuth, true
 	}
 	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", u.creds.endpoint, "err", err)
@@ -519,17 +569,18 @@ func (u *uploader) preflightFailure(ctx context.Context, err error) (code int, s
 func (u *uploader) authFailure(ctx context.Context, err error) int {
 	switch {
 	case submitter.IsFatal(err):
-		fmt.Fprintf(u.env.stderr, "bulkload: authentication failed: %v\n", err)
+		u.stopf("authentication failed: %v", err)
 		return exitAuth
 	case ctx.Err() != nil:
+		u.stopped = "interrupted"
 		return exitInterrupted
 	case submitter.IsUnreachable(err):
 		// The identity provider is down or the token URL wrong: an outage
 		// to wait out or a setting to fix, not a credential.
-		fmt.Fprintf(u.env.stderr, "bulkload: %v\n", err)
+		u.stopf("%v", err)
 		return exitUnreachable
 	default:
-		fmt.Fprintf(u.env.stderr, "bulkload: cannot get an access token: %v\n", err)
+		u.stopf("cannot get an access token: %v", err)
 		return exitAuth
 	}
 }

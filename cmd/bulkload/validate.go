@@ -57,11 +57,32 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	budget := newMemoryBudget(e.getenv)
 	defer budget.restore()
 	sum, provided, unknown, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget)
-	if sum != nil {
-		if werr := writeSummary(e, log, sum, in.summaryJSON); werr != nil && err == nil {
-			err = werr
+	if sum == nil { // stopped before reading: no summary
+		if errors.Is(err, context.Canceled) {
+			return exitInterrupted
+		}
+		return exitFor(e.stderr, err)
+	}
+	if werr := writeSummary(e, log, sum, ""); werr != nil && err == nil {
+		err = werr
+	}
+	code := validateStatus(e, &checks, pos[0], sum, provided, unknown, err)
+	if in.summaryJSON != "" {
+		// Written once the exit status is known, with it.
+		sum.ExitCode = code
+		if werr := sum.WriteJSON(in.summaryJSON); werr != nil {
+			fmt.Fprintf(e.stderr, "bulkload: --summary-json: %v\n", werr)
+			if code == exitOK {
+				return exitIO
+			}
 		}
 	}
+	return code
+}
+
+// validateStatus is the exit status of a validate that read its input
+// (sum), err being what stopped it early, if anything.
+func validateStatus(e *env, checks *checkOptions, input string, sum *report.Summary, provided []lead.Field, unknown []string, err error) int {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
@@ -71,11 +92,11 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	if sum.RowsRead > 0 {
 		// Validate reads on to the end so that every row is reported, then
 		// refuses the file as upload would.
-		if err := checks.missingRequired(pos[0], provided, unknown); err != nil {
+		if err := checks.missingRequired(input, provided, unknown); err != nil {
 			return exitFor(e.stderr, err)
 		}
 	}
-	if code, ok := checks.noRows(e.stderr, pos[0], sum); ok {
+	if code, ok := checks.noRows(e.stderr, input, sum); ok {
 		return code
 	}
 	return rowsStatus(sum)
