@@ -99,4 +99,10 @@ func TestUploadShardsSendEveryRowOnce(t *testing.T) {
 	if n := readSummaryJSON(t, partial)["notSent"].(float64); n == 0 {
 		t.Errorf("summary of 2 of 3 shards: notSent = 0, want the third shard's rows")
 	}
+	if c := readSummaryJSON(t, partial)["exitCode"]; c != float64(exitRowsFailed) {
+		t.Errorf("summary of 2 of 3 shards: JSON exitCode = %v, want %d as the process's", c, exitRowsFailed)
+	}
+	if c := readSummaryJSON(t, combined)["exitCode"]; c != float64(exitOK) {
+		t.Errorf("combined summary: JSON exitCode = %v, want %d", c, exitOK)
+	}
 }

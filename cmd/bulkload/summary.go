@@ -47,15 +47,20 @@ func runSummary(ctx context.Context, e *env, args []string) int {
 	}
 	stampBuild(sum)
 	sum.Settings = map[string]any{"results": paths}
-	if err := writeSummary(e, log, sum, jsonPath); err != nil {
+	if err := writeSummary(e, log, sum, ""); err != nil {
 		return exitFor(e.stderr, err)
 	}
-	if code := rowsStatus(sum); code != exitOK {
-		return code
-	}
-	if sum.NotSent > 0 {
+	code := rowsStatus(sum)
+	if code == exitOK && sum.NotSent > 0 {
 		fmt.Fprintf(e.stderr, "bulkload: %d rows are in no results file: a shard did not run or stopped early; run it (again) with --resume\n", sum.NotSent)
-		return exitRowsFailed
+		code = exitRowsFailed
 	}
-	return exitOK
+	if jsonPath != "" {
+		// Written once the exit status is known, with it.
+		sum.ExitCode = code
+		if err := sum.WriteJSON(jsonPath); err != nil {
+			return exitFor(e.stderr, fmt.Errorf("--summary-json: %w", err))
+		}
+	}
+	return code
 }
