@@ -109,107 +109,123 @@ func (e *engine) pipeline(ctx, workCtx context.Context, src Source, journal Jour
 	jobs := make(chan job, e.cfg.Concurrency)
 	lines := make(chan line, 4*e.cfg.Concurrency)
 
-	// Producer: the only reader of the input. It stops taking rows at the
-	// first signal or when the run fails; readCtx ends on either, so that an
-	// idle standard input holds off neither.
+	// The producer stops taking rows at the first signal or when the run
+	// fails; readCtx ends on either, so that an idle standard input holds
+	// off neither.
 	readCtx, cancelRead := context.WithCancel(gctx)
 	defer cancelRead()
 	defer context.AfterFunc(ctx, cancelRead)()
 	g.Go(func() error {
 		defer close(jobs)
-		for {
-			if ctx.Err() != nil || gctx.Err() != nil {
-				return nil
-			}
-			it, err := src.Next(readCtx)
-			if errors.Is(err, io.EOF) || ctx.Err() != nil || gctx.Err() != nil {
-				return nil // end of input, or interrupted: calls in flight drain
-			}
-			if err != nil {
-				e.halt(err)
-				return nil
-			}
-			e.read++
-			if !e.cfg.Shard.Takes(it.Row.Row, it.Row.LeadID) {
-				e.otherShards++
-				continue
-			}
-			j, l, err := e.plan(it)
-			if err != nil {
-				return err
-			}
-			if l != nil {
-				lines <- *l
-				continue
-			}
-			select {
-			case jobs <- j:
-			case <-gctx.Done():
-				e.notSent.Add(1)
-				return nil
-			}
-		}
+		return e.produce(ctx, gctx, readCtx, src, jobs, lines)
 	})
-
-	// Pool: an errgroup of exactly --concurrency long-lived workers (a
-	// goroutine per row would grow a fresh stack through the HTTP path for
-	// every row). A row's failure is a value; only a fatal error is
-	// returned, and it cancels the others.
 	g.Go(func() error {
 		defer close(lines)
-		pool, pctx := errgroup.WithContext(gctx)
-		pool.SetLimit(e.cfg.Concurrency)
-		for range e.cfg.Concurrency {
-			pool.Go(func() error {
-				for j := range jobs {
-					if ctx.Err() != nil || pctx.Err() != nil {
-						e.notSent.Add(1) // interrupted or failing: --resume sends it
-						continue
-					}
-					if err := e.work(pctx, j, lines); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		}
-		err := pool.Wait()
-		for range jobs {
-			// A worker that failed left jobs behind: drain them so the
-			// producer never blocks.
-			e.notSent.Add(1)
-		}
-		return err
+		return e.runPool(ctx, gctx, jobs, lines)
 	})
-
-	// Writer: the one goroutine that owns the results journal. Every line
-	// goes to the OS as it comes (a write syscall is nothing next to an API
-	// call), so neither a stall nor a kill loses a finished row. A write
-	// error fails the run at once; the writer drains what is still coming so
-	// that no worker blocks, but counts none of it: it was not recorded.
-	g.Go(func() error {
-		var writeErr error
-		for l := range lines {
-			if writeErr == nil && !l.countOnly {
-				if err := journal.AppendDurable(l.row); err != nil {
-					writeErr = fmt.Errorf("write results file: %w (the run stops: an outcome that cannot be recorded would be sent again by --resume)", err)
-					failRun(writeErr)
-				}
-			}
-			if l.written != nil {
-				l.written <- writeErr
-			}
-			if writeErr != nil || !l.row.Status.Final() {
-				continue
-			}
-			e.sum.Count(l.row)
-			if e.cfg.OnFinal != nil {
-				e.cfg.OnFinal(l.row)
-			}
-		}
-		return writeErr
-	})
+	g.Go(func() error { return e.writeLines(lines, journal, failRun) })
 	return g.Wait()
+}
+
+// produce is the only reader of the input: it plans each row (plan) and
+// hands a job to the workers or a line to the writer. It returns nil at the
+// end of the input, at the first signal (ctx) or when the run fails (gctx);
+// an input that cannot be read on halts the run (halt) and also returns
+// nil, so that the calls in flight drain; only a plan's error (a foreign
+// journal) is returned.
+func (e *engine) produce(ctx, gctx, readCtx context.Context, src Source, jobs chan<- job, lines chan<- line) error {
+	for {
+		if ctx.Err() != nil || gctx.Err() != nil {
+			return nil
+		}
+		it, err := src.Next(readCtx)
+		if errors.Is(err, io.EOF) || ctx.Err() != nil || gctx.Err() != nil {
+			return nil // end of input, or interrupted: calls in flight drain
+		}
+		if err != nil {
+			e.halt(err)
+			return nil
+		}
+		e.read++
+		if !e.cfg.Shard.Takes(it.Row.Row, it.Row.LeadID) {
+			e.otherShards++
+			continue
+		}
+		j, l, err := e.plan(it)
+		if err != nil {
+			return err
+		}
+		if l != nil {
+			lines <- *l
+			continue
+		}
+		select {
+		case jobs <- j:
+		case <-gctx.Done():
+			e.notSent.Add(1)
+			return nil
+		}
+	}
+}
+
+// runPool runs exactly --concurrency long-lived workers over jobs (a
+// goroutine per row would grow a fresh stack through the HTTP path for
+// every row). A row's failure is a value; only a fatal error is returned,
+// and it cancels the other workers. A job not sent (interrupted, failing)
+// counts as not sent: --resume sends it.
+func (e *engine) runPool(ctx, gctx context.Context, jobs <-chan job, lines chan<- line) error {
+	pool, pctx := errgroup.WithContext(gctx)
+	pool.SetLimit(e.cfg.Concurrency)
+	for range e.cfg.Concurrency {
+		pool.Go(func() error {
+			for j := range jobs {
+				if ctx.Err() != nil || pctx.Err() != nil {
+					e.notSent.Add(1)
+					continue
+				}
+				if err := e.work(pctx, j, lines); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	err := pool.Wait()
+	for range jobs {
+		// A worker that failed left jobs behind: drain them so the
+		// producer never blocks.
+		e.notSent.Add(1)
+	}
+	return err
+}
+
+// writeLines is the one goroutine that owns the results journal. Every
+// line goes to the OS as it comes (a write syscall is nothing next to an
+// API call), so neither a stall nor a kill loses a finished row. A write
+// error fails the run at once (failRun); the writer drains what is still
+// coming so that no worker blocks, but counts none of it: it was not
+// recorded.
+func (e *engine) writeLines(lines <-chan line, journal Journal, failRun context.CancelCauseFunc) error {
+	var writeErr error
+	for l := range lines {
+		if writeErr == nil && !l.countOnly {
+			if err := journal.AppendDurable(l.row); err != nil {
+				writeErr = fmt.Errorf("write results file: %w (the run stops: an outcome that cannot be recorded would be sent again by --resume)", err)
+				failRun(writeErr)
+			}
+		}
+		if l.written != nil {
+			l.written <- writeErr
+		}
+		if writeErr != nil || !l.row.Status.Final() {
+			continue
+		}
+		e.sum.Count(l.row)
+		if e.cfg.OnFinal != nil {
+			e.cfg.OnFinal(l.row)
+		}
+	}
+	return writeErr
 }
 
 // plan decides what to do with one row: a line to journal now (invalid, or
