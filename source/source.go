@@ -65,8 +65,8 @@ type Source struct {
 	file    *os.File // nil for stdin
 	sha     *hashWriter
 	hashIn  *asyncHash // what the reader reads goes through it to sha
-	shaDone bool      // the hash covers the whole input (up to Limit)
-	in      io.Reader // the file, limited to Limit; nil for stdin
+	shaDone bool       // the hash covers the whole input (up to Limit)
+	in      io.Reader  // the file, limited to Limit; nil for stdin
 	limit   int64
 	grew    int64
 	size    int64
