@@ -87,8 +87,10 @@ type Summary struct {
 	Start       time.Time      `json:"start"`
 	End         time.Time      `json:"end"`
 	Interrupted bool           `json:"interrupted"`
-	// ExitCode is the run's exit status, the same the process returns.
-	ExitCode int `json:"exitCode"`
+	// ExitCode is the run's exit status, the same the process returns; nil
+	// until it is known (the summary printed or logged at the end of the
+	// run comes before it), so only --summary-json's file carries it.
+	ExitCode *int `json:"exitCode,omitempty"`
 	// Stopped says why a run stopped before it read or sent its rows (the
 	// message on stderr, without the "bulkload:" prefix); "" for a run
 	// that went through its input. The counts of such a run are zero.

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -272,6 +273,35 @@ func TestLogFormatJSON(t *testing.T) {
 		recs := jsonRecords(t, res.stderr)
 		if len(recs) == 0 || !strings.Contains(res.stderr, "missing settings") {
 			t.Errorf("want the missing settings as a JSON record:\n%s", res.stderr)
+		}
+	})
+	// Errors found while the flags parse, before any logger: JSON too,
+	// whether the command line or the environment asks for it.
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"unknown flag", nil, []string{"upload", "--log-format", "json", "--bogus", "x", "in.csv"}, "unknown flag --bogus"},
+		{"bad value, --log-format=json", nil, []string{"validate", "--log-format=json", "--max-invalid", "lots", "in.csv"}, "--max-invalid"},
+		{"from the environment", map[string]string{"BULKLOAD_LOG_FORMAT": "json"}, []string{"validate", "--bogus", "in.csv"}, "unknown flag --bogus"},
+	} {
+		t.Run("parse error, "+tc.name, func(t *testing.T) {
+			res := runCLI(t, tc.env, tc.args...)
+			if res.code != exitUsage {
+				t.Errorf("exit = %d, want %d", res.code, exitUsage)
+			}
+			recs := jsonRecords(t, res.stderr)
+			if len(recs) == 0 || recs[0]["level"] != "ERROR" || !strings.Contains(fmt.Sprint(recs[0]["msg"]), tc.want) {
+				t.Errorf("want the error %q as the first JSON record:\n%s", tc.want, res.stderr)
+			}
+		})
+	}
+	t.Run("text logs stay text", func(t *testing.T) {
+		res := runCLI(t, nil, "upload", "--bogus", "in.csv")
+		if !strings.HasPrefix(res.stderr, "bulkload: unknown flag --bogus") {
+			t.Errorf("without --log-format json the error is plain text; got:\n%s", res.stderr)
 		}
 	})
 }

@@ -186,6 +186,13 @@ type env struct {
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	e.unknownEnv = unknownEnv(getenv)
+	if jsonLogsAsked(args, getenv) {
+		// Errors found before the command's logger exists (a flag that
+		// does not parse, a bad setting) are JSON records too, for a log
+		// shipper that reads every line as one; the logger takes over
+		// from this writer (logger).
+		e.stderr = &jsonLines{log: slog.New(slog.NewJSONHandler(stderr, nil)), out: stderr}
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, topUsage())
 		return exitUsage
@@ -311,13 +318,16 @@ func (e *env) logger(o *logOptions) (*slog.Logger, error) {
 		return nil, usageErrorf("--log-level %q: want debug, info, warn or error", o.level)
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	if j, ok := e.stderr.(*jsonLines); ok {
+		e.stderr = j.out // run's early JSON writer: the settings decide now
+	}
 	var log *slog.Logger
 	switch o.format {
 	case "text":
 		log = slog.New(slog.NewTextHandler(e.stderr, opts))
 	case "json":
 		log = slog.New(slog.NewJSONHandler(e.stderr, opts))
-		e.stderr = &jsonLines{log: log}
+		e.stderr = &jsonLines{log: log, out: e.stderr}
 	default:
 		return nil, usageErrorf("--log-format %q: want text or json", o.format)
 	}
@@ -332,7 +342,29 @@ func (e *env) logger(o *logOptions) (*slog.Logger, error) {
 // goroutine at a time, like the stderr it replaces.
 type jsonLines struct {
 	log     *slog.Logger
+	out     io.Writer // what log writes to
 	partial []byte
+}
+
+// jsonLogsAsked reports whether the command line or the environment asks
+// for JSON logs, before the flags are parsed: --log-format json (or =json)
+// among args, else BULKLOAD_LOG_FORMAT=json. (A config file's log-format is
+// known only once the flags parse; the command's logger follows it then.)
+func jsonLogsAsked(args []string, getenv func(string) string) bool {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "log-format" {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			value = args[i+1]
+		}
+		return value == "json"
+	}
+	return getenv(envPrefix+"LOG_FORMAT") == "json"
 }
 
 func (j *jsonLines) Write(p []byte) (int, error) {

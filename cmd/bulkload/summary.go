@@ -57,7 +57,7 @@ func runSummary(ctx context.Context, e *env, args []string) int {
 	}
 	if jsonPath != "" {
 		// Written once the exit status is known, with it.
-		sum.ExitCode = code
+		sum.ExitCode = &code
 		if err := sum.WriteJSON(jsonPath); err != nil {
 			return exitFor(e.stderr, fmt.Errorf("--summary-json: %w", err))
 		}

@@ -456,7 +456,7 @@ func (u *uploader) finishSummary(code int) int {
 		stampBuild(sum)
 		sum.Settings = u.settings(u.in.resultsPath(u.input))
 	}
-	sum.ExitCode = code
+	sum.ExitCode = &code
 	if err := sum.WriteJSON(u.in.summaryJSON); err != nil {
 		fmt.Fprintf(u.env.stderr, "bulkload: --summary-json: %v\n", err)
 		if code == exitOK {

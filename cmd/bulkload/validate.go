@@ -69,7 +69,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	code := validateStatus(e, &checks, pos[0], sum, provided, unknown, err)
 	if in.summaryJSON != "" {
 		// Written once the exit status is known, with it.
-		sum.ExitCode = code
+		sum.ExitCode = &code
 		if werr := sum.WriteJSON(in.summaryJSON); werr != nil {
 			fmt.Fprintf(e.stderr, "bulkload: --summary-json: %v\n", werr)
 			if code == exitOK {
