@@ -35,5 +35,7 @@
 //
 // Realism knobs of Options (latency, rate limit, faults, key rotation, body
 // limit) are all off by default. Counters are read with Server.Stats or
-// GET /_sim/stats.
+// GET /_sim/stats. An administrator's acts are methods and endpoints:
+// RotateKey (POST /_sim/rotate-key) and GrantRoles (POST /_sim/grant), which
+// changes a client's roles for the tokens issued after.
 package leadsim

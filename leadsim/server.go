@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +24,9 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	clients map[string]*Client
+	// rolesMu guards the clients' Roles, which GrantRoles changes while
+	// tokens are issued.
+	rolesMu sync.RWMutex
 	keys    *keyring
 	store   *store
 	stats   *counters
@@ -89,6 +93,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("/debt-core/graphql", s.debt)
 	s.mux.HandleFunc("GET /_sim/stats", s.serveStats)
 	s.mux.HandleFunc("POST /_sim/rotate-key", s.serveRotate)
+	s.mux.HandleFunc("POST /_sim/grant", s.serveGrant)
 
 	if o.RotateKeyEvery > 0 {
 		s.done.Add(1)
@@ -133,7 +138,34 @@ func (s *Server) rateLimit() float64 {
 //	POST B/debt-core/graphql            debt core endpoint (creditReport)
 //	GET  B/_sim/stats                   Stats as JSON (?requests: Requests alone)
 //	POST B/_sim/rotate-key              RotateKey on demand
+//	POST B/_sim/grant?client=ID&role=R  GrantRoles (role repeated for several; none revokes all)
 func (s *Server) Handler() http.Handler { return s.mux }
+
+// GrantRoles sets the application roles of client id (RoleWrite, RoleRead)
+// for the tokens issued from now on, as an administrator granting or
+// revoking an app role does: tokens already issued keep the roles they
+// carry until they expire. It fails for a client the simulator does not
+// know.
+func (s *Server) GrantRoles(id string, roles ...string) error {
+	c := s.clients[id]
+	if c == nil {
+		return fmt.Errorf("grant roles: no client %q", id)
+	}
+	s.rolesMu.Lock()
+	c.Roles = slices.Clone(roles)
+	s.rolesMu.Unlock()
+	s.log.Info("client roles set", "client", id, "roles", roles)
+	return nil
+}
+
+func (s *Server) serveGrant(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if err := s.GrantRoles(q.Get("client"), q["role"]...); err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
 
 // RotateKey replaces the signing key, revoking every token issued so far.
 func (s *Server) RotateKey() {

@@ -80,6 +80,9 @@ func issuer(tenant string) string { return "https://sts.leadsim.local/" + tenant
 func (s *Server) issue(c *Client) (string, error) {
 	key, gen := s.keys.current()
 	now := s.opts.Now()
+	s.rolesMu.RLock()
+	roles := slices.Clone(c.Roles)
+	s.rolesMu.RUnlock()
 	claims := jwt.MapClaims{
 		"iss":   issuer(s.opts.TenantID),
 		"aud":   s.opts.AppID,
@@ -87,7 +90,7 @@ func (s *Server) issue(c *Client) (string, error) {
 		"sub":   c.ID,
 		"azp":   c.ID,
 		"appid": c.ID,
-		"roles": c.Roles,
+		"roles": roles,
 		"iat":   now.Unix(),
 		"nbf":   now.Unix(),
 		"exp":   expiry(now, s.opts.TokenLifetime),

@@ -297,3 +297,42 @@ func TestTokenClaimsChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestGrantRoles: roles granted or revoked (by the method or POST
+// /_sim/grant) are in the tokens issued after, not in those issued before.
+func TestGrantRoles(t *testing.T) {
+	s := newSim(t, Options{})
+	roles := func(raw string) []any {
+		t.Helper()
+		claims := jwt.MapClaims{}
+		if _, _, err := jwt.NewParser().ParseUnverified(raw, claims); err != nil {
+			t.Fatalf("parse token: %v", err)
+		}
+		r, _ := claims["roles"].([]any)
+		return r
+	}
+	before := s.defaultToken(t)
+	if err := s.GrantRoles(DefaultClientID, RoleWrite); err != nil {
+		t.Fatal(err)
+	}
+	if got := roles(s.defaultToken(t)); len(got) != 1 || got[0] != RoleWrite {
+		t.Errorf("roles after GrantRoles(Write) = %v, want [%s]", got, RoleWrite)
+	}
+	if got := roles(before); len(got) != 2 {
+		t.Errorf("a token issued before keeps its roles: %v, want both", got)
+	}
+	resp, err := http.Post(s.URL+"/_sim/grant?client="+DefaultClientID+"&role="+RoleWrite+"&role="+RoleRead, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("POST /_sim/grant = %d, want 204", resp.StatusCode)
+	}
+	if got := roles(s.defaultToken(t)); len(got) != 2 || got[1] != RoleRead {
+		t.Errorf("roles after POST /_sim/grant = %v, want [%s %s]", got, RoleWrite, RoleRead)
+	}
+	if err := s.GrantRoles("nobody", RoleRead); err == nil {
+		t.Error("GrantRoles of an unknown client did not fail")
+	}
+}

@@ -136,6 +136,32 @@ func TestUploadUnverified(t *testing.T) {
 	if !strings.Contains(res.stderr, "unverified") || !strings.Contains(res.stderr, "by leadId") {
 		t.Errorf("summary does not show the unverified rows and what to do:\n%s", res.stderr)
 	}
+
+	// The operator grants Lead.Read; --resume reads each unverified row's
+	// lead by the id its note names (or sends the row again when it names
+	// none) and settles every row: its own lead, submitted once.
+	if err := s.GrantRoles(leadsim.DefaultClientID, leadsim.RoleWrite, leadsim.RoleRead); err != nil {
+		t.Fatal(err)
+	}
+	var rows map[int]resultRow
+	for try := 1; ; try++ {
+		res = runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
+		rows = finalByRow(t, results, 30)
+		if res.code == exitOK || try == 10 {
+			break
+		}
+	}
+	if res.code != exitOK {
+		t.Errorf("--resume with Lead.Read granted: exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	for row, r := range rows {
+		if r["status"] != "submitted" {
+			t.Errorf("row %d (qualified) ended %s after --resume with Lead.Read: note %q error %q; want its own lead submitted", row, r["status"], r["note"], r["error"])
+		}
+	}
+	if got := s.Stats().Submissions; got != 30 {
+		t.Errorf("the service holds %d submissions, want 30 (one per row)", got)
+	}
 }
 
 // TestUploadKilledMidRetryThenResumed: half the answers are lost, and the
