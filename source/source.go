@@ -2,11 +2,12 @@
 // it: it owns the input (a file or standard input, read through a pump
 // goroutine so that an idle pipe never holds off cancellation), reads it in
 // batches in its own goroutine, hashes every byte of the input for the
-// summary, decodes and maps the batches in parallel (GOMAXPROCS workers by
-// default), checks duplicate leadIds in input order and writes the rows that
-// fail validation to the rejects file. It yields one Item per input row, in
-// input order, the same for any number of workers. Parsing is the reader's job and validation the mapper's; this package
-// only joins them and owns the files.
+// summary in another, decodes and maps the batches in parallel (GOMAXPROCS
+// workers by default), and in a goroutine of its own checks duplicate
+// leadIds in input order and writes the rows that fail validation to the
+// rejects file. It yields one Item per input row, in input order, the same
+// for any number of workers. Parsing is the reader's job and validation the
+// mapper's; this package only joins them and owns the files.
 package source
 
 import (
@@ -59,7 +60,8 @@ type Config struct {
 
 // Source is the reading and validating stage shared by validate and upload:
 // it owns the input file, the reader, the mapper and the rejects file. It is
-// used by one goroutine (EstimatedRows excepted); the caller closes it.
+// used by one goroutine (EstimatedRows and IndexMemory excepted); the
+// caller closes it.
 type Source struct {
 	name    string
 	file    *os.File // nil for stdin
