@@ -8,17 +8,11 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 )
 
 func main() {
-	// bulkload serves no profiles: the memory profiler's sampling buckets,
-	// about 1.4 MiB by the end of a large validate, would be memory held
-	// for nothing (validate aims at a peak of 64 MiB). Set before the run
-	// allocates.
-	runtime.MemProfileRate = 0
 	ctx, stop := context.WithCancel(context.Background())
 	abort := make(chan struct{})
 	sigs := make(chan os.Signal, 4)
