@@ -2,7 +2,6 @@ package reader
 
 import (
 	"reflect"
-	"slices"
 
 	"github.com/bulkload/bulkload/lead"
 )
@@ -15,16 +14,14 @@ import (
 // for concurrent use.
 type Batch struct {
 	// Records are the batch's records in input order. Until Decode, a
-	// well-formed CSV record has no Values (and no "no known column has a
-	// value" error); after it, each is what Reader.Next would have returned.
+	// well-formed CSV record's Values are its fields in csvRow's order,
+	// unchecked (no "no known column has a value" error yet); after it,
+	// each record is what Reader.Next would have returned.
 	Records []Record
 
-	arena []byte
-	spans []int // Records[i].Raw is arena[spans[i]:spans[i+1]]
-	// fields holds the undecoded records' fields, csvFields a record, in
-	// csvRow's field order (columns no field takes are left out).
-	fields  []string
-	fieldAt []int // per record: its first field in fields, -1 if decoded
+	arena   []byte
+	spans   []int  // Records[i].Raw is arena[spans[i]:spans[i+1]]
+	pending []bool // per record: its Values await Decode's check
 	decoded bool
 }
 
@@ -38,7 +35,7 @@ func (b *Batch) Len() int { return len(b.Records) }
 // concurrent use; b must not be in use elsewhere.
 func (r *Reader) ReadBatch(b *Batch, max int) error {
 	b.Records, b.arena, b.spans = b.Records[:0], b.arena[:0], b.spans[:0]
-	b.fields, b.fieldAt, b.decoded = b.fields[:0], b.fieldAt[:0], false
+	b.pending, b.decoded = b.pending[:0], false
 	var pos []int
 	if s, ok := r.src.(*csvSource); ok {
 		pos = s.fieldPos
@@ -56,20 +53,15 @@ func (r *Reader) ReadBatch(b *Batch, max int) error {
 		b.spans = append(b.spans, len(b.arena))
 		b.arena = append(b.arena, rec.Raw...)
 		rec.Raw = nil
-		at := -1
 		if fields != nil {
 			// fields is reused by the next read: copy, in field order.
-			at = len(b.fields)
-			b.fields = slices.Grow(b.fields, csvFields)[:at+csvFields]
-			row := b.fields[at:]
-			clear(row)
 			for i, f := range fields[:min(len(fields), len(pos))] {
 				if p := pos[i]; p >= 0 {
-					row[p] = f
+					rec.Values[p] = f
 				}
 			}
 		}
-		b.fieldAt = append(b.fieldAt, at)
+		b.pending = append(b.pending, fields != nil)
 		b.Records = append(b.Records, rec)
 	}
 	b.spans = append(b.spans, len(b.arena))
@@ -79,19 +71,18 @@ func (r *Reader) ReadBatch(b *Batch, max int) error {
 	return err
 }
 
-// Decoder fills the values of the records ReadBatch left undecoded. gocsv
-// matched the header to csvRow when the Reader opened (NewReader refuses a
-// header gocsv binds differently), and ReadBatch has laid each record's
-// fields out in csvRow's field order by that match; what gocsv would do per
-// record from there is copy each string into its field through reflection,
-// about 25 allocations a row, three quarters of all that validate allocates
-// and most of its collector's work. So a Decoder copies the fields itself,
-// into lead.Values, which csvRow is laid out as (see csvRow.values), and
-// Reader.Next, which decodes through gocsv's Unmarshaller, stays the
-// reference: TestReadBatchDecodeSameAsNext and FuzzReadBatchSameAsNext hold
-// the two to the same records. Decoding is cheap now; it runs in the
-// workers so that ReadBatch, the one goroutine that reads, does as little as
-// it can. A Decoder is not safe for concurrent use: one per goroutine.
+// Decoder finishes the records ReadBatch left undecoded. gocsv matched the
+// header to csvRow when the Reader opened (NewReader refuses a header gocsv
+// binds differently), and ReadBatch has laid each record's fields out in
+// lead.Values, which csvRow is laid out as (see csvRow.values), by that
+// match. What gocsv would do per record from there is copy each string into
+// its field through reflection, about 25 allocations a row, three quarters
+// of all that validate allocated and most of its collector's work; so the
+// batch path does not call it, and Reader.Next, which decodes through
+// gocsv's Unmarshaller, stays the reference: TestReadBatchDecodeSameAsNext
+// and FuzzReadBatchSameAsNext hold the two to the same records. What is left
+// for a Decoder is the check for a row with no known value, in the workers.
+// A Decoder is not safe for concurrent use: one per goroutine.
 type Decoder struct{}
 
 // NewDecoder returns a Decoder for the batches of r.
@@ -104,13 +95,10 @@ func (d *Decoder) Decode(b *Batch) error {
 		return nil
 	}
 	b.decoded = true
-	for i, at := range b.fieldAt {
-		if at < 0 {
-			continue
+	for i, pending := range b.pending {
+		if pending {
+			checkValues(&b.Records[i])
 		}
-		rec := &b.Records[i]
-		rec.Values = lead.Values(b.fields[at : at+csvFields])
-		checkValues(rec)
 	}
 	return nil
 }

@@ -139,9 +139,9 @@ const (
 // arena, so it stays valid after the reader moves on.
 type batch struct {
 	rb     reader.Batch
-	err    error    // io.EOF or the read error, after the records
-	mapped []mapped // per record, once done
-	items  []Item   // per record, once checked; err follows them
+	err    error        // io.EOF or the read error, after the records
+	mapped []mapped     // per record, once done
+	rows   []report.Row // per record, once checked; err follows them
 	// done receives one value when a worker has decoded and mapped the
 	// batch (or failed to decode it: decodeErr).
 	done      chan struct{}
@@ -286,7 +286,7 @@ func newReader(ctx context.Context, in io.Reader, stdinPipe *io.PipeReader, name
 // Next returns the next row, validated. io.EOF ends the input; any other
 // error means the input cannot be read on and the run stops.
 func (s *Source) Next(ctx context.Context) (Item, error) {
-	for s.cur == nil || s.pos >= len(s.cur.items) {
+	for s.cur == nil || s.pos >= len(s.cur.rows) {
 		if s.cur != nil {
 			if err := s.cur.err; err != nil {
 				if errors.Is(err, io.EOF) {
@@ -310,31 +310,35 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 		}
 		s.cur, s.pos = b, 0
 	}
-	it := s.cur.items[s.pos]
-	s.cur.items[s.pos] = Item{}
+	it := Item{Row: s.cur.rows[s.pos]}
+	if it.Row.Status == report.StatusValid {
+		it.Input = s.cur.mapped[s.pos].in
+	}
+	s.cur.rows[s.pos] = report.Row{}
 	s.pos++
 	return it, nil
 }
 
 // check is the last of a row's validation, in input order: the duplicate
-// check, and the rejects file for an invalid row.
-func (s *Source) check(rec *reader.Record, m *mapped) (Item, error) {
-	it := Item{Row: report.Row{
+// check, and the rejects file for an invalid row. Next takes the Input of a
+// valid row from m.
+func (s *Source) check(rec *reader.Record, m *mapped) (report.Row, error) {
+	row := report.Row{
 		Row:    rec.Row,
 		LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
 		Ref:    strings.TrimSpace(rec.Values[lead.Ref]),
 		Status: report.StatusValid,
-	}}
+	}
 	if rec.Values[lead.LeadSourceID] != "" {
 		s.sawLeadSource = true
 	}
 	s.rows++
-	if it.Row.LeadID == "" {
+	if row.LeadID == "" {
 		s.noLeadID = true
 	}
 	if rec.Err != nil {
-		it.Row.Status = report.StatusInvalid
-		it.Row.Invalid = lead.RowErrors{*rec.Err}
+		row.Status = report.StatusInvalid
+		row.Invalid = lead.RowErrors{*rec.Err}
 	} else if errs := s.m.CheckDuplicate(rec.Row, m.in.LeadID, m.idShown, m.errs); len(errs) > 0 {
 		// Name each field as the partner's file does, so that a person
 		// finds the column.
@@ -342,17 +346,15 @@ func (s *Source) check(rec *reader.Record, m *mapped) (Item, error) {
 			errs[i].StartLine = rec.Line
 			errs[i].Header = s.r.Header(errs[i].Field)
 		}
-		it.Row.Status = report.StatusInvalid
-		it.Row.Invalid = errs
-	} else {
-		it.Input = m.in
+		row.Status = report.StatusInvalid
+		row.Invalid = errs
 	}
-	if it.Row.Status == report.StatusInvalid && s.rejects != nil {
-		if err := s.rejects.Write(rec, it.Row.ErrorText()); err != nil {
-			return Item{}, fmt.Errorf("write --rejects file: %w", err)
+	if row.Status == report.StatusInvalid && s.rejects != nil {
+		if err := s.rejects.Write(rec, row.ErrorText()); err != nil {
+			return report.Row{}, fmt.Errorf("write --rejects file: %w", err)
 		}
 	}
-	return it, nil
+	return row, nil
 }
 
 // startReading starts the reading goroutine and the workers; Close stops
@@ -439,14 +441,14 @@ func (s *Source) checkLoop() {
 			b.err = fmt.Errorf("read %s: %w", s.name, b.decodeErr)
 			b.rb.Records = b.rb.Records[:0]
 		}
-		b.items = slices.Grow(b.items[:0], b.rb.Len())
+		b.rows = slices.Grow(b.rows[:0], b.rb.Len())
 		for i := range b.rb.Records {
-			it, err := s.check(&b.rb.Records[i], &b.mapped[i])
+			row, err := s.check(&b.rb.Records[i], &b.mapped[i])
 			if err != nil {
 				b.err = err
 				break
 			}
-			b.items = append(b.items, it)
+			b.rows = append(b.rows, row)
 		}
 		s.indexBytes.Store(int64(s.m.IndexMemory()))
 		err := b.err
@@ -636,7 +638,7 @@ func (s *Source) Close() error {
 		if st, err := s.file.Stat(); err == nil && st.Size() > s.sha.n {
 			s.grew = st.Size() - s.sha.n
 		}
-	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= len(s.cur.items) {
+	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= len(s.cur.rows) {
 		s.shaDone = true
 	}
 	if s.rejects != nil {
