@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -452,5 +453,27 @@ func TestSummaryJSONSaysHowTheRunEnded(t *testing.T) {
 	}
 	if res.code != exitRowsFailed || got.Mode != "validate" || got.ExitCode == nil || *got.ExitCode != res.code {
 		t.Errorf("validate exit %d, summary JSON mode %q exitCode %v; want %d in both", res.code, got.Mode, got.ExitCode, exitRowsFailed)
+	}
+
+	// A validate that cannot read its input (here: empty, no header line)
+	// once its outputs are proven replaces a stale summary too.
+	empty := filepath.Join(dir, "empty.csv")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"mode": "validate", "exitCode": 0, "stale": true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = runCLI(t, nil, "validate", "--results", filepath.Join(dir, "e.csv"), "--summary-json", path, empty)
+	b, err = os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stub map[string]any
+	if err := json.Unmarshal(b, &stub); err != nil {
+		t.Fatal(err)
+	}
+	if res.code != exitUsage || stub["stale"] != nil || stub["exitCode"] != float64(exitUsage) || !strings.Contains(fmt.Sprint(stub["stopped"]), "empty") {
+		t.Errorf("validate of an empty file: exit %d, summary JSON %s; want exit %d and a summary that says the file is empty", res.code, b, exitUsage)
 	}
 }

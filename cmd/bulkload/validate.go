@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
@@ -56,12 +57,25 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 
 	budget := newMemoryBudget(e.getenv)
 	defer budget.restore()
+	start := time.Now()
 	sum, provided, unknown, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget)
-	if sum == nil { // stopped before reading: no summary
-		if errors.Is(err, context.Canceled) {
-			return exitInterrupted
+	if sum == nil { // stopped before reading: no summary to print
+		code := exitInterrupted
+		if !errors.Is(err, context.Canceled) {
+			code = exitFor(e.stderr, err)
 		}
-		return exitFor(e.stderr, err)
+		var stop *stoppedBeforeReading
+		if errors.As(err, &stop) && in.summaryJSON != "" {
+			// The outputs were proven: say why in --summary-json, so that
+			// a fixed path does not keep an earlier run's figures.
+			stub := &report.Summary{Mode: "validate", Start: start, End: time.Now(), ExitCode: &code,
+				Stopped: strings.TrimPrefix(stop.err.Error(), "usage: "), Settings: in.settings(pos[0], in.resultsPath(pos[0]))}
+			stampBuild(stub)
+			if werr := stub.WriteJSON(in.summaryJSON); werr != nil {
+				fmt.Fprintf(e.stderr, "bulkload: --summary-json: %v\n", werr)
+			}
+		}
+		return code
 	}
 	if werr := writeSummary(e, log, sum, ""); werr != nil && err == nil {
 		err = werr
@@ -131,13 +145,13 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, ov
 	}
 	src, err := in.open(ctx, name, e.stdin, log, 0)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, &stoppedBeforeReading{err}
 	}
 	defer src.Close()
 
 	w, err := report.Create(resultsPath)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("results file: %w", err)
+		return nil, nil, nil, &stoppedBeforeReading{fmt.Errorf("results file: %w", err)}
 	}
 	sum := &report.Summary{Mode: "validate", Start: time.Now(), Settings: in.settings(name, resultsPath)}
 	stampBuild(sum)
@@ -184,6 +198,15 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, ov
 	log.Info("results written", "path", resultsPath)
 	return sum, src.Provided(), src.Unknown(), err
 }
+
+// stoppedBeforeReading is validateFile's error for a run that stopped after
+// its outputs were proven and before it read a row (an input that cannot be
+// opened or has no usable header; a results file that cannot be created):
+// --summary-json is then written, saying why.
+type stoppedBeforeReading struct{ err error }
+
+func (e *stoppedBeforeReading) Error() string { return e.err.Error() }
+func (e *stoppedBeforeReading) Unwrap() error { return e.err }
 
 // settings records the options that shaped a run, for --summary-json:
 // camelCase keys, typed values.
