@@ -3,6 +3,7 @@ package synth
 import (
 	"bufio"
 	"io"
+	"os"
 
 	"github.com/bulkload/bulkload/lead"
 )
@@ -182,4 +183,31 @@ func appendJSONString(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '"')
+}
+
+// WriteCSVFile writes a CSV file at path: the header, then rows 0 to n-1
+// of a Generator made with opts.
+func WriteCSVFile(path string, opts Options, n int) error {
+	g, err := New(opts)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := NewCSVWriter(f)
+	err = w.WriteHeader()
+	var v lead.Values
+	for i := 0; i < n && err == nil; i++ {
+		g.Row(i, &v)
+		err = w.Write(&v)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/bulkload/bulkload/bench/synth"
-	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -16,31 +13,8 @@ import (
 func writeSynthetic(tb testing.TB, n int) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "leads.csv")
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	g, err := synth.New(synth.Options{Seed: 1, Style: synth.Mixed, Qualified: 0.5, NoSSN: 0.1, Invalid: 0.02})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	bw := bufio.NewWriter(f)
-	w := synth.NewCSVWriter(bw)
-	if err := w.WriteHeader(); err != nil {
-		tb.Fatal(err)
-	}
-	var v lead.Values
-	for i := range n {
-		g.Row(i, &v)
-		if err := w.Write(&v); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := bw.Flush(); err != nil {
+	opts := synth.Options{Seed: 1, Style: synth.Mixed, Qualified: 0.5, NoSSN: 0.1, Invalid: 0.02}
+	if err := synth.WriteCSVFile(path, opts, n); err != nil {
 		tb.Fatal(err)
 	}
 	return path
