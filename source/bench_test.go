@@ -2,8 +2,6 @@ package source
 
 import (
 	"context"
-	"errors"
-	"io"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -33,17 +31,7 @@ func BenchmarkSource(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				n := 0
-				for {
-					_, err := s.Next(context.Background())
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					n++
-				}
+				n := each(b, s, func(Item) {})
 				if err := s.Close(); err != nil {
 					b.Fatal(err)
 				}

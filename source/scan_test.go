@@ -6,8 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,17 +86,7 @@ func TestLimitReadsTheScannedBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for {
-		_, err := s.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
+	n := each(t, s, func(Item) {})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,16 +112,7 @@ func TestReadAheadKeepsOrder(t *testing.T) {
 		t.Fatalf("ReadAhead = rows %d invalid %d err %v, want 2, 1, nil", a.Rows(), a.Invalid(), a.Err())
 	}
 	var got []string
-	for {
-		it, err := a.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, it.Row.LeadID)
-	}
+	each(t, a, func(it Item) { got = append(got, it.Row.LeadID) })
 	if strings.Join(got, ",") != "A1,A2,A3" {
 		t.Errorf("rows = %v, want A1,A2,A3", got)
 	}

@@ -97,6 +97,25 @@ func serialItems(t *testing.T, path string, cfg Config) []Item {
 	}
 }
 
+// each calls f with every Item src yields until io.EOF, failing on any
+// other error, and returns how many there were.
+func each(tb testing.TB, src interface {
+	Next(context.Context) (Item, error)
+}, f func(Item)) int {
+	tb.Helper()
+	n := 0
+	for ; ; n++ {
+		it, err := src.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return n
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		f(it)
+	}
+}
+
 // sourceItems reads every item through a Source with the given workers and
 // returns them and the rejects file.
 func sourceItems(t *testing.T, path string, cfg Config, workers int) ([]Item, []byte) {
@@ -108,16 +127,7 @@ func sourceItems(t *testing.T, path string, cfg Config, workers int) ([]Item, []
 		t.Fatal(err)
 	}
 	var items []Item
-	for {
-		it, err := s.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		items = append(items, it)
-	}
+	each(t, s, func(it Item) { items = append(items, it) })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
