@@ -12,12 +12,22 @@ import (
 // merges deep, and checks every answer against a Go map.
 func TestIDIndexAgainstMap(t *testing.T) {
 	x := newIDIndex()
-	truth := map[string]uint32{}
-	r := rand.New(rand.NewPCG(1, 2))
 	const rows = 200_000
-	for row := uint32(1); row <= rows; row++ {
-		// About one row in five repeats an id seen before.
-		id := "L-" + strconv.Itoa(r.IntN(rows))
+	checkAgainstMap(t, x, rand.New(rand.NewPCG(1, 2)), 1, rows)
+	if x.store == nil || x.store.n == 0 {
+		t.Fatalf("no merge happened in %d rows: the store is untested", rows)
+	}
+}
+
+// checkAgainstMap registers rows from to from+n-1 in x, each with one of n
+// ids drawn from r (about one row in five repeats an id seen before), and
+// checks every answer against a Go map; then asks for every id again, now
+// that most are in the store.
+func checkAgainstMap(t *testing.T, x *idIndex, r *rand.Rand, from, n uint32) {
+	t.Helper()
+	truth := map[string]uint32{}
+	for row := from; row < from+n; row++ {
+		id := "L-" + strconv.Itoa(r.IntN(int(n)))
 		first, dup := x.firstRow(id, row)
 		want, seen := truth[id]
 		if !seen {
@@ -28,12 +38,8 @@ func TestIDIndexAgainstMap(t *testing.T) {
 			t.Fatalf("row %d: firstRow(%q) = %d, %v, want %d, %v", row, id, first, dup, want, seen)
 		}
 	}
-	if x.store == nil || x.store.n == 0 {
-		t.Fatalf("no merge happened in %d rows: the store is untested", rows)
-	}
-	// Every id again, now that most are in the store.
 	for id, want := range truth {
-		if first, dup := x.firstRow(id, rows+1); !dup || first != want {
+		if first, dup := x.firstRow(id, from+n); !dup || first != want {
 			t.Fatalf("firstRow(%q) again = %d, %v, want %d, true", id, first, dup, want)
 		}
 	}
@@ -121,30 +127,8 @@ func TestSortSlots(t *testing.T) {
 // every answer against a Go map.
 func TestIDIndexRowsPastThreeBytes(t *testing.T) {
 	x := newIDIndex()
-	truth := map[string]uint32{}
-	r := rand.New(rand.NewPCG(5, 6))
-	const from, rows = 1<<24 - 60_000, 120_000
-	check := func(id string, row uint32) {
-		t.Helper()
-		first, dup := x.firstRow(id, row)
-		want, seen := truth[id]
-		if !seen {
-			truth[id] = row
-			want = row
-		}
-		if first != want || dup != seen {
-			t.Fatalf("row %d: firstRow(%q) = %d, %v, want %d, %v", row, id, first, dup, want, seen)
-		}
-	}
-	for row := uint32(from); row < from+rows; row++ {
-		check("L-"+strconv.Itoa(r.IntN(rows)), row)
-	}
+	checkAgainstMap(t, x, rand.New(rand.NewPCG(5, 6)), 1<<24-60_000, 120_000)
 	if x.store == nil || x.store.rowBytes != 4 {
 		t.Fatalf("the store did not widen past row %d", 1<<24)
-	}
-	for id, want := range truth {
-		if first, dup := x.firstRow(id, from+rows); !dup || first != want {
-			t.Fatalf("firstRow(%q) again = %d, %v, want %d, true", id, first, dup, want)
-		}
 	}
 }
