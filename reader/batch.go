@@ -8,7 +8,7 @@ import (
 
 // Batch is a run of consecutive records read by ReadBatch. Their raw text is
 // copied into one arena, so they stay valid after the Reader moves on, and a
-// CSV record's values are not decoded yet: a Decoder does that, in any
+// CSV record's values are not decoded yet: Decode does that, in any
 // goroutine, which is how decoding spreads over the cores while the input is
 // read once, in order. A Batch is reused from read to read; it is not safe
 // for concurrent use.
@@ -29,7 +29,7 @@ type Batch struct {
 func (b *Batch) Len() int { return len(b.Records) }
 
 // ReadBatch reads up to max records into b, replacing what it held, without
-// decoding CSV values (see Decoder). It returns nil when b is full, and
+// decoding CSV values (see Decode). It returns nil when b is full, and
 // otherwise the error that ended the input, io.EOF or what Next would have
 // returned, after the records read before it. The Reader is not safe for
 // concurrent use; b must not be in use elsewhere.
@@ -71,7 +71,7 @@ func (r *Reader) ReadBatch(b *Batch, max int) error {
 	return err
 }
 
-// Decoder finishes the records ReadBatch left undecoded. gocsv matched the
+// Decode finishes the records ReadBatch left undecoded. gocsv matched the
 // header to csvRow when the Reader opened (NewReader refuses a header gocsv
 // binds differently), and ReadBatch has laid each record's fields out in
 // lead.Values, which csvRow is laid out as (see csvRow.values), by that
@@ -81,18 +81,12 @@ func (r *Reader) ReadBatch(b *Batch, max int) error {
 // batch path does not call it, and Reader.Next, which decodes through
 // gocsv's Unmarshaller, stays the reference: TestReadBatchDecodeSameAsNext
 // and FuzzReadBatchSameAsNext hold the two to the same records. What is left
-// for a Decoder is the check for a row with no known value, in the workers.
-// A Decoder is not safe for concurrent use: one per goroutine.
-type Decoder struct{}
-
-// NewDecoder returns a Decoder for the batches of r.
-func (r *Reader) NewDecoder() *Decoder { return &Decoder{} }
-
-// Decode fills the Values of b's undecoded records as Next would have, and
-// flags those with no value in any known column. A second call does nothing.
-func (d *Decoder) Decode(b *Batch) error {
+// is the check for a row with no known value, which the workers run, off the
+// reading goroutine. A second call does nothing; b must not be in use
+// elsewhere.
+func (b *Batch) Decode() {
 	if b.decoded {
-		return nil
+		return
 	}
 	b.decoded = true
 	for i, pending := range b.pending {
@@ -100,7 +94,6 @@ func (d *Decoder) Decode(b *Batch) error {
 			checkValues(&b.Records[i])
 		}
 	}
-	return nil
 }
 
 // csvFields is the number of csvRow's fields.

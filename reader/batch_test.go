@@ -36,7 +36,7 @@ func readAllNext(t *testing.T, path string, opts Options) []Record {
 }
 
 // readAllBatches reads every record with ReadBatch and decodes the batches
-// in workers goroutines, each with its own Decoder, out of order.
+// in workers goroutines, out of order.
 func readAllBatches(t *testing.T, path string, opts Options, size, workers int) []Record {
 	t.Helper()
 	r, err := Open(path, nil, opts)
@@ -58,12 +58,9 @@ func readAllBatches(t *testing.T, path string, opts Options, size, workers int) 
 	}
 	var wg sync.WaitGroup
 	for w := range workers {
-		d := r.NewDecoder()
 		wg.Go(func() {
 			for i := len(batches) - 1 - w; i >= 0; i -= workers {
-				if err := d.Decode(batches[i]); err != nil {
-					t.Error(err)
-				}
+				batches[i].Decode()
 			}
 		})
 	}
@@ -82,7 +79,7 @@ func sameRecords(a, b Record) bool {
 
 // TestReadBatchDecodeSameAsNext reads the golden inputs, the messy samples
 // and a file with a quote left open, rows with too few or too many fields and
-// rows with no known value, with Next and with ReadBatch plus Decoders in
+// rows with no known value, with Next and with ReadBatch plus Decode in
 // parallel, at several batch sizes, and wants the same records in the same
 // order.
 func TestReadBatchDecodeSameAsNext(t *testing.T) {
@@ -143,8 +140,8 @@ func TestCSVRowFieldCount(t *testing.T) {
 }
 
 // FuzzReadBatchSameAsNext holds the batch path (ReadBatch, which counts
-// fields from csv.Reader's split, and Decoders, which copy the fields
-// without gocsv) to Next, which scans each record's text and decodes it
+// fields from csv.Reader's split and lays them out without gocsv, and
+// Decode) to Next, which scans each record's text and decodes it
 // with gocsv's Unmarshaller: the same records, values, errors and lines for
 // any input, delimiter and batch size.
 func FuzzReadBatchSameAsNext(f *testing.F) {
@@ -178,14 +175,11 @@ func FuzzReadBatchSameAsNext(f *testing.F) {
 		}
 		rb := open()
 		defer rb.Close()
-		d := rb.NewDecoder()
 		var got []Record
 		for {
 			b := new(Batch)
 			err := rb.ReadBatch(b, 1+int(size)%9)
-			if derr := d.Decode(b); derr != nil {
-				t.Fatal(derr)
-			}
+			b.Decode()
 			got = append(got, b.Records...)
 			if err != nil {
 				break

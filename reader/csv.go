@@ -177,8 +177,8 @@ func (s *csvSource) next() (Record, error) {
 }
 
 // nextRaw is next without the gocsv decoding: a well-formed record comes
-// back with its fields (valid until the next read) and no Values, for a
-// Decoder to fill.
+// back with its fields (valid until the next read) and no Values, for
+// ReadBatch to lay out and Batch.Decode to check.
 func (s *csvSource) nextRaw() (Record, []string, error) { return s.read(true) }
 
 func (s *csvSource) read(undecoded bool) (Record, []string, error) {
@@ -239,7 +239,7 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 		case s.checkUTF8 && !utf8.Valid(raw):
 			rec.Err = rowError(s.row, line, ruleNotUTF8)
 		case undecoded:
-			return rec, fields, nil // a Decoder fills Values and checks them
+			return rec, fields, nil // ReadBatch lays them out, Batch.Decode checks them
 		default:
 			row, ok := out.(*csvRow)
 			if !ok {

@@ -97,7 +97,7 @@ type Options struct {
 // source is one format's record reader.
 type source interface {
 	next() (Record, error)
-	// nextRaw is next without decoding what a Decoder can decode in
+	// nextRaw is next without decoding what Batch.Decode can decode in
 	// another goroutine: it returns those fields, valid until the next
 	// read, and Values are left empty. A nil slice means the record is
 	// complete.

@@ -143,9 +143,8 @@ type batch struct {
 	mapped []mapped     // per record, once done
 	rows   []report.Row // per record, once checked; err follows them
 	// done receives one value when a worker has decoded and mapped the
-	// batch (or failed to decode it: decodeErr).
-	done      chan struct{}
-	decodeErr error
+	// batch.
+	done chan struct{}
 }
 
 // mapped is what a worker made of one record: MapFields' answer, before
@@ -372,8 +371,7 @@ func (s *Source) startReading() {
 		s.free <- &batch{done: make(chan struct{}, 1)}
 	}
 	for range s.workers {
-		d := s.r.NewDecoder()
-		s.workDone.Go(func() { s.workLoop(d) })
+		s.workDone.Go(s.workLoop)
 	}
 	go s.readLoop()
 	go s.checkLoop()
@@ -410,14 +408,14 @@ func (s *Source) readLoop() {
 
 // workLoop decodes and maps batches until work is closed. Mapping without
 // the duplicate check reads only the mapper's settings, so workers share
-// the Mapper; each has its own Decoder.
-func (s *Source) workLoop(d *reader.Decoder) {
+// the Mapper.
+func (s *Source) workLoop() {
 	for b := range s.work {
-		b.decodeErr = d.Decode(&b.rb)
+		b.rb.Decode()
 		b.mapped = slices.Grow(b.mapped[:0], b.rb.Len())[:b.rb.Len()]
 		for i := range b.rb.Records {
 			rec := &b.rb.Records[i]
-			if rec.Err == nil && b.decodeErr == nil {
+			if rec.Err == nil {
 				in, errs, idShown := s.m.MapFields(rec.Row, &rec.Values)
 				b.mapped[i] = mapped{in, errs, idShown}
 			} else {
@@ -437,10 +435,6 @@ func (s *Source) checkLoop() {
 	defer close(s.checked)
 	for b := range s.full {
 		<-b.done // a worker has it: it never blocks for long
-		if b.decodeErr != nil {
-			b.err = fmt.Errorf("read %s: %w", s.name, b.decodeErr)
-			b.rb.Records = b.rb.Records[:0]
-		}
 		b.rows = slices.Grow(b.rows[:0], b.rb.Len())
 		for i := range b.rb.Records {
 			row, err := s.check(&b.rb.Records[i], &b.mapped[i])
