@@ -451,19 +451,9 @@ func (u *uploader) finishSummary(code int) int {
 	}
 	sum := u.summary
 	if sum == nil {
-		sum = &report.Summary{Mode: "upload", Start: u.start, End: time.Now(), Interrupted: code == exitInterrupted,
-			Stopped: cmp.Or(u.stopped, "stopped before the first row; see the log")}
-		stampBuild(sum)
-		sum.Settings = u.settings(u.in.resultsPath(u.input))
+		sum = stoppedSummary("upload", u.start, code, cmp.Or(u.stopped, "stopped before the first row; see the log"), u.settings(u.in.resultsPath(u.input)))
 	}
-	sum.ExitCode = &code
-	if err := sum.WriteJSON(u.in.summaryJSON); err != nil {
-		fmt.Fprintf(u.env.stderr, "bulkload: --summary-json: %v\n", err)
-		if code == exitOK {
-			return exitIO
-		}
-	}
-	return code
+	return writeSummaryJSON(u.env, sum, u.in.summaryJSON, code)
 }
 
 // exitStatus reports how the upload ended and returns its exit status.

@@ -68,12 +68,8 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		if errors.As(err, &stop) && in.summaryJSON != "" {
 			// The outputs were proven: say why in --summary-json, so that
 			// a fixed path does not keep an earlier run's figures.
-			stub := &report.Summary{Mode: "validate", Start: start, End: time.Now(), ExitCode: &code,
-				Stopped: strings.TrimPrefix(stop.err.Error(), "usage: "), Settings: in.settings(pos[0], in.resultsPath(pos[0]))}
-			stampBuild(stub)
-			if werr := stub.WriteJSON(in.summaryJSON); werr != nil {
-				fmt.Fprintf(e.stderr, "bulkload: --summary-json: %v\n", werr)
-			}
+			stub := stoppedSummary("validate", start, code, strings.TrimPrefix(stop.err.Error(), "usage: "), in.settings(pos[0], in.resultsPath(pos[0])))
+			code = writeSummaryJSON(e, stub, in.summaryJSON, code)
 		}
 		return code
 	}
@@ -82,14 +78,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	}
 	code := validateStatus(e, &checks, pos[0], sum, provided, unknown, err)
 	if in.summaryJSON != "" {
-		// Written once the exit status is known, with it.
-		sum.ExitCode = &code
-		if werr := sum.WriteJSON(in.summaryJSON); werr != nil {
-			fmt.Fprintf(e.stderr, "bulkload: --summary-json: %v\n", werr)
-			if code == exitOK {
-				return exitIO
-			}
-		}
+		code = writeSummaryJSON(e, sum, in.summaryJSON, code)
 	}
 	return code
 }
@@ -244,6 +233,29 @@ func writeSummary(e *env, log *slog.Logger, sum *report.Summary, jsonPath string
 		}
 	}
 	return nil
+}
+
+// writeSummaryJSON writes sum to path with the run's exit status, once it
+// is known (so the printed or logged summary, which comes before, has
+// none). A write that fails is reported and turns status 0 into 5; it
+// returns the status.
+func writeSummaryJSON(e *env, sum *report.Summary, path string, code int) int {
+	sum.ExitCode = &code
+	if err := sum.WriteJSON(path); err != nil {
+		fmt.Fprintf(e.stderr, "bulkload: --summary-json: %v\n", err)
+		if code == exitOK {
+			return exitIO
+		}
+	}
+	return code
+}
+
+// stoppedSummary is the summary of a run that stopped before it read or
+// sent its rows, once its outputs were proven: why, and no counts.
+func stoppedSummary(mode string, start time.Time, code int, why string, settings map[string]any) *report.Summary {
+	sum := &report.Summary{Mode: mode, Start: start, End: time.Now(), Interrupted: code == exitInterrupted, Stopped: why, Settings: settings}
+	stampBuild(sum)
+	return sum
 }
 
 // memoryBudget keeps validate's whole process near validateMemory. The
