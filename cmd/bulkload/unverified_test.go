@@ -66,29 +66,47 @@ func TestUploadResumeChecksLostAnswers(t *testing.T) {
 	}
 
 	checked := 0
-	var rows map[int]resultRow
-	for try := 1; ; try++ {
-		res = runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...)
-		rows = finalByRow(t, results, 30)
+	resumeUntilSubmitted(t, s, args, results, "", func(rows map[int]resultRow) {
 		for _, r := range rows {
 			if strings.Contains(r["note"], "an earlier run's createLead for this row may have reached the service") {
 				checked++
 			}
+		}
+	})
+	if checked == 0 {
+		t.Error("no resumed row went through the own-lead check: the test tests nothing")
+	}
+}
+
+// resumeUntilSubmitted reruns the upload args (its last one the input)
+// with --resume, up to 10 times until it exits 0, calling seen with each
+// run's final rows, and then wants the last run's exit 0, each of the 30
+// qualified rows submitted and 30 submissions at the service. when says in
+// the messages after what.
+func resumeUntilSubmitted(t *testing.T, s *sim, args []string, results, when string, seen func(map[int]resultRow)) {
+	t.Helper()
+	input := args[len(args)-1]
+	var (
+		res  cliResult
+		rows map[int]resultRow
+	)
+	for try := 1; ; try++ {
+		res = runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
+		rows = finalByRow(t, results, 30)
+		if seen != nil {
+			seen(rows)
 		}
 		if res.code == exitOK || try == 10 {
 			break
 		}
 	}
 	if res.code != exitOK {
-		t.Errorf("last --resume exit = %d, want 0\n%s", res.code, res.stderr)
+		t.Errorf("last --resume%s exit = %d, want 0\n%s", when, res.code, res.stderr)
 	}
 	for row, r := range rows {
 		if r["status"] != "submitted" {
-			t.Errorf("row %d (qualified) ended %s: note %q error %q; want its own lead submitted", row, r["status"], r["note"], r["error"])
+			t.Errorf("row %d (qualified) ended %s%s: note %q error %q; want its own lead submitted", row, r["status"], when, r["note"], r["error"])
 		}
-	}
-	if checked == 0 {
-		t.Error("no resumed row went through the own-lead check: the test tests nothing")
 	}
 	if got := s.Stats().Submissions; got != 30 {
 		t.Errorf("the service holds %d submissions, want 30 (one per row)", got)
@@ -143,25 +161,7 @@ func TestUploadUnverified(t *testing.T) {
 	if err := s.GrantRoles(leadsim.DefaultClientID, leadsim.RoleWrite, leadsim.RoleRead); err != nil {
 		t.Fatal(err)
 	}
-	var rows map[int]resultRow
-	for try := 1; ; try++ {
-		res = runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
-		rows = finalByRow(t, results, 30)
-		if res.code == exitOK || try == 10 {
-			break
-		}
-	}
-	if res.code != exitOK {
-		t.Errorf("--resume with Lead.Read granted: exit = %d, want 0\n%s", res.code, res.stderr)
-	}
-	for row, r := range rows {
-		if r["status"] != "submitted" {
-			t.Errorf("row %d (qualified) ended %s after --resume with Lead.Read: note %q error %q; want its own lead submitted", row, r["status"], r["note"], r["error"])
-		}
-	}
-	if got := s.Stats().Submissions; got != 30 {
-		t.Errorf("the service holds %d submissions, want 30 (one per row)", got)
-	}
+	resumeUntilSubmitted(t, s, args, results, " with Lead.Read granted", nil)
 }
 
 // TestUploadKilledMidRetryThenResumed: half the answers are lost, and the
