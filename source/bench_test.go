@@ -3,7 +3,6 @@ package source
 import (
 	"context"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -12,7 +11,7 @@ import (
 
 // BenchmarkSource reads, decodes, maps and checks 100,000 generated rows
 // (mixed formats, 2% flawed) through a Source, with one worker and with
-// GOMAXPROCS workers: the parallel path validate and upload use. CPU time
+// the default workers: the parallel path validate and upload use. CPU time
 // per row is what the cores share; compare ns/row between the two on a
 // machine with more than two cores:
 //
@@ -23,7 +22,7 @@ func BenchmarkSource(b *testing.B) {
 	for _, workers := range []int{1, 0} {
 		name := "workers=" + strconv.Itoa(workers)
 		if workers == 0 {
-			name = "workers=GOMAXPROCS(" + strconv.Itoa(runtime.GOMAXPROCS(0)) + ")"
+			name = "workers=default(" + strconv.Itoa(DefaultWorkers()) + ")"
 		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {

@@ -2,10 +2,10 @@
 // it: it owns the input (a file or standard input, read through a pump
 // goroutine so that an idle pipe never holds off cancellation), reads it in
 // batches in its own goroutine, hashes every byte of the input for the
-// summary in another, decodes and maps the batches in parallel (GOMAXPROCS
-// workers by default), and in a goroutine of its own checks duplicate
-// leadIds in input order and writes the rows that fail validation to the
-// rejects file. It yields one Item per input row, in input order, the same
+// summary in another, decodes and maps the batches in parallel (four
+// workers by default, fewer on fewer CPUs), and in a goroutine of its own
+// checks duplicate leadIds in input order and writes the rows that fail
+// validation to the rejects file. It yields one Item per input row, in input order, the same
 // for any number of workers. Parsing is the reader's job and validation the
 // mapper's; this package only joins them and owns the files.
 package source
@@ -45,7 +45,8 @@ type Config struct {
 	Rejects string
 	Log     *slog.Logger
 	// Workers is how many goroutines decode and map rows; 0 means
-	// GOMAXPROCS. Results are the same and in input order for any number.
+	// DefaultWorkers. Results are the same and in input order for any
+	// number.
 	Workers int
 	// Limit, when above 0, reads at most that many bytes of a file: an
 	// upload reads exactly the bytes its check read (Scan), and rows
@@ -155,6 +156,20 @@ type mapped struct {
 	idShown string
 }
 
+// maxWorkers bounds the default number of workers. A worker decodes and
+// maps a row in about the time the reading goroutine takes to read it (on 2
+// CPUs, each is about 30% of validate's CPU: perf record of bench/validate.sh's
+// 1M-row file), so beyond a few workers the reading goroutine bounds the
+// pace and more workers only hold more batches in memory: with GOMAXPROCS
+// workers, 16 Ps peaked at 73.7 MiB on the 5M-row file where 2 peaked at
+// 63.4. Four leave the workers a fourfold margin for mappings that cost
+// more than the samples'.
+const maxWorkers = 4
+
+// DefaultWorkers is the number of workers a Config with Workers 0 gets:
+// GOMAXPROCS, at most maxWorkers.
+func DefaultWorkers() int { return min(runtime.GOMAXPROCS(0), maxWorkers) }
+
 // Item is one row of the input after validation.
 type Item struct {
 	Row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Invalid
@@ -173,7 +188,7 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 	s := &Source{name: name, sha: &hashWriter{h: sha256.New(), at: cfg.PrefixAt}, limit: cfg.Limit, size: -1, log: log, batchSize: batchSize,
 		workers: cfg.Workers}
 	if s.workers <= 0 {
-		s.workers = runtime.GOMAXPROCS(0)
+		s.workers = DefaultWorkers()
 	}
 	var in io.Reader
 	// pump reads a stream (standard input, a named pipe, a device) through

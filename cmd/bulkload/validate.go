@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
 )
 
 // ctxCheckEvery is how many rows validate reads between looks at the
@@ -265,15 +265,15 @@ func stoppedSummary(mode string, start time.Time, code int, why string, settings
 // every couple of thousand rows (at GOGC=50, 40% more CPU than the work).
 // Instead the collector is off until the Go runtime's memory reaches its
 // limit (GOMEMLIMIT): maxGoMemory, less as the index grows, never below
-// minGoMemory, each plus perCPUMemory for each of GOMAXPROCS (the workers
-// each hold batches and make garbage: with 16 of them, a 12 MiB limit left
-// the collector running all the time, 19x the floor's CPU at 5M rows). At 1M
+// minGoMemory, each plus perWorkerMemory for each of the source's workers
+// (each holds batches and makes garbage: with 16 of them, a 12 MiB limit
+// left the collector running all the time, 19x the floor's CPU at 5M rows). At 1M
 // rows on 2 CPUs it runs about every 15,000 rows. A GOGC or
 // GOMEMLIMIT the user set wins. These are the runtime's process-wide
 // settings: set here, for validate only, and restored when it returns.
 type memoryBudget struct {
 	on        bool
-	min, max  int64 // the Go runtime's bounds, GOMAXPROCS counted in
+	min, max  int64 // the Go runtime's bounds, the workers counted in
 	gcPercent int
 	limit     int64
 	last      int64
@@ -291,8 +291,9 @@ const (
 	// minGoMemory is the least the Go runtime gets, heap and stacks: room
 	// for the batches in flight and the results file's buffers.
 	minGoMemory = 8 << 20
-	// perCPUMemory is added to both bounds for each of GOMAXPROCS.
-	perCPUMemory = 1 << 20
+	// perWorkerMemory is added to both bounds for each of the source's
+	// workers (source.DefaultWorkers).
+	perWorkerMemory = 1 << 20
 )
 
 func newMemoryBudget(getenv func(string) string) *memoryBudget {
@@ -301,8 +302,8 @@ func newMemoryBudget(getenv func(string) string) *memoryBudget {
 		return b
 	}
 	b.on = true
-	cpus := int64(runtime.GOMAXPROCS(0))
-	b.min, b.max = minGoMemory+cpus*perCPUMemory, maxGoMemory+cpus*perCPUMemory
+	workers := int64(source.DefaultWorkers())
+	b.min, b.max = minGoMemory+workers*perWorkerMemory, maxGoMemory+workers*perWorkerMemory
 	b.limit = debug.SetMemoryLimit(b.max)
 	b.gcPercent = debug.SetGCPercent(-1)
 	b.last = b.max

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -426,7 +426,7 @@ func TestValidateRestoresGCSettings(t *testing.T) {
 			seen = debug.SetMemoryLimit(-1)
 		}
 		budget.restore()
-		if want := int64(maxGoMemory + runtime.GOMAXPROCS(0)*perCPUMemory); env == nil && seen != want {
+		if want := int64(maxGoMemory + source.DefaultWorkers()*perWorkerMemory); env == nil && seen != want {
 			t.Errorf("during validate the memory limit is %d, want %d", seen, want)
 		}
 		if res := runCLI(t, env, "validate", "--results", results, input); res.code != exitRowsFailed {
