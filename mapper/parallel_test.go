@@ -55,7 +55,7 @@ func TestMapFieldsInParallelThenCheckDuplicate(t *testing.T) {
 	wg.Wait()
 	dups := 0
 	for i := range got {
-		got[i].errs = par.CheckDuplicate(i+1, got[i].in.LeadID, cells[i], got[i].errs)
+		got[i].errs = par.CheckDuplicate(i+1, par.IDKey(got[i].in.LeadID), cells[i], got[i].errs)
 		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Fatalf("row %d: MapFields+CheckDuplicate = %+v, %v; Map = %+v, %v", i+1, got[i].in, got[i].errs, want[i].in, want[i].errs)
 		}

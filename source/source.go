@@ -140,9 +140,10 @@ const (
 // arena, so it stays valid after the reader moves on.
 type batch struct {
 	rb     reader.Batch
-	err    error        // io.EOF or the read error, after the records
-	mapped []mapped     // per record, once done
-	rows   []report.Row // per record, once checked; err follows them
+	err    error          // io.EOF or the read error, after the records
+	mapped []mapped       // per record, once done
+	keys   []mapper.IDKey // per record, once done: its leadId's key, or zero
+	rows   []report.Row   // per record, once checked; err follows them
 	// done receives one value when a worker has decoded and mapped the
 	// batch.
 	done chan struct{}
@@ -334,9 +335,10 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 }
 
 // check is the last of a row's validation, in input order: the duplicate
-// check, and the rejects file for an invalid row. Next takes the Input of a
-// valid row from m.
-func (s *Source) check(rec *reader.Record, m *mapped) (report.Row, error) {
+// check of key, the row's leadId as the worker hashed it (mapper.IDKey),
+// and the rejects file for an invalid row. Next takes the Input of a valid
+// row from m.
+func (s *Source) check(rec *reader.Record, m *mapped, key mapper.IDKey) (report.Row, error) {
 	row := report.Row{
 		Row:    rec.Row,
 		LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
@@ -353,7 +355,7 @@ func (s *Source) check(rec *reader.Record, m *mapped) (report.Row, error) {
 	if rec.Err != nil {
 		row.Status = report.StatusInvalid
 		row.Invalid = lead.RowErrors{*rec.Err}
-	} else if errs := s.m.CheckDuplicate(rec.Row, m.in.LeadID, m.idShown, m.errs); len(errs) > 0 {
+	} else if errs := s.m.CheckDuplicate(rec.Row, key, m.idShown, m.errs); len(errs) > 0 {
 		// Name each field as the partner's file does, so that a person
 		// finds the column.
 		for i := range errs {
@@ -428,13 +430,15 @@ func (s *Source) workLoop() {
 	for b := range s.work {
 		b.rb.Decode()
 		b.mapped = slices.Grow(b.mapped[:0], b.rb.Len())[:b.rb.Len()]
+		b.keys = slices.Grow(b.keys[:0], b.rb.Len())[:b.rb.Len()]
 		for i := range b.rb.Records {
 			rec := &b.rb.Records[i]
 			if rec.Err == nil {
 				in, errs, idShown := s.m.MapFields(rec.Row, &rec.Values)
 				b.mapped[i] = mapped{in, errs, idShown}
+				b.keys[i] = s.m.IDKey(in.LeadID)
 			} else {
-				b.mapped[i] = mapped{}
+				b.mapped[i], b.keys[i] = mapped{}, 0
 			}
 		}
 		b.done <- struct{}{} // room for one: never blocks
@@ -450,9 +454,10 @@ func (s *Source) checkLoop() {
 	defer close(s.checked)
 	for b := range s.full {
 		<-b.done // a worker has it: it never blocks for long
+		s.m.PrefetchIDs(b.keys)
 		b.rows = slices.Grow(b.rows[:0], b.rb.Len())
 		for i := range b.rb.Records {
-			row, err := s.check(&b.rb.Records[i], &b.mapped[i])
+			row, err := s.check(&b.rb.Records[i], &b.mapped[i], b.keys[i])
 			if err != nil {
 				b.err = err
 				break
