@@ -231,21 +231,28 @@ func TestCompletion(t *testing.T) {
 }
 
 // TestLogFormatJSON: with --log-format json every line on stderr is a JSON
-// record, the summary one of them, errors too.
+// record, the summary one of them, errors too. The summary record is the
+// last, and carries the exit status, so that a log collector reads how the
+// run ended in one record.
 func TestLogFormatJSON(t *testing.T) {
 	dir := t.TempDir()
+	// lastSummary returns the summary record, failing unless it is the
+	// last record and its exitCode is the run's exit status.
+	lastSummary := func(t *testing.T, res cliResult) map[string]any {
+		t.Helper()
+		recs := jsonRecords(t, res.stderr)
+		if len(recs) == 0 || recs[len(recs)-1]["msg"] != "summary" {
+			t.Fatalf("the last record is not the summary:\n%s", res.stderr)
+		}
+		summary, _ := recs[len(recs)-1]["summary"].(map[string]any)
+		if code, ok := summary["exitCode"].(float64); !ok || int(code) != res.code {
+			t.Errorf("summary record exitCode = %v, want %d, the exit status", summary["exitCode"], res.code)
+		}
+		return summary
+	}
 	t.Run("validate", func(t *testing.T) {
 		res := runCLI(t, map[string]string{"BULKLOAD_TYPO": "x"}, "validate", "--log-format", "json", "--results", filepath.Join(dir, "v.results.csv"), filepath.Join(samples, "leads.csv"))
-		recs := jsonRecords(t, res.stderr)
-		var summary map[string]any
-		for _, r := range recs {
-			if r["msg"] == "summary" {
-				summary, _ = r["summary"].(map[string]any)
-			}
-		}
-		if summary == nil {
-			t.Fatalf("no summary record on stderr:\n%s", res.stderr)
-		}
+		summary := lastSummary(t, res)
 		if n, ok := summary["rowsRead"].(float64); !ok || n == 0 {
 			t.Errorf("summary record rowsRead = %v, want a number", summary["rowsRead"])
 		}
@@ -253,11 +260,26 @@ func TestLogFormatJSON(t *testing.T) {
 			t.Errorf("summary record accountingOK = %v, want a boolean", summary["accountingOK"])
 		}
 	})
+	t.Run("validate of a file with invalid rows", func(t *testing.T) {
+		res := runCLI(t, nil, "validate", "--log-format", "json", "--results", filepath.Join(dir, "w.results.csv"), filepath.Join(samples, "messy.csv"))
+		if res.code != exitRowsFailed {
+			t.Errorf("validate exit = %d, want %d", res.code, exitRowsFailed)
+		}
+		lastSummary(t, res)
+	})
+	t.Run("summary of results files", func(t *testing.T) {
+		res := runCLI(t, nil, "summary", "--log-format", "json", filepath.Join(dir, "v.results.csv"), filepath.Join(dir, "w.results.csv"))
+		if res.code != exitRowsFailed {
+			t.Errorf("summary exit = %d, want %d (rows were only validated)", res.code, exitRowsFailed)
+		}
+		lastSummary(t, res)
+	})
 	t.Run("upload with --progress bar", func(t *testing.T) {
 		res := runCLI(t, nil, "upload", "--simulate", "--log-format", "json", "--progress", "bar", "--results", filepath.Join(dir, "b.results.csv"), filepath.Join(samples, "leads.csv"))
 		if res.code != exitOK {
 			t.Errorf("upload exit = %d\n%s", res.code, res.stderr)
 		}
+		lastSummary(t, res)
 		// Progress as log records, not a bar's text wrapped as an error.
 		for _, r := range jsonRecords(t, res.stderr) {
 			if r["level"] == "ERROR" {

@@ -47,7 +47,7 @@ func runSummary(ctx context.Context, e *env, args []string) int {
 	}
 	stampBuild(sum)
 	sum.Settings = map[string]any{"results": paths}
-	if err := writeSummary(e, log, sum, ""); err != nil {
+	if err := printSummary(e, sum); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	code := rowsStatus(sum)
@@ -59,8 +59,9 @@ func runSummary(ctx context.Context, e *env, args []string) int {
 		// Written once the exit status is known, with it.
 		sum.ExitCode = &code
 		if err := sum.WriteJSON(jsonPath); err != nil {
-			return exitFor(e.stderr, fmt.Errorf("--summary-json: %w", err))
+			code = exitFor(e.stderr, fmt.Errorf("--summary-json: %w", err))
 		}
 	}
+	logSummary(e, log, sum, code)
 	return code
 }

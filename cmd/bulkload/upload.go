@@ -123,6 +123,9 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	code := u.run(ctx)
 	code = u.finishSummary(code)
 	u.finishMetrics(ctx, code)
+	if u.summary != nil {
+		logSummary(e, log, u.summary, code) // the last record, with --log-format json
+	}
 	return code
 }
 
@@ -436,8 +439,9 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	if st.Attempts > 0 {
 		sum.Rate = rateReport(st, u.up.rate)
 	}
-	// The JSON file waits for the exit status (finishSummary).
-	return cmp.Or(metaErr, writeSummary(u.env, u.log, sum, ""))
+	// The JSON file and the JSON log record wait for the exit status
+	// (finishSummary, logSummary).
+	return cmp.Or(metaErr, printSummary(u.env, sum))
 }
 
 // finishSummary writes --summary-json once the exit status is known, with
@@ -446,14 +450,14 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 // fixed --summary-json path never shows an earlier run's figures as this
 // one's. A failed write turns exit status 0 into 5.
 func (u *uploader) finishSummary(code int) int {
-	if u.in.summaryJSON == "" || !u.outputsChecked {
-		return code
+	if u.in.summaryJSON != "" && u.outputsChecked {
+		sum := u.summary
+		if sum == nil {
+			sum = stoppedSummary("upload", u.start, code, cmp.Or(u.stopped, "stopped before the first row; see the log"), u.settings(u.in.resultsPath(u.input)))
+		}
+		code = writeSummaryJSON(u.env, sum, u.in.summaryJSON, code)
 	}
-	sum := u.summary
-	if sum == nil {
-		sum = stoppedSummary("upload", u.start, code, cmp.Or(u.stopped, "stopped before the first row; see the log"), u.settings(u.in.resultsPath(u.input)))
-	}
-	return writeSummaryJSON(u.env, sum, u.in.summaryJSON, code)
+	return code
 }
 
 // exitStatus reports how the upload ended and returns its exit status.

@@ -73,13 +73,14 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		}
 		return code
 	}
-	if werr := writeSummary(e, log, sum, ""); werr != nil && err == nil {
+	if werr := printSummary(e, sum); werr != nil && err == nil {
 		err = werr
 	}
 	code := validateStatus(e, &checks, pos[0], sum, provided, unknown, err)
 	if in.summaryJSON != "" {
 		code = writeSummaryJSON(e, sum, in.summaryJSON, code)
 	}
+	logSummary(e, log, sum, code)
 	return code
 }
 
@@ -218,27 +219,30 @@ func stampBuild(sum *report.Summary) {
 	sum.Version = sum.Build.Version
 }
 
-// writeSummary prints the summary on stderr (with --log-format json, as one
-// JSON log record, the same object as --summary-json) and, when asked,
-// writes it as JSON.
-func writeSummary(e *env, log *slog.Logger, sum *report.Summary, jsonPath string) error {
+// printSummary prints the summary on stderr as text, as soon as the run's
+// figures are in. With --log-format json it prints nothing: logSummary
+// logs it once the exit status is known.
+func printSummary(e *env, sum *report.Summary) error {
 	if _, ok := e.stderr.(*jsonLines); ok {
+		return nil
+	}
+	return sum.WriteText(e.stderr)
+}
+
+// logSummary is printSummary's half for --log-format json: the summary as
+// one log record, the same object as --summary-json, exitCode included,
+// written last so that a log collector reads how the run ended in one
+// record.
+func logSummary(e *env, log *slog.Logger, sum *report.Summary, code int) {
+	if _, ok := e.stderr.(*jsonLines); ok {
+		sum.ExitCode = &code
 		log.Info("summary", "summary", sum.JSON())
-	} else if err := sum.WriteText(e.stderr); err != nil {
-		return err
 	}
-	if jsonPath != "" {
-		if err := sum.WriteJSON(jsonPath); err != nil {
-			return fmt.Errorf("--summary-json: %w", err)
-		}
-	}
-	return nil
 }
 
 // writeSummaryJSON writes sum to path with the run's exit status, once it
-// is known (so the printed or logged summary, which comes before, has
-// none). A write that fails is reported and turns status 0 into 5; it
-// returns the status.
+// is known (so the printed summary, which comes before, has none). A write
+// that fails is reported and turns status 0 into 5; it returns the status.
 func writeSummaryJSON(e *env, sum *report.Summary, path string, code int) int {
 	sum.ExitCode = &code
 	if err := sum.WriteJSON(path); err != nil {
