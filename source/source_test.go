@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -189,5 +190,23 @@ func TestParallelSameAsSerial(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDefaultWorkers: one worker per CPU the Go scheduler uses, up to
+// maxWorkers; more only hold more batches in memory (see maxWorkers).
+func TestDefaultWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, tc := range []struct{ procs, want int }{
+		{1, 1},
+		{2, 2},
+		{maxWorkers, maxWorkers},
+		{16, maxWorkers},
+		{128, maxWorkers},
+	} {
+		runtime.GOMAXPROCS(tc.procs)
+		if got := DefaultWorkers(); got != tc.want {
+			t.Errorf("GOMAXPROCS %d: DefaultWorkers() = %d, want %d", tc.procs, got, tc.want)
+		}
 	}
 }
