@@ -67,14 +67,8 @@ func newIDIndex() *idIndex {
 // key returns id's 64-bit keyed hash, which stands for id in the index:
 // never 0, which marks an empty slot of the recent table. It reads only
 // the seed, so any goroutine may call it.
-func (x *idIndex) key(id string) uint64 {
-	return max(maphash.String(x.seed, id), 1)
-}
-
-// firstRow returns the row that first had id, after registering row for it
-// when id is new (then first is row and dup false).
-func (x *idIndex) firstRow(id string, row uint32) (first uint32, dup bool) {
-	return x.firstRowKey(x.key(id), row)
+func (x *idIndex) key(id string) IDKey {
+	return IDKey(max(maphash.String(x.seed, id), 1))
 }
 
 // prefetch reads, for each key, the first memory a lookup of it will read:
@@ -86,28 +80,27 @@ func (x *idIndex) firstRow(id string, row uint32) (first uint32, dup bool) {
 // memory in cache. It changes nothing the lookups see.
 func (x *idIndex) prefetch(keys []IDKey) {
 	var sum uint32
-	slots := x.recent.slots
 	for _, k := range keys {
 		h := uint64(k)
 		if h == 0 {
 			continue
 		}
-		sum += slots[(h&(1<<32-1))*uint64(len(slots))>>32].lo
+		sum += x.recent.slots[x.recent.home(h)].lo
 		if x.store == nil {
 			continue
 		}
-		sh := &x.store.shards[h>>56]
-		b := (h >> 48) & 0xff
-		lo, hi := int(sh.dir[b]), int(sh.dir[b+1])
-		if i := lo + int(((h&remMask)>>16)*uint64(hi-lo)>>32); i < hi {
+		sh, lo, hi, rem := x.store.bucket(h)
+		if i := guess(lo, hi, rem); i < hi {
 			sum += uint32(sh.data[i*sh.size])
 		}
 	}
 	x.sink += sum // a result kept, so the compiler keeps the loads
 }
 
-// firstRowKey is firstRow for the key of an id.
-func (x *idIndex) firstRowKey(h uint64, row uint32) (first uint32, dup bool) {
+// firstRow returns the row that first had the id whose key is h, after
+// registering row for it when it is new (then first is row and dup false).
+func (x *idIndex) firstRow(k IDKey, row uint32) (first uint32, dup bool) {
+	h := uint64(k)
 	if x.store != nil {
 		if r, ok := x.store.find(h); ok {
 			return r, true
@@ -272,9 +265,7 @@ func (t *recentTable) free() {
 // findOrAdd returns the row of h when the table holds it, or adds h with
 // row. The caller keeps the table below full.
 func (t *recentTable) findOrAdd(h uint64, row uint32) (uint32, bool) {
-	// The low 32 bits scaled to the table size: sizes need not be powers
-	// of two.
-	i := (h & (1<<32 - 1)) * uint64(len(t.slots)) >> 32
+	i := t.home(h)
 	for {
 		switch sl := t.slots[i]; sl.hash() {
 		case h:
@@ -288,6 +279,12 @@ func (t *recentTable) findOrAdd(h uint64, row uint32) (uint32, bool) {
 			i = 0
 		}
 	}
+}
+
+// home is the slot where a probe for h starts: the low 32 bits scaled to
+// the table size (sizes need not be powers of two).
+func (t *recentTable) home(h uint64) uint64 {
+	return (h & (1<<32 - 1)) * uint64(len(t.slots)) >> 32
 }
 
 // idStore is the merged ids, in 256 shards by the hash's top byte.
@@ -340,12 +337,18 @@ type idShard struct {
 	size int // bytes an entry: hashBytes and the store's rowBytes
 }
 
-func (s *idStore) find(h uint64) (uint32, bool) {
-	sh := &s.shards[h>>56]
+// bucket returns the shard and the bucket (entries lo to hi-1) where h
+// belongs, and the hash bits an entry of it keeps.
+func (s *idStore) bucket(h uint64) (sh *idShard, lo, hi int, rem uint64) {
+	sh = &s.shards[h>>56]
 	b := (h >> 48) & 0xff
-	rem := h & remMask
-	i := sh.search(int(sh.dir[b]), int(sh.dir[b+1]), int(sh.dir[b+1]), rem)
-	if i < int(sh.dir[b+1]) && sh.rem(i) == rem {
+	return sh, int(sh.dir[b]), int(sh.dir[b+1]), h & remMask
+}
+
+func (s *idStore) find(h uint64) (uint32, bool) {
+	sh, lo, hi, rem := s.bucket(h)
+	i := sh.search(lo, hi, hi, rem)
+	if i < hi && sh.rem(i) == rem {
 		return sh.row(i), true
 	}
 	return 0, false
@@ -356,8 +359,7 @@ func (s *idStore) find(h uint64) (uint32, bool) {
 // uniformly spread over the 48 bits: search starts where rem would sit in
 // it and steps from there.
 func (sh *idShard) search(lo, hi, end int, rem uint64) int {
-	i := lo + int((rem>>16)*uint64(hi-lo)>>32)
-	i = min(i, end)
+	i := min(guess(lo, hi, rem), end)
 	for i > lo && sh.rem(i-1) >= rem {
 		i--
 	}
@@ -365,6 +367,13 @@ func (sh *idShard) search(lo, hi, end int, rem uint64) int {
 		i++
 	}
 	return i
+}
+
+// guess is where an entry with hash bits rem would sit in the bucket of
+// entries lo to hi-1 if their hashes were spread evenly, as they nearly
+// are: rem's top 32 of the 48 bits scaled to the bucket.
+func guess(lo, hi int, rem uint64) int {
+	return lo + int((rem>>16)*uint64(hi-lo)>>32)
 }
 
 func (sh *idShard) rem(i int) uint64 {

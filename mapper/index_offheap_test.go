@@ -19,7 +19,7 @@ func TestIDIndexOffHeap(t *testing.T) {
 	ids := make([]byte, 0, 16)
 	for i := range 300_000 {
 		ids = strconv.AppendInt(ids[:0], int64(i), 10)
-		x.firstRow(string(ids), uint32(i+1))
+		x.firstRow(x.key(string(ids)), uint32(i+1))
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)

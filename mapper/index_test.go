@@ -31,8 +31,9 @@ func checkAgainstMap(t *testing.T, x *idIndex, r *rand.Rand, from, n uint32) {
 	truth := map[string]uint32{}
 	for row := from; row < from+n; row++ {
 		id := "L-" + strconv.Itoa(r.IntN(int(n)))
-		x.prefetch([]IDKey{IDKey(x.key(id)), 0, 1<<64 - 1})
-		first, dup := x.firstRow(id, row)
+		k := x.key(id)
+		x.prefetch([]IDKey{k, 0, 1<<64 - 1})
+		first, dup := x.firstRow(k, row)
 		want, seen := truth[id]
 		if !seen {
 			truth[id] = row
@@ -43,7 +44,7 @@ func checkAgainstMap(t *testing.T, x *idIndex, r *rand.Rand, from, n uint32) {
 		}
 	}
 	for id, want := range truth {
-		if first, dup := x.firstRow(id, from+n); !dup || first != want {
+		if first, dup := x.firstRow(x.key(id), from+n); !dup || first != want {
 			t.Fatalf("firstRow(%q) again = %d, %v, want %d, true", id, first, dup, want)
 		}
 	}
@@ -56,7 +57,7 @@ func TestIDIndexBytesPerID(t *testing.T) {
 	x := newIDIndex()
 	add := func(from, to int) {
 		for i := from; i < to; i++ {
-			x.firstRow("GEN-"+strconv.Itoa(i), uint32(i))
+			x.firstRow(x.key("GEN-"+strconv.Itoa(i)), uint32(i))
 		}
 	}
 	const n = 200_000
@@ -73,8 +74,8 @@ func TestIDIndexBytesPerID(t *testing.T) {
 
 func TestIDIndexSeedsDiffer(t *testing.T) {
 	a, b := newIDIndex(), newIDIndex()
-	a.firstRow("L-1", 1)
-	b.firstRow("L-1", 1)
+	a.firstRow(a.key("L-1"), 1)
+	b.firstRow(b.key("L-1"), 1)
 	var ha, hb uint64
 	for _, sl := range a.recent.slots {
 		ha |= sl.hash()
@@ -97,7 +98,7 @@ func BenchmarkIDIndex(b *testing.B) {
 	x := newIDIndex()
 	b.ResetTimer()
 	for i, id := range ids {
-		x.firstRow(id, uint32(i+1))
+		x.firstRow(x.key(id), uint32(i+1))
 	}
 	b.ReportMetric(float64(x.bytes())/float64(b.N), "B/id")
 }

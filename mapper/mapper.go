@@ -204,7 +204,7 @@ func (m *Mapper) IDKey(id string) IDKey {
 	if id == "" {
 		return 0
 	}
-	return IDKey(m.ids.key(id))
+	return m.ids.key(id)
 }
 
 // PrefetchIDs brings into the processor's cache the index memory that
@@ -415,7 +415,7 @@ func (m *Mapper) checkDuplicate(row int, id IDKey) string {
 	if row > 0 && uint64(row) <= 1<<32-1 {
 		r = uint32(row)
 	}
-	if first, dup := m.ids.firstRowKey(uint64(id), r); dup {
+	if first, dup := m.ids.firstRow(id, r); dup {
 		return ruleDuplicatePrefix + strconv.FormatUint(uint64(first), 10)
 	}
 	return ""

@@ -27,7 +27,9 @@ import (
 // order.
 func generated(t *testing.T, n int) string {
 	t.Helper()
-	g, err := synth.New(synth.Options{Seed: 3, Style: synth.Mixed, Qualified: 0.5, NoSSN: 0.1, Invalid: 0.1})
+	opts := synth.Defaults()
+	opts.Seed, opts.Invalid = 3, 0.1
+	g, err := synth.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,17 +37,17 @@ type config struct {
 }
 
 func parse(args []string, stderr io.Writer) (config, error) {
-	var c config
+	c := config{options: synth.Defaults()}
 	var style string
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&c.n, "n", 1_000_000, "number of data rows")
 	fs.StringVar(&c.format, "format", "csv", "output format: csv or jsonl")
 	fs.StringVar(&c.out, "o", "-", "output file; - is standard output")
-	fs.Int64Var(&c.options.Seed, "seed", 1, "seed: the same seed and -n give the same file")
-	fs.Float64Var(&c.options.Invalid, "invalid", 0.02, "fraction of rows with one realistic error")
-	fs.Float64Var(&c.options.Qualified, "qualified", 0.5, "fraction of rows whose SSN qualifies (score 600-850, spread over codes 1013-1017)")
-	fs.Float64Var(&c.options.NoSSN, "nossn", 0.1, "fraction of rows without an SSN (the rest score below 600)")
+	fs.Int64Var(&c.options.Seed, "seed", c.options.Seed, "seed: the same seed and -n give the same file")
+	fs.Float64Var(&c.options.Invalid, "invalid", c.options.Invalid, "fraction of rows with one realistic error")
+	fs.Float64Var(&c.options.Qualified, "qualified", c.options.Qualified, "fraction of rows whose SSN qualifies (score 600-850, spread over codes 1013-1017)")
+	fs.Float64Var(&c.options.NoSSN, "nossn", c.options.NoSSN, "fraction of rows without an SSN (the rest score below 600)")
 	fs.StringVar(&style, "style", "mixed", "value formats: mixed (as real exports) or clean (the interface's own)")
 	fs.StringVar(&c.options.LeadIDPrefix, "prefix", "GEN-", "leadId prefix; the row number follows")
 	fs.BoolVar(&c.quiet, "q", false, "do not print the summary line on stderr")

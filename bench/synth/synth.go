@@ -172,6 +172,14 @@ func putDigits(b []byte, n int) {
 	}
 }
 
+// Defaults returns the mix bench/gen writes unless told otherwise, that of
+// bench/validate.sh's files and of the benchmarks: seed 1, formatting as
+// mixed as real exports, half the rows qualified, a tenth without an SSN,
+// 2% with one flaw.
+func Defaults() Options {
+	return Options{Seed: 1, Style: Mixed, Qualified: 0.5, NoSSN: 0.1, Invalid: 0.02}
+}
+
 // Options configures a Generator.
 type Options struct {
 	Seed         int64

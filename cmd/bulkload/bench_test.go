@@ -13,8 +13,7 @@ import (
 func writeSynthetic(tb testing.TB, n int) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "leads.csv")
-	opts := synth.Options{Seed: 1, Style: synth.Mixed, Qualified: 0.5, NoSSN: 0.1, Invalid: 0.02}
-	if err := synth.WriteCSVFile(path, opts, n); err != nil {
+	if err := synth.WriteCSVFile(path, synth.Defaults(), n); err != nil {
 		tb.Fatal(err)
 	}
 	return path
