@@ -27,6 +27,7 @@ const (
 	bodyTooLarge       = `{"errors":[{"message":"Request body too large","extensions":{"code":"PAYLOAD_TOO_LARGE"}}]}`
 	bodyBadRequest     = `{"errors":[{"message":"Request body is not a JSON GraphQL request","extensions":{"code":"BAD_REQUEST"}}]}`
 	bodyMethodNotAllow = `{"errors":[{"message":"Only POST is supported","extensions":{"code":"METHOD_NOT_ALLOWED"}}]}`
+	bodyOverloaded     = `{"errors":[{"message":"Service overloaded: request queue full; retry after the Retry-After delay","extensions":{"code":"SERVICE_OVERLOADED"}}]}`
 )
 
 // statusRecorded marks a request whose answer is already counted.
@@ -157,6 +158,19 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			drop = true
 		}
 	}
+	release, err := s.gate.acquire(ctx)
+	switch {
+	case errors.Is(err, errShed):
+		status = http.StatusServiceUnavailable
+		s.stats.reject(RejectShed)
+		w.Header().Set("Retry-After", "1")
+		writeRaw(w, status, bodyOverloaded)
+		return
+	case err != nil:
+		status = 499 // the client went away while queued
+		return
+	}
+	defer release()
 	if err := sleep(ctx, e.latency(op), s.rnd); err != nil {
 		status = 499
 		return

@@ -97,6 +97,17 @@ type Options struct {
 	// max(1, Limit/10). At must increase from one change to the next.
 	RateChanges []RateChange
 
+	// Capacity is how many GraphQL requests (both endpoints) are
+	// processed at once, after the rate limit and authentication; the rest
+	// wait in a FIFO queue, so that their latency grows with it, as in a
+	// service with a fixed pool of workers. 0 = unlimited. QueueLimit
+	// bounds the queue: a request that finds it full is shed with 503 and
+	// Retry-After: 1 (0 = no bound). CapacityChanges change Capacity while
+	// the simulator runs, as RateChanges do the rate limit.
+	Capacity        int
+	QueueLimit      int
+	CapacityChanges []CapacityChange
+
 	// Fail503, Fail500 and DropAfter are fractions of createLead and
 	// submitLead requests: answered 503 before processing; answered 500
 	// before processing; processed fully, then the connection is dropped
@@ -180,6 +191,9 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("leadsim options: rate limit change %d at %v: times must be after the start and increase", i, c.At)
 		}
 	}
+	if err := o.checkCapacity(); err != nil {
+		return o, err
+	}
 	for name, f := range map[string]float64{"fail-503": o.Fail503, "fail-500": o.Fail500, "drop-after": o.DropAfter, "token-fail-503": o.TokenFail503} {
 		if !(f >= 0 && f <= 1) {
 			return o, fmt.Errorf("leadsim options: %s fraction %v is outside [0,1]", name, f)
@@ -241,6 +255,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 		}
 		return err
 	})
+	o.registerCapacityFlags(fs)
 	fs.Float64Var(&o.Fail503, "fail-503", o.Fail503, "fraction of createLead/submitLead requests answered 503 before processing")
 	fs.Float64Var(&o.Fail500, "fail-500", o.Fail500, "fraction of createLead/submitLead requests answered 500 before processing")
 	fs.Float64Var(&o.DropAfter, "drop-after", o.DropAfter, "fraction of createLead/submitLead requests processed, then answered by dropping the connection")

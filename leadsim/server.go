@@ -39,9 +39,11 @@ type Server struct {
 	rateMu     sync.Mutex
 	nextChange int
 	faults     bool // any of Fail503, Fail500, DropAfter is set
-	lead       *endpoint
-	debt       *endpoint
-	mux        *http.ServeMux
+	// gate holds the GraphQL requests beyond Options.Capacity in a queue.
+	gate *capacityGate
+	lead *endpoint
+	debt *endpoint
+	mux  *http.ServeMux
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -84,6 +86,7 @@ func New(opts Options) (*Server, error) {
 	case len(o.RateChanges) > 0:
 		s.limiter = rate.NewLimiter(rate.Inf, o.RateBurst)
 	}
+	s.gate = newCapacityGate(o, started)
 	s.lead = newEndpoint(s, "lead", leadapi.NewExecutableSchema(leadapi.Config{Resolvers: resolver{s}}))
 	s.debt = newEndpoint(s, "debt-core", debtapi.NewExecutableSchema(debtapi.Config{Resolvers: debtQuery{s}}))
 
@@ -136,7 +139,7 @@ func (s *Server) rateLimit() float64 {
 //	POST B/{tenant}/oauth2/v2.0/token   identity provider
 //	POST B/graphql                      lead endpoint
 //	POST B/debt-core/graphql            debt core endpoint (creditReport)
-//	GET  B/_sim/stats                   Stats as JSON (?requests: Requests alone)
+//	GET  B/_sim/stats                   Stats as JSON (?requests: Requests and Capacity alone)
 //	POST B/_sim/rotate-key              RotateKey on demand
 //	POST B/_sim/grant?client=ID&role=R  GrantRoles (role repeated for several; none revokes all)
 func (s *Server) Handler() http.Handler { return s.mux }
@@ -177,7 +180,11 @@ func (s *Server) RotateKey() {
 }
 
 // Stats returns a snapshot of the counters; the caller owns the copy.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() Stats {
+	st := s.stats.snapshot()
+	st.Capacity = s.gate.stats()
+	return st
+}
 
 // Close stops the key rotation goroutine. The handler keeps serving; Close
 // may be called more than once.
@@ -204,7 +211,7 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if r.URL.Query().Has("requests") {
 		// Only the requests by operation and status, for pollers.
-		_ = json.NewEncoder(w).Encode(Stats{Requests: s.stats.requests()})
+		_ = json.NewEncoder(w).Encode(Stats{Requests: s.stats.requests(), Capacity: s.gate.stats()})
 		return
 	}
 	_ = json.NewEncoder(w).Encode(s.Stats())

@@ -34,6 +34,7 @@ const (
 	RejectGraphQLValidation    = "graphql_validation"
 	RejectSubmitRefused        = "submit_refused"
 	RejectBadUserInput         = "bad_user_input" // createLead input breaks a format of the spec's section 8; no lead is created
+	RejectShed                 = "shed"           // the capacity's queue was full (Options.QueueLimit): 503
 )
 
 // Stats is a snapshot of the simulator's counters, for tests and for
@@ -54,6 +55,9 @@ type Stats struct {
 	AutoSubmissions int            `json:"autoSubmissions"`
 	Rejections      map[string]int `json:"rejections"`  // kind (Reject*) -> count
 	ResultCodes     map[int]int    `json:"resultCodes"` // createLead results by code
+	// Capacity is the capacity gate's counters (Options.Capacity): peak
+	// in flight, requests shed, queue wait and service time.
+	Capacity CapacityStats `json:"capacity"`
 }
 
 // counters holds Stats behind its own mutex, apart from the lead store, so
