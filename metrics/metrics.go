@@ -21,6 +21,7 @@
 package metrics
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
 )
@@ -223,7 +225,31 @@ func withoutJobLabel(g prometheus.Gatherer) prometheus.Gatherer {
 	})
 }
 
-func (r *Recorder) write() error { return prometheus.WriteToTextfile(r.cfg.File, r.reg) }
+// write replaces the file with the current figures, a new file of mode
+// 0644 (node_exporter, another user, reads it; it holds no lead data).
+// It is prometheus.WriteToTextfile through outfile, which never writes
+// through a planted link.
+func (r *Recorder) write() error {
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		return err
+	}
+	f, err := outfile.Create(r.cfg.File, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	w := bufio.NewWriter(f)
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(w, mf); err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Commit()
+}
 
 // readPrevious keeps the last finished run's timestamp and success from
 // the file about to be replaced, so that they survive a run that never

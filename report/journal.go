@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // Buffering of Journal.Append: buffered lines reach the OS after this many
@@ -67,16 +69,15 @@ func OpenJournal(path string, resume bool) (*Journal, error) {
 		return j, nil
 	}
 
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// Continued in place: only a regular file of ours, never through a
+	// link, its mode narrowed to 0600.
+	f, err := outfile.OpenOwned(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open results file to resume: %w", err)
 	}
 	fail := func(err error) (*Journal, error) {
 		f.Close()
 		return nil, err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		return fail(fmt.Errorf("open results file %s: restrict it to mode 0600: %w", path, err))
 	}
 	st, err := f.Stat()
 	if err != nil {

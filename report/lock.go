@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // ErrLocked is wrapped by Lock's error when another process holds the lock
@@ -35,7 +37,8 @@ type FileLock struct {
 func Lock(path, command string) (*FileLock, error) {
 	lp := LockPath(path)
 	for range 10 {
-		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
+		// Never through a planted link, nor into another user's file.
+		f, err := outfile.OpenOwned(lp, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("lock results file %s: %w", path, err)
 		}

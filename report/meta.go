@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // Meta is the identity of the input a results file belongs to, kept in a
@@ -56,24 +57,7 @@ func WriteMeta(path string, m *Meta) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", MetaPath(path), err)
 	}
-	dir, base := filepath.Split(MetaPath(path))
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", MetaPath(path), err)
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	err = errors.Join(err, tmp.Chmod(0o600), tmp.Sync(), tmp.Close())
-	if err == nil {
-		err = os.Rename(tmp.Name(), MetaPath(path))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", MetaPath(path), err)
-	}
-	return nil
+	return outfile.Write(MetaPath(path), 0o600, append(b, '\n'))
 }
 
 // RemoveMeta deletes the meta file of the results file at path, if any.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // ErrHoldsOutcomes is wrapped by CheckOutputs' error when an output would
@@ -32,8 +34,10 @@ type Output struct {
 // output can be written, so that a run never fails after its leads are sent
 // for want of a place to say what happened. An output is refused when it
 // names the input file, when two outputs name the same file, when it is not
-// a regular file, when it cannot be opened for writing (or, if it does not
-// exist, created in its directory: the probe is removed again), and, unless
+// a regular file, when it is a symbolic link or another user's file (an
+// output is created new, never written through what is there: outfile),
+// when its directory cannot take a new file (the probe is removed again),
+// and, unless
 // overwrite is set, when it would replace a file that holds the outcomes of
 // an upload (the error wraps ErrHoldsOutcomes; hint is added to the message
 // of the results file, saying how to continue it). input "-" is standard
@@ -71,6 +75,12 @@ func CheckOutputs(input string, outs []Output, overwrite bool, hint string) erro
 		if exists && !info.Mode().IsRegular() {
 			return fmt.Errorf("%s %s is not a regular file", o.Flag, o.Path)
 		}
+		// Outputs are created new and renamed into place (outfile): a
+		// planted link or another user's file there is refused, and the
+		// directory must take a new file.
+		if _, err := outfile.Check(o.Path); err != nil {
+			return fmt.Errorf("%s %s: cannot be written: %w", o.Flag, o.Path, err)
+		}
 		if exists && !o.Continues && !overwrite {
 			if n := Outcomes(o.Path); n > 0 {
 				h := "choose another path, or pass --overwrite to replace it"
@@ -80,31 +90,8 @@ func CheckOutputs(input string, outs []Output, overwrite bool, hint string) erro
 				return fmt.Errorf("%s %s %w (%d rows sent): %s", o.Flag, o.Path, ErrHoldsOutcomes, n, h)
 			}
 		}
-		if err := probe(o.Path, exists); err != nil {
-			return fmt.Errorf("%s %s: cannot be written: %w", o.Flag, o.Path, err)
-		}
 	}
 	return nil
-}
-
-// probe opens path for writing without changing it, or, when it does not
-// exist, creates it and removes it again.
-func probe(path string, exists bool) error {
-	if exists {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		return f.Close()
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("directory %s does not exist", filepath.Dir(path))
-		}
-		return err
-	}
-	return errors.Join(f.Close(), os.Remove(path))
 }
 
 // Outcomes counts the rows of the results file at path whose last line is

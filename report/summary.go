@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // ErrAccounting is wrapped by Summary.Check's error: rows read and rows
@@ -415,7 +415,8 @@ func (s *Summary) WriteText(w io.Writer) error {
 	return err
 }
 
-// WriteJSON writes the summary as one JSON object to path, mode 0600 like
+// WriteJSON writes the summary as one JSON object to path, a new file
+// (outfile.Write) of mode 0600 like
 // the results file (it names the partner's files; it holds no secret and no
 // lead data). Reasons are written as the top ten with their counts.
 func (s *Summary) WriteJSON(path string) error {
@@ -423,16 +424,8 @@ func (s *Summary) WriteJSON(path string) error {
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
+	if err := outfile.Write(path, 0o600, append(b, '\n')); err != nil {
 		return fmt.Errorf("write summary: %w", err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write summary %s: %w", path, err)
 	}
 	return nil
 }

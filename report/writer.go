@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // Writer writes a results file sequentially, rows in the order given: the
@@ -16,7 +18,7 @@ type Writer struct {
 	path string
 }
 
-// Create creates (or truncates) the results file at path with mode 0600, in
+// Create creates the results file at path as a new file of mode 0600, in
 // the format FormatFor(path) gives, and writes the CSV header. The caller
 // closes the Writer.
 func Create(path string) (*Writer, error) {
@@ -29,16 +31,13 @@ func Create(path string) (*Writer, error) {
 	return w, nil
 }
 
-// createPrivate opens path for writing, truncated, with mode 0600 even when
-// the file already existed with a wider mode.
+// createPrivate creates the results file at path as a new file of mode 0600
+// (outfile.Replace): what was at path, a planted link or another user's
+// file, is replaced, never written to.
 func createPrivate(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := outfile.Replace(path, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create results file: %w", err)
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("create results file %s: restrict it to mode 0600: %w", path, err)
 	}
 	return f, nil
 }

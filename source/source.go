@@ -28,6 +28,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/mapper"
+	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/reader"
 	"github.com/bulkload/bulkload/report"
 )
@@ -245,14 +246,10 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 	s.m = mapper.New(mapper.Options{Mapping: mapping, DayFirst: cfg.DayFirst})
 
 	if cfg.Rejects != "" {
-		f, err := os.OpenFile(cfg.Rejects, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		// A new file of mode 0600, never a planted link's target or
+		// another user's pre-created file: it holds SSNs.
+		f, err := outfile.Replace(cfg.Rejects, 0o600)
 		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("--rejects: %w", err)
-		}
-		// O_CREATE's mode does not apply to an existing file.
-		if err := f.Chmod(0o600); err != nil {
-			f.Close()
 			s.Close()
 			return nil, fmt.Errorf("--rejects: %w", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // simHandle is a leadsim server listening on a loopback address.
@@ -143,7 +144,7 @@ func runSim(ctx context.Context, e *env, args []string) error {
 	// The simulator's secret is a public fake, but it still goes to upload
 	// through a file, the way a real secret must.
 	secretFile := filepath.Join(os.TempDir(), "bulkload-sim-secret")
-	if err := os.WriteFile(secretFile, []byte(c.secret+"\n"), 0o600); err != nil {
+	if err := outfile.Write(secretFile, 0o600, []byte(c.secret+"\n")); err != nil {
 		h.close()
 		return fmt.Errorf("write simulator secret file: %w", err)
 	}
