@@ -33,9 +33,11 @@
 // RULES.md states the rules in full, with submitLead's refusals; README.md
 // lists every assumption where the spec says "not shown".
 //
-// Realism knobs of Options (latency, rate limit, faults, key rotation, body
-// limit) are all off by default. Counters are read with Server.Stats or
+// Realism knobs of Options (latency, rate limit, faults, outages of the
+// identity provider or the lead endpoint, a hang, key rotation, body limit)
+// are all off by default. Counters are read with Server.Stats or
 // GET /_sim/stats. An administrator's acts are methods and endpoints:
 // RotateKey (POST /_sim/rotate-key) and GrantRoles (POST /_sim/grant), which
-// changes a client's roles for the tokens issued after.
+// changes a client's roles for the tokens issued after, and Heal (POST
+// /_sim/heal), which ends a hang.
 package leadsim

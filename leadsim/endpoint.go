@@ -28,6 +28,9 @@ const (
 	bodyBadRequest     = `{"errors":[{"message":"Request body is not a JSON GraphQL request","extensions":{"code":"BAD_REQUEST"}}]}`
 	bodyMethodNotAllow = `{"errors":[{"message":"Only POST is supported","extensions":{"code":"METHOD_NOT_ALLOWED"}}]}`
 	bodyOverloaded     = `{"errors":[{"message":"Service overloaded: request queue full; retry after the Retry-After delay","extensions":{"code":"SERVICE_OVERLOADED"}}]}`
+	// bodyBadGateway is a gateway's own page, not GraphQL: what a client
+	// gets while the service behind the gateway is down.
+	bodyBadGateway = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
 )
 
 // statusRecorded marks a request whose answer is already counted.
@@ -111,6 +114,22 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc, verrs := e.operation(&params)
 	op = operationName(rc)
 
+	if e.name == "lead" {
+		if s.opts.Outage.contains(s.elapsed()) && (s.opts.OutageShare == 0 || s.rnd.Float64() < s.opts.OutageShare) {
+			status = http.StatusBadGateway
+			s.stats.reject(RejectOutage)
+			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("Content-Length", strconv.Itoa(len(bodyBadGateway)))
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, bodyBadGateway)
+			return
+		}
+		if s.hangs() {
+			e.serveHung(w, r, rc, verrs, &status)
+			return
+		}
+	}
+
 	if s.limiter != nil && len(s.opts.RateChanges) > 0 {
 		s.rateLimit()
 	}
@@ -189,6 +208,35 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.writeResponse(w, status, resp)
+}
+
+// serveHung processes a request the hang holds, the way a backend behind
+// a stuck proxy does (a createLead creates its lead), and holds its answer
+// until Heal; a client that gives up first gets none.
+func (e *endpoint) serveHung(w http.ResponseWriter, r *http.Request, rc *graphql.OperationContext, verrs gqlerror.List, status *int) {
+	s := e.s
+	s.stats.reject(RejectHung)
+	ctx := r.Context()
+	p := s.authenticate(r)
+	var resp *graphql.Response
+	switch {
+	case p == nil:
+	case verrs != nil:
+		resp = e.exec.DispatchError(graphql.WithOperationContext(ctx, rc), verrs)
+	default:
+		responses, rctx := e.exec.DispatchOperation(context.WithValue(ctx, principalKey{}, p), rc)
+		resp = responses(rctx)
+	}
+	if !s.hold(ctx) {
+		*status = 499 // never answered
+		return
+	}
+	if resp == nil {
+		*status = http.StatusUnauthorized
+		writeRaw(w, *status, bodyUnauthorized)
+		return
+	}
+	e.writeResponse(w, *status, resp)
 }
 
 func (e *endpoint) latency(op string) Latency {

@@ -77,6 +77,53 @@ func ParseRateChanges(v string) ([]RateChange, error) {
 	return out, nil
 }
 
+// Window is a span of the simulator's life, counted from New on the Now
+// clock: from Start for Dur. A zero Dur is no window.
+type Window struct{ Start, Dur time.Duration }
+
+// contains reports whether el, the time since New, falls in w.
+func (w Window) contains(el time.Duration) bool {
+	return w.Dur > 0 && el >= w.Start && el < w.Start+w.Dur
+}
+
+// String is w as ParseWindow reads it, e.g. "3s:12s"; "" for no window.
+func (w Window) String() string {
+	if w.Dur == 0 {
+		return ""
+	}
+	return w.Start.String() + ":" + w.Dur.String()
+}
+
+// ParseWindow reads a window as START:DUR, two Go durations counted from
+// the simulator's start, e.g. "3s:12s" (from 3 s after the start, for 12 s).
+func ParseWindow(v string) (Window, error) {
+	start, dur, ok := strings.Cut(strings.TrimSpace(v), ":")
+	s, err1 := time.ParseDuration(start)
+	d, err2 := time.ParseDuration(dur)
+	if !ok || err1 != nil || err2 != nil || s < 0 || d <= 0 {
+		return Window{}, fmt.Errorf("window %q: want START:DUR, two durations counted from the start, e.g. 3s:12s", v)
+	}
+	return Window{Start: s, Dur: d}, nil
+}
+
+// windowFlag binds a Window to a flag.
+type windowFlag struct{ w *Window }
+
+func (f windowFlag) String() string {
+	if f.w == nil {
+		return ""
+	}
+	return f.w.String()
+}
+
+func (f windowFlag) Set(v string) error {
+	w, err := ParseWindow(v)
+	if err == nil {
+		*f.w = w
+	}
+	return err
+}
+
 // Options configures a Server. The zero value is a fast, fault-free
 // simulator with DefaultClient; every realism knob is off by default. New
 // copies Options, so the caller may reuse it.
@@ -115,6 +162,22 @@ type Options struct {
 	// order, so their sum should not exceed 1.
 	Fail503, Fail500, DropAfter float64
 	TokenFail503                float64 // fraction of token requests answered 503
+
+	// TokenOutage is an outage of the identity provider: every token
+	// request in the window is answered 503 temporarily_unavailable.
+	TokenOutage Window
+	// Outage is an outage of the lead endpoint behind its gateway: in the
+	// window, GraphQL requests are answered 502 with an HTML body (the
+	// gateway's page, not GraphQL), before any processing. OutageShare is
+	// the fraction of them so answered (a partial outage); 0 means all.
+	Outage      Window
+	OutageShare float64
+	// HangAfter, when above 0, makes the lead endpoint hang after that
+	// many requests: every later request is processed (a createLead
+	// creates its lead) but its answer is held, the connection open,
+	// until Heal (POST /_sim/heal), the client gives up or Close. It
+	// plays a stuck proxy in front of a backend that did the work.
+	HangAfter int
 
 	// EchoPII makes the simulator a careless service that echoes each
 	// lead's SSN and date of birth, written several ways (123-45-6789,
@@ -194,7 +257,13 @@ func (o Options) withDefaults() (Options, error) {
 	if err := o.checkCapacity(); err != nil {
 		return o, err
 	}
-	for name, f := range map[string]float64{"fail-503": o.Fail503, "fail-500": o.Fail500, "drop-after": o.DropAfter, "token-fail-503": o.TokenFail503} {
+	if o.TokenOutage.Start < 0 || o.TokenOutage.Dur < 0 || o.Outage.Start < 0 || o.Outage.Dur < 0 {
+		return o, errors.New("leadsim options: an outage window is negative: use START:DUR with durations >= 0")
+	}
+	if o.HangAfter < 0 {
+		return o, errors.New("leadsim options: hang-after is negative: use 0 (never) or a request count")
+	}
+	for name, f := range map[string]float64{"fail-503": o.Fail503, "fail-500": o.Fail500, "drop-after": o.DropAfter, "token-fail-503": o.TokenFail503, "outage-share": o.OutageShare} {
 		if !(f >= 0 && f <= 1) {
 			return o, fmt.Errorf("leadsim options: %s fraction %v is outside [0,1]", name, f)
 		}
@@ -260,6 +329,10 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.Fail500, "fail-500", o.Fail500, "fraction of createLead/submitLead requests answered 500 before processing")
 	fs.Float64Var(&o.DropAfter, "drop-after", o.DropAfter, "fraction of createLead/submitLead requests processed, then answered by dropping the connection")
 	fs.Float64Var(&o.TokenFail503, "token-fail-503", o.TokenFail503, "fraction of token requests answered 503")
+	fs.Var(windowFlag{&o.TokenOutage}, "token-outage", "an identity provider outage: token requests answered 503 temporarily_unavailable from START for DUR (START:DUR, e.g. 3s:12s, counted from the start)")
+	fs.Var(windowFlag{&o.Outage}, "outage", "a lead endpoint outage: GraphQL requests answered 502 with an HTML body from START for DUR (START:DUR, e.g. 30s:20s)")
+	fs.Float64Var(&o.OutageShare, "outage-share", o.OutageShare, "fraction of GraphQL requests answered 502 during --outage (a partial outage); 0 = all")
+	fs.IntVar(&o.HangAfter, "hang-after", o.HangAfter, "after this many lead endpoint requests, process each request but hold its answer with the connection open, until POST /_sim/heal; 0 = never")
 	fs.DurationVar(&o.RotateKeyEvery, "rotate-key-every", o.RotateKeyEvery, "replace the signing key at this interval, revoking every token issued before; 0 = never")
 	fs.Int64Var(&o.MaxBodyBytes, "max-body", o.MaxBodyBytes, "largest request body in bytes; over it: 413; 0 = no limit")
 	fs.BoolVar(&o.EchoPII, "echo-pii", o.EchoPII, "echo each lead's SSN and date of birth, written several ways, in notes, bidValue and error messages and codes (to test a client's redaction)")

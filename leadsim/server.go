@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -45,6 +46,12 @@ type Server struct {
 	debt *endpoint
 	mux  *http.ServeMux
 
+	// requests counts the lead endpoint's requests, for HangAfter; heal
+	// is closed by Heal, which ends the hang for good.
+	requests atomic.Int64
+	heal     chan struct{}
+	healOnce sync.Once
+
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     sync.WaitGroup
@@ -67,6 +74,7 @@ func New(opts Options) (*Server, error) {
 		stats:   newCounters(),
 		rnd:     &lockedRand{r: rand.New(rand.NewPCG(uint64(o.Seed), 0x6c656164))},
 		stop:    make(chan struct{}),
+		heal:    make(chan struct{}),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -97,6 +105,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /_sim/stats", s.serveStats)
 	s.mux.HandleFunc("POST /_sim/rotate-key", s.serveRotate)
 	s.mux.HandleFunc("POST /_sim/grant", s.serveGrant)
+	s.mux.HandleFunc("POST /_sim/heal", s.serveHeal)
 
 	if o.RotateKeyEvery > 0 {
 		s.done.Add(1)
@@ -142,6 +151,7 @@ func (s *Server) rateLimit() float64 {
 //	GET  B/_sim/stats                   Stats as JSON (?requests: Requests and Capacity alone)
 //	POST B/_sim/rotate-key              RotateKey on demand
 //	POST B/_sim/grant?client=ID&role=R  GrantRoles (role repeated for several; none revokes all)
+//	POST B/_sim/heal                    Heal: end the hang of Options.HangAfter
 func (s *Server) Handler() http.Handler { return s.mux }
 
 // GrantRoles sets the application roles of client id (RoleWrite, RoleRead)
@@ -170,6 +180,51 @@ func (s *Server) serveGrant(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// Heal ends the hang of Options.HangAfter for good: the answers held are
+// sent (to the clients still waiting for them) and every later request is
+// answered. It does nothing when the endpoint does not hang.
+func (s *Server) Heal() {
+	s.healOnce.Do(func() {
+		close(s.heal)
+		s.log.Info("lead endpoint healed: answering again")
+	})
+}
+
+func (s *Server) serveHeal(w http.ResponseWriter, _ *http.Request) {
+	s.Heal()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// hangs reports whether the lead endpoint's request just counted is one
+// that Options.HangAfter holds.
+func (s *Server) hangs() bool {
+	if s.opts.HangAfter <= 0 {
+		return false
+	}
+	n := s.requests.Add(1)
+	select {
+	case <-s.heal:
+		return false
+	default:
+		return n > int64(s.opts.HangAfter)
+	}
+}
+
+// hold waits until the hang is healed (true), or the client goes away or
+// the simulator is closed (false).
+func (s *Server) hold(ctx context.Context) bool {
+	select {
+	case <-s.heal:
+		return true
+	case <-ctx.Done():
+	case <-s.stop:
+	}
+	return false
+}
+
+// elapsed is the time since New on the Now clock, for the outage windows.
+func (s *Server) elapsed() time.Duration { return s.opts.Now().Sub(s.started) }
+
 // RotateKey replaces the signing key, revoking every token issued so far.
 func (s *Server) RotateKey() {
 	if err := s.keys.rotate(); err != nil {
@@ -186,8 +241,9 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
-// Close stops the key rotation goroutine. The handler keeps serving; Close
-// may be called more than once.
+// Close stops the key rotation goroutine and lets go of the requests held
+// by a hang (unanswered). The handler keeps serving; Close may be called
+// more than once.
 func (s *Server) Close() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.done.Wait()

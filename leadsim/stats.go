@@ -31,6 +31,9 @@ const (
 	RejectUnsupportedGrantType = "unsupported_grant_type"
 	RejectInvalidRequest       = "invalid_request"
 	RejectTokenFault503        = "token_fault_503"
+	RejectTokenOutage          = "token_outage_503" // a token request in Options.TokenOutage
+	RejectOutage               = "outage_502"       // a GraphQL request in Options.Outage
+	RejectHung                 = "hung"             // a request held by Options.HangAfter (counted when held)
 	RejectGraphQLValidation    = "graphql_validation"
 	RejectSubmitRefused        = "submit_refused"
 	RejectBadUserInput         = "bad_user_input" // createLead input breaks a format of the spec's section 8; no lead is created

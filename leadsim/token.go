@@ -219,6 +219,12 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		status = 499 // client went away; nothing is written
 		return
 	}
+	if s.opts.TokenOutage.contains(s.elapsed()) {
+		s.stats.reject(RejectTokenOutage)
+		status = http.StatusServiceUnavailable
+		s.writeTokenError(w, r, tokenError{status, "temporarily_unavailable", 90033, "A transient error has occurred. Please try again."})
+		return
+	}
 	if s.opts.TokenFail503 > 0 && s.rnd.Float64() < s.opts.TokenFail503 {
 		s.stats.reject(RejectTokenFault503)
 		status = http.StatusServiceUnavailable
