@@ -11,6 +11,8 @@ import (
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // attemptError is one failed HTTP attempt as the outcomeLayer classified
@@ -39,13 +41,18 @@ func (e *attemptError) Unwrap() error { return e.err }
 
 // outcomeLayer classifies every attempt: it is the one place that decides
 // what a reply or a network failure means (with classifyStatus,
-// isOutageStatus and isTLSError). It hands up a 2xx reply that holds
-// GraphQL JSON, recording its GraphQL errors in the callRecord (the
-// library keeps only the first message, without its code), and turns
-// everything else into an *attemptError.
+// isOutageStatus, isTLSError and mayBeProcessed, the one rule of
+// ambiguity). It decodes a 2xx reply whole, once, and hands it up with
+// its result and its GraphQL errors recorded in the callRecord (the
+// library keeps only the first message, without its code, and decodes
+// nothing more); everything else becomes an *attemptError.
 type outcomeLayer struct {
 	next http.RoundTripper
 	now  func() time.Time
+	// refusals are the extensions.code values of a GraphQL error that
+	// refuses a request before the service did anything (see
+	// Config.RefusalCodes).
+	refusals map[string]bool
 }
 
 // RoundTrip makes one attempt and classifies it.
@@ -58,43 +65,88 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, classifyFailure(&replyReadError{err: err})
 	}
+	rec := recordOf(r.Context())
 	ae := &attemptError{status: resp.StatusCode, statusText: statusText(resp)}
-	// Parse the reply here only when it may hold GraphQL errors. A reply
-	// without them is decoded once, by the library; the Client fails it
-	// if it lacks the operation's result.
+	ae.kind = classifyStatus(resp.StatusCode)
+	// A 2xx reply is decoded whole here; another only when it may hold
+	// GraphQL errors.
 	var env replyEnvelope
 	var jsonErr error
-	if bytes.Contains(body, []byte(`"errors"`)) {
+	if ae.kind == outcomeSuccess || bytes.Contains(body, []byte(`"errors"`)) {
 		jsonErr = json.Unmarshal(body, &env)
 		ae.errs = env.graphQLErrors()
 	}
-	ae.kind, ae.ambiguous = classifyStatus(resp.StatusCode)
 	ae.outage = len(ae.errs) == 0 && isOutageStatus(resp.StatusCode)
 	switch ae.kind {
 	case outcomeRetry:
 		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), l.now()); ok {
 			ae.retryAfter = d
 		}
+		ae.ambiguous = mayBeProcessed(ae.status, true, false)
 		return nil, ae
 	case outcomeSuccess:
 	default:
 		if rd := redirectOf(resp); rd != nil {
 			ae.err = rd // never followed: the request carries the token
 		}
+		ae.ambiguous = mayBeProcessed(ae.status, true, false)
 		return nil, ae
 	}
-	if jsonErr == nil && !looksLikeJSONObject(body) {
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case jsonErr == nil && !looksLikeJSONObject(body):
 		jsonErr = errors.New("it does not start with '{'")
+	case errors.As(jsonErr, &typeErr):
+		// JSON, but its result does not decode (a resultCode "1013" or
+		// 1.013e22): the service answered, and what it did is unknown.
+		ae.kind, ae.errs = outcomePermanent, nil
+		ae.ambiguous = mayBeProcessed(ae.status, true, false)
+		ae.err = fmt.Errorf("reply does not decode as the %s result (HTTP %s): %w", opName(rec), ae.statusText, jsonErr)
+		return nil, ae
 	}
 	if jsonErr != nil {
 		// Whatever answered is not a GraphQL service (a proxy's page, a
-		// web server at the wrong path): an outage, not a row's problem.
+		// web server at the wrong path, a truncated reply): an outage, not
+		// a row's problem; a createLead may have got through all the same.
 		ae.kind, ae.outage, ae.errs = outcomePermanent, true, nil
+		ae.ambiguous = mayBeProcessed(ae.status, true, false)
 		ae.err = fmt.Errorf("reply is not GraphQL JSON (HTTP %s): %w", ae.statusText, jsonErr)
 		return nil, ae
 	}
-	recordOf(r.Context()).errs = ae.errs
+	if rec != nil {
+		rec.errs = ae.errs
+		rec.result = env.Data.of(rec.op)
+		if mayBeProcessed(ae.status, true, l.usable(rec.result, ae.errs)) {
+			rec.ambiguous = true
+		}
+	}
 	return resp, nil
+}
+
+// usable reports whether a 2xx reply is an answer: the result without
+// errors, or only errors that refuse the request (every one with a
+// refusal code) and no result.
+func (l *outcomeLayer) usable(result *lead.Result, errs []GraphQLError) bool {
+	if len(errs) == 0 {
+		return result != nil
+	}
+	if result != nil {
+		return false // data and errors: what happened is unknown
+	}
+	for _, ge := range errs {
+		if !l.refusals[ge.Code] {
+			return false
+		}
+	}
+	return true
+}
+
+// opName is the operation of rec, for messages.
+func opName(rec *callRecord) string {
+	if rec == nil {
+		return "operation"
+	}
+	return rec.op
 }
 
 // classifyFailure classifies an attempt that got no reply to read. A
@@ -103,7 +155,8 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 func classifyFailure(err error) *attemptError {
 	var big *bodyTooLargeError
 	if errors.As(err, &big) {
-		return &attemptError{kind: outcomePermanent, status: big.status, statusText: big.statusText, err: big}
+		return &attemptError{kind: outcomePermanent, status: big.status, statusText: big.statusText, err: big,
+			ambiguous: mayBeProcessed(big.status, true, false)}
 	}
 	var se *sendError
 	if !errors.As(err, &se) {
@@ -127,11 +180,12 @@ func classifyFailure(err error) *attemptError {
 	if se.wrote {
 		err = fmt.Errorf("connection lost after the request was sent: %w", err)
 	}
-	return &attemptError{kind: outcomeRetry, ambiguous: se.wrote, outage: true, err: err}
+	return &attemptError{kind: outcomeRetry, ambiguous: mayBeProcessed(0, se.wrote, false), outage: true, err: err}
 }
 
-// replyEnvelope is the part of a GraphQL reply the outcomeLayer reads.
+// replyEnvelope is a GraphQL reply as the outcomeLayer reads it.
 type replyEnvelope struct {
+	Data   *resultData `json:"data"`
 	Errors []struct {
 		Message    string `json:"message"`
 		Extensions struct {

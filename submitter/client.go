@@ -57,6 +57,12 @@ const DefaultSubmitDocument = `mutation SubmitLead($id: String!) { submitLead(id
 // must be named "lead".
 const DefaultLeadDocument = `query Lead($id: String!) { lead(id: $id) { id resultCode note partnerLeadId bidValue } }`
 
+// DefaultRefusalCodes are the GraphQL error codes, comma-separated, taken
+// to refuse a request before the service did anything: the simulator's and
+// common servers' codes for input, parse and validation errors, missing
+// permissions, throttling and a refused submission.
+const DefaultRefusalCodes = "BAD_USER_INPUT,GRAPHQL_PARSE_FAILED,GRAPHQL_VALIDATION_FAILED,BAD_REQUEST,UNAUTHENTICATED,FORBIDDEN,RATE_LIMITED,PAYLOAD_TOO_LARGE,SUBMIT_REFUSED"
+
 // PreflightDocument is what Preflight sends: the cheapest query that every
 // GraphQL server answers.
 const PreflightDocument = `query { __typename }`
@@ -105,6 +111,13 @@ type Config struct {
 	SubmitDocument          string        // default DefaultSubmitDocument
 	LeadDocument            string        // default DefaultLeadDocument
 	MaxResponseBytes        int64         // reply body cap; default 1 MiB
+	// RefusalCodes are the extensions.code values of a GraphQL error in a
+	// 2xx reply that mean the service refused the request before doing
+	// anything (no lead was created). A 2xx reply with any other error, or
+	// with no code, may follow a commit: the attempt is ambiguous (see
+	// Call.Ambiguous). The interface does not show its error codes, so
+	// this is an assumption; nil = DefaultRefusalCodes, split at commas.
+	RefusalCodes []string
 	// Transport is the base transport for the API and the token endpoint;
 	// nil = a clone of http.DefaultTransport keeping 256 idle connections.
 	Transport http.RoundTripper
@@ -230,10 +243,23 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		backoffBase: cfg.BackoffBase,
 		backoffMax:  cfg.BackoffMax,
 		maxBody:     cfg.MaxResponseBytes,
+		refusals:    refusalSet(cfg.RefusalCodes),
 	})
 	// The library's Log field stays unset: it would log the variables.
 	c.gql = graphql.NewClient(cfg.Endpoint, graphql.WithHTTPClient(&http.Client{Transport: tr, CheckRedirect: refuseRedirect}))
 	return c, nil
+}
+
+// refusalSet is codes as a set; nil codes give DefaultRefusalCodes.
+func refusalSet(codes []string) map[string]bool {
+	if codes == nil {
+		codes = strings.Split(DefaultRefusalCodes, ",")
+	}
+	set := make(map[string]bool, len(codes))
+	for _, c := range codes {
+		set[c] = true
+	}
+	return set
 }
 
 func (cfg *Config) validate() error {
@@ -349,20 +375,28 @@ func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, erro
 // variable, and returns the result. red cuts personal data out of every
 // text the service sends back: the result lands in the results file.
 func (c *Client) call(ctx context.Context, op, doc, name string, value any, red *Redactor) (lead.Result, Call, error) {
-	var out resultData
 	req := graphql.NewRequest(doc)
 	req.Var(name, value)
-	call, err := c.run(ctx, op, req, &out, red)
+	// The outcomeLayer decodes the reply, once, into rec.result; the
+	// library only checks that it is JSON.
+	rec := &callRecord{op: op}
+	call, err := c.runRecord(ctx, rec, req, &skipData{}, red)
 	if err != nil {
 		return lead.Result{}, call, err
 	}
-	res := out.of(op)
-	if res == nil {
+	if rec.result == nil {
 		return lead.Result{}, call, &CallError{Op: op, Status: http.StatusOK,
 			Message: "reply has no " + op + " result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
 	}
-	return red.Result(*res), call, nil
+	return red.Result(*rec.result), call, nil
 }
+
+// skipData is where the GraphQL library decodes a reply's data when the
+// outcomeLayer has decoded it already: nowhere.
+type skipData struct{}
+
+// UnmarshalJSON does nothing.
+func (skipData) UnmarshalJSON([]byte) error { return nil }
 
 // resultData is the `data` of a reply to any of the Client's operations,
 // each result under its operation's name: one decode, no map.
@@ -374,6 +408,9 @@ type resultData struct {
 
 // of is the result of operation op, nil when the reply has none.
 func (d *resultData) of(op string) *lead.Result {
+	if d == nil {
+		return nil
+	}
 	switch op {
 	case "createLead":
 		return d.CreateLead

@@ -66,29 +66,59 @@ func TestParseRetryAfter(t *testing.T) {
 
 func TestClassifyStatus(t *testing.T) {
 	tests := []struct {
-		status        int
-		want          outcome
-		wantAmbiguous bool
+		status int
+		want   outcome
 	}{
-		{200, outcomeSuccess, false},
-		{204, outcomeSuccess, false},
-		{301, outcomePermanent, false},
-		{400, outcomePermanent, false},
-		{401, outcomeReauth, false},
-		{403, outcomePermanent, false},
-		{404, outcomePermanent, false},
-		{413, outcomePermanent, false},
-		{429, outcomeRetry, false},
-		{500, outcomePermanent, false},
-		{502, outcomeRetry, true},
-		{503, outcomeRetry, false},
-		{504, outcomeRetry, true},
+		{200, outcomeSuccess},
+		{204, outcomeSuccess},
+		{301, outcomePermanent},
+		{400, outcomePermanent},
+		{401, outcomeReauth},
+		{403, outcomePermanent},
+		{404, outcomePermanent},
+		{413, outcomePermanent},
+		{429, outcomeRetry},
+		{500, outcomePermanent},
+		{502, outcomeRetry},
+		{503, outcomeRetry},
+		{504, outcomeRetry},
+		{524, outcomePermanent},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
-			got, amb := classifyStatus(tc.status)
-			if got != tc.want || amb != tc.wantAmbiguous {
-				t.Errorf("classifyStatus(%d) = %v, %v, want %v, %v", tc.status, got, amb, tc.want, tc.wantAmbiguous)
+			if got := classifyStatus(tc.status); got != tc.want {
+				t.Errorf("classifyStatus(%d) = %v, want %v", tc.status, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMayBeProcessed(t *testing.T) {
+	tests := []struct {
+		name          string
+		status        int
+		wrote, usable bool
+		want          bool
+	}{
+		{"nothing written", 0, false, false, false},
+		{"no reply after the request", 0, true, false, true},
+		{"200 answer", 200, true, true, false},
+		{"200 no usable answer", 200, true, false, true},
+		{"301", 301, true, false, false},
+		{"400", 400, true, false, false},
+		{"401", 401, true, false, false},
+		{"413", 413, true, false, false},
+		{"429", 429, true, false, false},
+		{"500", 500, true, false, true},
+		{"502", 502, true, false, true},
+		{"503", 503, true, false, false},
+		{"504", 504, true, false, true},
+		{"524", 524, true, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mayBeProcessed(tc.status, tc.wrote, tc.usable); got != tc.want {
+				t.Errorf("mayBeProcessed(%d, %v, %v) = %v, want %v", tc.status, tc.wrote, tc.usable, got, tc.want)
 			}
 		})
 	}

@@ -70,22 +70,50 @@ const (
 	outcomePermanent                // any other status: not retried
 )
 
-// classifyStatus classifies an HTTP status of the lead endpoint. ambiguous
-// reports whether the service may have processed the request even so (a
-// gateway that timed out or lost the upstream answer).
-func classifyStatus(status int) (o outcome, ambiguous bool) {
+// classifyStatus classifies an HTTP status of the lead endpoint. Whether
+// the service may have processed the request even so is mayBeProcessed's
+// to say.
+func classifyStatus(status int) outcome {
 	switch {
 	case status >= 200 && status < 300:
-		return outcomeSuccess, false
+		return outcomeSuccess
 	case status == http.StatusUnauthorized:
-		return outcomeReauth, false
-	case status == http.StatusTooManyRequests, status == http.StatusServiceUnavailable:
-		return outcomeRetry, false
-	case status == http.StatusBadGateway, status == http.StatusGatewayTimeout:
-		return outcomeRetry, true
+		return outcomeReauth
+	case status == http.StatusTooManyRequests, status == http.StatusServiceUnavailable,
+		status == http.StatusBadGateway, status == http.StatusGatewayTimeout:
+		return outcomeRetry
 	default:
-		return outcomePermanent, false
+		return outcomePermanent
 	}
+}
+
+// mayBeProcessed is the one rule of ambiguity: whether an attempt that got
+// no usable answer may all the same have been processed by the service, so
+// that a later "duplicate" answer may be this call's own lead. status is
+// the reply's (0: none came); wrote reports that the request was written
+// whole; usable reports that a 2xx reply decoded into the operation's
+// result without errors, or into a refusal (only errors, with codes that
+// say the service refused the request before doing anything, see
+// Config.RefusalCodes).
+//
+// Ambiguous: no reply after the request was written (a timeout, a lost
+// connection); every 5xx but 503 (a 500 after a commit, a gateway's 502,
+// 504 or 524); a 2xx that is not usable (over the size limit, not JSON,
+// truncated, a result that does not decode such as a resultCode "1013" or
+// 1.013e22, data and errors together, errors without a refusal code, or no
+// result at all). Not ambiguous: nothing written; 503 and 429 (the service
+// asks to slow down before taking the request); 401 and every other 3xx or
+// 4xx (refused before processing); a usable answer.
+func mayBeProcessed(status int, wrote, usable bool) bool {
+	switch {
+	case status == 0:
+		return wrote
+	case status >= 200 && status < 300:
+		return !usable
+	case status == http.StatusServiceUnavailable:
+		return false
+	}
+	return status >= 500
 }
 
 // isOutageStatus reports whether a reply with this status and no GraphQL

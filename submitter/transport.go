@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // throttledAttemptsFactor bounds the 429s in a row a call takes while no
@@ -25,6 +27,7 @@ type callRecord struct {
 	attempts  int
 	ambiguous bool
 	errs      []GraphQLError // GraphQL errors of a 2xx reply
+	result    *lead.Result   // the operation's result in a 2xx reply, nil when it has none
 	err       error          // the call failed: *CallError or *AuthError
 	// failFast stops at the first outage (see CallError.Outage) instead
 	// of retrying it: Preflight wants to know now.
@@ -56,6 +59,7 @@ type layers struct {
 	backoffBase time.Duration
 	backoffMax  time.Duration
 	maxBody     int64
+	refusals    map[string]bool
 }
 
 // newTransport composes the layers, outermost first. The result is safe
@@ -63,7 +67,7 @@ type layers struct {
 func newTransport(l layers) http.RoundTripper {
 	var rt http.RoundTripper = &bodyLimitLayer{next: l.base, max: l.maxBody}
 	rt = &deadlineLayer{next: rt, timeout: l.callTimeout}
-	rt = &outcomeLayer{next: rt, now: l.now}
+	rt = &outcomeLayer{next: rt, now: l.now, refusals: l.refusals}
 	rt = &statsLayer{next: rt, stats: l.stats}
 	rt = &authLayer{next: rt, tokens: l.tokens}
 	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log}

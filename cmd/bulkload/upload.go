@@ -54,6 +54,11 @@ type uploadOptions struct {
 	// read back (leadDoc) to check it is the row's own.
 	duplicateOf   string
 	duplicateOfRE *regexp.Regexp
+	// refusalCodes are the GraphQL error codes, comma-separated, that mean
+	// createLead was refused before the service did anything; any other
+	// error in a 200 answer may follow a commit, and the row is ambiguous.
+	// The interface does not show its codes: an assumption, and a setting.
+	refusalCodes string
 }
 
 func runUpload(ctx context.Context, e *env, args []string) int {
@@ -146,6 +151,7 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead, taking $id: String! (an assumption: see README)")
 	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression for a submitLead error that means the lead is submitted already (empty: off)")
 	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))?`, "regular expression for a duplicate createLead note, its first group the duplicated lead's id (empty: off)")
+	fs.StringVar(&up.refusalCodes, "refusal-codes", submitter.DefaultRefusalCodes, "GraphQL error codes (comma-separated) refusing a createLead before anything is created (see README)")
 	fs.StringVar(&up.leadDoc, "lead-document", submitter.DefaultLeadDocument, "GraphQL document that reads a lead by $id: String!, for the own-lead check (an assumption: see README)")
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, else a log line every 10 s), bar, log or off")
 }
@@ -507,6 +513,7 @@ func (u *uploader) connect(ctx context.Context) (client *submitter.Client, relea
 		CreateDocument: u.up.createDoc,
 		SubmitDocument: u.up.submitDoc,
 		LeadDocument:   u.up.leadDoc,
+		RefusalCodes:   splitCodes(u.up.refusalCodes),
 		Logger:         u.log,
 
 		AllowInsecureHTTP: u.creds.insecure,
@@ -607,7 +614,20 @@ func (u *uploader) settings(results string) map[string]any {
 	s["alreadySubmitted"] = u.up.alreadySubmitted
 	s["duplicateOf"] = u.up.duplicateOf
 	s["leadDocument"] = u.up.leadDoc
+	s["refusalCodes"] = u.up.refusalCodes
 	s["shard"] = u.up.shardOf.String()
 	s["jobName"] = u.metrics.Job()
 	return s
+}
+
+// splitCodes is --refusal-codes as a list: never nil, so that an empty
+// flag means no code refuses.
+func splitCodes(v string) []string {
+	codes := []string{}
+	for _, c := range strings.Split(v, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			codes = append(codes, c)
+		}
+	}
+	return codes
 }

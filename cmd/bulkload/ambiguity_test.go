@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// reply is an HTTP answer as a test proxy writes it.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// alterFunc turns the service's answer to one createLead (already
+// processed: the lead exists) into what the client gets. delay holds the
+// answer back (longer than --timeout: no reply at all).
+type alterFunc func(leadID string, r reply) (out reply, delay time.Duration)
+
+// alteringSim is a leadsim behind a proxy that may alter the answers to
+// createLead after the service processed them: a 500 after the commit, a
+// body that does not decode, a timeout.
+type alteringSim struct {
+	*sim
+	on    atomic.Bool // alter while set
+	alter alterFunc
+	mu    sync.Mutex
+	seen  map[string]int // createLead calls by leadId
+}
+
+func startAlteringSim(t *testing.T, opts leadsim.Options, alter alterFunc) *alteringSim {
+	t.Helper()
+	s, err := leadsim.New(opts)
+	if err != nil {
+		t.Fatalf("leadsim.New: %v", err)
+	}
+	a := &alteringSim{alter: alter, seen: map[string]int{}}
+	a.on.Store(true)
+	h := s.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/graphql" || !a.on.Load() {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req struct {
+			Query     string `json:"query"`
+			Variables struct {
+				Input struct {
+					LeadID string `json:"leadId"`
+				} `json:"input"`
+			} `json:"variables"`
+		}
+		if json.Unmarshal(body, &req) != nil || !strings.Contains(req.Query, "createLead") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		a.mu.Lock()
+		a.seen[req.Variables.Input.LeadID]++
+		a.mu.Unlock()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		out, delay := a.alter(req.Variables.Input.LeadID, reply{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()})
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		for k, v := range out.header {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(out.status)
+		w.Write(out.body)
+	}))
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+		s.Close()
+	})
+	a.sim = &sim{Server: s, url: ts.URL}
+	return a
+}
+
+// qualifyingRows writes the first n rows of samples/leads.csv that qualify
+// to a file of their own, and returns its path.
+func qualifyingRows(t *testing.T, dir string, n int) string {
+	t.Helper()
+	recs := readCSVFile(t, filepath.Join(samples, "leads.csv"))
+	exp := readExpected(t)
+	out := [][]string{recs[0]}
+	for i, rec := range recs[1:] {
+		if exp[i+1].submitted && len(out) <= n {
+			out = append(out, rec)
+		}
+	}
+	path := filepath.Join(dir, "qualified.csv")
+	w, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := csv.NewWriter(w).WriteAll(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// jsonReply is a 200 answer with a JSON body.
+func jsonReply(status int, body string) reply {
+	return reply{status: status, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(body)}
+}
+
+// TestUploadAmbiguousAnswers is issue 18 item 1: a createLead the service
+// processed, answered with something that is no usable answer, leaves the
+// row failed and ambiguous; --resume then gets "Duplicate of lead X" and
+// must run the own-lead check, find X is the row's own and submit it,
+// instead of ending the row processed with its qualified lead never
+// submitted.
+func TestUploadAmbiguousAnswers(t *testing.T) {
+	const n = 3
+	tests := []struct {
+		name  string
+		alter alterFunc
+	}{
+		{"500 after processing", func(_ string, r reply) (reply, time.Duration) {
+			return jsonReply(500, `{"errors":[{"message":"Internal server error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`), 0
+		}},
+		{"524 after processing", func(_ string, r reply) (reply, time.Duration) {
+			return reply{status: 524, header: http.Header{"Content-Type": {"text/html"}}, body: []byte("<html>A timeout occurred</html>")}, 0
+		}},
+		{"200 over the size limit", func(_ string, r reply) (reply, time.Duration) {
+			pad := strings.Repeat(" ", 2<<20)
+			return jsonReply(200, string(bytes.TrimSuffix(r.body, []byte("}")))+`,"pad":"`+pad+`"}`), 0
+		}},
+		{"resultCode as a string", func(_ string, r reply) (reply, time.Duration) {
+			return jsonReply(200, string(resultCodeAs(t, r.body, func(c int) string { return `"` + strconv.Itoa(c) + `"` }))), 0
+		}},
+		{"resultCode as 1.013e22", func(_ string, r reply) (reply, time.Duration) {
+			return jsonReply(200, string(resultCodeAs(t, r.body, func(int) string { return "1.013e22" }))), 0
+		}},
+		{"HTML 200", func(_ string, r reply) (reply, time.Duration) {
+			return reply{status: 200, header: http.Header{"Content-Type": {"text/html"}}, body: []byte("<html><body>Thank you</body></html>")}, 0
+		}},
+		{"truncated JSON", func(_ string, r reply) (reply, time.Duration) {
+			return jsonReply(200, string(r.body[:len(r.body)/2])), 0
+		}},
+		{"200 with data and errors", func(_ string, r reply) (reply, time.Duration) {
+			return jsonReply(200, string(bytes.TrimSuffix(bytes.TrimSpace(r.body), []byte("}")))+`,"errors":[{"message":"audit log write failed","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`), 0
+		}},
+		{"createLead null with an error after the commit", func(_ string, r reply) (reply, time.Duration) {
+			return jsonReply(200, `{"errors":[{"message":"notification failed after commit","path":["createLead"]}],"data":{"createLead":null}}`), 0
+		}},
+		{"timeout with no reply", func(_ string, r reply) (reply, time.Duration) {
+			return r, 2 * time.Second
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startAlteringSim(t, leadsim.Options{}, tc.alter)
+			dir := t.TempDir()
+			input := qualifyingRows(t, dir, n)
+			results := filepath.Join(dir, "results.csv")
+			args := append([]string{"upload"}, s.args()...)
+			args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "1",
+				"--timeout", "500ms", "--max-consecutive-failures", "0", input)
+
+			res := runCLI(t, secretEnv(), args...)
+			if res.code != exitRowsFailed {
+				t.Fatalf("first run exit = %d, want %d (rows failed)\n%s", res.code, exitRowsFailed, res.stderr)
+			}
+			for row, r := range finalByRow(t, results, n) {
+				if r["status"] != "failed" || !strings.HasPrefix(r["note"], "[ambiguous:") {
+					t.Errorf("row %d ended %s, note %q, error %q; want failed and ambiguous: its lead may exist", row, r["status"], r["note"], r["error"])
+				}
+			}
+			if got := s.Stats().ResultCodes; len(got) == 0 {
+				t.Fatal("the service created no lead: the test tests nothing")
+			}
+
+			s.on.Store(false)
+			res = runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
+			if res.code != exitOK {
+				t.Errorf("--resume exit = %d, want 0\n%s", res.code, res.stderr)
+			}
+			for row, r := range finalByRow(t, results, n) {
+				if r["status"] != "submitted" {
+					t.Errorf("row %d ended %s: note %q; want its own lead found by the own-lead check and submitted", row, r["status"], r["note"])
+				}
+			}
+			if got := s.Stats().Submissions; got != n {
+				t.Errorf("the service holds %d submissions, want %d (one per row)", got, n)
+			}
+		})
+	}
+}
+
+// TestUploadAmbiguousRetry: an attempt that timed out after the service
+// processed it is retried in the same run; the retry's duplicate answer
+// gets the own-lead check, and the row's own lead is submitted.
+func TestUploadAmbiguousRetry(t *testing.T) {
+	const n = 3
+	var s *alteringSim
+	s = startAlteringSim(t, leadsim.Options{}, func(leadID string, r reply) (reply, time.Duration) {
+		s.mu.Lock()
+		first := s.seen[leadID] == 1
+		s.mu.Unlock()
+		if first {
+			return jsonReply(500, `{"errors":[{"message":"Internal server error"}]}`), 2 * time.Second
+		}
+		return r, 0
+	})
+	dir := t.TempDir()
+	input := qualifyingRows(t, dir, n)
+	results := filepath.Join(dir, "results.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "3", "--timeout", "500ms", input)
+	res := runCLI(t, secretEnv(), args...)
+	if res.code != exitOK {
+		t.Errorf("exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	for row, r := range finalByRow(t, results, n) {
+		if r["status"] != "submitted" {
+			t.Errorf("row %d ended %s: note %q; want its own lead found by the own-lead check and submitted", row, r["status"], r["note"])
+		}
+	}
+	if got := s.Stats().Submissions; got != n {
+		t.Errorf("the service holds %d submissions, want %d", got, n)
+	}
+}
+
+// resultCodeAs rewrites the resultCode of a createLead answer.
+func resultCodeAs(t *testing.T, body []byte, code func(int) string) []byte {
+	t.Helper()
+	var env struct {
+		Data struct {
+			CreateLead struct {
+				ResultCode int `json:"resultCode"`
+			} `json:"createLead"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Errorf("createLead answer: %v", err)
+		return body
+	}
+	c := env.Data.CreateLead.ResultCode
+	return bytes.Replace(body, []byte(`"resultCode":`+strconv.Itoa(c)), []byte(`"resultCode":`+code(c)), 1)
+}
