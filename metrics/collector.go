@@ -1,6 +1,9 @@
 package metrics
 
 import (
+	"cmp"
+	"runtime"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bulkload/bulkload/report"
@@ -18,12 +21,9 @@ const (
 	OutcomeOther        = "other"
 )
 
-func desc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc(name, help, append([]string{Label}, labels...), nil)
-}
-
 // descs are the descriptors of the exported series, built once per
-// Recorder.
+// Recorder: constLabels (the shard) go on every series.
+
 type descs struct {
 	rows         *prometheus.Desc
 	qualified    *prometheus.Desc
@@ -39,9 +39,14 @@ type descs struct {
 	lastRunTime  *prometheus.Desc
 	lastSuccess  *prometheus.Desc
 	lastExitCode *prometheus.Desc
+	lastOK       *prometheus.Desc
+	buildInfo    *prometheus.Desc
 }
 
-func newDescs() descs {
+func newDescs(constLabels prometheus.Labels) descs {
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, append([]string{Label}, labels...), constLabels)
+	}
 	return descs{
 		rows:         desc("bulkload_rows_total", "Rows by final status (not_sent: read but not sent because the run stopped; --resume sends them).", "status"),
 		qualified:    desc("bulkload_qualified_total", "Rows whose lead qualified (result code 1013-1017)."),
@@ -57,6 +62,8 @@ func newDescs() descs {
 		lastRunTime:  desc("bulkload_last_run_timestamp_seconds", "When the last finished run ended."),
 		lastSuccess:  desc("bulkload_last_run_success", "1 when the last finished run exited 0, else 0."),
 		lastExitCode: desc("bulkload_last_run_exit_code", "The exit status of the last finished run."),
+		lastOK:       desc("bulkload_last_success_timestamp_seconds", "When the last run that exited 0 ended."),
+		buildInfo:    desc("bulkload_build_info", "Always 1: the labels say which build of bulkload ran.", "version", "revision", "goversion"),
 	}
 }
 
@@ -73,7 +80,7 @@ type collector struct {
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.d
 	for _, x := range []*prometheus.Desc{d.rows, d.qualified, d.bid, d.calls, d.retries, d.attempts, d.tokens, d.rate,
-		d.runStart, d.runDuration, d.inProgress, d.lastRunTime, d.lastSuccess, d.lastExitCode} {
+		d.runStart, d.runDuration, d.inProgress, d.lastRunTime, d.lastSuccess, d.lastExitCode, d.lastOK, d.buildInfo} {
 		ch <- x
 	}
 }
@@ -84,7 +91,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	rows := r.rows
 	api := r.api
 	start, end, finished, exit := r.start, r.end, r.finished, r.exit
-	prevTime, prevSuccess, hasPrev := r.prevTime, r.prevSuccess, r.hasPrev
+	prev := r.prev
 	r.mu.Unlock()
 	job := r.cfg.Job
 
@@ -159,6 +166,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		inProgress = 0
 	}
 	gauge(d.inProgress, inProgress)
+	b := r.cfg.Build
+	gauge(d.buildInfo, 1, cmp.Or(b.Version, "(unknown)"), b.Revision, cmp.Or(b.GoVersion, runtime.Version()))
 	switch {
 	case finished:
 		success := 0.0
@@ -168,8 +177,17 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(d.lastRunTime, float64(end.UnixMilli())/1e3)
 		gauge(d.lastSuccess, success)
 		gauge(d.lastExitCode, float64(exit))
-	case hasPrev:
-		gauge(d.lastRunTime, prevTime)
-		gauge(d.lastSuccess, prevSuccess)
+	case prev.hasRun:
+		gauge(d.lastRunTime, prev.runTime)
+		gauge(d.lastSuccess, prev.success)
+		if prev.hasExit {
+			gauge(d.lastExitCode, prev.exitCode)
+		}
+	}
+	switch {
+	case finished && exit == 0:
+		gauge(d.lastOK, float64(end.UnixMilli())/1e3)
+	case prev.hasSuccess:
+		gauge(d.lastOK, prev.successTime)
 	}
 }

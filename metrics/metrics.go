@@ -6,17 +6,24 @@
 // push packages rather than formatting the exposition format by hand.
 //
 // Every series carries a job_name label (--job-name; by default the input's
-// base name), so one node can run several partners into one directory. The
-// label is not "job": Prometheus sets that itself when it scrapes or when a
-// Pushgateway receives a push. No series carries a row's values: only
-// counts, a bid total and timestamps.
+// base name without dates), so one node can run several partners into one
+// directory, and a shard label when the run is one shard of a backfill
+// (--shard), so shards neither overwrite each other on a Pushgateway nor
+// collide in one textfile directory. The label is not "job": Prometheus
+// sets that itself when it scrapes or when a Pushgateway receives a push.
+// No series carries a row's values: only counts, a bid total, timestamps and
+// the build.
 //
-// bulkload_last_run_timestamp_seconds and bulkload_last_run_success describe
-// the last run that ended. While a run goes on, the file keeps the values of
-// the run before (read back from the file it replaces), so a run that is
-// killed, or never ends, leaves the staleness alert working:
+// bulkload_last_run_timestamp_seconds, bulkload_last_run_success and
+// bulkload_last_run_exit_code describe the last run that ended, and
+// bulkload_last_success_timestamp_seconds the last one that exited 0. While
+// a run goes on, the file keeps the values of the runs before (read back
+// from the file it replaces), and a push adds to its group rather than
+// replacing it (a failed run leaves the last success's timestamp there), so
+// a run that is killed, never ends or fails leaves the staleness alert
+// working:
 //
-//	time() - bulkload_last_run_timestamp_seconds > 26*3600
+//	time() - bulkload_last_success_timestamp_seconds > 26*3600
 //	bulkload_last_run_success == 0
 package metrics
 
@@ -48,10 +55,19 @@ const DefaultInterval = 10 * time.Second
 // Label is the label that names the run's job on every series.
 const Label = "job_name"
 
+// ShardLabel is the label that names the shard of a backfill ("2-of-4") on
+// every series of a sharded run; an unsharded run's series lack it.
+const ShardLabel = "shard"
+
 // Config says where a Recorder's figures go.
 type Config struct {
 	// Job is the job_name label of every series (--job-name).
 	Job string
+	// Shard, when set, is the shard label of every series and part of
+	// the Pushgateway's grouping key ("2-of-4", --shard).
+	Shard string
+	// Build is the binary's build, the labels of bulkload_build_info.
+	Build report.Build
 	// File, when set, is the textfile collector's file (--metrics-file),
 	// written with mode 0644 through a temporary file and a rename.
 	File string
@@ -62,7 +78,10 @@ type Config struct {
 	// figures are pushed there when the run ends, interrupted or not.
 	Pushgateway string
 	// PushJob is the Pushgateway's job (--pushgateway-job); "bulkload"
-	// when empty. The push replaces the group {job=PushJob, job_name=Job}.
+	// when empty. The push adds to the group {job=PushJob, job_name=Job}
+	// ({..., shard=Shard} for a shard): the series it carries replace
+	// theirs, and bulkload_last_success_timestamp_seconds, which only a
+	// successful run pushes, stays from the last success.
 	PushJob string
 	// Log receives warnings about figures that could not be written; nil
 	// discards them.
@@ -85,10 +104,9 @@ type Recorder struct {
 	finished bool
 	end      time.Time
 	exit     int
-	// prev is the last finished run's timestamp and success, read back
-	// from the file being replaced; valid when hasPrev.
-	prevTime, prevSuccess float64
-	hasPrev               bool
+	// prev is the last finished runs' figures, read back from the file
+	// being replaced.
+	prev previous
 
 	stop chan struct{}
 	done chan struct{}
@@ -109,8 +127,12 @@ func New(cfg Config) *Recorder {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	var constLabels prometheus.Labels
+	if cfg.Shard != "" {
+		constLabels = prometheus.Labels{ShardLabel: cfg.Shard}
+	}
 	r := &Recorder{cfg: cfg, reg: prometheus.NewPedanticRegistry()}
-	r.reg.MustRegister(collector{r: r, d: newDescs()})
+	r.reg.MustRegister(collector{r: r, d: newDescs(constLabels)})
 	return r
 }
 
@@ -199,10 +221,11 @@ func (r *Recorder) Finish(ctx context.Context, sum *report.Summary, exit int) er
 		}
 	}
 	if r.cfg.Pushgateway != "" {
-		err := push.New(r.cfg.Pushgateway, r.cfg.PushJob).
-			Grouping(Label, r.cfg.Job).
-			Gatherer(withoutJobLabel(r.reg)).
-			PushContext(ctx)
+		p := push.New(r.cfg.Pushgateway, r.cfg.PushJob).Grouping(Label, r.cfg.Job)
+		if r.cfg.Shard != "" {
+			p = p.Grouping(ShardLabel, r.cfg.Shard)
+		}
+		err := p.Gatherer(withoutGroupingLabels(r.reg)).AddContext(ctx)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("push to --pushgateway %s: %w", r.cfg.Pushgateway, err))
 		}
@@ -210,15 +233,18 @@ func (r *Recorder) Finish(ctx context.Context, sum *report.Summary, exit int) er
 	return errors.Join(errs...)
 }
 
-// withoutJobLabel gathers g's series without their job_name label: the
-// Pushgateway refuses a pushed series that repeats a label of its grouping
-// key, and puts the key's job_name back on every series it serves.
-func withoutJobLabel(g prometheus.Gatherer) prometheus.Gatherer {
+// withoutGroupingLabels gathers g's series without their job_name and
+// shard labels: the Pushgateway refuses a pushed series that repeats a
+// label of its grouping key, and puts the key's labels back on every series
+// it serves.
+func withoutGroupingLabels(g prometheus.Gatherer) prometheus.Gatherer {
 	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		mfs, err := g.Gather()
 		for _, mf := range mfs {
 			for _, m := range mf.GetMetric() {
-				m.Label = slices.DeleteFunc(m.Label, func(l *dto.LabelPair) bool { return l.GetName() == Label })
+				m.Label = slices.DeleteFunc(m.Label, func(l *dto.LabelPair) bool {
+					return l.GetName() == Label || l.GetName() == ShardLabel
+				})
 			}
 		}
 		return mfs, err
@@ -251,9 +277,21 @@ func (r *Recorder) write() error {
 	return f.Commit()
 }
 
-// readPrevious keeps the last finished run's timestamp and success from
-// the file about to be replaced, so that they survive a run that never
-// finishes. A missing or unreadable file is no previous run.
+// previous holds the figures of the runs before this one that the file
+// being replaced carried; each is valid when its has* is set.
+type previous struct {
+	runTime, success float64
+	hasRun           bool
+	exitCode         float64
+	hasExit          bool // a file written before the exit code was kept lacks it
+	successTime      float64
+	hasSuccess       bool
+}
+
+// readPrevious keeps the last finished run's timestamp, success and exit
+// status, and the last success's timestamp, from the file about to be
+// replaced, so that they survive a run that never finishes. A missing or
+// unreadable file is no previous run.
 func (r *Recorder) readPrevious() {
 	f, err := os.Open(r.cfg.File)
 	if err != nil {
@@ -271,19 +309,26 @@ func (r *Recorder) readPrevious() {
 			return 0, false
 		}
 		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
-				if l.GetName() == Label && l.GetValue() == r.cfg.Job && m.GetGauge() != nil {
-					return m.GetGauge().GetValue(), true
-				}
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels[Label] == r.cfg.Job && labels[ShardLabel] == r.cfg.Shard && m.GetGauge() != nil {
+				return m.GetGauge().GetValue(), true
 			}
 		}
 		return 0, false
 	}
+	var prev previous
 	ts, ok1 := value("bulkload_last_run_timestamp_seconds")
 	ok, ok2 := value("bulkload_last_run_success")
+	code, ok3 := value("bulkload_last_run_exit_code")
 	if ok1 && ok2 {
-		r.mu.Lock()
-		r.prevTime, r.prevSuccess, r.hasPrev = ts, ok, true
-		r.mu.Unlock()
+		prev.runTime, prev.success, prev.hasRun = ts, ok, true
+		prev.exitCode, prev.hasExit = code, ok3
 	}
+	prev.successTime, prev.hasSuccess = value("bulkload_last_success_timestamp_seconds")
+	r.mu.Lock()
+	r.prev = prev
+	r.mu.Unlock()
 }

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -164,6 +163,91 @@ func TestPreviousRunCarriedOver(t *testing.T) {
 	if v, ok := value(mfs, "bulkload_last_run_success", job); !ok || v != 1 {
 		t.Errorf("last run success during the second run = %v, %v; want 1", v, ok)
 	}
+	if v, ok := value(mfs, "bulkload_last_run_exit_code", job); !ok || v != 0 {
+		t.Errorf("last run exit code during the second run = %v, %v; want 0", v, ok)
+	}
+	if v, ok := value(mfs, "bulkload_last_success_timestamp_seconds", job); !ok || v != 1_800_000_000 {
+		t.Errorf("last success during the second run = %v, %v; want the first run's end", v, ok)
+	}
+}
+
+// bulkload_last_success_timestamp_seconds moves only on success: a failed
+// night keeps the last good night's timestamp, so "no success in 26 h"
+// fires a day after the last good run whatever ran since.
+func TestLastSuccessOnlyOnSuccess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acme.prom")
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	job := map[string]string{Label: "acme"}
+	for i, tc := range []struct {
+		exit            int
+		wantLastSuccess float64
+		wantPresent     bool
+	}{
+		{exit: 1, wantPresent: false}, // no success yet
+		{exit: 0, wantLastSuccess: 1_800_086_400, wantPresent: true},
+		{exit: 4, wantLastSuccess: 1_800_086_400, wantPresent: true},
+		{exit: 130, wantLastSuccess: 1_800_086_400, wantPresent: true},
+		{exit: 0, wantLastSuccess: 1_800_345_600, wantPresent: true},
+	} {
+		clk.t = time.Unix(1_800_000_000, 0).Add(time.Duration(i) * 24 * time.Hour)
+		r := New(Config{Job: "acme", File: path, Interval: time.Hour, Now: clk.now})
+		if err := r.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Finish(context.Background(), &report.Summary{}, tc.exit); err != nil {
+			t.Fatal(err)
+		}
+		mfs := readFile(t, path)
+		v, ok := value(mfs, "bulkload_last_success_timestamp_seconds", job)
+		if ok != tc.wantPresent || v != tc.wantLastSuccess {
+			t.Errorf("night %d (exit %d): last success = %v (present %v), want %v (present %v)", i, tc.exit, v, ok, tc.wantLastSuccess, tc.wantPresent)
+		}
+		if v, ok := value(mfs, "bulkload_last_run_exit_code", job); !ok || v != float64(tc.exit) {
+			t.Errorf("night %d: last run exit code = %v, %v; want %d", i, v, ok, tc.exit)
+		}
+	}
+}
+
+func TestBuildInfo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acme.prom")
+	r := New(Config{Job: "acme", File: path, Build: report.Build{Version: "v1.2.3", Revision: "abc123", GoVersion: "go1.26.8"}})
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Finish(context.Background(), nil, 0)
+	want := map[string]string{Label: "acme", "version": "v1.2.3", "revision": "abc123", "goversion": "go1.26.8"}
+	if v, ok := value(readFile(t, path), "bulkload_build_info", want); !ok || v != 1 {
+		t.Errorf("bulkload_build_info%v = %v, %v; want 1", want, v, ok)
+	}
+}
+
+// Two shards of one backfill, in one directory: each series carries its
+// shard, and each shard reads back only its own last run.
+func TestShardLabel(t *testing.T) {
+	dir := t.TempDir()
+	for _, shard := range []string{"0-of-2", "1-of-2"} {
+		path := filepath.Join(dir, "backfill-"+shard+".prom")
+		r := New(Config{Job: "backfill", Shard: shard, File: path})
+		if err := r.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Finish(context.Background(), &report.Summary{Submitted: 3}, 0); err != nil {
+			t.Fatal(err)
+		}
+		mfs := readFile(t, path)
+		if v, ok := value(mfs, "bulkload_rows_total", map[string]string{Label: "backfill", ShardLabel: shard, "status": "submitted"}); !ok || v != 3 {
+			t.Errorf("shard %s: rows_total{status=submitted,shard=%s} = %v, %v; want 3", shard, shard, v, ok)
+		}
+		// The next run of the shard carries its last run over.
+		again := New(Config{Job: "backfill", Shard: shard, File: path, Interval: time.Hour})
+		if err := again.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := value(readFile(t, path), "bulkload_last_success_timestamp_seconds", map[string]string{ShardLabel: shard}); !ok {
+			t.Errorf("shard %s: the next run lost the last success", shard)
+		}
+		again.Finish(context.Background(), nil, 0)
+	}
 }
 
 func TestUnwritableFileFailsAtStart(t *testing.T) {
@@ -173,28 +257,70 @@ func TestUnwritableFileFailsAtStart(t *testing.T) {
 	}
 }
 
+// TestPush: the push is a POST (it adds to the group: a failed run's push
+// leaves the last success's timestamp in place), to the group of the job
+// and, for a shard, of the shard, so that shards do not overwrite each
+// other; the body repeats no label of the grouping key.
 func TestPush(t *testing.T) {
-	type push struct{ method, path, body string }
-	got := make(chan push, 1)
-	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- push{r.Method, r.URL.Path, string(b)}
-		w.WriteHeader(http.StatusOK)
-	}))
-	defer gw.Close()
-	r := New(Config{Job: "acme", Pushgateway: gw.URL, PushJob: "nightly"})
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
+	type push struct {
+		method, path string
+		mfs          map[string]*dto.MetricFamily
 	}
-	if err := r.Finish(context.Background(), &report.Summary{Submitted: 7}, 0); err != nil {
-		t.Fatal(err)
-	}
-	p := <-got
-	if p.method != http.MethodPut || p.path != "/metrics/job/nightly/job_name/acme" {
-		t.Errorf("push %s %s, want PUT /metrics/job/nightly/job_name/acme", p.method, p.path)
-	}
-	if !strings.Contains(p.body, "bulkload_last_run_success") {
-		t.Errorf("pushed body lacks bulkload_last_run_success")
+	for _, tc := range []struct {
+		name, shard, wantPath string
+		exit                  int
+		wantLastSuccess       bool
+	}{
+		{"nightly", "", "/metrics/job/nightly/job_name/acme", 0, true},
+		{"failed night", "", "/metrics/job/nightly/job_name/acme", 1, false},
+		{"shard", "2-of-4", "/metrics/job/nightly/job_name/acme/shard/2-of-4", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make(chan push, 1)
+			gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mfs := map[string]*dto.MetricFamily{}
+				dec := expfmt.NewDecoder(r.Body, expfmt.ResponseFormat(r.Header))
+				for {
+					mf := &dto.MetricFamily{}
+					if err := dec.Decode(mf); err != nil {
+						if err != io.EOF {
+							t.Errorf("decode the pushed body: %v", err)
+						}
+						break
+					}
+					mfs[mf.GetName()] = mf
+				}
+				got <- push{r.Method, r.URL.Path, mfs}
+				w.WriteHeader(http.StatusOK)
+			}))
+			defer gw.Close()
+			r := New(Config{Job: "acme", Shard: tc.shard, Pushgateway: gw.URL, PushJob: "nightly"})
+			if err := r.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Finish(context.Background(), &report.Summary{Submitted: 7}, tc.exit); err != nil {
+				t.Fatal(err)
+			}
+			p := <-got
+			if p.method != http.MethodPost || p.path != tc.wantPath {
+				t.Errorf("push %s %s, want POST %s", p.method, p.path, tc.wantPath)
+			}
+			if v, ok := value(p.mfs, "bulkload_rows_total", map[string]string{"status": "submitted"}); !ok || v != 7 {
+				t.Errorf("pushed rows_total{status=submitted} = %v, %v; want 7", v, ok)
+			}
+			for name, mf := range p.mfs {
+				for _, m := range mf.GetMetric() {
+					for _, l := range m.GetLabel() {
+						if l.GetName() == Label || l.GetName() == ShardLabel {
+							t.Errorf("pushed %s carries %s=%q, a label of the grouping key (the Pushgateway refuses it)", name, l.GetName(), l.GetValue())
+						}
+					}
+				}
+			}
+			if _, ok := value(p.mfs, "bulkload_last_success_timestamp_seconds", nil); ok != tc.wantLastSuccess {
+				t.Errorf("exit %d: pushed bulkload_last_success_timestamp_seconds: %v, want %v (only a success sets it; the group keeps the last one)", tc.exit, ok, tc.wantLastSuccess)
+			}
+		})
 	}
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/bulkload/bulkload/metrics"
@@ -21,7 +24,7 @@ func (o *metricsOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.file, "metrics-file", "", "write Prometheus metrics to this file for node_exporter's textfile collector, every 10s and at the end")
 	fs.StringVar(&o.pushgateway, "pushgateway", "", "push Prometheus metrics to this Pushgateway URL at the end of the run")
 	fs.StringVar(&o.pushJob, "pushgateway-job", "bulkload", "the Pushgateway job the metrics are pushed under")
-	fs.StringVar(&o.jobName, "job-name", "", "the job_name label of the metrics (default: the input's base name)")
+	fs.StringVar(&o.jobName, "job-name", "", "the job_name label of the metrics (default: the input's base name without dates, acme_2026-11-22.csv gives acme)")
 }
 
 // outputs lists the metrics file for the check of every output before the
@@ -31,13 +34,29 @@ func (o *metricsOptions) outputs() []report.Output {
 }
 
 // recorder builds the run's metrics recorder; its Enabled is false when no
-// metrics were asked for.
-func (o *metricsOptions) recorder(input string) *metrics.Recorder {
+// metrics were asked for. shard is "K-of-N" for a shard of a backfill, ""
+// otherwise: it labels the series and keys the Pushgateway's group.
+func (o *metricsOptions) recorder(input, shard string) *metrics.Recorder {
 	job := o.jobName
 	if job == "" {
-		job = inputName(input)
+		job = stableJobName(input)
 	}
-	return metrics.New(metrics.Config{Job: job, File: o.file, Pushgateway: o.pushgateway, PushJob: o.pushJob})
+	return metrics.New(metrics.Config{Job: job, Shard: shard, File: o.file, Pushgateway: o.pushgateway, PushJob: o.pushJob,
+		Build: report.Build(readBuildInfo())})
+}
+
+// datePart matches a date in an export's name, with an optional time after
+// it: 20261122, 2026-11-22, 2026_11_22, 2026-11-22T023000, 20261122_0230.
+const datePart = `(?:19|20)\d\d[-_.]?(?:0[1-9]|1[0-2])[-_.]?(?:0[1-9]|[12]\d|3[01])(?:[T_-]?[0-2]\d[-:.]?[0-5]\d(?:[-:.]?[0-5]\d)?Z?)?`
+
+// stableJobName is the default job_name: the input's base name without its
+// dates, so that a partner's nightly acme_20261122.csv and acme_20261123.csv
+// are one series (and one Pushgateway group), not a new one each night.
+// A name that is only a date gives "bulkload".
+func stableJobName(input string) string {
+	name := regexp.MustCompile(datePart).ReplaceAllString(inputName(input), "")
+	name = regexp.MustCompile(`[-_.]{2,}`).ReplaceAllStringFunc(name, func(s string) string { return s[:1] })
+	return cmp.Or(strings.Trim(name, "-_."), "bulkload")
 }
 
 // finishMetrics writes and pushes the run's last figures, whatever ended

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -150,5 +154,62 @@ func TestUploadMetricsFileUnwritable(t *testing.T) {
 	}
 	if n := s.Stats().LeadsCreated; n != 0 {
 		t.Errorf("%d leads created before the unwritable metrics file was refused", n)
+	}
+}
+
+// The default job_name is stable across nights: the dates of a nightly
+// export's name are left out, so each night is the same series and the
+// same Pushgateway group.
+func TestStableJobName(t *testing.T) {
+	for _, tc := range []struct{ input, want string }{
+		{"/srv/acme/leads.csv", "leads"},
+		{"acme_20261122.csv", "acme"},
+		{"acme_20261123.csv.gz", "acme"},
+		{"exports/acme-2026-11-22.jsonl", "acme"},
+		{"acme_2026_11_22_leads.csv", "acme_leads"},
+		{"acme-2026-11-22T023000.csv", "acme"},
+		{"acme_20261122_0230.csv", "acme"},
+		{"20261122.csv", "bulkload"},
+		{"partner42_export.csv", "partner42_export"},
+		{"acme_2026.csv", "acme_2026"}, // a year alone is not a date
+		{"-", "stdin"},
+	} {
+		if got := stableJobName(tc.input); got != tc.want {
+			t.Errorf("stableJobName(%q) = %q, want %q", tc.input, got, tc.want)
+		}
+	}
+}
+
+// Two shards of a backfill push to two groups of the Pushgateway: the
+// second does not overwrite the first.
+func TestUploadShardsPushToTheirOwnGroups(t *testing.T) {
+	var mu sync.Mutex
+	pushes := map[string]string{}
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		pushes[r.URL.Path] = r.Method
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer gw.Close()
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	for _, shard := range []string{"0/2", "1/2"} {
+		args := append([]string{"upload"}, s.args()...)
+		args = append(args, "--results", filepath.Join(dir, "{name}.{shard}.results.csv"), "--rate", "0", "--progress", "off",
+			"--shard", shard, "--pushgateway", gw.URL, "--job-name", "backfill-acme", filepath.Join(samples, "leads.csv"))
+		res := runCLI(t, secretEnv(), args...)
+		if res.code != exitOK {
+			t.Fatalf("--shard %s: exit %d\n%s", shard, res.code, res.stderr)
+		}
+	}
+	want := map[string]string{
+		"/metrics/job/bulkload/job_name/backfill-acme/shard/0-of-2": http.MethodPost,
+		"/metrics/job/bulkload/job_name/backfill-acme/shard/1-of-2": http.MethodPost,
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !maps.Equal(pushes, want) {
+		t.Errorf("pushes = %v, want %v", pushes, want)
 	}
 }

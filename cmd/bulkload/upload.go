@@ -124,7 +124,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		up.overwrite = !up.resume
 	}
 	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0], mets: &mets}
-	u.metrics = mets.recorder(pos[0])
+	u.metrics = mets.recorder(pos[0], in.shard)
 	code := u.run(ctx)
 	code = u.finishSummary(code)
 	u.finishMetrics(ctx, code)
