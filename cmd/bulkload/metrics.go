@@ -24,7 +24,7 @@ func (o *metricsOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.file, "metrics-file", "", "write Prometheus metrics to this file for node_exporter's textfile collector, every 10s and at the end")
 	fs.StringVar(&o.pushgateway, "pushgateway", "", "push Prometheus metrics to this Pushgateway URL at the end of the run")
 	fs.StringVar(&o.pushJob, "pushgateway-job", "bulkload", "the Pushgateway job the metrics are pushed under")
-	fs.StringVar(&o.jobName, "job-name", "", "the job_name label of the metrics (default: the input's base name without dates, acme_2026-11-22.csv gives acme)")
+	fs.StringVar(&o.jobName, "job-name", "", "the job_name label of the metrics (default: the input's base name without dates: acme_20261122.csv is acme)")
 }
 
 // outputs lists the metrics file for the check of every output before the
