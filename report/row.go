@@ -61,7 +61,10 @@ const (
 	// own lead (no lead id in the note, no permission to read it, or the read
 	// failed). The first attempt may have created a lead, perhaps qualified,
 	// that nobody submitted: a person reconciles it by leadId. --resume
-	// checks it again.
+	// checks it again. Likewise a createLead answer without a result code
+	// (null or missing) whose lead could not be read back by its id, or a
+	// qualified answer without a lead id: the lead exists, its outcome is
+	// unknown.
 	StatusUnverified Status = "unverified"
 )
 

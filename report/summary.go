@@ -143,7 +143,52 @@ type Summary struct {
 	// Rate is how the calls were paced; nil when none were made.
 	Rate *Rate `json:"rate,omitempty"`
 
+	// NoLeadID names the rows whose createLead answer had a result code but
+	// no lead id: the lead cannot be submitted or read by id, and nothing
+	// in the results file can find it again; a person reconciles them by
+	// leadId.
+	NoLeadID RowList `json:"noLeadId"`
+	// KeptLeads names the rows whose lead exists (an earlier run created
+	// it) although their cells fail validation now: the lead keeps its id
+	// and is submitted when qualified; the edit was not sent.
+	KeptLeads RowList `json:"keptLeads"`
+
 	Reasons Reasons `json:"-"`
+}
+
+// maxNamedRows is how many rows a RowList names.
+const maxNamedRows = 20
+
+// RowList is a count of rows and the first maxNamedRows of them added,
+// kept in row order, for the summary to name.
+type RowList struct {
+	Count int   `json:"count"`
+	Rows  []int `json:"rows"`
+}
+
+// Add counts row, and names it while fewer than maxNamedRows are.
+func (l *RowList) Add(row int) {
+	l.Count++
+	if len(l.Rows) < maxNamedRows {
+		i, _ := slices.BinarySearch(l.Rows, row)
+		l.Rows = slices.Insert(l.Rows, i, row)
+	}
+}
+
+// String names the rows, e.g. "rows 3, 7" or "rows 3, 7, ... (25 in all)".
+func (l RowList) String() string {
+	var b strings.Builder
+	b.WriteString("rows ")
+	for i, r := range l.Rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(r))
+	}
+	if l.Count > len(l.Rows) {
+		fmt.Fprintf(&b, ", ... (%d in all)", l.Count)
+	}
+	return b.String()
 }
 
 // Rate is how an upload paced its calls, for the operator to pin next
@@ -210,6 +255,12 @@ func (s *Summary) Count(r Row) {
 		s.Created++
 	default:
 		s.Unknown++
+	}
+	switch r.Status {
+	case StatusProcessed, StatusSubmitted, StatusSubmitFailed, StatusUnverified, StatusCreated:
+		if r.ID == "" && r.ResultCode != 0 {
+			s.NoLeadID.Add(r.Row)
+		}
 	}
 	if lead.NeedsSubmission(r.ResultCode) {
 		s.Qualified++
@@ -360,6 +411,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 		if s.Created != 0 {
 			line("created", s.Created, "submission pending: rerun with --resume")
+		}
+		if s.NoLeadID.Count != 0 {
+			line("no lead id", s.NoLeadID.Count, s.NoLeadID.String()+": the service answered with a result code but no lead id, so the lead cannot be submitted or read by id; reconcile by leadId")
+		}
+		if s.KeptLeads.Count != 0 {
+			line("kept leads", s.KeptLeads.Count, s.KeptLeads.String()+": their cells fail validation now, but an earlier run created their lead; it keeps its id and is submitted when qualified (the edit was not sent)")
 		}
 		fmt.Fprintf(&b, "  %-16s %12s", "total bid value", FormatCents(s.BidCents))
 		if s.BidUnparseable != 0 {

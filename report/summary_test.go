@@ -88,15 +88,15 @@ func uploadSummary() *Summary {
 		{Row: 1, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 1, Field: lead.ZipCode, Rule: "must be 5 digits"}, {Row: 1, Field: lead.Email, Rule: "not an e-mail address"}}},
 		{Row: 2, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 2, Field: lead.ZipCode, Rule: "must be 5 digits"}}},
 		{Row: 3, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 3, Field: lead.TermsConsent, Rule: "must be true"}, {Row: 3, Field: lead.ZipCode, Rule: "must be 5 digits"}}},
-		{Row: 4, Status: StatusProcessed, ResultCode: 1020},
-		{Row: 5, Status: StatusProcessed, ResultCode: 1020},
-		{Row: 6, Status: StatusSubmitted, ResultCode: 1013, BidValue: "$1,042.50"},
-		{Row: 7, Status: StatusSubmitted, ResultCode: 1017, BidValue: "$42.50"},
-		{Row: 8, Status: StatusSubmitted, ResultCode: 1015, BidValue: "n/a"},
-		{Row: 9, Status: StatusSubmitFailed, ResultCode: 1014, BidValue: "$0.05", Error: "submitLead: HTTP 500"},
+		{Row: 4, ID: "lead-4", Status: StatusProcessed, ResultCode: 1020},
+		{Row: 5, ID: "lead-5", Status: StatusProcessed, ResultCode: 1020},
+		{Row: 6, ID: "lead-6", Status: StatusSubmitted, ResultCode: 1013, BidValue: "$1,042.50"},
+		{Row: 7, ID: "lead-7", Status: StatusSubmitted, ResultCode: 1017, BidValue: "$42.50"},
+		{Row: 8, ID: "lead-8", Status: StatusSubmitted, ResultCode: 1015, BidValue: "n/a"},
+		{Row: 9, ID: "lead-9", Status: StatusSubmitFailed, ResultCode: 1014, BidValue: "$0.05", Error: "submitLead: HTTP 500"},
 		{Row: 10, Status: StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
 		{Row: 11, Status: StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
-		{Row: 12, Status: StatusProcessed, ResultCode: 1016, BidValue: "$10"},
+		{Row: 12, ID: "lead-12", Status: StatusProcessed, ResultCode: 1016, BidValue: "$10"},
 	} {
 		s.Count(r)
 	}
@@ -215,7 +215,7 @@ func TestSummaryGolden(t *testing.T) {
 			s.Interrupted = true
 			s.RowsRead = 14
 			s.RowsRead++
-			s.Count(Row{Row: 13, Status: StatusCreated, ResultCode: 1013, BidValue: "$1.00"})
+			s.Count(Row{Row: 13, ID: "lead-13", Status: StatusCreated, ResultCode: 1013, BidValue: "$1.00"})
 			return s
 		}},
 	} {

@@ -261,7 +261,9 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 	case report.StatusCreated, report.StatusSubmitFailed:
 		j.prior = &prior
 	case report.StatusUnverified:
-		if dup, orig := e.duplicate(prior.ResultCode, prior.ID, prior.Note); dup && orig != "" {
+		if dup, orig := e.duplicate(prior.ResultCode, prior.ID, prior.Note); (dup && orig != "") || (prior.ResultCode == 0 && prior.ID != "") {
+			// The lead is known by its id (a duplicate's, or an answer
+			// without a result code): read it again, create nothing.
 			j.recheck = &prior
 		} else {
 			j.ambiguous = true
@@ -294,6 +296,12 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 			return nil
 		}
 		row.Attempts = attempts
+		if !unverified {
+			if res, unverified, err = e.checkAnswer(ctx, row.LeadID, res); err != nil {
+				e.notSent.Add(1) // unrecorded: --resume sends it again and checks
+				return err
+			}
+		}
 		row.ID, row.ResultCode, row.Note = res.ID, res.ResultCode, res.Note
 		if res.BidValue != nil {
 			row.BidValue = *res.BidValue
@@ -462,6 +470,51 @@ func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, wh
 	}
 	own.Note += notePrefix + why + "; this is the lead the earlier attempt created, answered as a duplicate on the retry]"
 	return own, false, nil
+}
+
+// checkAnswer settles a createLead answer that lacks what the row needs: a
+// result code (the schema lets it be null; none is no success) or a lead
+// id. With an id, the lead is read by it (Lead.Read) for its code; if that
+// fails too, or without an id, the row is unverified (its lead exists, its
+// outcome is unknown): a person reconciles it by leadId, and --resume
+// checks it again. A lead without an id whose code needs no submission
+// stands (the summary names it). An error is returned only when the run
+// must stop.
+func (e *engine) checkAnswer(ctx context.Context, leadID string, res lead.Result) (_ lead.Result, unverified bool, _ error) {
+	const why = "createLead answered without a result code"
+	switch {
+	case res.ResultCode != 0 && res.ID != "":
+		return res, false, nil
+	case res.ID == "" && res.ResultCode != 0 && !lead.NeedsSubmission(res.ResultCode):
+		res.Note += notePrefix + "createLead answered without a lead id]"
+		return res, false, nil
+	case res.ID == "" && res.ResultCode != 0:
+		res.Note += notePrefix + "createLead answered a qualified lead without a lead id: it cannot be submitted or read by id; reconcile by leadId]"
+		return res, true, nil
+	case res.ID == "":
+		res.Note += notePrefix + why + " and without a lead id: its outcome is unknown; reconcile by leadId]"
+		return res, true, nil
+	}
+	got, _, err := e.api.Lead(ctx, res.ID)
+	e.observe(err)
+	switch {
+	case submitter.IsFatal(err):
+		return res, false, err
+	case err != nil:
+		res.Note += notePrefix + why + "; could not read lead " + res.ID + " for it (" + err.Error() + "): reconcile by leadId]"
+		return res, true, nil
+	case got.ResultCode == 0:
+		res.Note += notePrefix + why + "; lead " + res.ID + " read back has none either: reconcile by leadId]"
+		return res, true, nil
+	case got.PartnerLeadID != "" && leadID != "" && got.PartnerLeadID != leadID:
+		res.Note += notePrefix + why + "; lead " + res.ID + " read back belongs to leadId " + got.PartnerLeadID + ": reconcile by leadId]"
+		return res, true, nil
+	}
+	if got.ID == "" {
+		got.ID = res.ID
+	}
+	got.Note += notePrefix + why + "; read back from lead " + res.ID + "]"
+	return got, false, nil
 }
 
 // submittedAlready reports whether a submitLead error says the lead is

@@ -6,7 +6,8 @@
 // own-lead check after a lost answer, then submitLead for a qualified lead),
 // and journals every outcome from the one goroutine that owns the journal.
 // It decides which rows end unverified (a duplicate answer after a lost one
-// that cannot be confirmed as the row's own lead) and which failed rows are
+// that cannot be confirmed as the row's own lead, an answer without a
+// result code or lead id that cannot be read back) and which failed rows are
 // marked ambiguous for the next run. It stops taking rows on the first
 // cancellation, when its circuit breaker sees the service gone (too many
 // outages in a row) or when the input cannot be read on, and lets the calls

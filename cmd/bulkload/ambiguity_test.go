@@ -265,3 +265,115 @@ func resultCodeAs(t *testing.T, body []byte, code func(int) string) []byte {
 	c := env.Data.CreateLead.ResultCode
 	return bytes.Replace(body, []byte(`"resultCode":`+strconv.Itoa(c)), []byte(`"resultCode":`+code(c)), 1)
 }
+
+// withField rewrites one field of a createLead answer's result to raw JSON.
+func withField(t *testing.T, body []byte, field, raw string) []byte {
+	t.Helper()
+	var env struct {
+		Data struct {
+			CreateLead map[string]json.RawMessage `json:"createLead"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.Data.CreateLead == nil {
+		t.Errorf("createLead answer %q: %v", body, err)
+		return body
+	}
+	env.Data.CreateLead[field] = json.RawMessage(raw)
+	out, err := json.Marshal(map[string]any{"data": map[string]any{"createLead": env.Data.CreateLead}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestUploadNullResultCode is issue 18 item 6: a createLead answer with a
+// null resultCode is no success. With Lead.Read the lead is read back by
+// its id and settled (submitted when qualified); without it the row is
+// unverified and the run exits 1, and a --resume once Lead.Read is granted
+// settles it. A qualified answer without a lead id is unverified and the
+// summary names the row.
+func TestUploadNullResultCode(t *testing.T) {
+	const n = 3
+	nullCode := func(_ string, r reply) (reply, time.Duration) {
+		return jsonReply(200, string(withField(t, r.body, "resultCode", "null"))), 0
+	}
+	upload := func(t *testing.T, s *alteringSim, extra ...string) (cliResult, []string, string) {
+		dir := t.TempDir()
+		input := qualifyingRows(t, dir, n)
+		results := filepath.Join(dir, "results.csv")
+		args := append([]string{"upload"}, s.args()...)
+		args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--summary-json", filepath.Join(dir, "summary.json"))
+		args = append(append(args, extra...), input)
+		return runCLI(t, secretEnv(), args...), args, results
+	}
+
+	t.Run("read back with Lead.Read", func(t *testing.T) {
+		s := startAlteringSim(t, leadsim.Options{}, nullCode)
+		res, _, results := upload(t, s)
+		if res.code != exitOK {
+			t.Errorf("exit = %d, want 0 (every lead read back and submitted)\n%s", res.code, res.stderr)
+		}
+		for row, r := range finalByRow(t, results, n) {
+			if r["status"] != "submitted" || r["resultCode"] == "" {
+				t.Errorf("row %d ended %s with code %q: note %q; want its code read back and the lead submitted", row, r["status"], r["resultCode"], r["note"])
+			}
+		}
+		if got := s.Stats().Submissions; got != n {
+			t.Errorf("the service holds %d submissions, want %d", got, n)
+		}
+	})
+
+	t.Run("without Lead.Read, then resumed", func(t *testing.T) {
+		client := leadsim.DefaultClient()
+		client.Roles = []string{leadsim.RoleWrite}
+		s := startAlteringSim(t, leadsim.Options{Clients: []leadsim.Client{client}}, nullCode)
+		res, args, results := upload(t, s)
+		if res.code != exitRowsFailed {
+			t.Errorf("exit = %d, want %d (rows unverified)\n%s", res.code, exitRowsFailed, res.stderr)
+		}
+		for row, r := range finalByRow(t, results, n) {
+			if r["status"] != "unverified" || r["id"] == "" || !strings.Contains(r["note"], "without a result code") {
+				t.Errorf("row %d ended %s: id %q note %q; want unverified, its id kept, saying why", row, r["status"], r["id"], r["note"])
+			}
+		}
+		if err := s.GrantRoles(leadsim.DefaultClientID, leadsim.RoleWrite, leadsim.RoleRead); err != nil {
+			t.Fatal(err)
+		}
+		s.on.Store(false)
+		input := args[len(args)-1]
+		res = runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
+		if res.code != exitOK {
+			t.Errorf("--resume exit = %d, want 0\n%s", res.code, res.stderr)
+		}
+		for row, r := range finalByRow(t, results, n) {
+			if r["status"] != "submitted" {
+				t.Errorf("row %d ended %s after --resume: note %q; want submitted", row, r["status"], r["note"])
+			}
+		}
+		if got := s.Stats().Submissions; got != n {
+			t.Errorf("the service holds %d submissions, want %d", got, n)
+		}
+	})
+
+	t.Run("qualified without a lead id", func(t *testing.T) {
+		s := startAlteringSim(t, leadsim.Options{}, func(_ string, r reply) (reply, time.Duration) {
+			return jsonReply(200, string(withField(t, r.body, "id", "null"))), 0
+		})
+		res, args, results := upload(t, s)
+		if res.code != exitRowsFailed {
+			t.Errorf("exit = %d, want %d (rows unverified)\n%s", res.code, exitRowsFailed, res.stderr)
+		}
+		for row, r := range finalByRow(t, results, n) {
+			if r["status"] != "unverified" || !strings.Contains(r["note"], "without a lead id") {
+				t.Errorf("row %d ended %s: note %q; want unverified, saying the lead has no id", row, r["status"], r["note"])
+			}
+		}
+		if !strings.Contains(res.stderr, "no lead id") || !strings.Contains(res.stderr, "rows 1, 2, 3") {
+			t.Errorf("the summary does not name the rows without a lead id:\n%s", res.stderr)
+		}
+		sum := readSummaryJSON(t, args[len(args)-2])
+		if got, _ := sum["noLeadId"].(map[string]any); got == nil || got["count"] != float64(n) {
+			t.Errorf("summary JSON noLeadId = %v, want count %d", sum["noLeadId"], n)
+		}
+	})
+}
