@@ -153,7 +153,26 @@ type Summary struct {
 	// and is submitted when qualified; the edit was not sent.
 	KeptLeads RowList `json:"keptLeads"`
 
+	// The tables of the run report (bulkload report, --report), filled by
+	// Count and sorted by FinishDetails: rows by result code with their
+	// bids (ResultCodes), the bid distribution (BidBuckets), invalid rows
+	// by the partner's column and rule (InvalidColumns: only from rows
+	// validated in this run, which carry their errors as values; a
+	// results file read back holds only their text), and failed,
+	// submit_failed and unverified rows by reason (Failures). Each keeps
+	// the first row numbers, so a partner can be told what to fix.
+	ResultCodes    []CodeCount     `json:"resultCodes"`
+	BidBuckets     []BidBucket     `json:"bidBuckets"`
+	InvalidColumns []InvalidColumn `json:"invalidColumns"`
+	Failures       []Failure       `json:"failures"`
+	// Timeline is how an upload went over time (throughput, 429s and
+	// 503s, retries, rows in flight, latency, the rate in force), one
+	// sample a second, downsampled for long runs; nil for validate, for a
+	// run that stopped before sending, and for a combined summary.
+	Timeline *Timeline `json:"timeline,omitempty"`
+
 	Reasons Reasons `json:"-"`
+	details details
 }
 
 // maxNamedRows is how many rows a RowList names.
@@ -278,6 +297,7 @@ func (s *Summary) Count(r Row) {
 	for _, e := range r.Invalid {
 		s.Reasons.Add(e.Reason())
 	}
+	s.countDetails(r)
 }
 
 type term struct {
@@ -490,6 +510,7 @@ func (s *Summary) WriteJSON(path string) error {
 // JSON is the summary as WriteJSON writes it, for encoding elsewhere (one
 // JSON log record).
 func (s *Summary) JSON() any {
+	s.FinishDetails()
 	msg, ok := s.accounting()
 	return struct {
 		*Summary

@@ -138,6 +138,11 @@ type Call struct {
 // Stats are a Client's counters since New.
 type Stats struct {
 	Calls, Attempts, Retries, Status429, Status401, TokensFetched int64
+	// Status503 counts attempts answered 503; Answered the attempts the
+	// service answered (data or GraphQL errors), and Latency how long
+	// those took (for the run report's timeline).
+	Status503, Answered int64
+	Latency             LatencyCounts
 	// CreateLead, SubmitLead, Lead and Preflight count each operation's
 	// calls, retries and attempts by outcome (for metrics).
 	CreateLead, SubmitLead, Lead, Preflight OpStats
@@ -572,6 +577,9 @@ func (c *Client) Stats() Stats {
 		Retries:       c.stats.retries.Load(),
 		Status429:     c.stats.status429.Load(),
 		Status401:     c.stats.status401.Load(),
+		Status503:     c.stats.status503.Load(),
+		Answered:      c.stats.answered.Load(),
+		Latency:       c.stats.latency.load(),
 		TokensFetched: c.tokens.fetched.Load(),
 		CurrentRate:   c.rate.Rate(),
 		CreateLead:    c.stats.ops[opCreate].load(),

@@ -104,8 +104,10 @@ func (c *opCounters) load() OpStats {
 
 // stats are the Client's counters. Safe for concurrent use.
 type stats struct {
-	calls, attempts, retries, status429, status401 atomic.Int64
-	ops                                            [numOps]opCounters
+	calls, attempts, retries, status429, status401, status503 atomic.Int64
+	ops                                                       [numOps]opCounters
+	// latency counts the answered attempts by how long they took.
+	latency latencyCounters
 	// answered counts the attempts the service answered (ok or GraphQL
 	// errors): a throttled call that sees it move knows the service works.
 	answered atomic.Int64

@@ -68,7 +68,7 @@ func newTransport(l layers) http.RoundTripper {
 	var rt http.RoundTripper = &bodyLimitLayer{next: l.base, max: l.maxBody}
 	rt = &deadlineLayer{next: rt, timeout: l.callTimeout}
 	rt = &outcomeLayer{next: rt, now: l.now, refusals: l.refusals}
-	rt = &statsLayer{next: rt, stats: l.stats}
+	rt = &statsLayer{next: rt, stats: l.stats, now: l.now}
 	rt = &authLayer{next: rt, tokens: l.tokens}
 	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log}
 	return &retryLayer{next: rt, log: l.log, answered: &l.stats.answered, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax}
@@ -265,6 +265,7 @@ func (l *authLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 type statsLayer struct {
 	next  http.RoundTripper
 	stats *stats
+	now   func() time.Time
 }
 
 // RoundTrip counts one attempt.
@@ -276,6 +277,7 @@ func (l *statsLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		l.stats.retries.Add(1)
 		op.retries.Add(1)
 	}
+	start := l.now()
 	resp, err := l.next.RoundTrip(r)
 	var ae *attemptError
 	errors.As(err, &ae)
@@ -283,6 +285,7 @@ func (l *statsLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	op.outcomes[class].Add(1)
 	if class == classOK || class == classGraphQLError {
 		l.stats.answered.Add(1)
+		l.stats.latency.observe(l.now().Sub(start))
 	}
 	if ae != nil {
 		switch ae.status {
@@ -290,6 +293,8 @@ func (l *statsLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 			l.stats.status429.Add(1)
 		case http.StatusUnauthorized:
 			l.stats.status401.Add(1)
+		case http.StatusServiceUnavailable:
+			l.stats.status503.Add(1)
 		}
 	}
 	return resp, err

@@ -45,6 +45,10 @@ type engine struct {
 	// outages counts calls that failed as an outage in a row, across all
 	// workers (see breaker).
 	outages atomic.Int64
+	// inFlight counts the rows being sent (a worker in work), for the
+	// timeline; timeline records the run over time (sample).
+	inFlight atomic.Int64
+	timeline *report.TimelineRecorder
 }
 
 // observe feeds the circuit breaker with one call's outcome: an outage
@@ -183,7 +187,10 @@ func (e *engine) runPool(ctx, gctx context.Context, jobs <-chan job, lines chan<
 					e.notSent.Add(1)
 					continue
 				}
-				if err := e.work(pctx, j, lines); err != nil {
+				e.inFlight.Add(1)
+				err := e.work(pctx, j, lines)
+				e.inFlight.Add(-1)
+				if err != nil {
 					return err
 				}
 			}

@@ -97,6 +97,13 @@ type Config struct {
 	// OnFinal, when set, is called once per row counted with a final
 	// status, from the writer goroutine (the progress display counts them).
 	OnFinal func(report.Row)
+	// Stats, when set, reads the client's counters (*submitter.Client's
+	// Stats) once a second for the run's timeline (Summary.Timeline);
+	// without it the timeline holds only the rows in flight.
+	Stats func() submitter.Stats
+	// SampleEvery is the timeline's sampling interval; 0: one second.
+	// Tests shorten it.
+	SampleEvery time.Duration
 }
 
 // Result is what a run did. Summary holds the counts (by status, qualified,
@@ -146,6 +153,7 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 	e := &engine{cfg: cfg, api: api, log: log}
 	e.sum.Mode = "upload"
 	e.sum.Start = time.Now()
+	e.timeline = report.NewTimelineRecorder(e.sum.Start)
 
 	// stopCtx ends when no more rows are to be taken: the first signal
 	// (ctx), or a reason of the engine's own (halt), which becomes Run's
@@ -166,23 +174,33 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 		}
 		if ctx.Err() == nil {
 			log.Warn("stopping: no new rows are taken; waiting for calls in flight", "drain_timeout", cfg.DrainTimeout, "reason", context.Cause(stopCtx))
+			e.timeline.Mark(time.Now(), 0, report.MarkStop, stopNote(context.Cause(stopCtx)))
+		} else {
+			e.timeline.Mark(time.Now(), 0, report.MarkSignal, "signal: no new rows taken; calls in flight drain")
 		}
 		t := time.NewTimer(cfg.DrainTimeout)
 		defer t.Stop()
 		select {
 		case <-t.C:
 			log.Warn("drain timeout: calls still in flight are cancelled")
+			e.timeline.Mark(time.Now(), 0, report.MarkDrainTimeout, "drain timeout: calls still in flight cancelled")
 			cancelWork()
 		case <-cfg.Abort:
 			log.Warn("stopping at once: calls in flight are cancelled")
+			e.timeline.Mark(time.Now(), 0, report.MarkAbort, "second signal: calls in flight cancelled")
 			cancelWork()
 		case <-workCtx.Done():
 		}
 	})
+	sampling, stopSampling := context.WithCancel(context.Background())
+	var sampler sync.WaitGroup
+	sampler.Go(func() { e.sample(sampling) })
 
 	runErr := e.pipeline(stopCtx, workCtx, src, journal)
 	cancelWork()
 	drainer.Wait()
+	stopSampling()
+	sampler.Wait()
 	if cause := context.Cause(stopCtx); runErr == nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		runErr = cause // the breaker or the input stopped the run
 	}
@@ -200,5 +218,6 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 	e.sum.NotSent = int(e.notSent.Load())
 	e.sum.Interrupted = interrupted
 	e.sum.End = time.Now()
+	e.sum.Timeline = e.timeline.Timeline()
 	return Result{Summary: e.sum, Skipped: e.skipped, Compacted: cerr == nil}, runErr
 }

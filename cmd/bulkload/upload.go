@@ -343,6 +343,7 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 		AlreadySubmitted:       u.up.alreadyRE,
 		DuplicateOf:            u.up.duplicateOfRE,
 		Log:                    u.log,
+		Stats:                  client.Stats,
 		OnFinal: func(r report.Row) {
 			done.Add(1)
 			u.metrics.Observe(r)
@@ -456,6 +457,9 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 // fixed --summary-json path never shows an earlier run's figures as this
 // one's. A failed write turns exit status 0 into 5.
 func (u *uploader) finishSummary(code int) int {
+	if u.summary != nil {
+		code = writeSidecar(u.env, u.summary, u.in.resultsPath(u.input), u.in.summaryJSON, code)
+	}
 	if u.in.summaryJSON != "" && u.outputsChecked {
 		sum := u.summary
 		if sum == nil {

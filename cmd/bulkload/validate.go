@@ -77,6 +77,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		err = werr
 	}
 	code := validateStatus(e, &checks, pos[0], sum, provided, unknown, err)
+	code = writeSidecar(e, sum, in.resultsPath(pos[0]), in.summaryJSON, code)
 	if in.summaryJSON != "" {
 		code = writeSummaryJSON(e, sum, in.summaryJSON, code)
 	}
@@ -247,6 +248,26 @@ func writeSummaryJSON(e *env, sum *report.Summary, path string, code int) int {
 	sum.ExitCode = &code
 	if err := sum.WriteJSON(path); err != nil {
 		fmt.Fprintf(e.stderr, "bulkload: --summary-json: %v\n", err)
+		if code == exitOK {
+			return exitIO
+		}
+	}
+	return code
+}
+
+// writeSidecar writes the run's summary beside its results file
+// (report.SummaryPath), with the exit status, so that `bulkload report`
+// draws the run's timeline, invalid columns and manifest from files
+// alone; skipped when --summary-json names that very file (it is written
+// there anyway). A failed write is reported and turns status 0 into 5.
+func writeSidecar(e *env, sum *report.Summary, results, summaryJSON string, code int) int {
+	path := report.SummaryPath(results)
+	if results == "" || summaryJSON == path {
+		return code
+	}
+	sum.ExitCode = &code
+	if err := sum.WriteJSON(path); err != nil {
+		fmt.Fprintf(e.stderr, "bulkload: summary beside the results file: %v\n", err)
 		if code == exitOK {
 			return exitIO
 		}

@@ -1,0 +1,176 @@
+package report
+
+import (
+	"sync"
+	"time"
+)
+
+// MaxSamples bounds a Timeline's samples: a longer run is downsampled, two
+// neighbouring samples merged into one of twice the interval, so that the
+// summary (and the report drawn from it) stays small whatever the run's
+// length: an 8-hour run keeps 450 samples of 64 seconds.
+const MaxSamples = 600
+
+// Timeline is how an upload went over time, one Sample per Interval
+// seconds, for the run report's charts ("why was last night slow?"). It is
+// recorded by the upload engine and written in the summary JSON, so that
+// `bulkload report` draws it from files alone.
+type Timeline struct {
+	// Start is when the first sample begins; every T and At counts from it.
+	Start time.Time `json:"start"`
+	// IntervalSeconds is each sample's length: 1, doubled each time the
+	// timeline was downsampled.
+	IntervalSeconds float64 `json:"intervalSeconds"`
+	// Samples are in time order, Samples[i] covering
+	// [i*IntervalSeconds, (i+1)*IntervalSeconds) after Start; the last may
+	// be shorter (the run ended within it).
+	Samples []Sample `json:"samples"`
+	// Marks are events to show on the time axis: signals, the circuit
+	// breaker, the drain timeout, outages.
+	Marks []Mark `json:"marks"`
+}
+
+// Sample is one interval of a Timeline. Counts are over the interval; the
+// gauges (in flight, limit, rate) are means over the seconds it merged.
+type Sample struct {
+	// T is when the sample begins, in seconds since Timeline.Start.
+	T float64 `json:"t"`
+	// Seconds is how long the sample covers (IntervalSeconds but for the
+	// last).
+	Seconds float64 `json:"seconds"`
+	// Answered counts the HTTP attempts the service answered (with data
+	// or GraphQL errors): throughput is Answered/Seconds calls per second.
+	Answered int64 `json:"answered"`
+	// Status429 and Status503 count attempts answered 429 and 503;
+	// Retries the attempts after a call's first.
+	Status429 int64 `json:"status429"`
+	Status503 int64 `json:"status503"`
+	Retries   int64 `json:"retries"`
+	// InFlight is the number of rows being sent (a worker busy with its
+	// calls), sampled each second; ConcurrencyLimit is how many may be.
+	InFlight         float64 `json:"inFlight"`
+	ConcurrencyLimit float64 `json:"concurrencyLimit"`
+	// LatencyP50Ms and LatencyP95Ms are the median and 95th percentile of
+	// the answered attempts' latency in milliseconds; 0 when none was
+	// answered. Merged samples keep the answer-weighted mean of the
+	// medians and the highest 95th percentile (a percentile cannot be
+	// merged exactly; the higher one is the safe side for "why slow?").
+	LatencyP50Ms float64 `json:"latencyP50Ms"`
+	LatencyP95Ms float64 `json:"latencyP95Ms"`
+	// RateLimit is the shared call rate in force, calls per second; 0:
+	// unlimited.
+	RateLimit float64 `json:"rateLimit"`
+}
+
+// Mark kinds.
+const (
+	MarkSignal       = "signal"        // SIGINT or SIGTERM: no new rows taken
+	MarkAbort        = "abort"         // a second signal: calls in flight cancelled
+	MarkStop         = "stop"          // the run stopped taking rows for a reason of its own
+	MarkDrainTimeout = "drain-timeout" // calls still in flight were cancelled
+	MarkOutage       = "outage"        // the service was away for Seconds
+)
+
+// Mark is one event on a Timeline's time axis.
+type Mark struct {
+	// At is when it happened, in seconds since Timeline.Start.
+	At float64 `json:"t"`
+	// Seconds is how long it lasted (an outage); 0 for an instant.
+	Seconds float64 `json:"seconds,omitempty"`
+	// Kind is one of the Mark kinds above.
+	Kind string `json:"kind"`
+	// Note says what happened, in words; it never holds lead data.
+	Note string `json:"note,omitempty"`
+}
+
+// merge folds b, the sample after a, into a.
+func (a *Sample) merge(b Sample) {
+	w := a.Seconds + b.Seconds
+	if w <= 0 {
+		w = 1
+	}
+	if n := a.Answered + b.Answered; n > 0 {
+		a.LatencyP50Ms = (a.LatencyP50Ms*float64(a.Answered) + b.LatencyP50Ms*float64(b.Answered)) / float64(n)
+	}
+	a.LatencyP95Ms = max(a.LatencyP95Ms, b.LatencyP95Ms)
+	a.InFlight = (a.InFlight*a.Seconds + b.InFlight*b.Seconds) / w
+	a.ConcurrencyLimit = (a.ConcurrencyLimit*a.Seconds + b.ConcurrencyLimit*b.Seconds) / w
+	a.RateLimit = (a.RateLimit*a.Seconds + b.RateLimit*b.Seconds) / w
+	a.Answered += b.Answered
+	a.Status429 += b.Status429
+	a.Status503 += b.Status503
+	a.Retries += b.Retries
+	a.Seconds += b.Seconds
+}
+
+// TimelineRecorder builds a Timeline from one sample a second, downsampling
+// as it grows past MaxSamples. Safe for concurrent use: the sampler adds
+// samples while signals and the breaker add marks.
+type TimelineRecorder struct {
+	mu      sync.Mutex
+	t       Timeline
+	pending Sample // the seconds of the current interval so far
+	has     bool
+}
+
+// NewTimelineRecorder starts a timeline at start.
+func NewTimelineRecorder(start time.Time) *TimelineRecorder {
+	return &TimelineRecorder{t: Timeline{Start: start, IntervalSeconds: 1, Samples: []Sample{}, Marks: []Mark{}}}
+}
+
+// Add records one sample, s.Seconds long, starting where the last ended.
+func (r *TimelineRecorder) Add(s Sample) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.has {
+		s.T = float64(len(r.t.Samples)) * r.t.IntervalSeconds
+		r.pending, r.has = s, true
+	} else {
+		r.pending.merge(s)
+	}
+	// A sampler's tick comes a little early or late: half a second of
+	// slack keeps one tick one sample.
+	if r.pending.Seconds > r.t.IntervalSeconds-0.5 {
+		r.flushLocked()
+	}
+}
+
+func (r *TimelineRecorder) flushLocked() {
+	if !r.has {
+		return
+	}
+	r.t.Samples = append(r.t.Samples, r.pending)
+	r.has = false
+	if len(r.t.Samples) < MaxSamples {
+		return
+	}
+	half := r.t.Samples[:0]
+	for i := 0; i+1 < len(r.t.Samples); i += 2 {
+		s := r.t.Samples[i]
+		s.merge(r.t.Samples[i+1])
+		half = append(half, s)
+	}
+	r.t.Samples = half
+	r.t.IntervalSeconds *= 2
+}
+
+// Mark records an event at, with an optional length.
+func (r *TimelineRecorder) Mark(at time.Time, length time.Duration, kind, note string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.t.Marks = append(r.t.Marks, Mark{At: at.Sub(r.t.Start).Seconds(), Seconds: length.Seconds(), Kind: kind, Note: note})
+}
+
+// Timeline returns the timeline so far, the current interval's seconds
+// included as a shorter last sample. The caller owns the copy.
+func (r *TimelineRecorder) Timeline() *Timeline {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.t
+	t.Samples = append([]Sample{}, r.t.Samples...)
+	if r.has {
+		t.Samples = append(t.Samples, r.pending)
+	}
+	t.Marks = append([]Mark{}, r.t.Marks...)
+	return &t
+}
