@@ -26,6 +26,7 @@ const (
 
 type descs struct {
 	rows         *prometheus.Desc
+	invalidRatio *prometheus.Desc
 	qualified    *prometheus.Desc
 	bid          *prometheus.Desc
 	calls        *prometheus.Desc
@@ -49,6 +50,7 @@ func newDescs(constLabels prometheus.Labels) descs {
 	}
 	return descs{
 		rows:         desc("bulkload_rows_total", "Rows by final status (not_sent: read but not sent because the run stopped; --resume sends them).", "status"),
+		invalidRatio: desc("bulkload_invalid_ratio", "Share of the run's rows that were invalid (0 to 1): not sent, listed in the rejects file; within --max-invalid they do not fail the run."),
 		qualified:    desc("bulkload_qualified_total", "Rows whose lead qualified (result code 1013-1017)."),
 		bid:          desc("bulkload_bid_value_dollars_total", "Sum of the bid values of qualified leads, in dollars."),
 		calls:        desc("bulkload_api_calls_total", "GraphQL calls by operation (a call may take several attempts).", "operation"),
@@ -79,7 +81,7 @@ type collector struct {
 // while they have no value (the last run's before any run finished).
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.d
-	for _, x := range []*prometheus.Desc{d.rows, d.qualified, d.bid, d.calls, d.retries, d.attempts, d.tokens, d.rate,
+	for _, x := range []*prometheus.Desc{d.rows, d.invalidRatio, d.qualified, d.bid, d.calls, d.retries, d.attempts, d.tokens, d.rate,
 		d.runStart, d.runDuration, d.inProgress, d.lastRunTime, d.lastSuccess, d.lastExitCode, d.lastOK, d.buildInfo} {
 		ch <- x
 	}
@@ -118,6 +120,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	} {
 		counter(d.rows, float64(s.n), string(s.status))
 	}
+	gauge(d.invalidRatio, rows.InvalidShare())
 	counter(d.qualified, float64(rows.Qualified))
 	counter(d.bid, float64(rows.BidCents)/100)
 

@@ -99,7 +99,7 @@ func TestFileDuringAndAfterRun(t *testing.T) {
 	}
 
 	clk.t = clk.t.Add(90 * time.Second)
-	sum := &report.Summary{Submitted: 1, Invalid: 1, Failed: 2, Unverified: 1, NotSent: 3, Qualified: 1, BidCents: 4500}
+	sum := &report.Summary{RowsRead: 8, Submitted: 1, Invalid: 1, Failed: 2, Unverified: 1, NotSent: 3, Qualified: 1, BidCents: 4500}
 	if err := r.Finish(context.Background(), sum, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +114,7 @@ func TestFileDuringAndAfterRun(t *testing.T) {
 		{"bulkload_rows_total", map[string]string{"status": "failed"}, 2},
 		{"bulkload_rows_total", map[string]string{"status": "unverified"}, 1},
 		{"bulkload_rows_total", map[string]string{"status": "not_sent"}, 3},
+		{"bulkload_invalid_ratio", nil, 0.125}, // 1 of 8 rows
 		{"bulkload_qualified_total", nil, 1},
 		{"bulkload_bid_value_dollars_total", nil, 45},
 		{"bulkload_api_calls_total", map[string]string{"operation": "createLead"}, 3},

@@ -380,6 +380,22 @@ func (s *Summary) Check() error {
 	return fmt.Errorf("%w: %s", ErrAccounting, msg)
 }
 
+// InvalidShare is the share (0 to 1) of the run's rows that were invalid:
+// Invalid over the rows read that belong to this run (other shards' rows
+// left out), or, before RowsRead is known (a run going on), over the rows
+// counted so far; 0 without rows. It is what an alert on partner data
+// quality compares with a threshold.
+func (s *Summary) InvalidShare() float64 {
+	rows := s.RowsRead - s.OtherShards
+	if s.RowsRead == 0 {
+		rows = s.accounted() - s.OtherShards
+	}
+	if rows <= 0 {
+		return 0
+	}
+	return float64(s.Invalid) / float64(rows)
+}
+
 // Elapsed is the run's duration, End minus Start (0 if either is unset).
 func (s *Summary) Elapsed() time.Duration {
 	if s.Start.IsZero() || s.End.IsZero() {
@@ -395,6 +411,19 @@ func (s *Summary) RowsPerSecond() float64 {
 		return 0
 	}
 	return float64(s.RowsRead) / sec
+}
+
+// invalidNote is the summary's note on an upload's invalid rows: not sent,
+// their share, and where they are listed for the partner.
+func invalidNote(s *Summary) string {
+	if s.Invalid == 0 {
+		return "not sent"
+	}
+	note := fmt.Sprintf("not sent (%.1f%% of rows): the partner's to fix", 100*s.InvalidShare())
+	if r, _ := s.Settings["rejects"].(string); r != "" {
+		note += ", listed in " + r
+	}
+	return note
 }
 
 // WriteText prints the summary for a person: counts, bid total, calls,
@@ -420,7 +449,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		line("valid", s.Valid, "")
 		line("invalid", s.Invalid, "")
 	} else {
-		line("invalid", s.Invalid, "not sent")
+		line("invalid", s.Invalid, invalidNote(s))
 		line("processed", s.Processed, "")
 		line("qualified", s.Qualified, "result codes 1013-1017")
 		line("submitted", s.Submitted, "")
@@ -514,6 +543,7 @@ func (s *Summary) JSON() any {
 	msg, ok := s.accounting()
 	return struct {
 		*Summary
+		InvalidShare    float64       `json:"invalidShare"`
 		ElapsedSeconds  float64       `json:"elapsedSeconds"`
 		RowsPerSecond   float64       `json:"rowsPerSecond"`
 		TotalBidValue   string        `json:"totalBidValue"`
@@ -521,7 +551,7 @@ func (s *Summary) JSON() any {
 		DistinctReasons int           `json:"distinctReasons"`
 		AccountingOK    bool          `json:"accountingOK"`
 		Accounting      string        `json:"accounting"`
-	}{s, s.Elapsed().Seconds(), s.RowsPerSecond(), FormatCents(s.BidCents),
+	}{s, s.InvalidShare(), s.Elapsed().Seconds(), s.RowsPerSecond(), FormatCents(s.BidCents),
 		s.Reasons.Top(topReasons), len(s.Reasons), ok, msg}
 }
 

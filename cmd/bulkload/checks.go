@@ -23,6 +23,11 @@ type checkOptions struct {
 	requireColumns string
 	allowEmpty     bool
 	maxInvalid     string // upload only
+	// strict makes any invalid row fail the upload (exit 1); without it,
+	// invalid rows within --max-invalid are the partner's to fix: reported
+	// (summary, metrics, --rejects) and the run exits 0. Upload only:
+	// validate always fails on an invalid row, finding them is its job.
+	strict bool
 
 	required []lead.Field
 	// maxRatio, when maxCount is -1, is the largest share of invalid rows
@@ -44,7 +49,8 @@ func (o *checkOptions) register(fs *flag.FlagSet, upload bool) {
 	fs.StringVar(&o.requireColumns, "require-columns", "", "fields the input must have a column for, besides dateOfBirth and termsConsent (eg socialSecurityNumber)")
 	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "exit 0 for an input with a header and no rows (default: exit 1, \"no rows\")")
 	if upload {
-		fs.StringVar(&o.maxInvalid, "max-invalid", "20%", "send nothing when more rows than this are invalid, a share (5%) or a count (50)")
+		fs.StringVar(&o.maxInvalid, "max-invalid", "20%", "send nothing when more rows than this are invalid, a share (5%) or a count (50); fewer do not fail the run")
+		fs.BoolVar(&o.strict, "strict", false, "exit 1 on any invalid row, even within --max-invalid (default: reported, not failed)")
 	}
 }
 

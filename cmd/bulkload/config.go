@@ -306,7 +306,7 @@ func knownSettings() map[string]bool {
 	// Commands share some names (tenant-id, app-id): one flag set each.
 	sets := []func(*flag.FlagSet){in.register, auth.register, up.register, logs.register, sim.RegisterFlags,
 		func(fs *flag.FlagSet) { fs.String("addr", "", "") }, registerAuthTimeout(new(time.Duration)),
-		new(metricsOptions).register, registerSummaryFlags(new(string))}
+		new(metricsOptions).register, registerSummaryFlags(new(summaryOptions))}
 	known := map[string]bool{}
 	for _, register := range sets {
 		fs := flag.NewFlagSet("settings", flag.ContinueOnError)

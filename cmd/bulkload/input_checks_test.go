@@ -432,8 +432,14 @@ func TestMaxInvalid(t *testing.T) {
 	if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--max-invalid", "1", input)...); res.code != exitRowsFailed || totalCreates(s) != 0 {
 		t.Errorf("--max-invalid 1 with 2 invalid rows: exit %d, %d sent; want 1, none\n%s", res.code, totalCreates(s), res.stderr)
 	}
-	if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != exitRowsFailed || totalCreates(s) != 18 {
-		t.Errorf("default --max-invalid with 2 of 20 invalid: exit %d, %d sent; want 1, 18\n%s", res.code, totalCreates(s), res.stderr)
+	// Within --max-invalid, invalid rows are the partner's to fix: the
+	// run exits 0 once every valid row is settled; --strict makes them
+	// fail it.
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != exitOK || totalCreates(s) != 18 {
+		t.Errorf("default --max-invalid with 2 of 20 invalid: exit %d, %d sent; want 0, 18\n%s", res.code, totalCreates(s), res.stderr)
+	}
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--strict", "--overwrite", input)...); res.code != exitRowsFailed {
+		t.Errorf("--strict with 2 of 20 invalid: exit %d; want 1\n%s", res.code, res.stderr)
 	}
 }
 

@@ -14,8 +14,8 @@ import (
 
 // Exit statuses, one table for every command; shown in --help and README.md.
 const (
-	exitOK          = 0   // every row valid (validate) or processed/submitted (upload)
-	exitRowsFailed  = 1   // the run finished, but some rows are invalid, failed or unverified
+	exitOK          = 0   // every row valid (validate) or every valid row processed/submitted (upload)
+	exitRowsFailed  = 1   // the run finished, but some rows failed or are unverified (or invalid: validate, upload --strict)
 	exitUsage       = 2   // bad flags, settings or input file (unreadable, wrong format)
 	exitAuth        = 3   // the identity provider refused the credentials
 	exitUnreachable = 4   // the service or its token endpoint cannot be reached, or is not what it should be
@@ -31,17 +31,23 @@ func exitMeaning(cmd string, code int) string {
 	case code == exitOK && cmd == "validate":
 		return "every row valid"
 	case code == exitOK && cmd == "upload":
-		return "every row processed or submitted"
+		return "every valid row processed or submitted; invalid rows within --max-invalid do not fail the run (the partner's to fix: summary, metrics, --rejects; --strict: exit 1)"
+	case code == exitOK && cmd == "summary":
+		return "every valid row of every input processed or submitted (invalid rows: as upload, --strict as upload --strict)"
 	case code == exitOK && cmd == "auth check":
 		return "a token was issued"
 	case code == exitOK && cmd == "sim":
 		return "stopped by SIGINT/SIGTERM"
 	case code == exitOK && cmd == "":
-		return "success: for validate every row valid, for upload every row processed or submitted"
+		return "success: for validate every row valid; for upload every valid row processed or submitted (invalid rows within --max-invalid are reported, not failed, unless --strict)"
 	case code == exitOK:
 		return "success"
+	case code == exitRowsFailed && cmd == "validate":
+		return "some rows are invalid (see the results file), or no rows"
+	case code == exitRowsFailed && cmd == "upload":
+		return "the run finished, but some rows failed, are unverified or still to submit (see the results file), or, with --strict, are invalid; or nothing was sent: more rows invalid than --max-invalid, or no rows"
 	case code == exitRowsFailed:
-		return "the run finished, but some rows are invalid, failed or unverified (see the results file); or nothing was sent: more rows invalid than --max-invalid, or no rows"
+		return "the run finished, but some rows failed or are unverified (see the results file), or are invalid (validate, upload --strict); or nothing was sent: more rows invalid than --max-invalid, or no rows"
 	case code == exitUsage:
 		return "usage error, bad setting, or unreadable input; found before anything is sent: a corrupt input file, a required column missing, an output unwritable or holding an upload's outcomes, the results file locked by another run or another input's"
 	case code == exitAuth:
@@ -108,7 +114,7 @@ func commands() []command {
 			settings(registerSimFlags(new(simOptions)), logs.register)},
 		{"summary", "summary [flags] RESULTS...", "print the combined summary of results files, e.g. all shards of a backfill",
 			[]int{exitOK, exitRowsFailed, exitUsage},
-			settings(registerSummaryFlags(new(string)), logs.register)},
+			settings(registerSummaryFlags(new(summaryOptions)), logs.register)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script",
 			[]int{exitOK, exitUsage}, nil},
 		{"version", "version", "print the version, VCS revision and Go version",

@@ -8,10 +8,17 @@ import (
 	"github.com/bulkload/bulkload/report"
 )
 
+// summaryOptions are the flags of "bulkload summary".
+type summaryOptions struct {
+	jsonPath string
+	strict   bool
+}
+
 // registerSummaryFlags registers the flags of "bulkload summary".
-func registerSummaryFlags(jsonPath *string) func(*flag.FlagSet) {
+func registerSummaryFlags(o *summaryOptions) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
-		fs.StringVar(jsonPath, "summary-json", "", "file to write the combined summary to as JSON")
+		fs.StringVar(&o.jsonPath, "summary-json", "", "file to write the combined summary to as JSON")
+		fs.BoolVar(&o.strict, "strict", false, "exit 1 on any invalid row, as upload --strict")
 	}
 }
 
@@ -21,15 +28,16 @@ func registerSummaryFlags(jsonPath *string) func(*flag.FlagSet) {
 func runSummary(ctx context.Context, e *env, args []string) int {
 	fs := newFlagSet("summary", "summary [flags] RESULTS...", e.stderr)
 	var (
-		jsonPath string
-		logs     logOptions
+		opts summaryOptions
+		logs logOptions
 	)
-	registerSummaryFlags(&jsonPath)(fs)
+	registerSummaryFlags(&opts)(fs)
 	logs.register(fs)
 	paths, _, err := parseSettings(fs, args, e, "summary", -1)
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
+	jsonPath := opts.jsonPath
 	log, err := e.logger(&logs)
 	if err != nil {
 		return exitFor(e.stderr, err)
@@ -50,8 +58,13 @@ func runSummary(ctx context.Context, e *env, args []string) int {
 	if err := printSummary(e, sum); err != nil {
 		return exitFor(e.stderr, err)
 	}
-	code := rowsStatus(sum)
-	if code == exitOK && sum.NotSent > 0 {
+	code := rowsStatus(sum, opts.strict)
+	if sum.Valid > 0 {
+		// A validated row was never uploaded: not settled.
+		fmt.Fprintf(e.stderr, "bulkload: %d rows were only validated (status valid), never uploaded\n", sum.Valid)
+		code = exitRowsFailed
+	}
+	if sum.NotSent > 0 {
 		fmt.Fprintf(e.stderr, "bulkload: %d rows are in no results file: a shard did not run or stopped early; run it (again) with --resume\n", sum.NotSent)
 		code = exitRowsFailed
 	}

@@ -493,7 +493,31 @@ func (u *uploader) exitStatus(ctx context.Context, sum *report.Summary, runErr e
 	if code, ok := u.checks.noRows(e.stderr, u.input, sum); ok {
 		return code
 	}
-	return rowsStatus(sum)
+	code := rowsStatus(sum, u.checks.strict)
+	if sum.Invalid > 0 {
+		u.logInvalid(sum, code)
+	}
+	return code
+}
+
+// logInvalid says what became of the invalid rows of a run that went
+// through its input: not sent, where they are listed, and whether they
+// made the exit status (--strict) or not (the partner's to fix).
+func (u *uploader) logInvalid(sum *report.Summary, code int) {
+	where := "the results file " + u.in.resultsPath(u.input) + " (status invalid)"
+	if u.in.rejects != "" {
+		where = "--rejects " + u.in.rejects + ", for the partner to fix and send again"
+	}
+	attrs := []any{"invalid", sum.Invalid, "share", fmt.Sprintf("%.2f%%", 100*sum.InvalidShare()), "max_invalid", u.checks.limitText(), "listed_in", where}
+	if u.checks.strict {
+		u.log.Info("invalid rows were not sent; --strict: they fail the run (exit 1)", attrs...)
+		return
+	}
+	msg := "invalid rows were not sent, within --max-invalid: the partner's to fix, they do not fail the run (--strict would)"
+	if code != exitOK {
+		msg = "invalid rows were not sent, within --max-invalid: the partner's to fix (the exit status is for other rows)"
+	}
+	u.log.Info(msg, attrs...)
 }
 
 // connect builds the run's client and proves, before any row is read, that

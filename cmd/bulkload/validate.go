@@ -104,17 +104,25 @@ func validateStatus(e *env, checks *checkOptions, input string, sum *report.Summ
 	if code, ok := checks.noRows(e.stderr, input, sum); ok {
 		return code
 	}
-	return rowsStatus(sum)
+	return rowsStatus(sum, true)
 }
 
 // rowsStatus is the exit status of a run that went through its input: 0
 // only when the accounting holds and every row ended valid, processed or
-// submitted.
-func rowsStatus(sum *report.Summary) int {
+// submitted, or, unless invalidFails, invalid. An upload's invalid rows
+// (within --max-invalid: more stop it before the first call) are the
+// partner's to fix, not the operator's: they are reported (summary,
+// metrics, --rejects) and do not fail the run without --strict; validate
+// fails on any, finding them is its job.
+func rowsStatus(sum *report.Summary, invalidFails bool) int {
 	if sum.Check() != nil {
 		return exitRowsFailed
 	}
-	if sum.Invalid+sum.Failed+sum.SubmitFailed+sum.Unverified+sum.Created+sum.Unknown > 0 {
+	bad := sum.Failed + sum.SubmitFailed + sum.Unverified + sum.Created + sum.Unknown + sum.NotSent
+	if invalidFails {
+		bad += sum.Invalid
+	}
+	if bad > 0 {
 		return exitRowsFailed
 	}
 	return exitOK
