@@ -79,9 +79,8 @@ type job struct {
 	// when that run created the lead but did not finish submitting it.
 	prior *report.Row
 	// ambiguous: an earlier attempt at createLead may have reached the
-	// service (an earlier run's lost answer, an earlier unverified row, or
-	// a row a killed run may have had in flight), so a duplicate answer may
-	// be this row's own lead and gets the own-lead check.
+	// service (every row a resumed run sends: see plan), so a duplicate
+	// answer may be this row's own lead and gets the own-lead check.
 	ambiguous bool
 	// recheck is an earlier run's unverified line whose duplicate answer
 	// names the lead it duplicates: that lead is read again, nothing is
@@ -254,11 +253,15 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 		}
 		return job{}, &line{row: it.Row}, nil
 	}
-	j := job{row: it.Row, input: it.Input}
+	// Resuming, every row sent again may have reached the service in some
+	// earlier run: one without a line may have been in flight at a kill;
+	// one whose last line is failed (or invalid, its cells edited since) may
+	// have been sent again by a later run that was killed, or whose
+	// journal stopped (a full disk), before its answer was recorded. The
+	// journal holds no line before a send, so none of them is known to
+	// be unsent: each gets the own-lead check on a duplicate answer.
+	j := job{row: it.Row, input: it.Input, ambiguous: e.cfg.Prior != nil}
 	if !hasPrior {
-		// Resuming, a row without a line may have been in flight when the
-		// earlier run was killed.
-		j.ambiguous = e.cfg.Prior != nil
 		return j, nil, nil
 	}
 	switch prior.Status {
@@ -272,11 +275,7 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 			// The lead is known by its id (a duplicate's, or an answer
 			// without a result code): read it again, create nothing.
 			j.recheck = &prior
-		} else {
-			j.ambiguous = true
 		}
-	case report.StatusFailed:
-		j.ambiguous = prior.Ambiguous
 	}
 	return j, nil, nil
 }

@@ -510,8 +510,8 @@ func TestDrainTimeout(t *testing.T) {
 }
 
 // TestAmbiguityAcrossRuns: the own-lead check runs on --resume for rows an
-// earlier run left ambiguous (a failed createLead after a lost answer, a row
-// without a line, an unverified row), and only for those.
+// earlier run may have sent (a failed or invalid row, a row without a line,
+// an unverified row), and in a fresh run only after a lost answer.
 func TestAmbiguityAcrossRuns(t *testing.T) {
 	// A duplicate answer for every row, naming the row's own earlier lead.
 	dupOfOwn := func(_ context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
@@ -537,11 +537,23 @@ func TestAmbiguityAcrossRuns(t *testing.T) {
 			creates: 1,
 		},
 		{
-			name:    "failed without a lost answer: a duplicate on resume is processed, not checked",
-			prior:   fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Error: "createLead: HTTP 500"}},
-			want:    report.StatusProcessed,
-			wantID:  "dup-L1",
+			// A later run may have sent it again and been killed before
+			// its answer was journalled (issue 18 item 2).
+			name:     "failed without a lost answer: checked on resume all the same",
+			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"}},
+			want:     report.StatusSubmitted,
+			wantID:   "own-L1",
+			creates:  1,
+			reads:    1,
+			wantNote: "an earlier run's createLead for this row may have reached the service",
+		},
+		{
+			name:    "invalid earlier, valid now: checked on resume",
+			prior:   fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusInvalid, Error: "zipCode: must be 5 digits"}},
+			want:    report.StatusSubmitted,
+			wantID:  "own-L1",
 			creates: 1,
+			reads:   1,
 		},
 		{
 			name:     "failed after a lost answer: checked on resume, own lead submitted",

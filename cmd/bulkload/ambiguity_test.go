@@ -37,6 +37,8 @@ type alterFunc func(leadID string, r reply) (out reply, delay time.Duration)
 type alteringSim struct {
 	*sim
 	on    atomic.Bool // alter while set
+	// refuse answers every createLead 503 before the service sees it.
+	refuse atomic.Bool
 	alter alterFunc
 	mu    sync.Mutex
 	seen  map[string]int // createLead calls by leadId
@@ -52,7 +54,7 @@ func startAlteringSim(t *testing.T, opts leadsim.Options, alter alterFunc) *alte
 	a.on.Store(true)
 	h := s.Handler()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/graphql" || !a.on.Load() {
+		if r.URL.Path != "/graphql" || !a.on.Load() && !a.refuse.Load() {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -68,6 +70,12 @@ func startAlteringSim(t *testing.T, opts leadsim.Options, alter alterFunc) *alte
 		}
 		if json.Unmarshal(body, &req) != nil || !strings.Contains(req.Query, "createLead") {
 			h.ServeHTTP(w, r)
+			return
+		}
+		if a.refuse.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"errors":[{"message":"Service temporarily unavailable","extensions":{"code":"SERVICE_UNAVAILABLE"}}]}`)
 			return
 		}
 		a.mu.Lock()

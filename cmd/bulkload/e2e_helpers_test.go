@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -22,6 +23,18 @@ import (
 // main with the arguments it was given.
 func TestMain(m *testing.M) {
 	if os.Getenv("BULKLOAD_TEST_AS_MAIN") == "1" {
+		if v := os.Getenv("BULKLOAD_TEST_FILE_SIZE_LIMIT"); v != "" {
+			// A disk that is full past this size (RLIMIT_FSIZE: writes
+			// beyond it fail with EFBIG).
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err == nil {
+				err = limitFileSize(n)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "BULKLOAD_TEST_FILE_SIZE_LIMIT:", err)
+				os.Exit(2)
+			}
+		}
 		main()
 		return
 	}
@@ -89,8 +102,14 @@ func secretEnv() map[string]string {
 // subprocess starts this test binary as the bulkload command.
 func subprocess(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
+	return subprocessEnv(t, nil, args...)
+}
+
+// subprocessEnv is subprocess with more environment variables.
+func subprocessEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret)
+	cmd.Env = append(append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
