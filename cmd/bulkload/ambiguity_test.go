@@ -36,12 +36,12 @@ type alterFunc func(leadID string, r reply) (out reply, delay time.Duration)
 // body that does not decode, a timeout.
 type alteringSim struct {
 	*sim
-	on    atomic.Bool // alter while set
+	on atomic.Bool // alter while set
 	// refuse answers every createLead 503 before the service sees it.
 	refuse atomic.Bool
-	alter alterFunc
-	mu    sync.Mutex
-	seen  map[string]int // createLead calls by leadId
+	alter  alterFunc
+	mu     sync.Mutex
+	seen   map[string]int // createLead calls by leadId
 }
 
 func startAlteringSim(t *testing.T, opts leadsim.Options, alter alterFunc) *alteringSim {
