@@ -86,6 +86,9 @@ type job struct {
 	// names the lead it duplicates: that lead is read again, nothing is
 	// created.
 	recheck *report.Row
+	// kept: the row's cells fail validation now, but an earlier run
+	// created its lead (prior), which is submitted all the same.
+	kept bool
 }
 
 // line is one line for the results journal. A worker that must not go on
@@ -94,6 +97,7 @@ type job struct {
 type line struct {
 	row       report.Row
 	countOnly bool       // a row finished in an earlier run: count it, write nothing
+	kept      bool       // the row's lead exists though its cells fail validation now (job.kept)
 	written   chan error // when set, the writer answers once the line is written (or not)
 }
 
@@ -227,6 +231,9 @@ func (e *engine) writeLines(lines <-chan line, journal Journal, failRun context.
 			continue
 		}
 		e.sum.Count(l.row)
+		if l.kept {
+			e.sum.KeptLeads.Add(l.row.Row)
+		}
 		if e.cfg.OnFinal != nil {
 			e.cfg.OnFinal(l.row)
 		}
@@ -244,6 +251,19 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 	}
 	if hasPrior && prior.LeadID != it.Row.LeadID {
 		return job{}, nil, fmt.Errorf("--resume: %w: row %d has leadId %q there but %q here", ErrForeignJournal, it.Row.Row, prior.LeadID, it.Row.LeadID)
+	}
+	if it.Row.Status == report.StatusInvalid && hasPrior && hasLead(prior) {
+		// Its cells were edited since an earlier run created its lead:
+		// the lead keeps its id and its obligations (submitted when
+		// qualified); the edit is not sent. The summary names the row.
+		switch prior.Status {
+		case report.StatusCreated, report.StatusSubmitFailed:
+			row := prior
+			row.Status, row.Error, row.Invalid = "", "", nil
+			return job{row: row, prior: &prior, kept: true}, nil, nil
+		}
+		e.skipped++
+		return job{}, &line{row: prior, countOnly: true, kept: true}, nil
 	}
 	if it.Row.Status == report.StatusInvalid {
 		if hasPrior && prior.Status == report.StatusInvalid {
@@ -280,6 +300,19 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 	return j, nil, nil
 }
 
+// hasLead reports whether an earlier run's line says the row's lead
+// exists: created (and perhaps submitted), or answered (processed,
+// unverified with an id).
+func hasLead(prior report.Row) bool {
+	switch prior.Status {
+	case report.StatusCreated, report.StatusSubmitFailed, report.StatusSubmitted, report.StatusProcessed:
+		return true
+	case report.StatusUnverified:
+		return prior.ID != ""
+	}
+	return false
+}
+
 // work sends one row: createLead, then submitLead for a qualified lead. It
 // returns an error only when the run must stop.
 func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
@@ -298,7 +331,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 			return err
 		}
 		if row.Status == report.StatusFailed {
-			lines <- line{row: row}
+			lines <- line{row: row, kept: j.kept}
 			return nil
 		}
 		row.Attempts = attempts
@@ -315,11 +348,11 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		switch {
 		case unverified:
 			row.Status = report.StatusUnverified
-			lines <- line{row: row}
+			lines <- line{row: row, kept: j.kept}
 			return nil
 		case !lead.NeedsSubmission(res.ResultCode) || e.cfg.NoSubmit:
 			row.Status = report.StatusProcessed
-			lines <- line{row: row}
+			lines <- line{row: row, kept: j.kept}
 			return nil
 		}
 		// The lead is worth a bid: its id is on disk before submitLead.
@@ -336,7 +369,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	}
 	if e.cfg.NoSubmit {
 		row.Status = report.StatusProcessed
-		lines <- line{row: row}
+		lines <- line{row: row, kept: j.kept}
 		return nil
 	}
 	res, _, err := e.api.Submit(ctx, row.ID)
@@ -344,12 +377,12 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	if err != nil && e.submittedAlready(err) {
 		row.Status = report.StatusSubmitted
 		row.Note = "submitted (submitLead answered that the lead already was: an earlier attempt's answer was lost, or the partner submits automatically)"
-		lines <- line{row: row}
+		lines <- line{row: row, kept: j.kept}
 		return nil
 	}
 	if err != nil {
 		row.Status, row.Error = report.StatusSubmitFailed, err.Error()
-		lines <- line{row: row}
+		lines <- line{row: row, kept: j.kept}
 		if submitter.IsFatal(err) {
 			return err // recorded: --resume submits it later
 		}
@@ -359,7 +392,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	if res.Note != "" {
 		row.Note = res.Note
 	}
-	lines <- line{row: row}
+	lines <- line{row: row, kept: j.kept}
 	return nil
 }
 

@@ -37,11 +37,12 @@ type alterFunc func(leadID string, r reply) (out reply, delay time.Duration)
 type alteringSim struct {
 	*sim
 	on atomic.Bool // alter while set
-	// refuse answers every createLead 503 before the service sees it.
-	refuse atomic.Bool
-	alter  alterFunc
-	mu     sync.Mutex
-	seen   map[string]int // createLead calls by leadId
+	// refuse answers every createLead 503 before the service sees it;
+	// refuseSubmit every submitLead.
+	refuse, refuseSubmit atomic.Bool
+	alter                alterFunc
+	mu                   sync.Mutex
+	seen                 map[string]int // createLead calls by leadId
 }
 
 func startAlteringSim(t *testing.T, opts leadsim.Options, alter alterFunc) *alteringSim {
@@ -54,7 +55,7 @@ func startAlteringSim(t *testing.T, opts leadsim.Options, alter alterFunc) *alte
 	a.on.Store(true)
 	h := s.Handler()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/graphql" || !a.on.Load() && !a.refuse.Load() {
+		if r.URL.Path != "/graphql" || !a.on.Load() && !a.refuse.Load() && !a.refuseSubmit.Load() {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -68,7 +69,13 @@ func startAlteringSim(t *testing.T, opts leadsim.Options, alter alterFunc) *alte
 				} `json:"input"`
 			} `json:"variables"`
 		}
-		if json.Unmarshal(body, &req) != nil || !strings.Contains(req.Query, "createLead") {
+		if json.Unmarshal(body, &req) == nil && strings.Contains(req.Query, "submitLead") && a.refuseSubmit.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"errors":[{"message":"Service temporarily unavailable","extensions":{"code":"SERVICE_UNAVAILABLE"}}]}`)
+			return
+		}
+		if json.Unmarshal(body, &req) != nil || !strings.Contains(req.Query, "createLead") || !a.on.Load() && !a.refuse.Load() {
 			h.ServeHTTP(w, r)
 			return
 		}

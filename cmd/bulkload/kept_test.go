@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// editColumn rewrites one column of every row of a CSV file.
+func editColumn(t *testing.T, path, column, value string) {
+	t.Helper()
+	recs := readCSVFile(t, path)
+	i := slices.Index(recs[0], column)
+	if i < 0 {
+		t.Fatalf("%s has no column %s", path, column)
+	}
+	for _, rec := range recs[1:] {
+		rec[i] = value
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := csv.NewWriter(f).WriteAll(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUploadEditedCellKeepsLead is issue 18 item 3: rows whose leads an
+// earlier run created (submit_failed here) keep their ids and are submitted
+// on --resume although an edit (zip 01912 saved as 1912) makes their cells
+// invalid now; the summary names them. A later --resume of the same edited
+// file keeps them submitted; none is written invalid, none created again.
+func TestUploadEditedCellKeepsLead(t *testing.T) {
+	const n = 3
+	s := startAlteringSim(t, leadsim.Options{}, nil)
+	s.on.Store(false)
+	dir := t.TempDir()
+	input := qualifyingRows(t, dir, n)
+	results := filepath.Join(dir, "results.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "1", "--max-consecutive-failures", "0",
+		"--summary-json", filepath.Join(dir, "summary.json"), "--max-invalid", "100%", input)
+
+	s.refuseSubmit.Store(true)
+	res := runCLI(t, secretEnv(), args...)
+	s.refuseSubmit.Store(false)
+	if res.code != exitRowsFailed {
+		t.Fatalf("first run exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	ids := map[int]string{}
+	for row, r := range finalByRow(t, results, n) {
+		if r["status"] != "submit_failed" || r["id"] == "" {
+			t.Fatalf("row %d ended %s (id %q); want submit_failed with its lead's id", row, r["status"], r["id"])
+		}
+		ids[row] = r["id"]
+	}
+
+	editColumn(t, input, "zipCode", "1912")
+	resume := append(args[:len(args)-1:len(args)-1], "--resume", input)
+	for run := 2; run <= 3; run++ {
+		res = runCLI(t, secretEnv(), resume...)
+		if res.code != exitOK {
+			t.Errorf("run %d (--resume of the edited file) exit = %d, want 0\n%s", run, res.code, res.stderr)
+		}
+		for row, r := range finalByRow(t, results, n) {
+			if r["status"] != "submitted" || r["id"] != ids[row] {
+				t.Errorf("run %d: row %d ended %s with id %q, error %q; want submitted with its lead %s", run, row, r["status"], r["id"], r["error"], ids[row])
+			}
+		}
+		if !strings.Contains(res.stderr, "kept leads") || !strings.Contains(res.stderr, "rows 1, 2, 3") {
+			t.Errorf("run %d: the summary does not name the rows kept despite their edit:\n%s", run, res.stderr)
+		}
+		sum := readSummaryJSON(t, filepath.Join(dir, "summary.json"))
+		if got, _ := sum["keptLeads"].(map[string]any); got == nil || got["count"] != float64(n) {
+			t.Errorf("run %d: summary JSON keptLeads = %v, want count %d", run, sum["keptLeads"], n)
+		}
+		os.Remove(filepath.Join(dir, "summary.json"))
+	}
+	if got := createsAtService(s); got != n {
+		t.Errorf("the service processed %d createLead calls, want %d (none again)", got, n)
+	}
+	if got := s.Stats().Submissions; got != n {
+		t.Errorf("the service holds %d submissions, want %d", got, n)
+	}
+}
