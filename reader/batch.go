@@ -36,9 +36,12 @@ func (b *Batch) Len() int { return len(b.Records) }
 func (r *Reader) ReadBatch(b *Batch, max int) error {
 	b.Records, b.arena, b.spans = b.Records[:0], b.arena[:0], b.spans[:0]
 	b.pending, b.decoded = b.pending[:0], false
-	var pos []int
+	var (
+		pos     []int
+		escaped bool
+	)
 	if s, ok := r.src.(*csvSource); ok {
-		pos = s.fieldPos
+		pos, escaped = s.fieldPos, s.escaped
 	}
 	var err error
 	for len(b.Records) < max {
@@ -57,6 +60,9 @@ func (r *Reader) ReadBatch(b *Batch, max int) error {
 			// fields is reused by the next read: copy, in field order.
 			for i, f := range fields[:min(len(fields), len(pos))] {
 				if p := pos[i]; p >= 0 {
+					if escaped {
+						f = lead.UnescapeCell(f)
+					}
 					rec.Values[p] = f
 				}
 			}

@@ -72,7 +72,11 @@ type csvSource struct {
 	lineBase  int // add to cr's line numbers: lines dropped before cr's input by restarts
 	renamed   []string
 	fieldPos  []int // per column: its field's position in csvRow, -1 for none (ReadBatch)
-	failed    error
+	// escaped marks a rejects file fed back (its first column is
+	// "error"): its cells were escaped against formulas by
+	// lead.EscapeCell, and are unescaped as they are read.
+	escaped bool
+	failed  error
 }
 
 // newCSVReader returns the csv.Reader every read of this package uses.
@@ -112,6 +116,7 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 	r.headerRaw = string(raw)
 
 	headers := um.Headers
+	s.escaped = len(headers) > 0 && normalize(headers[0]) == errorColumn
 	s.columns = len(headers)
 	for s.columns > 0 && headers[s.columns-1] == "" {
 		s.columns--
@@ -124,6 +129,9 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 	var unknown []string          // added to r.unknown only once the header is known to be one
 	known := 0
 	for i, h := range headers[:s.columns] {
+		if s.escaped {
+			h = lead.UnescapeCell(h)
+		}
 		res := res.resolve(h)
 		switch res.kind {
 		case colField:
@@ -246,6 +254,9 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 				return Record{}, nil, fmt.Errorf("read %s row %d: unexpected %T from gocsv", s.r.name, s.row, out)
 			}
 			rec.Values = row.values()
+			if s.escaped {
+				unescapeValues(&rec.Values)
+			}
 			checkValues(&rec)
 		}
 		return rec, nil, nil
@@ -287,6 +298,13 @@ func (s *csvSource) malformed(err error, raw []byte, before, after int64) (Recor
 	default:
 		s.failed = fmt.Errorf("read %s after row %d: %w", s.r.name, s.row, err)
 		return Record{}, s.failed
+	}
+}
+
+// unescapeValues undoes lead.EscapeCell on each value of a rejects file.
+func unescapeValues(v *lead.Values) {
+	for i := range v {
+		v[i] = lead.UnescapeCell(v[i])
 	}
 }
 

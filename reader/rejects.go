@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/text/encoding"
@@ -130,7 +131,7 @@ func (x *Rejects) writeCSVHeader() error {
 		if x.replaceCol && len(cols) > 0 {
 			cols = cols[1:]
 		}
-		return x.writeFields(append([]string{"error"}, cols...))
+		return x.writeFields(append([]string{"error"}, x.unescape(cols)...))
 	}
 	return x.writeCSVRow([]byte(x.header), "error")
 }
@@ -144,14 +145,26 @@ func splitCSV(raw []byte, comma rune) ([]string, error) {
 	return cr.Read()
 }
 
+// unescape undoes lead.EscapeCell on the cells of a rejects file being fed
+// back (the input's first column is "error"), in place; other inputs' cells
+// are data as they are.
+func (x *Rejects) unescape(fields []string) []string {
+	if x.replaceCol {
+		for i, f := range fields {
+			fields[i] = lead.UnescapeCell(f)
+		}
+	}
+	return fields
+}
+
 // writeFields writes one CSV line of fields with the rejects file's
-// delimiter.
+// delimiter, each escaped against formulas (lead.EscapeCell).
 func (x *Rejects) writeFields(fields []string) error {
 	for i, f := range fields {
 		if i > 0 {
 			_, _ = x.bw.WriteString(x.comma)
 		}
-		_, _ = x.bw.WriteString(quoteCSV(f, x.comma))
+		_, _ = x.bw.WriteString(quoteCSV(lead.EscapeCell(f), x.comma))
 	}
 	if err := x.bw.WriteByte('\n'); err != nil {
 		return fmt.Errorf("write rejects: %w", err)
@@ -185,7 +198,7 @@ func (x *Rejects) Write(rec *Record, reason string) error {
 		if x.replaceCol && len(fields) > 0 {
 			fields = fields[1:]
 		}
-		return x.writeFields(append([]string{reason}, fields...))
+		return x.writeFields(append([]string{reason}, x.unescape(fields)...))
 	case x.format == FormatCSV:
 		return x.writeCSV(rec, reason)
 	case x.format == FormatJSONL && x.inFormat == FormatCSV:
@@ -203,6 +216,10 @@ func (x *Rejects) writeCSVAsJSONL(rec *Record, reason string) error {
 	cols := x.columns
 	if err != nil || len(fields) != len(cols) || len(cols) == 0 {
 		return x.writeJSONL(rec, reason) // {"error": ..., "raw": the line}
+	}
+	fields = x.unescape(fields) // JSONL is not opened in a spreadsheet
+	if x.replaceCol {
+		cols = append([]string{cols[0]}, x.unescape(slices.Clone(cols[1:]))...)
 	}
 	_ = x.bw.WriteByte('{')
 	for i, c := range cols {
@@ -239,13 +256,52 @@ func (x *Rejects) writeCSVRow(raw []byte, first string) error {
 	if x.replaceCol {
 		raw = raw[firstFieldEnd(raw, []rune(x.comma)[0]):]
 	}
-	_, _ = x.bw.WriteString(quoteCSV(first, x.comma))
+	// The row's own text is kept byte for byte unless a cell must be
+	// escaped against formulas: then the row is written field by field.
+	if fields, ok := x.mustEscape(raw); ok {
+		return x.writeFields(append([]string{first}, fields...))
+	}
+	_, _ = x.bw.WriteString(quoteCSV(lead.EscapeCell(first), x.comma))
 	_, _ = x.bw.WriteString(x.comma)
 	_, _ = x.bw.Write(raw)
 	if err := x.bw.WriteByte('\n'); err != nil {
 		return fmt.Errorf("write rejects: %w", err)
 	}
 	return nil
+}
+
+// mustEscape reports whether a cell of the row text raw (in the rejects
+// file's own delimiter) would change under lead.EscapeCell, after undoing
+// the escape of a rejects file fed back; if so it returns the row's
+// fields, unescaped. A row that does not split is returned as one field.
+func (x *Rejects) mustEscape(raw []byte) ([]string, bool) {
+	if !bytes.ContainsAny(raw, "=+-@'\t\r") {
+		return nil, false // no cell can begin with one
+	}
+	fields, err := splitCSV(raw, []rune(x.comma)[0])
+	if err != nil {
+		return []string{string(raw)}, true
+	}
+	change := false
+	for _, f := range fields {
+		if u := x.unescapeOne(f); lead.EscapeCell(u) != f {
+			change = true
+			break
+		}
+	}
+	// A field csv.Reader reads out of quotes may begin otherwise than
+	// its text in raw does (`"=1"`), so the check is on the fields.
+	if !change {
+		return nil, false
+	}
+	return x.unescape(fields), true
+}
+
+func (x *Rejects) unescapeOne(f string) string {
+	if x.replaceCol {
+		return lead.UnescapeCell(f)
+	}
+	return f
 }
 
 // quoteCSV quotes a field when csv.Reader would need it.

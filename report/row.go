@@ -209,7 +209,9 @@ type Format int
 const (
 	// FormatCSV is a header line and one CSV record a row (RFC 4180 quoting,
 	// LF line ends). As encoding/csv reads it, a CR LF inside a quoted note
-	// or error comes back as LF.
+	// or error comes back as LF. The text columns (leadId, ref, id, note,
+	// bidValue, error) are escaped against spreadsheet formulas with
+	// lead.EscapeCell, and unescaped when read back.
 	FormatCSV Format = iota
 	// FormatJSONL is one JSON object a line with all ten column keys, always
 	// present: strings ("" when empty), row a number, resultCode and attempts
@@ -303,15 +305,17 @@ func (e *encoder) write(r *Row) error {
 	}
 	if e.format == FormatCSV {
 		e.rec[0] = strconv.Itoa(r.Row)
-		e.rec[1] = r.LeadID
-		e.rec[2] = r.Ref
+		// The partner's and the service's text is escaped against
+		// formula injection (lead.EscapeCell); toRow undoes it.
+		e.rec[1] = lead.EscapeCell(r.LeadID)
+		e.rec[2] = lead.EscapeCell(r.Ref)
 		e.rec[3] = string(r.Status)
-		e.rec[4] = r.ID
+		e.rec[4] = lead.EscapeCell(r.ID)
 		e.rec[5] = itoaEmpty(r.ResultCode)
-		e.rec[6] = r.noteText()
-		e.rec[7] = r.BidValue
+		e.rec[6] = lead.EscapeCell(r.noteText())
+		e.rec[7] = lead.EscapeCell(r.BidValue)
 		e.rec[8] = itoaEmpty(r.Attempts)
-		e.rec[9] = r.ErrorText()
+		e.rec[9] = lead.EscapeCell(r.ErrorText())
 		return e.cw.Write(e.rec)
 	}
 	e.buf = appendJSON(e.buf[:0], r)

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/gocarina/gocsv"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // ErrCorrupt is wrapped by the error for a results file line that is neither
@@ -78,9 +80,10 @@ func (c *csvRow) toRow() (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	r := Row{Row: n, LeadID: c.LeadID, Ref: c.Ref, Status: Status(c.Status), ID: c.ID,
-		ResultCode: code, BidValue: c.BidValue, Attempts: att, Error: c.Error}
-	r.setNote(c.Note)
+	un := lead.UnescapeCell // the CSV writer escaped them: encoder.write
+	r := Row{Row: n, LeadID: un(c.LeadID), Ref: un(c.Ref), Status: Status(c.Status), ID: un(c.ID),
+		ResultCode: code, BidValue: un(c.BidValue), Attempts: att, Error: un(c.Error)}
+	r.setNote(un(c.Note))
 	return r, checkRow(&r)
 }
 
