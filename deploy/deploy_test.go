@@ -15,6 +15,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -50,6 +53,8 @@ func decodeStrict(doc []byte) (any, string, error) {
 		obj = &corev1.Secret{}
 	case "v1 PersistentVolumeClaim":
 		obj = &corev1.PersistentVolumeClaim{}
+	case "networking.k8s.io/v1 NetworkPolicy":
+		obj = &networkingv1.NetworkPolicy{}
 	default:
 		return nil, tm.Kind, fmt.Errorf("apiVersion %q kind %q: not a kind this test knows; add it to decodeStrict", tm.APIVersion, tm.Kind)
 	}
@@ -96,29 +101,58 @@ func splitDocs(b []byte) [][]byte {
 	return docs
 }
 
-func loadManifests(t *testing.T) []object {
+// kustomizations are the folders of k8s/ that get applied: the shared
+// objects and each partner's nightly run and backfill. The bases
+// (k8s/base, k8s/backfill) are rendered through them.
+func kustomizations(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("k8s/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests in k8s/ (err %v)", err)
-	}
-	var objs []object
-	for _, f := range files {
-		b, err := os.ReadFile(f)
+	var dirs []string
+	for _, pattern := range []string{"k8s/shared", "k8s/partners/*", "k8s/partners/*/backfill"} {
+		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
+		}
+		dirs = append(dirs, m...)
+	}
+	if len(dirs) < 3 {
+		t.Fatalf("kustomizations = %v, want k8s/shared and at least one partner with its backfill", dirs)
+	}
+	return dirs
+}
+
+// render builds a kustomization as `kubectl apply -k` would, with the
+// kustomize library kubectl embeds, and returns its YAML.
+func render(dir string) ([]byte, error) {
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	m, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, err
+	}
+	return m.AsYaml()
+}
+
+// loadManifests renders every kustomization and decodes each object
+// strictly: what is tested is what `kubectl apply -k` would send.
+func loadManifests(t *testing.T) []object {
+	t.Helper()
+	var objs []object
+	for _, dir := range kustomizations(t) {
+		b, err := render(dir)
+		if err != nil {
+			t.Errorf("kustomize build %s: %v", dir, err)
+			continue
 		}
 		for i, doc := range splitDocs(b) {
 			obj, kind, err := decodeStrict(doc)
 			if err != nil {
-				t.Errorf("%s document %d (%s): %v", f, i+1, kind, err)
+				t.Errorf("%s document %d (%s): %v", dir, i+1, kind, err)
 				continue
 			}
 			var name string
 			if m, ok := obj.(interface{ GetName() string }); ok {
 				name = m.GetName()
 			}
-			objs = append(objs, object{file: f, kind: kind, name: name, obj: obj})
+			objs = append(objs, object{file: dir, kind: kind, name: name, obj: obj})
 		}
 	}
 	return objs
@@ -129,18 +163,80 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	kinds := map[string]int{}
 	for _, o := range objs {
 		kinds[o.kind]++
+		// A Secret in what gets applied would overwrite the real one
+		// with a placeholder: it is created by hand.
+		if o.kind == "Secret" {
+			t.Errorf("%s renders the Secret %s: create it with kubectl create secret instead", o.file, o.name)
+		}
 	}
-	for _, want := range []string{"CronJob", "Job", "ConfigMap", "Secret", "PersistentVolumeClaim"} {
+	for _, want := range []string{"CronJob", "Job", "ConfigMap", "PersistentVolumeClaim", "NetworkPolicy"} {
 		if kinds[want] == 0 {
 			t.Errorf("no %s among the manifests (found %v)", want, kinds)
 		}
 	}
 }
 
+// TestEveryManifestIsRendered: each YAML file under k8s/ is a
+// kustomization or is named by one, so no manifest escapes the tests.
+func TestEveryManifestIsRendered(t *testing.T) {
+	named := map[string]bool{}
+	var walk func(dir string)
+	walk = func(dir string) {
+		if named[dir] {
+			return
+		}
+		named[dir] = true
+		b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			return
+		}
+		var k struct {
+			Resources          []string `json:"resources"`
+			Patches            []struct{ Path string } `json:"patches"`
+			ConfigMapGenerator []struct{ Files []string } `json:"configMapGenerator"`
+		}
+		if err := yaml.Unmarshal(b, &k); err != nil {
+			t.Fatalf("%s/kustomization.yaml: %v", dir, err)
+		}
+		named[filepath.Join(dir, "kustomization.yaml")] = true
+		for _, r := range k.Resources {
+			p := filepath.Join(dir, r)
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				walk(p)
+			}
+			named[p] = true
+		}
+		for _, p := range k.Patches {
+			named[filepath.Join(dir, p.Path)] = true
+		}
+		for _, g := range k.ConfigMapGenerator {
+			for _, f := range g.Files {
+				if _, file, ok := strings.Cut(f, "="); ok {
+					f = file // key=file
+				}
+				named[filepath.Join(dir, f)] = true
+			}
+		}
+	}
+	for _, dir := range kustomizations(t) {
+		walk(dir)
+	}
+	err := filepath.WalkDir("k8s", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !named[p] {
+			t.Errorf("%s is in no kustomization that gets applied: the tests never see it", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDecodeStrictRefusesTypos proves the decoder is strict: the nightly
 // CronJob with one field misspelt, or a value of the wrong type, fails.
 func TestDecodeStrictRefusesTypos(t *testing.T) {
-	b, err := os.ReadFile("k8s/nightly-cronjob.yaml")
+	b, err := os.ReadFile("k8s/base/nightly-cronjob.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,45 +373,58 @@ func TestPodsRunSafely(t *testing.T) {
 }
 
 func TestNightlyCronJob(t *testing.T) {
-	var cj *batchv1.CronJob
-	for _, o := range loadManifests(t) {
-		if v, ok := o.obj.(*batchv1.CronJob); ok {
-			cj = v
+	objs := loadManifests(t)
+	n := 0
+	for _, o := range objs {
+		cj, ok := o.obj.(*batchv1.CronJob)
+		if !ok {
+			continue
+		}
+		n++
+		where := o.file + " CronJob " + o.name
+		js := cj.Spec.JobTemplate.Spec
+		if cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+			t.Errorf("%s: concurrencyPolicy %q, want Forbid: two runs would share one results file", where, cj.Spec.ConcurrencyPolicy)
+		}
+		if js.ActiveDeadlineSeconds == nil || *js.ActiveDeadlineSeconds <= 0 {
+			t.Errorf("%s: no activeDeadlineSeconds: a stuck run would block the next night (Forbid)", where)
+		}
+		if js.BackoffLimit == nil || *js.BackoffLimit < 1 {
+			t.Errorf("%s: backoffLimit must allow a retry (the retried pod resumes)", where)
+		}
+		// The night's metrics are pushed at the end, under the partner's
+		// name: the input's base name (leads) would be the same for every
+		// partner.
+		spec := &js.Template.Spec
+		args := spec.Containers[0].Args
+		push, ok := argValue(args, "pushgateway")
+		if !ok {
+			push, _ = mountedSettings(t, objs, spec)["pushgateway"].(string)
+		}
+		if push == "" {
+			t.Errorf("%s: the CronJob pushes no metrics: give --pushgateway or the ConfigMap's pushgateway key", where)
+		}
+		if name, _ := argValue(args, "job-name"); name == "" {
+			t.Errorf("%s: the CronJob has no --job-name: its metrics would be labelled with the input's base name", where)
 		}
 	}
-	if cj == nil {
-		t.Fatal("no CronJob")
-	}
-	js := cj.Spec.JobTemplate.Spec
-	if cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
-		t.Errorf("concurrencyPolicy %q, want Forbid: two runs would share one results file", cj.Spec.ConcurrencyPolicy)
-	}
-	if js.ActiveDeadlineSeconds == nil || *js.ActiveDeadlineSeconds <= 0 {
-		t.Error("no activeDeadlineSeconds: a stuck run would block the next night (Forbid)")
-	}
-	if js.BackoffLimit == nil || *js.BackoffLimit < 1 {
-		t.Error("backoffLimit must allow a retry (the retried pod resumes)")
-	}
-	// The night's metrics are pushed at the end, under the partner's name:
-	// the input's base name (leads) would be the same for every partner.
-	args := js.Template.Spec.Containers[0].Args
-	push, ok := argValue(args, "pushgateway")
-	if !ok {
-		push, _ = configSettings(t)["pushgateway"].(string)
-	}
-	if push == "" {
-		t.Error("the CronJob pushes no metrics: give --pushgateway or the ConfigMap's pushgateway key")
-	}
-	if name, _ := argValue(args, "job-name"); name == "" {
-		t.Error("the CronJob has no --job-name: its metrics would be labelled with the input's base name")
+	if n < 2 {
+		t.Errorf("%d CronJobs rendered, want one per partner overlay (at least two)", n)
 	}
 }
 
-// configSettings returns the ConfigMap's bulkload.yaml, decoded.
-func configSettings(t *testing.T) map[string]any {
+// mountedSettings returns the bulkload.yaml of the ConfigMap that spec
+// mounts as its volume "config", decoded.
+func mountedSettings(t *testing.T, objs []object, spec *corev1.PodSpec) map[string]any {
 	t.Helper()
-	for _, o := range loadManifests(t) {
-		if v, ok := o.obj.(*corev1.ConfigMap); ok {
+	var name string
+	for _, v := range spec.Volumes {
+		if v.Name == "config" && v.ConfigMap != nil {
+			name = v.ConfigMap.Name
+		}
+	}
+	for _, o := range objs {
+		if v, ok := o.obj.(*corev1.ConfigMap); ok && o.name == name {
 			var settings map[string]any
 			if err := yaml.Unmarshal([]byte(v.Data["bulkload.yaml"]), &settings); err != nil {
 				t.Fatalf("%s ConfigMap %s bulkload.yaml: %v", o.file, o.name, err)
@@ -323,19 +432,29 @@ func configSettings(t *testing.T) map[string]any {
 			return settings
 		}
 	}
-	t.Fatal("no ConfigMap")
+	t.Fatalf("the pods mount the ConfigMap %q, which no kustomization renders", name)
 	return nil
 }
 
 func TestBackfillIndexedJob(t *testing.T) {
-	var job *batchv1.Job
-	for _, o := range loadManifests(t) {
-		if v, ok := o.obj.(*batchv1.Job); ok {
-			job = v
+	objs := loadManifests(t)
+	n := 0
+	for _, o := range objs {
+		if job, ok := o.obj.(*batchv1.Job); ok {
+			n++
+			t.Run(o.name, func(t *testing.T) { checkBackfill(t, objs, job) })
 		}
 	}
-	if job == nil {
+	if n == 0 {
 		t.Fatal("no Job")
+	}
+}
+
+func checkBackfill(t *testing.T, objs []object, job *batchv1.Job) {
+	// A finished Job is deleted after a while (its results are on the
+	// volume); without a TTL every backfill's Job and pods stay forever.
+	if ttl := job.Spec.TTLSecondsAfterFinished; ttl == nil || *ttl < 3600 {
+		t.Errorf("ttlSecondsAfterFinished = %v, want one (at least an hour, to read the logs)", ttl)
 	}
 	if job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
 		t.Errorf("completionMode must be Indexed")
@@ -368,7 +487,7 @@ func TestBackfillIndexedJob(t *testing.T) {
 		}
 	}
 	// The rate limit is per client, shared by every shard.
-	settings := configSettings(t)
+	settings := mountedSettings(t, objs, &job.Spec.Template.Spec)
 	total, ok := settings["rate"].(float64)
 	if !ok {
 		t.Fatalf("the ConfigMap's rate %v is not a number: the shards' --rate is checked against it", settings["rate"])
@@ -572,7 +691,11 @@ var unitKeys = map[string][]string{
 	"Service": {"Type", "DynamicUser", "User", "Group", "StateDirectory", "StateDirectoryMode", "LoadCredential",
 		"Environment", "ExecStart", "TimeoutStopSec", "TimeoutStartSec", "NoNewPrivileges", "ProtectSystem",
 		"ProtectHome", "PrivateTmp", "PrivateDevices", "ProtectKernelTunables", "ProtectKernelModules",
-		"ProtectControlGroups", "RestrictAddressFamilies", "ReadOnlyPaths", "ReadWritePaths", "SupplementaryGroups", "MemoryHigh", "MemoryMax", "CPUQuota"},
+		"ProtectControlGroups", "RestrictAddressFamilies", "ReadOnlyPaths", "ReadWritePaths", "SupplementaryGroups", "MemoryHigh", "MemoryMax", "CPUQuota",
+		"UMask", "CapabilityBoundingSet", "AmbientCapabilities", "DevicePolicy", "ProtectKernelLogs", "ProtectClock",
+		"ProtectHostname", "ProtectProc", "ProcSubset", "RestrictNamespaces", "RestrictRealtime", "RestrictSUIDSGID",
+		"LockPersonality", "MemoryDenyWriteExecute", "RemoveIPC", "PrivateMounts", "SystemCallArchitectures",
+		"SystemCallFilter", "SystemCallErrorNumber"},
 }
 
 func parseUnit(t *testing.T, path string) unit {
@@ -614,8 +737,8 @@ func TestSystemdUnits(t *testing.T) {
 	svc := parseUnit(t, "systemd/bulkload@.service")
 	timer := parseUnit(t, "systemd/bulkload@.timer")
 	exec := strings.Join(svc["Service"]["ExecStart"], " ")
-	if !strings.Contains(exec, "--resume") || !strings.Contains(exec, "$$CREDENTIALS_DIRECTORY/client-secret") {
-		t.Errorf("ExecStart must resume and read the secret from the credentials directory: %s", exec)
+	if !strings.Contains(exec, "--resume") || !strings.Contains(exec, "--client-secret-file %d/client-secret") {
+		t.Errorf("ExecStart must resume and read the secret from the credentials directory (%%d): %s", exec)
 	}
 	if len(svc["Service"]["LoadCredential"]) == 0 {
 		t.Error("the service must hand the secret over with LoadCredential")
@@ -623,10 +746,15 @@ func TestSystemdUnits(t *testing.T) {
 	if got := timer["Timer"]["Unit"]; len(got) != 1 || got[0] != "bulkload@%i.service" {
 		t.Errorf("timer Unit = %v, want bulkload@%%i.service", got)
 	}
-	// In a unit file a single % starts a specifier: the date format must
-	// be escaped as %%.
-	if strings.Contains(exec, "+%F") {
-		t.Errorf("ExecStart has an unescaped %%F: write %%%%F")
+	// Results are named by bulkload's own {date}: no shell, no `date`
+	// (whose % a unit file would take for a specifier).
+	if strings.Contains(exec, "date ") || strings.Contains(exec, "/bin/sh") || !strings.HasPrefix(exec, "/usr/local/bin/bulkload ") {
+		t.Errorf("ExecStart must run bulkload itself, no shell or date: %s", exec)
+	}
+	for _, flag := range []string{"results", "rejects", "summary-json"} {
+		if v, _ := argValue(strings.Fields(exec), flag); !strings.Contains(v, "{date}") {
+			t.Errorf("ExecStart --%s %q: want the {date} placeholder (a file per night)", flag, v)
+		}
 	}
 	// Metrics for node_exporter, one file per partner: %i is the
 	// instance specifier, single; %%i would name every partner's file

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -108,5 +110,47 @@ func TestMetricsFilePassesPromtool(t *testing.T) {
 		if shard != "" && !bytes.Contains(b, []byte(`shard="1-of-2"`)) {
 			t.Errorf("--shard %s: the metrics file's series carry no shard label", shard)
 		}
+	}
+}
+
+// TestSystemdAnalyze runs systemd's own checks on the unit and the timer,
+// installed under an instance name (bulkload@acme) with ExecStart pointing
+// at a bulkload built from this repository: `systemd-analyze verify`
+// (unknown keys, bad values, a missing binary) and `systemd-analyze
+// security --offline=true`, whose exposure score must stay under 2.0 (OK).
+func TestSystemdAnalyze(t *testing.T) {
+	analyze := tool(t, "systemd-analyze", "systemd")
+	bin := buildBulkload(t)
+	dir := t.TempDir()
+	for _, f := range []struct{ from, to string }{
+		{"systemd/bulkload@.service", "bulkload@acme.service"},
+		{"systemd/bulkload@.timer", "bulkload@acme.timer"},
+	} {
+		b, err := os.ReadFile(f.from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.ReplaceAll(b, []byte("/usr/local/bin/bulkload "), []byte(bin+" "))
+		if err := os.WriteFile(filepath.Join(dir, f.to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verify := exec.Command(analyze, "verify", "bulkload@acme.service", "bulkload@acme.timer")
+	verify.Dir = dir
+	if out, err := verify.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	sec := exec.Command(analyze, "security", "--offline=true", "--no-pager", "./bulkload@acme.service")
+	sec.Dir = dir
+	out, err := sec.CombinedOutput()
+	if err != nil {
+		t.Fatalf("systemd-analyze security: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`Overall exposure level for \S+: (\d+\.\d+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("systemd-analyze security printed no overall exposure level:\n%s", out)
+	}
+	if score, _ := strconv.ParseFloat(string(m[1]), 64); score >= 2.0 {
+		t.Errorf("systemd-analyze security --offline=true: exposure %s, want under 2.0 (OK):\n%s", m[1], out)
 	}
 }
