@@ -792,8 +792,24 @@ func TestCrontab(t *testing.T) {
 	if regexp.MustCompile(`[^\\]%`).MatchString(strings.Join(fields[6:], " ")) {
 		t.Errorf("crontab command has an unescaped %%: write \\%%")
 	}
-	if !strings.Contains(lines[0], "--resume") || !strings.Contains(lines[0], "$(date") {
-		t.Errorf("the crontab line must resume and name results by date: %s", lines[0])
+	// Files are named by bulkload's own placeholders, never by a shell's
+	// `date` (whose % cron takes for a newline).
+	if !strings.Contains(lines[0], "--resume") || !regexp.MustCompile(`--results \S*\{(date|sha)\}`).MatchString(lines[0]) {
+		t.Errorf("the crontab line must resume and name results by {date} or {sha}: %s", lines[0])
+	}
+	if strings.Contains(lines[0], "date ") || strings.Contains(lines[0], "$(") || strings.Contains(lines[0], "`") {
+		t.Errorf("the crontab line runs a shell command (date?): bulkload's placeholders name the files: %s", lines[0])
+	}
+	// Debian's cron ignores CRON_TZ: a line relying on it runs at the
+	// host's local time. And with the output sent to a log, cron has
+	// nothing to mail: a MAILTO address would promise mail that never comes.
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "CRON_TZ=") || strings.HasPrefix(l, "TZ=") {
+			t.Errorf("%q: Debian's cron ignores it; the time fields are the host's local time", l)
+		}
+		if v, ok := strings.CutPrefix(l, "MAILTO="); ok && strings.Contains(lines[0], ">>") && v != `""` {
+			t.Errorf("MAILTO=%s, but the line sends its output to a log: cron mails nothing; write MAILTO=\"\"", v)
+		}
 	}
 	if !strings.Contains(lines[0], "--metrics-file /var/lib/node_exporter/textfile_collector/") || !strings.Contains(lines[0], "--job-name ") {
 		t.Errorf("the crontab line must write metrics into node_exporter's textfile directory with a --job-name: %s", lines[0])

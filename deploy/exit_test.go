@@ -98,7 +98,10 @@ func TestInvalidRowsDoNotFailTheJob(t *testing.T) {
 			}
 		}
 	}
-	if s := configSettings(t); s["strict"] != nil {
-		t.Errorf("the ConfigMap sets strict: every night with an invalid row would be a failed Job")
+	objs := loadManifests(t)
+	for name, spec := range podSpecs(objs) {
+		if s := mountedSettings(t, objs, spec); s["strict"] != nil {
+			t.Errorf("%s: its ConfigMap sets strict: every night with an invalid row would be a failed Job", name)
+		}
 	}
 }
