@@ -16,9 +16,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -192,8 +192,8 @@ func TestEveryManifestIsRendered(t *testing.T) {
 			return
 		}
 		var k struct {
-			Resources          []string `json:"resources"`
-			Patches            []struct{ Path string } `json:"patches"`
+			Resources          []string                   `json:"resources"`
+			Patches            []struct{ Path string }    `json:"patches"`
 			ConfigMapGenerator []struct{ Files []string } `json:"configMapGenerator"`
 		}
 		if err := yaml.Unmarshal(b, &k); err != nil {
