@@ -27,6 +27,9 @@ type Scan struct {
 	AllLeadIDs bool
 	Unknown    []string
 	Provided   []lead.Field
+	// Blocks is the file's identity as this pass read it, for the send
+	// pass to prove it reads the same bytes (Config.Verify).
+	Blocks *Blocks
 }
 
 // ScanInput reads the whole input file name once, validating every row,
@@ -41,6 +44,8 @@ type Scan struct {
 func ScanInput(ctx context.Context, name string, cfg Config, visit func(Item) error) (*Scan, error) {
 	cfg.Rejects = ""
 	cfg.Limit = 0
+	cfg.Verify = nil
+	cfg.blocks = true
 	s, err := Open(ctx, name, nil, cfg)
 	if err != nil {
 		return nil, err
@@ -74,6 +79,9 @@ func ScanInput(ctx context.Context, name string, cfg Config, visit func(Item) er
 		return nil, err
 	}
 	sc.Reasons = tally.Reasons
+	if s.sha.blocks != nil {
+		sc.Blocks = &Blocks{file: s.info, seed: s.sha.blocks.h.Seed(), sums: s.sha.blocks.finish(), size: s.InputBytes()}
+	}
 	sc.SHA256, sc.Bytes, sc.PrefixSHA256 = s.InputSHA256(), s.InputBytes(), s.PrefixSHA256()
 	sc.Unknown, sc.Provided = s.Unknown(), slices.Clone(s.Provided())
 	if sc.Rows == 0 {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"os"
@@ -58,6 +59,15 @@ type Config struct {
 	// (PrefixSHA256): a resumed run checks that its input begins with the
 	// bytes the earlier run read.
 	PrefixAt int64
+	// Verify, when set, is the check pass's identity of the input file
+	// (Scan.Blocks): Open refuses another file or a shorter one, the
+	// reader gets no byte that does not hash as the check pass read it,
+	// and the input ends where the check pass's did (Limit is ignored).
+	// A difference is a read error wrapping ErrInputChanged.
+	Verify *Blocks
+
+	// blocks makes the Source hash its input block by block (ScanInput).
+	blocks bool
 }
 
 // Source is the reading and validating stage shared by validate and upload:
@@ -74,6 +84,7 @@ type Source struct {
 	limit   int64
 	grew    int64
 	size    int64
+	info    os.FileInfo // a regular file's, at Open
 	r       *reader.Reader
 	m       *mapper.Mapper
 	log     *slog.Logger
@@ -220,9 +231,18 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		s.file = f
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			s.size = st.Size()
+			s.info = st
 			in = f
 			if s.limit > 0 {
 				in = io.LimitReader(f, s.limit)
+			}
+			if v := cfg.Verify; v != nil {
+				if err := v.sameFile(name, st); err != nil {
+					f.Close()
+					return nil, err
+				}
+				s.limit = v.size
+				in = newVerifyReader(f, name, v)
 			}
 			s.in = in
 		} else {
@@ -230,6 +250,9 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 			// (a pipe's reads go through the runtime's poller).
 			pump(f)
 		}
+	}
+	if cfg.blocks {
+		s.sha.blocks = newBlockHasher(maphash.MakeSeed())
 	}
 	s.hashIn = newAsyncHash(s.sha)
 	r, err := newReader(ctx, io.TeeReader(in, s.hashIn), s.stdinPipe, name, ropts)
@@ -588,9 +611,13 @@ type hashWriter struct {
 	n      int64
 	at     int64
 	prefix []byte
+	blocks *blockHasher // nil unless the Source keeps block hashes
 }
 
 func (w *hashWriter) Write(p []byte) (int, error) {
+	if w.blocks != nil {
+		w.blocks.write(p)
+	}
 	if w.at > 0 && w.prefix == nil && w.n+int64(len(p)) >= w.at {
 		k := w.at - w.n
 		w.h.Write(p[:k])

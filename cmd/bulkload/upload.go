@@ -273,8 +273,9 @@ func (u *uploader) run(ctx context.Context) int {
 		return u.stop(err)
 	}
 	var limit int64
+	var verify *source.Blocks
 	if sc := ic.scan; sc != nil {
-		limit = sc.Bytes
+		limit, verify = sc.Bytes, sc.Blocks
 		if err := writeMeta(u.log, resultsPath, u.input, sc.SHA256, sc.Bytes, sc.Rows, sc.AllLeadIDs); err != nil {
 			return u.stop(err)
 		}
@@ -287,7 +288,7 @@ func (u *uploader) run(ctx context.Context) int {
 	defer closeClient()
 	u.metrics.SetAPI(client.Stats)
 
-	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit)
+	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit, verify)
 	if err != nil {
 		return u.stop(err)
 	}
