@@ -305,6 +305,23 @@ type term struct {
 	n    int
 }
 
+// Term is one final status of the accounting ("submitted", "not sent")
+// and how many rows ended with it.
+type Term struct {
+	Name  string
+	Count int
+}
+
+// Terms are the statuses the accounting adds up, in its order: those of
+// the mode, and any other that occurred.
+func (s *Summary) Terms() []Term {
+	var out []Term
+	for _, t := range s.terms() {
+		out = append(out, Term{t.name, t.n})
+	}
+	return out
+}
+
 // terms are the statuses the accounting adds up: those of the mode, and any
 // other that occurred.
 func (s *Summary) terms() []term {
@@ -369,6 +386,10 @@ func (s *Summary) accounting() (string, bool) {
 	}
 	return b.String(), false
 }
+
+// Accounting is the accounting check's sentence, e.g. "1000 read = 990
+// valid + 10 invalid: OK", and whether it holds.
+func (s *Summary) Accounting() (string, bool) { return s.accounting() }
 
 // Check returns an error wrapping ErrAccounting unless every row read has
 // exactly one known status counted.

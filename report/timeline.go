@@ -46,6 +46,10 @@ type Sample struct {
 	Status429 int64 `json:"status429"`
 	Status503 int64 `json:"status503"`
 	Retries   int64 `json:"retries"`
+	// Unanswered counts the attempts that got no usable answer from the
+	// service: a 5xx other than 503, or no reply at all (refused, reset,
+	// timeout). Seconds with only these and no answer make an outage mark.
+	Unanswered int64 `json:"unanswered"`
 	// InFlight is the number of rows being sent (a worker busy with its
 	// calls), sampled each second; ConcurrencyLimit is how many may be.
 	InFlight         float64 `json:"inFlight"`
@@ -100,6 +104,7 @@ func (a *Sample) merge(b Sample) {
 	a.Status429 += b.Status429
 	a.Status503 += b.Status503
 	a.Retries += b.Retries
+	a.Unanswered += b.Unanswered
 	a.Seconds += b.Seconds
 }
 
@@ -173,4 +178,75 @@ func (r *TimelineRecorder) Timeline() *Timeline {
 	}
 	t.Marks = append([]Mark{}, r.t.Marks...)
 	return &t
+}
+
+// MergeTimelines puts the timelines of several runs (the shards of a
+// backfill, run side by side or one after another) on one time axis from
+// the earliest start: counts add up, and so do the gauges (rows in flight,
+// concurrency, rate: shards run their own pools), each weighted by the
+// share of an interval it covers; latency keeps the answer-weighted mean of
+// the medians and the highest 95th percentile. The interval is the
+// longest of theirs, doubled until at most MaxSamples cover the whole.
+// Marks keep their time. Nil for no timeline; one is returned as is.
+func MergeTimelines(tls []*Timeline) *Timeline {
+	switch len(tls) {
+	case 0:
+		return nil
+	case 1:
+		return tls[0]
+	}
+	start, end, every := tls[0].Start, time.Time{}, 1.0
+	for _, tl := range tls {
+		if tl.Start.Before(start) {
+			start = tl.Start
+		}
+		span := 0.0
+		if n := len(tl.Samples); n > 0 {
+			span = tl.Samples[n-1].T + tl.Samples[n-1].Seconds
+		}
+		if e := tl.Start.Add(time.Duration(span * float64(time.Second))); e.After(end) {
+			end = e
+		}
+		every = max(every, tl.IntervalSeconds)
+	}
+	total := end.Sub(start).Seconds()
+	for total/every > MaxSamples {
+		every *= 2
+	}
+	n := int(total/every) + 1
+	out := &Timeline{Start: start, IntervalSeconds: every, Samples: make([]Sample, n), Marks: []Mark{}}
+	p50w := make([]float64, n)
+	for i := range out.Samples {
+		out.Samples[i].T = float64(i) * every
+	}
+	for _, tl := range tls {
+		off := tl.Start.Sub(start).Seconds()
+		for _, s := range tl.Samples {
+			i := min(int((off+s.T)/every), n-1)
+			o := &out.Samples[i]
+			share := s.Seconds / every
+			o.Answered += s.Answered
+			o.Status429 += s.Status429
+			o.Status503 += s.Status503
+			o.Retries += s.Retries
+			o.Unanswered += s.Unanswered
+			o.InFlight += s.InFlight * share
+			o.ConcurrencyLimit += s.ConcurrencyLimit * share
+			o.RateLimit += s.RateLimit * share
+			o.LatencyP95Ms = max(o.LatencyP95Ms, s.LatencyP95Ms)
+			p50w[i] += s.LatencyP50Ms * float64(s.Answered)
+		}
+		for _, m := range tl.Marks {
+			m.At += off
+			out.Marks = append(out.Marks, m)
+		}
+	}
+	for i := range out.Samples {
+		o := &out.Samples[i]
+		o.Seconds = min(every, total-o.T)
+		if o.Answered > 0 {
+			o.LatencyP50Ms = p50w[i] / float64(o.Answered)
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package upload
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/bulkload/bulkload/report"
@@ -25,9 +26,32 @@ func (e *engine) sample(ctx context.Context) {
 	prev, last := stats(), time.Now()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	// An outage is a run of samples in which attempts failed with no
+	// usable answer and none was answered; it is marked once it ends.
+	var outageFrom time.Time
+	var outageFailed int64
+	endOutage := func(at time.Time) {
+		if !outageFrom.IsZero() {
+			e.timeline.Mark(outageFrom, at.Sub(outageFrom), report.MarkOutage,
+				fmt.Sprintf("no answer from the service: %d attempts failed (5xx or no reply)", outageFailed))
+			outageFrom, outageFailed = time.Time{}, 0
+		}
+	}
+	defer func() { endOutage(last) }()
 	take := func(now time.Time) {
 		cur := stats()
 		lat := cur.Latency.Sub(prev.Latency)
+		unanswered := max(0, unansweredOf(cur)-unansweredOf(prev))
+		answered := cur.Answered - prev.Answered
+		switch {
+		case answered == 0 && unanswered > 0:
+			if outageFrom.IsZero() {
+				outageFrom = last
+			}
+			outageFailed += unanswered
+		case answered > 0:
+			endOutage(last)
+		}
 		// Seconds are counted in the sampling interval: with a shortened
 		// interval (tests) a sample still counts as one "second".
 		secs := now.Sub(last).Seconds() / every.Seconds()
@@ -37,6 +61,7 @@ func (e *engine) sample(ctx context.Context) {
 			Status429:        cur.Status429 - prev.Status429,
 			Status503:        cur.Status503 - prev.Status503,
 			Retries:          cur.Retries - prev.Retries,
+			Unanswered:       unanswered,
 			InFlight:         float64(e.inFlight.Load()),
 			ConcurrencyLimit: float64(e.cfg.Concurrency),
 			LatencyP50Ms:     ms(lat.Quantile(0.5)),
@@ -56,6 +81,16 @@ func (e *engine) sample(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// unansweredOf counts the attempts that got no usable answer: a 5xx other
+// than 503 (which says "busy", like a 429), or no reply.
+func unansweredOf(s submitter.Stats) int64 {
+	var n int64
+	for _, op := range []submitter.OpStats{s.CreateLead, s.SubmitLead, s.Lead} {
+		n += op.ServerError + op.Network
+	}
+	return n - s.Status503
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/report"
 )
 
 // echoForms returns every SSN and date of birth of a sample CSV written
@@ -63,9 +64,10 @@ func TestUploadRedactsEchoedPersonalData(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	summary := filepath.Join(dir, "summary.json")
+	htmlReport := filepath.Join(dir, "run.html")
 	input := filepath.Join(samples, "leads.csv")
 	args := append([]string{"upload"}, s.args()...)
-	args = append(args, "--results", results, "--summary-json", summary, "--rejects", filepath.Join(dir, "rejects.csv"),
+	args = append(args, "--results", results, "--summary-json", summary, "--report", htmlReport, "--rejects", filepath.Join(dir, "rejects.csv"),
 		"--already-submitted", "", "--log-level", "debug", "--log-format", "json", "--rate", "0", "--progress", "off",
 		"--concurrency", "4", "--max-attempts", "3", input)
 	res := runCLI(t, secretEnv(), args...)
@@ -110,7 +112,26 @@ func TestUploadRedactsEchoedPersonalData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for what, text := range map[string]string{"stderr (debug log)": res.stderr, "stdout": res.stdout, "results file": string(b), "summary JSON": string(sum)} {
+	// The run report, as --report wrote it and as bulkload report draws it
+	// from the files (the summary beside the results file among them).
+	page, err := os.ReadFile(htmlReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := filepath.Join(dir, "later.html")
+	if r := runCLI(t, nil, "report", "-o", later, results); r.code != exitOK {
+		t.Fatalf("bulkload report exit = %d\n%s", r.code, r.stderr)
+	}
+	pageLater, err := os.ReadFile(later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sidecar, err := os.ReadFile(report.SummaryPath(results))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"stderr (debug log)": res.stderr, "stdout": res.stdout, "results file": string(b), "summary JSON": string(sum),
+		"--report": string(page), "bulkload report": string(pageLater), "summary beside the results": string(sidecar)} {
 		for _, f := range forms {
 			if strings.Contains(text, f) {
 				i := strings.Index(text, f)

@@ -115,6 +115,9 @@ func commands() []command {
 		{"summary", "summary [flags] RESULTS...", "print the combined summary of results files, e.g. all shards of a backfill",
 			[]int{exitOK, exitRowsFailed, exitUsage},
 			settings(registerSummaryFlags(new(summaryOptions)), logs.register)},
+		{"report", "report [flags] RESULTS...", "write the HTML run report of results files (several: one combined report)",
+			[]int{exitOK, exitUsage, exitIO},
+			settings(registerReportFlags(new(string)), logs.register)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script",
 			[]int{exitOK, exitUsage}, nil},
 		{"version", "version", "print the version, VCS revision and Go version",
@@ -214,6 +217,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runAuth(ctx, e, args[1:])
 	case "summary":
 		return runSummary(ctx, e, args[1:])
+	case "report":
+		return runReport(ctx, e, args[1:])
 	case "completion":
 		return runCompletion(e, args[1:])
 	case "version", "--version", "-version", "-v":

@@ -34,6 +34,9 @@ type inputOptions struct {
 	results     string
 	rejects     string
 	summaryJSON string
+	// report is --report: the HTML run report, written at the end of every
+	// run that writes a summary.
+	report string
 	// outputSuffix names the default results file, NAME+outputSuffix beside
 	// the input: ".results.csv" (upload, the default) or ".validation.csv"
 	// (validate, so that a dry run never replaces an upload's journal).
@@ -53,6 +56,7 @@ func (o *inputOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME"+cmp.Or(o.outputSuffix, ".results.csv")+" beside the input)")
 	fs.StringVar(&o.rejects, "rejects", "", "file for the rows that failed validation, .csv, .tsv or .jsonl, with an error column (mode 0600)")
 	fs.StringVar(&o.summaryJSON, "summary-json", "", "file to write the summary to as JSON")
+	fs.StringVar(&o.report, "report", "", "file to write the run report to: one HTML page (timeline, invalid columns, bids), opened with no network")
 }
 
 // check refuses output paths whose extension does not say a format: the
@@ -119,7 +123,7 @@ func (o *inputOptions) expand(input string, now time.Time) error {
 	paths := []struct {
 		flag string
 		p    *string
-	}{{"--results", &o.results}, {"--rejects", &o.rejects}, {"--summary-json", &o.summaryJSON}}
+	}{{"--results", &o.results}, {"--rejects", &o.rejects}, {"--summary-json", &o.summaryJSON}, {"--report", &o.report}}
 	sha := ""
 	for _, x := range paths {
 		if !strings.Contains(*x.p, "{sha}") || sha != "" {
@@ -198,6 +202,7 @@ func (o *inputOptions) checkOutputs(input, results string, continues, overwrite 
 		{Flag: "--results", Path: results, Continues: continues},
 		{Flag: "--rejects", Path: o.rejects},
 		{Flag: "--summary-json", Path: o.summaryJSON},
+		{Flag: "--report", Path: o.report},
 	}, extra...)
 	if err := report.CheckOutputs(input, outs, overwrite, hint); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)

@@ -461,12 +461,15 @@ func (u *uploader) finishSummary(code int) int {
 	if u.summary != nil {
 		code = writeSidecar(u.env, u.summary, u.in.resultsPath(u.input), u.in.summaryJSON, code)
 	}
-	if u.in.summaryJSON != "" && u.outputsChecked {
+	if (u.in.summaryJSON != "" || u.in.report != "") && u.outputsChecked {
 		sum := u.summary
 		if sum == nil {
 			sum = stoppedSummary("upload", u.start, code, cmp.Or(u.stopped, "stopped before the first row; see the log"), u.settings(u.in.resultsPath(u.input)))
 		}
-		code = writeSummaryJSON(u.env, sum, u.in.summaryJSON, code)
+		if u.in.summaryJSON != "" {
+			code = writeSummaryJSON(u.env, sum, u.in.summaryJSON, code)
+		}
+		code = writeReport(u.env, sum, u.in.report, code)
 	}
 	return code
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/runreport"
 	"github.com/bulkload/bulkload/source"
 )
 
@@ -65,11 +66,15 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 			code = exitFor(e.stderr, err)
 		}
 		var stop *stoppedBeforeReading
-		if errors.As(err, &stop) && in.summaryJSON != "" {
-			// The outputs were proven: say why in --summary-json, so that
-			// a fixed path does not keep an earlier run's figures.
+		if errors.As(err, &stop) && (in.summaryJSON != "" || in.report != "") {
+			// The outputs were proven: say why in --summary-json and the
+			// report, so that a fixed path does not keep an earlier run's
+			// figures.
 			stub := stoppedSummary("validate", start, code, strings.TrimPrefix(stop.err.Error(), "usage: "), in.settings(pos[0], in.resultsPath(pos[0])))
-			code = writeSummaryJSON(e, stub, in.summaryJSON, code)
+			if in.summaryJSON != "" {
+				code = writeSummaryJSON(e, stub, in.summaryJSON, code)
+			}
+			code = writeReport(e, stub, in.report, code)
 		}
 		return code
 	}
@@ -81,6 +86,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	if in.summaryJSON != "" {
 		code = writeSummaryJSON(e, sum, in.summaryJSON, code)
 	}
+	code = writeReport(e, sum, in.report, code)
 	logSummary(e, log, sum, code)
 	return code
 }
@@ -256,6 +262,23 @@ func writeSummaryJSON(e *env, sum *report.Summary, path string, code int) int {
 	sum.ExitCode = &code
 	if err := sum.WriteJSON(path); err != nil {
 		fmt.Fprintf(e.stderr, "bulkload: --summary-json: %v\n", err)
+		if code == exitOK {
+			return exitIO
+		}
+	}
+	return code
+}
+
+// writeReport writes --report, the run's HTML report, with the exit status
+// (nothing when path is ""). A write that fails is reported and turns
+// status 0 into 5; it returns the status.
+func writeReport(e *env, sum *report.Summary, path string, code int) int {
+	if path == "" {
+		return code
+	}
+	sum.ExitCode = &code
+	if err := runreport.Write(path, &runreport.Report{Summary: sum, Generated: time.Now()}); err != nil {
+		fmt.Fprintf(e.stderr, "bulkload: --report: %v\n", err)
 		if code == exitOK {
 			return exitIO
 		}

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/bench/synth"
+	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/report"
+)
+
+// chromiumPath finds the headless browser the report tests open pages in:
+// $BULKLOAD_CHROMIUM, else chromium on PATH (Debian's package; .ci/run
+// installs it). A machine without one fails the test: it is never skipped.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("BULKLOAD_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatalf("no chromium on PATH: the run report is tested in a real browser; install it (apt-get install chromium, as .ci/run does) or set BULKLOAD_CHROMIUM")
+	return ""
+}
+
+// page is what the browser made of a page.
+type page struct {
+	dom string
+	// console holds the page's console messages, CSP violations included.
+	console []string
+	// requests are the requests the page sent (to the trap proxy), the
+	// browser's own background services left out.
+	requests []string
+}
+
+// browse opens path in headless Chromium with every request sent to a
+// trap proxy on loopback (nothing leaves the machine; each request is
+// recorded), and returns the DOM after load, the console and the requests.
+// With shot set it also writes a screenshot of the page there.
+func browse(t *testing.T, path, shot string) page {
+	t.Helper()
+	// ownServices are hosts Chromium itself calls in the background
+	// (updates, network time, accounts), whatever the page: not the
+	// page's requests. consoleLine is how Chromium logs a console message
+	// with --enable-logging=stderr.
+	ownServices := regexp.MustCompile(`(?i)^(CONNECT |[A-Z]+ https?://)[a-z0-9.-]*\.(google\.com|googleapis\.com|gvt1\.com|gstatic\.com)[:/ ]`)
+	consoleLine := regexp.MustCompile(`:CONSOLE[^\]]*\] (.*)`)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var (
+		mu   sync.Mutex
+		reqs []string
+		wg   sync.WaitGroup
+	)
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			mu.Lock()
+			reqs = append(reqs, strings.TrimSpace(line))
+			mu.Unlock()
+			io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			c.Close()
+		}
+	})
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
+		"--disable-extensions", "--hide-scrollbars", "--user-data-dir=" + t.TempDir(),
+		"--proxy-server=http://" + ln.Addr().String(), "--proxy-bypass-list=<-loopback>",
+		"--enable-logging=stderr", "--v=0", "--virtual-time-budget=2000"}
+	run := func(extra ...string) (string, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, chromiumPath(t), append(append(args, extra...), "file://"+abs)...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("chromium %v: %v\n%s", extra, err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	dom, logs := run("--dump-dom")
+	if shot != "" {
+		_, l := run("--screenshot="+shot, "--window-size=1000,3400")
+		logs += l
+	}
+	ln.Close()
+	wg.Wait()
+	var p page
+	p.dom = dom
+	for _, l := range strings.Split(logs, "\n") {
+		if m := consoleLine.FindStringSubmatch(l); m != nil {
+			p.console = append(p.console, m[1])
+		}
+	}
+	for _, r := range reqs {
+		if r != "" && !ownServices.MatchString(r) {
+			p.requests = append(p.requests, r)
+		}
+	}
+	return p
+}
+
+// TestBrowserHarnessCatches proves the browser checks can fail: a page
+// that loads an image from the network and logs an error is caught on
+// both counts, with and without a CSP that blocks them.
+func TestBrowserHarnessCatches(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name         string
+		head         string
+		wantRequests bool
+	}{
+		{"no policy: the request goes out", "", true},
+		{"a policy blocks it: the violation is a console message", `<meta http-equiv="Content-Security-Policy" content="default-src 'none'">`, false},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("canary%d.html", i))
+			html := `<!DOCTYPE html><html><head>` + tc.head + `</head><body><img src="http://example.invalid/x.png"><script>console.error("boom")</script></body></html>`
+			if err := os.WriteFile(path, []byte(html), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p := browse(t, path, "")
+			if len(p.console) == 0 {
+				t.Errorf("no console message caught from a page that logs one")
+			}
+			if got := len(p.requests) > 0; got != tc.wantRequests {
+				t.Errorf("requests %q: caught %v, want %v", p.requests, got, tc.wantRequests)
+			}
+		})
+	}
+}
+
+// faultyRun uploads a generated file with 15% invalid rows to a simulator
+// that rate-limits (429s), answers some calls 503, drops some answers
+// (retries, and rows left unverified: the client may not read leads back),
+// and is away for outage (502 from its gateway), writing --report with
+// placeholders. It returns the report's and the results file's paths.
+func faultyRun(t *testing.T, dir string, rows int, outage time.Duration) (reportPath, results string) {
+	t.Helper()
+	writer := leadsim.DefaultClient()
+	writer.Roles = []string{leadsim.RoleWrite} // no Lead.Read: lost answers end unverified
+	s := startTestSim(t, leadsim.Options{
+		Clients: []leadsim.Client{writer}, RateLimit: 60, Fail503: 0.02, DropAfter: 0.01, Seed: 5,
+		CreateLatency: leadsim.Latency{Fixed: 15 * time.Millisecond, Jitter: 25 * time.Millisecond},
+		Outage:        leadsim.Window{Start: 2 * time.Second, Dur: outage},
+	})
+	input := filepath.Join(dir, "acme.csv")
+	opts := synth.Defaults()
+	opts.Invalid = 0.15
+	if err := synth.WriteCSVFile(input, opts, rows); err != nil {
+		t.Fatal(err)
+	}
+	results = filepath.Join(dir, "acme.results.csv")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--report", filepath.Join(dir, "{name}-{date}.html"),
+		"--max-invalid", "100%", "--max-consecutive-failures", "0", "--max-attempts", "4",
+		"--concurrency", "8", "--progress", "off", input)
+	res := runCLI(t, secretEnv(), args...)
+	if res.code != exitRowsFailed {
+		t.Fatalf("upload exit = %d, want %d (invalid rows)\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	reportPath = filepath.Join(dir, "acme-"+time.Now().UTC().Format(time.DateOnly)+".html")
+	if _, err := os.Stat(reportPath); err != nil {
+		t.Fatalf("--report with placeholders: %v\n%s", err, res.stderr)
+	}
+	return reportPath, results
+}
+
+// TestReportInBrowser opens the report of a run with faults in headless
+// Chromium: no console message, no request, the figures on the page equal
+// the summary JSON's, every chart drawn, the outage marked; and a
+// screenshot. With BULKLOAD_REPORT_SCREENSHOT set, the outage lasts 20
+// seconds and the screenshot is copied there (the README's).
+func TestReportInBrowser(t *testing.T) {
+	dir := t.TempDir()
+	outage, rows := 2*time.Second, 500
+	readme := os.Getenv("BULKLOAD_REPORT_SCREENSHOT")
+	if readme != "" {
+		outage, rows = 20*time.Second, 3000
+	}
+	reportPath, results := faultyRun(t, dir, rows, outage)
+	shot := filepath.Join(dir, "report.png")
+	p := browse(t, reportPath, shot)
+	if len(p.console) > 0 {
+		t.Errorf("console messages: %q", p.console)
+	}
+	if len(p.requests) > 0 {
+		t.Errorf("the page sent requests: %q", p.requests)
+	}
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10000 {
+		t.Errorf("screenshot %s: %v, want a PNG", shot, err)
+	}
+	if readme != "" {
+		b, err := os.ReadFile(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(readme, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := readSummaryJSON(t, report.SummaryPath(results))
+	checkPage(t, p.dom, sum)
+	if !strings.Contains(p.dom, `class="mark band outage"`) {
+		t.Errorf("the outage is not marked on the timeline")
+	}
+
+	// bulkload report draws the same page from the files alone.
+	again := filepath.Join(dir, "again.html")
+	res := runCLI(t, nil, "report", "-o", again, results)
+	if res.code != exitOK {
+		t.Fatalf("bulkload report exit = %d\n%s", res.code, res.stderr)
+	}
+	checkPage(t, browse(t, again, "").dom, sum)
+}
+
+// checkPage asserts the figures on the page equal the summary JSON's and
+// that every chart is present and drawn.
+func checkPage(t *testing.T, dom string, sum map[string]any) {
+	t.Helper()
+	shown := map[string]string{}
+	for _, m := range regexp.MustCompile(`data-k="(\w+)">([^<]*)<`).FindAllStringSubmatch(dom, -1) {
+		shown[m[1]] = m[2]
+	}
+	for _, k := range []string{"rowsRead", "invalid", "qualified", "apiCalls", "retries", "exitCode", "totalBidValue"} {
+		want := fmt.Sprint(sum[k])
+		if f, ok := sum[k].(float64); ok {
+			want = strconv.FormatFloat(f, 'f', -1, 64)
+		}
+		if got := strings.ReplaceAll(shown[k], ",", ""); got != strings.ReplaceAll(want, ",", "") {
+			t.Errorf("page shows %s = %q, summary JSON has %q", k, shown[k], want)
+		}
+	}
+	codes, _ := sum["resultCodes"].([]any)
+	if len(codes) == 0 {
+		t.Errorf("summary JSON has no result codes")
+	}
+	for _, c := range codes {
+		m := c.(map[string]any)
+		code := strconv.Itoa(int(m["code"].(float64)))
+		if code == "0" {
+			code = "none"
+		}
+		re := regexp.MustCompile(`data-code="` + code + `">([^<]*)<`)
+		got := re.FindStringSubmatch(dom)
+		if got == nil || strings.ReplaceAll(got[1], ",", "") != strconv.Itoa(int(m["count"].(float64))) {
+			t.Errorf("result code %s: page shows %v, summary JSON %v", code, got, m["count"])
+		}
+	}
+	if acc := fmt.Sprint(sum["accounting"]); !strings.Contains(dom, acc) {
+		t.Errorf("page lacks the accounting %q", acc)
+	}
+	for _, id := range []string{"chart-outcomes", "chart-bids", "chart-throughput", "chart-inflight", "chart-latency", "chart-errors"} {
+		i := strings.Index(dom, `id="`+id+`"`)
+		if i < 0 {
+			t.Errorf("chart %s missing", id)
+			continue
+		}
+		fig := dom[i:]
+		fig = fig[:strings.Index(fig, "</figure>")]
+		drawn := regexp.MustCompile(`<path class="series[^"]*" d="M[^"]*L`).MatchString(fig) ||
+			regexp.MustCompile(`<rect class="bar[^"]*" [^>]*width="([2-9]|[1-9][0-9])`).MatchString(fig)
+		if !strings.Contains(fig, "<svg") || !drawn {
+			t.Errorf("chart %s is empty", id)
+		}
+	}
+	for _, section := range []string{`id="verdict"`, `id="invalid"`, `id="failures"`, `id="manifest"`, "unverified"} {
+		if !strings.Contains(dom, section) {
+			t.Errorf("page lacks %s", section)
+		}
+	}
+}
+
+// TestReportOutputChecks: --report is checked with the other outputs
+// before the first call, and written for a run that stops (here: too
+// many invalid rows, nothing sent), saying why.
+func TestReportOutputChecks(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	input := filepath.Join(dir, "acme.csv")
+	opts := synth.Defaults()
+	opts.Invalid = 0.5
+	if err := synth.WriteCSVFile(input, opts, 40); err != nil {
+		t.Fatal(err)
+	}
+	up := func(extra ...string) cliResult {
+		args := append([]string{"upload"}, s.args()...)
+		args = append(args, "--results", filepath.Join(dir, "r.csv"), "--progress", "off")
+		return runCLI(t, secretEnv(), append(append(args, extra...), input)...)
+	}
+	res := up("--report", filepath.Join(dir, "missing", "run.html"))
+	if res.code != exitUsage || !strings.Contains(res.stderr, "--report") {
+		t.Errorf("--report in a missing directory: exit %d, want %d naming --report\n%s", res.code, exitUsage, res.stderr)
+	}
+	res = up("--report", input)
+	if res.code != exitUsage {
+		t.Errorf("--report naming the input: exit %d, want %d", res.code, exitUsage)
+	}
+	if n := len(s.Stats().Requests[leadsim.OpCreateLead]); n != 0 {
+		t.Errorf("%d createLead calls after refused outputs, want none", n)
+	}
+	stopped := filepath.Join(dir, "stopped.html")
+	res = up("--report", stopped, "--max-invalid", "5%")
+	if res.code != exitRowsFailed {
+		t.Fatalf("too many invalid rows: exit %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	b, err := os.ReadFile(stopped)
+	if err != nil {
+		t.Fatalf("no report for a stopped run: %v", err)
+	}
+	if !strings.Contains(string(b), "Nothing was sent (exit 1)") {
+		t.Errorf("stopped run's report does not say nothing was sent")
+	}
+
+	// validate writes one too, and bulkload report refuses to write over a
+	// results file.
+	vres := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), "--report", filepath.Join(dir, "v.html"), input)
+	if vres.code != exitRowsFailed {
+		t.Fatalf("validate exit %d\n%s", vres.code, vres.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "v.html")); err != nil || !strings.Contains(string(b), "bulkload validate report") {
+		t.Errorf("validate --report: %v", err)
+	}
+	if r := runCLI(t, nil, "report", "-o", filepath.Join(dir, "v.csv"), filepath.Join(dir, "v.csv")); r.code != exitUsage {
+		t.Errorf("bulkload report -o RESULTS: exit %d, want %d", r.code, exitUsage)
+	}
+}

@@ -1,0 +1,164 @@
+package runreport
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bulkload/bulkload/report"
+)
+
+// verdict is the page's first sentence: how the run ended (the exit status
+// in words) and what to do next; and its level (ok, warn, bad) for the
+// colour. The exit statuses are bulkload's one table (README, --help).
+func verdict(s *report.Summary, parts []Part) (string, string) {
+	code := -1
+	if s.ExitCode != nil {
+		code = *s.ExitCode
+	} else {
+		// A combined report: the worst of its parts', else from the counts.
+		for _, p := range parts {
+			if p.Summary != nil && p.Summary.ExitCode != nil && *p.Summary.ExitCode > code {
+				code = *p.Summary.ExitCode
+			}
+		}
+	}
+	unsettled := s.Invalid + s.Failed + s.SubmitFailed + s.Unverified + s.Created + s.NotSent + s.Unknown
+	if code == -1 {
+		code = 0
+		if unsettled > 0 {
+			code = 1
+		}
+	}
+	if code == 0 && s.NotSent > 0 {
+		code = 1 // a combined report with a shard that did not run
+	}
+	why := func(what string) string {
+		if s.Stopped != "" {
+			return what + ": " + scrub(s.Stopped)
+		}
+		return what
+	}
+	switch code {
+	case 0:
+		if s.Mode == "validate" {
+			return fmt.Sprintf("Every row is valid (exit 0): %s rows, ready to upload. Nothing to do.", group(int64(s.Valid))), "ok"
+		}
+		return fmt.Sprintf("Every row was processed or submitted (exit 0): %s leads qualified, %s in bids. Nothing to do.", group(int64(s.Qualified)), report.FormatCents(s.BidCents)), "ok"
+	case 1:
+		if s.Stopped != "" {
+			return why("Nothing was sent (exit 1)") + ". Fix the input file (see the invalid columns below) and run the same command again.", "bad"
+		}
+		var parts, next []string
+		add := func(n int, what, todo string) {
+			if n > 0 {
+				parts = append(parts, group(int64(n))+" "+what)
+				if todo != "" && !slices.Contains(next, todo) {
+					next = append(next, todo)
+				}
+			}
+		}
+		add(s.Invalid, "invalid", "send the partner the invalid columns below and have them fix the file")
+		add(s.Failed, "failed", "run the same command with --resume to send the failed rows again")
+		add(s.SubmitFailed, "not submitted", "run the same command with --resume to submit them")
+		add(s.Created, "created but not submitted", "run the same command with --resume to submit them")
+		add(s.NotSent, "not sent", "run the shard or run again with --resume to send the rows not sent")
+		add(s.Unverified, "unverified", unverifiedNext(s))
+		add(s.Unknown, "with an unknown status", "")
+		return fmt.Sprintf("The run finished, but not every row is settled (exit 1): %s. Next: %s.", strings.Join(parts, ", "), strings.Join(next, "; ")), "warn"
+	case 2:
+		return why("The run was refused before it sent anything (exit 2)") + ". Fix the setting or the input and run it again.", "bad"
+	case 3:
+		return why("Authentication was refused (exit 3)") + ". Check the client id, secret, scope and tenant, and that the application is granted Lead.Write; then run the same command again.", "bad"
+	case 4:
+		return why("The service or its token endpoint could not be reached (exit 4)") + fmt.Sprintf(". %s rows were not sent; once the service answers, run the same command with --resume.", group(int64(s.NotSent))), "bad"
+	case 5:
+		return why("Reading the input or writing an output failed during the run (exit 5)") + ". Fix the disk or file problem, then run the same command with --resume: what was written is valid.", "bad"
+	case 130:
+		return fmt.Sprintf("The run was interrupted by a signal (exit 130): %s rows were not sent. Run the same command with --resume to finish.", group(int64(s.NotSent))), "warn"
+	}
+	return fmt.Sprintf("The run ended with exit status %d.", code), "bad"
+}
+
+// unverifiedNext is what to do about unverified rows: look them up by
+// leadId; and when bulkload could not read the duplicated lead, grant the
+// application Lead.Read so that --resume can check them itself.
+func unverifiedNext(s *report.Summary) string {
+	for _, f := range s.Failures {
+		if f.Status != report.StatusUnverified {
+			continue
+		}
+		for _, n := range f.Notes {
+			if strings.Contains(n, "could not read lead") {
+				return "grant the application Lead.Read and run with --resume to check the unverified rows, or look each up by leadId"
+			}
+		}
+	}
+	return "look each unverified row up by leadId (the results file) and submit it if it is this run's and qualified; --resume checks them again"
+}
+
+// why says, from the timeline, what set the run's pace: the throughput,
+// the time nothing was answered (outages), the service's rate limit (429s),
+// a full pool (rows in flight at the concurrency limit), and latency. It
+// answers "why was last night slow?" in words; the charts show the detail.
+func why(s *report.Summary, tl *report.Timeline) []string {
+	var out []string
+	var secs, answered, atLimit, atRate, dark, busySecs float64
+	var peak, p95 float64
+	var lats []float64
+	for _, x := range tl.Samples {
+		if x.Seconds <= 0 {
+			continue
+		}
+		secs += x.Seconds
+		answered += float64(x.Answered)
+		perSec := float64(x.Answered) / x.Seconds
+		peak = max(peak, perSec)
+		if x.Answered == 0 && x.Unanswered > 0 {
+			dark += x.Seconds
+			continue
+		}
+		if x.InFlight > 0 {
+			busySecs += x.Seconds
+			if x.ConcurrencyLimit > 0 && x.InFlight >= 0.9*x.ConcurrencyLimit {
+				atLimit += x.Seconds
+			}
+			if x.RateLimit > 0 && perSec >= 0.8*x.RateLimit {
+				atRate += x.Seconds
+			}
+		}
+		if x.Answered > 0 {
+			lats = append(lats, x.LatencyP50Ms)
+			p95 = max(p95, x.LatencyP95Ms)
+		}
+	}
+	if secs <= 0 {
+		return nil
+	}
+	out = append(out, fmt.Sprintf("%s calls answered per second on average over %s (peak %s/s).", num(answered/secs), clock(secs), num(peak)))
+	if dark > 0 {
+		n := 0
+		for _, m := range tl.Marks {
+			if m.Kind == report.MarkOutage {
+				n++
+			}
+		}
+		out = append(out, fmt.Sprintf("For %s nothing was answered: the service was away (%d outage(s), marked on the charts); the rows waited or failed.", clock(dark), n))
+	}
+	if s.Rate != nil && s.Rate.Status429 > 0 {
+		out = append(out, fmt.Sprintf("The service's rate limit: %s attempts were answered 429 (%.1f%%) and bulkload kept to the limit it found (%s).", group(int64(s.Rate.Status429)), s.Rate.Share429(), s.Rate))
+	}
+	if busySecs > 0 && atRate/busySecs >= 0.5 {
+		out = append(out, fmt.Sprintf("Throughput was at the rate limit in force %.0f%% of the time: the rate, not bulkload's pool, set the pace.", 100*atRate/busySecs))
+	} else if busySecs > 0 && atLimit/busySecs >= 0.5 {
+		out = append(out, fmt.Sprintf("Rows in flight were at the concurrency limit %.0f%% of the time: the service's latency times the pool set the pace; more --concurrency would send faster if the service allows.", 100*atLimit/busySecs))
+	}
+	if len(lats) > 0 {
+		slices.Sort(lats)
+		out = append(out, fmt.Sprintf("Latency: median of the per-second medians %s ms, highest p95 %s ms.", num(lats[len(lats)/2]), num(p95)))
+	}
+	if s.Retries > 0 {
+		out = append(out, fmt.Sprintf("%s retries (%s API calls).", group(int64(s.Retries)), group(int64(s.APICalls))))
+	}
+	return out
+}
