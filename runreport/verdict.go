@@ -41,6 +41,11 @@ func verdict(s *report.Summary, parts []Part) (string, string) {
 	}
 	switch code {
 	case 0:
+		if s.Invalid > 0 {
+			// Within --max-invalid (without --strict): the run succeeded,
+			// the invalid rows were not sent.
+			return fmt.Sprintf("The run succeeded (exit 0): every valid row was settled; %s invalid rows were not sent. Next: send the partner the invalid columns below and have them fix the file.", group(int64(s.Invalid))), "warn"
+		}
 		if s.Mode == "validate" {
 			return fmt.Sprintf("Every row is valid (exit 0): %s rows, ready to upload. Nothing to do.", group(int64(s.Valid))), "ok"
 		}
