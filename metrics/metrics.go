@@ -227,7 +227,9 @@ func (r *Recorder) Finish(ctx context.Context, sum *report.Summary, exit int) er
 		}
 		err := p.Gatherer(withoutGroupingLabels(r.reg)).AddContext(ctx)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("push to --pushgateway %s: %w", r.cfg.Pushgateway, err))
+			// The URL may carry credentials (user:pass@, ?token=),
+			// and the push's error quotes it.
+			errs = append(errs, fmt.Errorf("push to --pushgateway %s: %s", submitter.RedactURL(r.cfg.Pushgateway), submitter.RedactURLsIn(err.Error())))
 		}
 	}
 	return errors.Join(errs...)

@@ -220,8 +220,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		log:     log,
 	}
 	c := &Client{
-		endpoint:  redactURL(cfg.Endpoint),
-		tokenURL:  redactURL(cfg.TokenURL),
+		endpoint:  RedactURL(cfg.Endpoint),
+		tokenURL:  RedactURL(cfg.TokenURL),
 		createDoc: cfg.CreateDocument,
 		submitDoc: cfg.SubmitDocument,
 		leadDoc:   cfg.LeadDocument,
@@ -277,10 +277,10 @@ func (cfg *Config) validate() error {
 		u, err := url.Parse(v)
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			problems = append(problems, fmt.Sprintf("%s %q is not an http(s) URL (check %s)", name, v, flag))
+			problems = append(problems, fmt.Sprintf("%s %q is not an http(s) URL (check %s)", name, RedactURL(v), flag))
 		case u.Scheme == "http" && !cfg.AllowInsecureHTTP && !isLoopback(u.Hostname()):
 			problems = append(problems, fmt.Sprintf("%s %q is plain http to a host that is not this machine: the client secret, the token and the leads would cross the network unencrypted; use https (check %s), or --allow-insecure-http to accept it",
-				name, u.Redacted(), flag))
+				name, RedactURL(v), flag))
 		}
 	}
 	checkURL("endpoint", "--endpoint", cfg.Endpoint)
@@ -537,15 +537,6 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// redactURL is raw without user info, for messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 // CheckAuth fetches a token now with the Client's settings and describes it

@@ -315,9 +315,10 @@ func (c *tokenCache) scrub(err error) error {
 }
 
 // scrubString removes the secret in every encoding, and any client_secret
-// value or Basic credential, from a token endpoint's free text.
+// value or Basic credential, from a token endpoint's free text, and the
+// user info and query values of any URL it quotes (RedactURLsIn).
 func (c *tokenCache) scrubString(s string) string {
-	return scrubSecret(s, secretForms(c.conf.ClientID, c.secret))
+	return RedactURLsIn(scrubSecret(s, secretForms(c.conf.ClientID, c.secret)))
 }
 
 // tokenLifetime is the token's expires_in. clientcredentials does not copy

@@ -168,7 +168,7 @@ func unattempted(rec *callRecord, ctx context.Context, err error) error {
 	}
 	// The token endpoint gave no token after its own retries: no call can
 	// be made, which is an outage of the service.
-	return &CallError{Op: rec.op, Message: te.err.Error(), Retryable: true, Outage: true,
+	return &CallError{Op: rec.op, Message: RedactURLsIn(te.err.Error()), Retryable: true, Outage: true,
 		Attempts: rec.attempts, Ambiguous: rec.ambiguous, Err: te.err}
 }
 
@@ -187,7 +187,8 @@ func callError(rec *callRecord, ae *attemptError, retryable bool) *CallError {
 		ce.Message = "HTTP " + ae.statusText + ": " + joinGraphQLErrors(ae.errs)
 		ce.httpStatus = ae.statusText
 	case ae.err != nil:
-		ce.Message = ae.err.Error()
+		// Go's HTTP client quotes the URL, query and all.
+		ce.Message = RedactURLsIn(ae.err.Error())
 	default:
 		ce.Message = "HTTP " + ae.statusText
 	}

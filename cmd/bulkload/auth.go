@@ -121,7 +121,7 @@ func (o *authOptions) resolve(getenv func(string) string, from map[string]int, n
 			continue
 		}
 		if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
-			return r, usageErrorf("%s %q is not an http(s) URL", name, u)
+			return r, usageErrorf("%s %q is not an http(s) URL", name, submitter.RedactURL(u))
 		}
 	}
 	return r, nil
@@ -193,7 +193,7 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 		return exitAuth
 	}
 	fmt.Fprintf(e.stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  audience:   %s\n  roles:      %s\n  expires at: %s (in %s)\n",
-		cfg.tokenURL, info.ClientID, info.Audience, strings.Join(info.Roles, ", "),
+		submitter.RedactURL(cfg.tokenURL), info.ClientID, info.Audience, strings.Join(info.Roles, ", "),
 		info.ExpiresAt.UTC().Format(time.RFC3339), time.Until(info.ExpiresAt).Round(time.Second))
 	if !slices.Contains(info.Roles, "Lead.Write") {
 		fmt.Fprintln(e.stdout, "  warning: the token lacks Lead.Write: createLead and submitLead will be refused")

@@ -481,7 +481,7 @@ func (u *uploader) exitStatus(ctx context.Context, sum *report.Summary, runErr e
 	case submitter.IsFatal(runErr):
 		return u.authFailure(ctx, runErr)
 	case errors.Is(runErr, upload.ErrUnreachable):
-		fmt.Fprintf(e.stderr, "bulkload: %v; check --endpoint %s, then run the same command with --resume\n", runErr, u.creds.endpoint)
+		fmt.Fprintf(e.stderr, "bulkload: %v; check --endpoint %s, then run the same command with --resume\n", runErr, submitter.RedactURL(u.creds.endpoint))
 		return exitUnreachable
 	case sum.Interrupted:
 		fmt.Fprintf(e.stderr, "bulkload: interrupted; run the same command with --resume to finish\n")
@@ -592,10 +592,10 @@ func (u *uploader) preflightFailure(ctx context.Context, err error) (code int, s
 		u.stopf("%v", err)
 		return exitUnreachable, true
 	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
-		u.stopf("the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", u.creds.endpoint, err)
+		u.stopf("the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", submitter.RedactURL(u.creds.endpoint), err)
 		return exitAuth, true
 	}
-	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", u.creds.endpoint, "err", err)
+	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", submitter.RedactURL(u.creds.endpoint), "err", err)
 	return 0, false
 }
 
@@ -623,8 +623,9 @@ func (u *uploader) authFailure(ctx context.Context, err error) int {
 // number).
 func (u *uploader) settings(results string) map[string]any {
 	s := u.in.settings(u.input, results)
-	s["endpoint"] = u.creds.endpoint
-	s["tokenUrl"] = u.creds.tokenURL
+	// User info and query values may be credentials.
+	s["endpoint"] = submitter.RedactURL(u.creds.endpoint)
+	s["tokenUrl"] = submitter.RedactURL(u.creds.tokenURL)
 	s["clientId"] = u.creds.clientID
 	s["scope"] = u.creds.scope
 	s["concurrency"] = u.up.concurrency
