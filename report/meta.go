@@ -29,6 +29,16 @@ type Meta struct {
 	AllLeadIDs bool      `json:"allLeadIds"`
 	Written    time.Time `json:"written"`
 	Version    string    `json:"version"`
+	// Streamed marks an input read once (standard input, a pipe): its
+	// identity is written before the first call and kept current while the
+	// run reads (InputSHA256 "partial:..." over the InputBytes read so far,
+	// Rows so far) and whole at the end. FirstBytes and FirstSHA256 are
+	// the bytes taken before the first call and their hash: a resumed run
+	// reads that many before its own first call and refuses an input whose
+	// first bytes hash otherwise.
+	Streamed    bool   `json:"streamed,omitempty"`
+	FirstBytes  int64  `json:"firstBytes,omitempty"`
+	FirstSHA256 string `json:"firstSha256,omitempty"`
 }
 
 // SummaryPath is the summary file beside the results file at path:

@@ -27,7 +27,9 @@ type Ahead struct {
 func ReadAhead(ctx context.Context, src *Source, n int) (*Ahead, error) {
 	a := &Ahead{src: src}
 	var tally report.Summary // for its reasons
-	for len(a.buf) < n {
+	// A resumed stream reads on until it has taken the bytes whose hash
+	// proves it is the earlier run's input (Config.PrefixAt).
+	for len(a.buf) < n || src.TakenBytes() < src.PrefixAt() {
 		it, err := src.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil && !errors.Is(err, io.EOF) {

@@ -134,6 +134,10 @@ type Source struct {
 	// recordsRead counts the records the reading goroutine has read, for
 	// the progress estimate; safe to read from any goroutine.
 	recordsRead atomic.Int64
+	// checkedRows and sawNoLeadID are rows and noLeadID for other
+	// goroutines (AllLeadIDsSoFar).
+	checkedRows atomic.Int64
+	sawNoLeadID atomic.Bool
 	// indexBytes is the mapper's IndexMemory as the checking goroutine
 	// last saw it.
 	indexBytes atomic.Int64
@@ -369,8 +373,10 @@ func (s *Source) check(rec *reader.Record, m *mapped, key mapper.IDKey) (report.
 		s.sawLeadSource = true
 	}
 	s.rows++
+	s.checkedRows.Add(1)
 	if row.LeadID == "" {
 		s.noLeadID = true
+		s.sawNoLeadID.Store(true)
 	}
 	if rec.Err != nil {
 		row.Status = report.StatusInvalid
@@ -541,6 +547,35 @@ func (s *Source) PrefixSHA256() string {
 	return hex.EncodeToString(s.sha.prefix)
 }
 
+// Identity is the input's identity so far, while it is read: how many
+// bytes the reader has taken, their SHA-256, and the SHA-256 of the first
+// Config.PrefixAt bytes ("" until that many are taken). A stream's run
+// records it before its first call and keeps it current, so that --resume
+// can prove it reads the same input. Safe to call from any goroutine
+// until Close; not after.
+func (s *Source) Identity() (bytes int64, sha, prefix string) {
+	snap := s.hashIn.snapshot()
+	if snap.prefix != nil {
+		prefix = hex.EncodeToString(snap.prefix)
+	}
+	return snap.n, hex.EncodeToString(snap.sum), prefix
+}
+
+// TakenBytes is how many bytes of the input the reader has taken so far.
+// Safe to call from any goroutine.
+func (s *Source) TakenBytes() int64 { return s.hashIn.n.Load() }
+
+// RecordsTaken is how many records the reader has read so far. Safe to
+// call from any goroutine.
+func (s *Source) RecordsTaken() int64 { return s.recordsRead.Load() }
+
+// AllLeadIDsSoFar reports whether every row checked so far had a leadId
+// (false before the first). Safe to call from any goroutine.
+func (s *Source) AllLeadIDsSoFar() bool { return s.checkedRows.Load() > 0 && !s.sawNoLeadID.Load() }
+
+// PrefixAt is Config.PrefixAt.
+func (s *Source) PrefixAt() int64 { return s.sha.at }
+
 // AllLeadIDs reports whether every row read had a leadId (false before the
 // first row). Final after Close; not to be called before.
 func (s *Source) AllLeadIDs() bool { return s.rows > 0 && !s.noLeadID }
@@ -561,22 +596,44 @@ func (s *Source) Provided() []lead.Field { return s.provided }
 // order: SHA-256 (about 170 ns a row) leaves the reading goroutine, the one
 // stage that bounds the pipeline on many cores. Write copies p and hands it
 // over; wait returns once everything written is hashed. Writes come from
-// one goroutine at a time.
+// one goroutine at a time; snapshot and written are safe from any
+// goroutine until wait.
 type asyncHash struct {
-	full   chan []byte
+	full   chan hashItem
 	free   chan []byte
 	done   chan struct{}
 	waited bool
+	// n counts the bytes handed over, after they are in full.
+	n atomic.Int64
 }
 
-func newAsyncHash(to io.Writer) *asyncHash {
-	a := &asyncHash{full: make(chan []byte, 2), free: make(chan []byte, 3), done: make(chan struct{})}
+// hashItem is bytes to hash, or a request for a snapshot of the hash once
+// everything handed over before it is hashed.
+type hashItem struct {
+	b    []byte
+	snap chan<- hashSnapshot
+}
+
+// hashSnapshot is the hash of the first n bytes of the input, and of its
+// first PrefixAt bytes once that many are hashed (nil before).
+type hashSnapshot struct {
+	n      int64
+	sum    []byte
+	prefix []byte
+}
+
+func newAsyncHash(to *hashWriter) *asyncHash {
+	a := &asyncHash{full: make(chan hashItem, 2), free: make(chan []byte, 3), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
-		for b := range a.full {
-			to.Write(b) // a hashWriter: never fails
+		for it := range a.full {
+			if it.snap != nil {
+				it.snap <- hashSnapshot{n: to.n, sum: to.h.Sum(nil), prefix: to.prefix}
+				continue
+			}
+			to.Write(it.b) // never fails
 			select {
-			case a.free <- b[:0]:
+			case a.free <- it.b[:0]:
 			default:
 			}
 		}
@@ -590,8 +647,16 @@ func (a *asyncHash) Write(p []byte) (int, error) {
 	case b = <-a.free:
 	default:
 	}
-	a.full <- append(b, p...)
+	a.full <- hashItem{b: append(b, p...)}
+	a.n.Add(int64(len(p)))
 	return len(p), nil
+}
+
+// snapshot returns the hash of everything handed over so far.
+func (a *asyncHash) snapshot() hashSnapshot {
+	c := make(chan hashSnapshot, 1)
+	a.full <- hashItem{snap: c}
+	return <-c
 }
 
 // wait ends the hashing goroutine after it has hashed everything written;

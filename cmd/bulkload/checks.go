@@ -195,6 +195,10 @@ func (o *checkOptions) tooManyInvalidError(input string, invalid, rows int, reas
 // inputCheck is what the check before an upload found.
 type inputCheck struct {
 	scan *source.Scan // nil for standard input
+	// earlier is, for a resumed stream, the earlier run's record of its
+	// input, whose first bytes (FirstBytes, FirstSHA256) this run must
+	// prove before its first call; nil otherwise.
+	earlier *report.Meta
 }
 
 // checkInput reads a regular file through once before the first call: every
@@ -213,8 +217,16 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		}
 	}
 	if streamed(u.input) {
-		if meta != nil && !meta.AllLeadIDs {
+		if state == nil || state.Len() == 0 {
+			return &inputCheck{}, nil
+		}
+		switch {
+		case meta == nil:
+			return nil, usageErrorf("--resume from standard input or a pipe: the results file %s has no record of the input it was written for (%s is missing), so this input cannot be proven the same: nothing was sent. Pass --overwrite instead of --resume to start over (every lead is sent again), or give this input its own results file", resultsPath, report.MetaPath(resultsPath))
+		case !meta.AllLeadIDs:
 			return nil, usageErrorf("--resume from standard input or a pipe: the earlier run's rows had no leadId each, so this input cannot be matched to them row by row; save the input to a file and resume with the file")
+		case meta.Streamed && meta.FirstBytes > 0:
+			return &inputCheck{earlier: meta}, nil
 		}
 		return &inputCheck{}, nil
 	}
@@ -339,10 +351,14 @@ func short(sha string) string {
 // the first call (a file) or at the end (standard input: only then is it
 // known).
 func writeMeta(log *slog.Logger, resultsPath, input, sha string, bytes int64, rows int, allLeadIDs bool) error {
-	err := report.WriteMeta(resultsPath, &report.Meta{
-		Input: input, InputSHA256: sha, InputBytes: bytes, Rows: rows,
-		AllLeadIDs: allLeadIDs, Written: time.Now().UTC(), Version: readBuildInfo().Version,
-	})
+	return writeMetaOf(log, resultsPath, &report.Meta{Input: input, InputSHA256: sha, InputBytes: bytes, Rows: rows, AllLeadIDs: allLeadIDs})
+}
+
+// writeMetaOf records m, stamped with the time and version, beside the
+// results file.
+func writeMetaOf(log *slog.Logger, resultsPath string, m *report.Meta) error {
+	m.Written, m.Version = time.Now().UTC(), readBuildInfo().Version
+	err := report.WriteMeta(resultsPath, m)
 	if err != nil {
 		return fmt.Errorf("results file: %w", err)
 	}

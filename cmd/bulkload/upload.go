@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -195,6 +196,10 @@ func (o *uploadOptions) check() error {
 
 // uploader runs one upload.
 type uploader struct {
+	// first is a stream's first bytes and their hash (FirstBytes,
+	// FirstSHA256), recorded in every meta file the run writes.
+	first *report.Meta
+
 	env    *env
 	in     *inputOptions
 	up     *uploadOptions
@@ -288,7 +293,11 @@ func (u *uploader) run(ctx context.Context) int {
 	defer closeClient()
 	u.metrics.SetAPI(client.Stats)
 
-	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit, verify)
+	var prefixAt int64
+	if ic.earlier != nil {
+		prefixAt = ic.earlier.FirstBytes
+	}
+	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit, verify, prefixAt)
 	if err != nil {
 		return u.stop(err)
 	}
@@ -299,12 +308,27 @@ func (u *uploader) run(ctx context.Context) int {
 		return code
 	}
 
+	var stopMeta func()
+	if ic.scan == nil {
+		// A stream's identity is on disk before the first call and kept
+		// current, so that a run killed at any point leaves it.
+		if stopMeta, code = u.streamIdentity(src, ic, resultsPath); stopMeta == nil {
+			return code
+		}
+	}
+
 	journal, err := report.OpenJournal(resultsPath, u.up.resume && state != nil)
 	if err != nil {
+		if stopMeta != nil {
+			stopMeta()
+		}
 		return u.stop(fmt.Errorf("results file: %w", err))
 	}
 
 	res, runErr := u.send(ctx, client, rows, src, state, journal)
+	if stopMeta != nil {
+		stopMeta()
+	}
 
 	if err := src.Close(); err != nil && runErr == nil {
 		runErr = err
@@ -389,7 +413,7 @@ func (u *uploader) loadPrior(resultsPath string) (*report.State, error) {
 // required columns. It returns the rows to upload, or the exit status when
 // the run must stop (ok false).
 func (u *uploader) streamChecks(ctx context.Context, src *source.Source, ic *inputCheck, state *report.State, resultsPath string) (rows upload.Source, code int, ok bool) {
-	if ic.scan == nil && u.checks.readAhead() {
+	if ic.scan == nil && (u.checks.readAhead() || ic.earlier != nil) {
 		// Standard input cannot be read twice: its first rows are read
 		// and judged before the first call (unless --max-invalid 100%
 		// turns that off: then rows stream from the first).
@@ -427,6 +451,58 @@ func (u *uploader) streamChecks(ctx context.Context, src *source.Source, ic *inp
 	return src, 0, true
 }
 
+// metaEvery is how often a streamed input's identity is brought up to
+// date beside the results file while the run reads it.
+const metaEvery = 2 * time.Second
+
+// streamIdentity proves, for a resumed stream, that its first bytes hash
+// as the earlier run's did, and then records the stream's identity beside
+// the results file before the first call (its first bytes and their hash,
+// kept for later resumes) and keeps it current every metaEvery until the
+// returned stop is called (before src is closed). It returns a nil stop
+// and the exit status when the run must not go on: nothing was sent.
+func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPath string) (stop func(), code int) {
+	n, sha, prefix := src.Identity()
+	first := &report.Meta{FirstBytes: n, FirstSHA256: sha}
+	if e := ic.earlier; e != nil {
+		if prefix != e.FirstSHA256 {
+			return nil, u.stop(usageErrorf("--resume: the results file %s does not belong to this input: its first %d bytes hash otherwise than those of the earlier run's (written for %s, %d rows read, %s). Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over (every lead is sent again)",
+				resultsPath, e.FirstBytes, e.Input, e.Rows, e.Written.Local().Format(time.DateTime)))
+		}
+		first.FirstBytes, first.FirstSHA256 = e.FirstBytes, e.FirstSHA256
+	}
+	u.first = first
+	record := func() error {
+		n, sha, _ := src.Identity()
+		return writeMetaOf(u.log, resultsPath, &report.Meta{Input: u.input, InputSHA256: "partial:" + sha, InputBytes: n,
+			Rows: int(src.RecordsTaken()), AllLeadIDs: src.AllLeadIDsSoFar(), Streamed: true,
+			FirstBytes: first.FirstBytes, FirstSHA256: first.FirstSHA256})
+	}
+	if err := record(); err != nil {
+		return nil, u.stop(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(metaEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := record(); err != nil {
+					u.log.Warn("could not bring the input's identity up to date beside the results file", "err", err)
+				}
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}, 0
+}
+
 // writeSummary completes the run's summary with what the caller owns (build,
 // settings, the input's identity and columns, call statistics), records the
 // identity of a streamed input beside the results file, and prints and
@@ -438,8 +514,13 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	sum.InputBytes, sum.InputGrewBytes = src.InputBytes(), src.Grew()
 	setColumns(sum, src.Provided(), src.Unknown())
 	var metaErr error
-	if ic.scan == nil && sum.RowsRead > 0 && !(u.up.resume && state != nil) {
-		metaErr = writeMeta(u.log, resultsPath, u.input, sum.InputSHA256, sum.InputBytes, sum.RowsRead, src.AllLeadIDs())
+	if ic.scan == nil && sum.RowsRead > 0 {
+		m := &report.Meta{Input: u.input, InputSHA256: sum.InputSHA256, InputBytes: sum.InputBytes, Rows: sum.RowsRead,
+			AllLeadIDs: src.AllLeadIDs(), Streamed: true}
+		if u.first != nil {
+			m.FirstBytes, m.FirstSHA256 = u.first.FirstBytes, u.first.FirstSHA256
+		}
+		metaErr = writeMetaOf(u.log, resultsPath, m)
 	}
 	sum.APICalls = int(st.Calls)
 	sum.Retries = int(st.Retries)

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/bench/synth"
+	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/report"
+)
+
+// TestUploadStdinKilledIdentity is issue 18 item 4: a run from standard
+// input is killed mid-run. Its input's identity must be on disk already
+// (written before the first call), so that night 2's different export
+// (the same leadIds, row by row, other data) piped into --resume on the
+// same results name is refused before anything is sent, while the same
+// export piped again resumes and finishes.
+func TestUploadStdinKilledIdentity(t *testing.T) {
+	const n = 1500
+	dir := t.TempDir()
+	night := func(seed int64) []byte {
+		path := filepath.Join(dir, "night.csv")
+		if err := synth.WriteCSVFile(path, synth.Options{Seed: seed, Style: synth.Defaults().Style, LeadIDPrefix: "ACME-", NoSSN: 0.2}, n); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	night1, night2 := night(1), night(2)
+	if bytes.Equal(night1, night2) {
+		t.Fatal("the two nights' exports are the same: the test tests nothing")
+	}
+	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond}})
+	results := filepath.Join(dir, "export.results.csv")
+	args := slices.Concat([]string{"upload", "--format", "csv", "--results", results}, s.args(), []string{"--rate", "0", "--progress", "off", "--concurrency", "2", "-"})
+
+	// Night 1: the export comes through a pipe that stays open after its
+	// first 1,200 rows; the run is killed while it sends them.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret)
+	cmd.Stdin = pr
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close()
+	cut := 0
+	for i := 0; i <= 1200; i++ { // the header and 1,200 rows
+		cut += bytes.IndexByte(night1[cut:], '\n') + 1
+	}
+	go func() { pw.Write(night1[:cut]) }()
+	waitForLines(t, results, 20, 60*time.Second)
+	cmd.Process.Kill()
+	cmd.Wait()
+	pw.Close()
+	m, err := report.ReadMeta(results)
+	if err != nil {
+		t.Fatalf("the killed stdin run left no record of its input: %v\n%s", err, out.String())
+	}
+	if !m.Streamed || m.FirstBytes == 0 || m.FirstSHA256 == "" {
+		t.Errorf("meta = %+v, want a stream's identity with its first bytes' hash", m)
+	}
+	creates := totalCreates(s)
+
+	// Night 2's export on the same results name: refused, nothing sent.
+	res := runStdin(t, night2, append(slices.Clone(args[:len(args)-1]), "--resume", "-")...)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "does not belong to this input") {
+		t.Errorf("--resume of another export from stdin: exit %d, want %d saying the results file is another input's\n%s", res.code, exitUsage, res.stderr)
+	}
+	if got := totalCreates(s); got != creates {
+		t.Errorf("createLead calls = %d after the refused resume, want %d: nothing may be sent", got, creates)
+	}
+
+	// Night 1's export again: resumed and finished.
+	res = runStdin(t, night1, append(slices.Clone(args[:len(args)-1]), "--resume", "-")...)
+	if res.code != exitOK {
+		t.Errorf("--resume of the same export from stdin: exit %d, want 0\n%s", res.code, res.stderr)
+	}
+	rows := finalByRow(t, results, n)
+	if c := countStatus(rows); c["processed"] != n {
+		t.Errorf("statuses %v, want all %d processed", c, n)
+	}
+	if m := metaOf(t, results); strings.HasPrefix(m.InputSHA256, "partial:") || m.Rows != n {
+		t.Errorf("meta after the finished run = %+v, want the whole input's hash and %d rows", m, n)
+	}
+}
+
+// metaOf reads the meta file beside results.
+func metaOf(t *testing.T, results string) *report.Meta {
+	t.Helper()
+	m, err := report.ReadMeta(results)
+	if err != nil {
+		t.Fatalf("meta file: %v", err)
+	}
+	return m
+}
