@@ -192,6 +192,7 @@ func rowList(rows []int) string {
 }
 
 func build(r *Report) *view {
+	sc := newScrubber()
 	s := r.Summary
 	s.FinishDetails()
 	v := &view{S: s, CSP: CSP(), CSS: template.CSS(css), Mode: cmp.Or(s.Mode, "upload")}
@@ -236,7 +237,7 @@ func build(r *Report) *view {
 	for _, c := range s.InvalidColumns {
 		row := invalidRow{Column: c.Column, Field: c.Field, Rule: c.Rule, Count: c.Count, FirstRows: c.FirstRows}
 		for _, ex := range c.Examples {
-			if safe := scrub(ex); safe == ex {
+			if safe := sc.scrub(ex); safe == ex {
 				row.Examples = append(row.Examples, ex)
 			}
 		}
@@ -249,11 +250,11 @@ func build(r *Report) *view {
 		v.InvalidNote = "The invalid rows' columns and rules were not recorded (a results file without its summary beside it): the results file's error column says, row by row."
 	}
 	for _, f := range s.Failures {
-		row := failureRow{Status: string(f.Status), Reason: scrub(f.Reason), Count: f.Count}
+		row := failureRow{Status: string(f.Status), Reason: sc.scrub(f.Reason), Count: f.Count}
 		for i, n := range f.FirstRows {
 			note := ""
 			if i < len(f.Notes) {
-				note = scrub(f.Notes[i])
+				note = sc.scrub(f.Notes[i])
 			}
 			row.First = append(row.First, noted{n, note})
 		}
@@ -262,7 +263,7 @@ func build(r *Report) *view {
 	if len(s.Failures) == 0 {
 		for _, rc := range s.Reasons.Top(10) {
 			if s.Failed+s.SubmitFailed+s.Unverified > 0 {
-				v.TopReasons = append(v.TopReasons, report.ReasonCount{Reason: scrub(rc.Reason), Count: rc.Count})
+				v.TopReasons = append(v.TopReasons, report.ReasonCount{Reason: sc.scrub(rc.Reason), Count: rc.Count})
 			}
 		}
 	}
@@ -475,14 +476,26 @@ const (
 	phonePattern = `(?:\+?1[ .\-]?)?\(?\b[0-9]{3}\)?[ .\-]?[0-9]{3}[ .\-]?[0-9]{4}\b`
 )
 
-// scrub removes personal data from text that came from the service or the
-// input: SSN-shaped numbers (the redactor), e-mail addresses and phone
-// numbers.
-func scrub(s string) string {
+// scrubber removes personal data from text that came from the service or
+// the input: SSN-shaped numbers (the redactor), e-mail addresses and phone
+// numbers. Made once per page.
+type scrubber struct {
+	red          *submitter.Redactor
+	email, phone *regexp.Regexp
+}
+
+func newScrubber() *scrubber {
+	return &scrubber{red: &submitter.Redactor{}, email: regexp.MustCompile(emailPattern), phone: regexp.MustCompile(phonePattern)}
+}
+
+func (sc *scrubber) scrub(s string) string {
 	if s == "" {
 		return s
 	}
-	s = (&submitter.Redactor{}).String(s)
-	s = regexp.MustCompile(emailPattern).ReplaceAllString(s, "[REDACTED]")
-	return regexp.MustCompile(phonePattern).ReplaceAllString(s, "[REDACTED]")
+	s = sc.red.String(s)
+	s = sc.email.ReplaceAllString(s, "[REDACTED]")
+	return sc.phone.ReplaceAllString(s, "[REDACTED]")
 }
+
+// scrub is a one-off scrubber's scrub.
+func scrub(s string) string { return newScrubber().scrub(s) }
