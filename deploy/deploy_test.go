@@ -348,7 +348,7 @@ func TestPodsRunSafely(t *testing.T) {
 		} else if v, _ := mountOf(spec, c, secret); v == nil || v.Secret == nil {
 			t.Errorf("%s: --client-secret-file %s is not on a Secret volume", where, secret)
 		}
-		for _, flag := range []string{"results", "summary-json", "rejects"} {
+		for _, flag := range []string{"results", "summary-json", "rejects", "report"} {
 			p, ok := argValue(c.Args, flag)
 			if !ok {
 				t.Errorf("%s: no --%s", where, flag)
