@@ -471,6 +471,10 @@ func (s *Summary) WriteText(w io.Writer) error {
 		line("invalid", s.Invalid, "")
 	} else {
 		line("invalid", s.Invalid, invalidNote(s))
+		if s.Valid != 0 {
+			// A results file of validate's: its rows were never uploaded.
+			line("valid", s.Valid, "only validated, never uploaded: not sent")
+		}
 		line("processed", s.Processed, "")
 		line("qualified", s.Qualified, "result codes 1013-1017")
 		line("submitted", s.Submitted, "")
