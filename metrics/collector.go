@@ -34,6 +34,9 @@ type descs struct {
 	attempts     *prometheus.Desc
 	tokens       *prometheus.Desc
 	rate         *prometheus.Desc
+	concLimit    *prometheus.Desc
+	inFlight     *prometheus.Desc
+	latency      *prometheus.Desc
 	runStart     *prometheus.Desc
 	runDuration  *prometheus.Desc
 	inProgress   *prometheus.Desc
@@ -58,6 +61,9 @@ func newDescs(constLabels prometheus.Labels) descs {
 		attempts:     desc("bulkload_api_attempts_total", "HTTP attempts by operation and outcome (ok, graphql_error, 429, 5xx, network, other).", "operation", "outcome"),
 		tokens:       desc("bulkload_tokens_fetched_total", "Access tokens fetched from the token endpoint."),
 		rate:         desc("bulkload_rate_calls_per_second", "The shared call rate in force (0: unlimited)."),
+		concLimit:    desc("bulkload_concurrency_limit", "The limit on API calls in flight in force (--concurrency: fixed, or learned by auto)."),
+		inFlight:     desc("bulkload_calls_in_flight", "API calls in flight now (HTTP attempts holding a place)."),
+		latency:      desc("bulkload_api_latency_seconds", "Latency of each HTTP attempt that got a reply or timed out, from the request sent to the reply (no backoff, no wait for the rate or a place)."),
 		runStart:     desc("bulkload_run_start_timestamp_seconds", "When the current or last run started."),
 		runDuration:  desc("bulkload_run_duration_seconds", "How long the current or last run has taken."),
 		inProgress:   desc("bulkload_run_in_progress", "1 while a run goes on, 0 once it ended."),
@@ -82,7 +88,7 @@ type collector struct {
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.d
 	for _, x := range []*prometheus.Desc{d.rows, d.invalidRatio, d.qualified, d.bid, d.calls, d.retries, d.attempts, d.tokens, d.rate,
-		d.runStart, d.runDuration, d.inProgress, d.lastRunTime, d.lastSuccess, d.lastExitCode, d.lastOK, d.buildInfo} {
+		d.concLimit, d.inFlight, d.latency, d.runStart, d.runDuration, d.inProgress, d.lastRunTime, d.lastSuccess, d.lastExitCode, d.lastOK, d.buildInfo} {
 		ch <- x
 	}
 }
@@ -155,6 +161,17 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(d.tokens, float64(st.TokensFetched))
 	gauge(d.rate, st.CurrentRate)
+	if api != nil {
+		gauge(d.concLimit, float64(st.Concurrency.Limit))
+		gauge(d.inFlight, float64(st.Concurrency.InFlight))
+		buckets := make(map[float64]uint64, len(submitter.LatencyBuckets))
+		var cum uint64
+		for i, le := range submitter.LatencyBuckets {
+			cum += uint64(st.AttemptLatency.Counts[i])
+			buckets[le] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(d.latency, uint64(st.AttemptLatency.Count()), st.AttemptLatency.SumSeconds, buckets, job)
+	}
 
 	if !start.IsZero() {
 		gauge(d.runStart, float64(start.UnixMilli())/1e3)

@@ -142,6 +142,10 @@ type Summary struct {
 	TokensFetched int `json:"tokensFetched"`
 	// Rate is how the calls were paced; nil when none were made.
 	Rate *Rate `json:"rate,omitempty"`
+	// Concurrency is how the calls in flight were limited, and BoundBy
+	// what held the run back; nil when no calls were made.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
+	BoundBy     *BoundBy     `json:"boundBy,omitempty"`
 
 	// NoLeadID names the rows whose createLead answer had a result code but
 	// no lead id: the lead cannot be submitted or read by id, and nothing
@@ -240,13 +244,87 @@ func (r *Rate) String() string {
 	case r.Auto && r.LimitFound:
 		head = fmt.Sprintf("settled at %.0f calls/s", r.CallsPerSecond)
 	case r.Auto:
-		head = fmt.Sprintf("no limit found; reached %.0f calls/s", r.CallsPerSecond)
+		// No 429 showed a limit: the rate never held the calls back
+		// past the rate it had reached (the "bound by" line says what did).
+		head = fmt.Sprintf("no 429 seen; it allowed up to %.0f calls/s", r.CallsPerSecond)
 	case r.CallsPerSecond == 0:
 		head = "unlimited (--rate 0)"
 	default:
 		head = fmt.Sprintf("fixed at %g calls/s", r.CallsPerSecond)
 	}
 	return fmt.Sprintf("%s; %.1f%% answered 429", head, r.Share429())
+}
+
+// Concurrency is how an upload limited its calls in flight: "auto,
+// settled at 52 in flight (peak 60); latency 1.02 s, at its base 0.98 s".
+type Concurrency struct {
+	// Auto is --concurrency auto; false: a fixed --concurrency.
+	Auto bool `json:"auto"`
+	// Limit is the limit at the end: with Auto the one learned, else the
+	// fixed one; Max is auto's cap (--max-concurrency).
+	Limit int `json:"limit"`
+	Max   int `json:"max,omitempty"`
+	// PeakInFlight is the most calls in flight at once.
+	PeakInFlight int `json:"peakInFlight"`
+	// LatencyCuts and BackPressureCuts count auto's cuts for a rising
+	// latency (a queue in the service) and for 503s, 504s, timeouts and
+	// 429s.
+	LatencyCuts      int `json:"latencyCuts"`
+	BackPressureCuts int `json:"backPressureCuts"`
+	// MeanLatencyMs is the calls' mean latency (each attempt, from the
+	// request sent to the reply), BaseLatencyMs the latency auto compared
+	// it with (the service's without a queue).
+	MeanLatencyMs float64 `json:"meanLatencyMs"`
+	BaseLatencyMs float64 `json:"baseLatencyMs,omitempty"`
+}
+
+// String is the summary's sentence.
+func (c *Concurrency) String() string {
+	var b strings.Builder
+	if c.Auto {
+		fmt.Fprintf(&b, "auto, at %d in flight at the end (peak %d, cap %d)", c.Limit, c.PeakInFlight, c.Max)
+	} else {
+		fmt.Fprintf(&b, "fixed at %d in flight (peak %d)", c.Limit, c.PeakInFlight)
+	}
+	fmt.Fprintf(&b, "; latency %s", seconds(c.MeanLatencyMs))
+	if c.Auto && c.BaseLatencyMs > 0 {
+		fmt.Fprintf(&b, ", base %s", seconds(c.BaseLatencyMs))
+	}
+	return b.String()
+}
+
+// seconds formats milliseconds for a sentence: "850 ms", "1.25 s".
+func seconds(ms float64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%.0f ms", ms)
+	}
+	return fmt.Sprintf("%.2f s", ms/1000)
+}
+
+// Bound-by kinds (BoundBy.Kind): what held an upload back.
+const (
+	BoundRateLimit        = "rate-limit"        // the service's rate limit (429s), found by --rate auto
+	BoundCapacity         = "capacity"          // the service's capacity: latency rose, or 503s, past a concurrency
+	BoundMaxConcurrency   = "max-concurrency"   // --max-concurrency
+	BoundMaxRate          = "max-rate"          // --max-rate
+	BoundRate             = "rate"              // a fixed --rate
+	BoundConcurrency      = "concurrency"       // a fixed --concurrency
+	BoundInput            = "input"             // rows came slower than the service took them
+	BoundRateClimb        = "rate-climb"        // --rate auto still climbing when the run ended
+	BoundConcurrencyClimb = "concurrency-climb" // --concurrency auto still climbing when the run ended
+)
+
+// BoundBy is what held an upload back: the limit calls waited for most.
+type BoundBy struct {
+	Kind string `json:"kind"`
+	// Text is the summary's sentence: "the service's capacity: latency
+	// rose past 52 in flight".
+	Text string `json:"text"`
+	// ConcurrencyWaitShare and RateWaitShare are the shares of the
+	// sending time during which calls waited for a place in flight and
+	// for the rate.
+	ConcurrencyWaitShare float64 `json:"concurrencyWaitShare"`
+	RateWaitShare        float64 `json:"rateWaitShare"`
 }
 
 // Count tallies one row by its final line: its status, its bid if the lead
@@ -505,6 +583,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 				fmt.Fprintf(&b, " (pin it with --rate %.0f)", s.Rate.CallsPerSecond)
 			}
 			b.WriteByte('\n')
+		}
+		if s.Concurrency != nil {
+			fmt.Fprintf(&b, "  %-16s %s\n", "concurrency", s.Concurrency)
+		}
+		if s.BoundBy != nil {
+			fmt.Fprintf(&b, "  %-16s %s\n", "bound by", s.BoundBy.Text)
 		}
 	}
 	if s.Unknown != 0 {

@@ -29,6 +29,8 @@ type attemptOutcome struct {
 	Latency    time.Duration // until the reply (or the failure)
 	Status     int           // HTTP status; 0 when there was no reply
 	RetryAfter time.Duration // the reply's Retry-After, 0 if none
+	Timeout    bool          // no reply within the attempt's timeout
+	Op         string        // the call's operation (createLead, submitLead, lead, preflight)
 }
 
 // Tuning of the adaptive rate (--rate auto). The figures come from the

@@ -26,6 +26,7 @@ type attemptError struct {
 	retryAfter time.Duration
 	ambiguous  bool  // the service may have processed the request
 	outage     bool  // see CallError.Outage
+	timeout    bool  // no reply within the attempt's timeout
 	err        error // network error, or what is wrong with the reply
 }
 
@@ -180,7 +181,7 @@ func classifyFailure(err error) *attemptError {
 	if se.wrote {
 		err = fmt.Errorf("connection lost after the request was sent: %w", err)
 	}
-	return &attemptError{kind: outcomeRetry, ambiguous: mayBeProcessed(0, se.wrote, false), outage: true, err: err}
+	return &attemptError{kind: outcomeRetry, ambiguous: mayBeProcessed(0, se.wrote, false), outage: true, timeout: se.timeout > 0, err: err}
 }
 
 // replyEnvelope is a GraphQL reply as the outcomeLayer reads it.

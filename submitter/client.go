@@ -99,6 +99,15 @@ type Config struct {
 	// DefaultStartRate) and never goes above MaxRate (0 = no cap).
 	RateAuto           bool
 	StartRate, MaxRate float64
+	// Concurrency > 0 is a fixed limit on attempts in flight, across all
+	// workers (--concurrency N); 0 with ConcurrencyAuto unset: the Client
+	// sets none (the caller's pool is the limit). ConcurrencyAuto learns
+	// the limit by itself (--concurrency auto, see Concurrency): from
+	// StartConcurrency (default DefaultStartConcurrency) up to
+	// MaxConcurrency (--max-concurrency, default DefaultMaxConcurrency).
+	Concurrency                      int
+	ConcurrencyAuto                  bool
+	StartConcurrency, MaxConcurrency int
 	// MaxAttempts is per call, including the first; default 5. Attempts
 	// answered 429 (slow down) do not count: while other calls are
 	// answered, a call answered 429 waits its turn; with none answered, it
@@ -149,6 +158,15 @@ type Stats struct {
 	// CurrentRate is the shared rate in calls per second now; 0 means
 	// unlimited.
 	CurrentRate float64
+	// RateWaited is the time during which calls waited for the rate (it
+	// held them back).
+	RateWaited time.Duration
+	// Concurrency is the limit on calls in flight now, and what bound it.
+	Concurrency ConcurrencySnapshot
+	// AttemptLatency is the histogram of the attempts' latencies with
+	// their sum, in LatencyBuckets (from the request sent to the reply:
+	// no backoff, no wait for the rate or a place), for --metrics-file.
+	AttemptLatency LatencyHistogram
 	// Auto reports --rate auto. Then SettledRate is the rate to pin with
 	// --rate next time (97% of the limit found), and LimitFound is false
 	// when no 429 showed a limit (SettledRate is then the rate reached).
@@ -170,6 +188,8 @@ type Client struct {
 	tokens    *tokenCache
 	rate      limiter
 	auto      *Adaptive // nil unless --rate auto
+	conc      *Concurrency
+	rateWait  *waitClock
 	stats     *stats
 	now       func() time.Time
 	// idle closes the idle keep-alive connections of the transport this
@@ -229,6 +249,15 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		stats:     &stats{},
 		now:       cfg.Now,
 		idle:      idle,
+		rateWait:  &waitClock{now: cfg.Now},
+	}
+	switch {
+	case cfg.ConcurrencyAuto:
+		c.conc = NewConcurrency(ConcurrencyConfig{Start: cfg.StartConcurrency, Max: cfg.MaxConcurrency, Now: cfg.Now})
+	case cfg.Concurrency > 0:
+		c.conc = NewConcurrency(ConcurrencyConfig{Fixed: cfg.Concurrency, Now: cfg.Now})
+	default:
+		c.conc = NewConcurrency(ConcurrencyConfig{Fixed: noConcurrencyLimit, Now: cfg.Now})
 	}
 	if cfg.RateAuto {
 		c.auto = NewAdaptive(AutoConfig{Start: cfg.StartRate, Max: cfg.MaxRate, Now: cfg.Now})
@@ -240,6 +269,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		base:        base,
 		tokens:      tokens,
 		rate:        c.rate,
+		conc:        c.conc,
+		rateWait:    c.rateWait,
 		stats:       c.stats,
 		log:         log,
 		now:         cfg.Now,
@@ -299,6 +330,9 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.StartRate < 0 || cfg.MaxRate < 0 {
 		problems = append(problems, fmt.Sprintf("start rate %v or max rate %v is negative (check --max-rate)", cfg.StartRate, cfg.MaxRate))
+	}
+	if cfg.Concurrency < 0 || cfg.StartConcurrency < 0 || cfg.MaxConcurrency < 0 {
+		problems = append(problems, fmt.Sprintf("concurrency %d, start %d or max %d is negative (check --concurrency, --max-concurrency)", cfg.Concurrency, cfg.StartConcurrency, cfg.MaxConcurrency))
 	}
 	if cfg.MaxAttempts < 0 {
 		problems = append(problems, fmt.Sprintf("max attempts %d is negative (check --max-attempts)", cfg.MaxAttempts))
@@ -560,23 +594,34 @@ func (c *Client) CheckAuth(ctx context.Context) (TokenInfo, error) {
 	return decodeTokenInfo(tok, start), nil
 }
 
+// noConcurrencyLimit is the Client's limit when it sets none.
+const noConcurrencyLimit = 1 << 30
+
+// InFlight returns the limit on calls in flight and the calls in flight
+// now (attempts, precisely: a retry waiting out its backoff holds no
+// place). Safe for concurrent use and cheap: one lock.
+func (c *Client) InFlight() (limit, inFlight int) { return c.conc.Limits() }
+
 // Stats returns the counters so far. Safe for concurrent use.
 func (c *Client) Stats() Stats {
 	s := Stats{
-		Calls:         c.stats.calls.Load(),
-		Attempts:      c.stats.attempts.Load(),
-		Retries:       c.stats.retries.Load(),
-		Status429:     c.stats.status429.Load(),
-		Status401:     c.stats.status401.Load(),
-		Status503:     c.stats.status503.Load(),
-		Answered:      c.stats.answered.Load(),
-		Latency:       c.stats.latency.load(),
-		TokensFetched: c.tokens.fetched.Load(),
-		CurrentRate:   c.rate.Rate(),
-		CreateLead:    c.stats.ops[opCreate].load(),
-		SubmitLead:    c.stats.ops[opSubmit].load(),
-		Lead:          c.stats.ops[opLead].load(),
-		Preflight:     c.stats.ops[opPreflight].load(),
+		Calls:          c.stats.calls.Load(),
+		Attempts:       c.stats.attempts.Load(),
+		Retries:        c.stats.retries.Load(),
+		Status429:      c.stats.status429.Load(),
+		Status401:      c.stats.status401.Load(),
+		Status503:      c.stats.status503.Load(),
+		Answered:       c.stats.answered.Load(),
+		Latency:        c.stats.latency.load(),
+		TokensFetched:  c.tokens.fetched.Load(),
+		CurrentRate:    c.rate.Rate(),
+		CreateLead:     c.stats.ops[opCreate].load(),
+		SubmitLead:     c.stats.ops[opSubmit].load(),
+		Lead:           c.stats.ops[opLead].load(),
+		Preflight:      c.stats.ops[opPreflight].load(),
+		RateWaited:     c.rateWait.waited(),
+		Concurrency:    c.conc.Snapshot(),
+		AttemptLatency: c.stats.attemptLatency.load(),
 	}
 	if c.auto != nil {
 		s.Auto = true

@@ -2,7 +2,9 @@ package submitter
 
 import (
 	"net/http"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // OpStats counts the calls of one operation and what each HTTP attempt
@@ -111,4 +113,103 @@ type stats struct {
 	// answered counts the attempts the service answered (ok or GraphQL
 	// errors): a throttled call that sees it move knows the service works.
 	answered atomic.Int64
+	// attemptLatency is the Prometheus histogram of the attempts'
+	// latencies (with their sum), as the Concurrency measures them.
+	attemptLatency latencyHistogram
+}
+
+// LatencyBuckets are the upper bounds, in seconds, of the latency
+// histogram's buckets (Stats.AttemptLatency): from a loopback call to the
+// default call timeout.
+var LatencyBuckets = [...]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// latencyHistogram counts the latency of the attempts that got a reply or
+// timed out, as the Concurrency measures it. Safe for concurrent use.
+type latencyHistogram struct {
+	buckets [len(LatencyBuckets) + 1]atomic.Int64 // the last: above every bound
+	sumNano atomic.Int64
+}
+
+func (h *latencyHistogram) observe(d time.Duration) {
+	s := d.Seconds()
+	i := 0
+	for i < len(LatencyBuckets) && s > LatencyBuckets[i] {
+		i++
+	}
+	h.buckets[i].Add(1)
+	h.sumNano.Add(int64(d))
+}
+
+// LatencyHistogram is a snapshot of the attempts' latencies: Counts[i]
+// attempts took at most LatencyBuckets[i] seconds and more than the bound
+// before (not cumulative); the last count is above every bound.
+type LatencyHistogram struct {
+	Counts     [len(LatencyBuckets) + 1]int64
+	SumSeconds float64
+}
+
+// Count is the number of attempts counted.
+func (h LatencyHistogram) Count() int64 {
+	var n int64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+func (h *latencyHistogram) load() LatencyHistogram {
+	var out LatencyHistogram
+	for i := range h.buckets {
+		out.Counts[i] = h.buckets[i].Load()
+	}
+	out.SumSeconds = time.Duration(h.sumNano.Load()).Seconds()
+	return out
+}
+
+// waitClock measures the time during which at least one caller waits.
+// Safe for concurrent use; nil does nothing.
+type waitClock struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	waiting int
+	since   time.Time
+	total   time.Duration
+}
+
+func (w *waitClock) enter() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	if w.waiting == 0 {
+		w.since = w.now()
+	}
+	w.waiting++
+	w.mu.Unlock()
+}
+
+func (w *waitClock) leave() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.waiting--
+	if w.waiting == 0 {
+		w.total += w.now().Sub(w.since)
+	}
+	w.mu.Unlock()
+}
+
+// waited is the time with a caller waiting, until now.
+func (w *waitClock) waited() time.Duration {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.total
+	if w.waiting > 0 {
+		t += w.now().Sub(w.since)
+	}
+	return t
 }

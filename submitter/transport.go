@@ -51,6 +51,8 @@ type layers struct {
 	base        http.RoundTripper
 	tokens      *tokenCache
 	rate        limiter
+	conc        *Concurrency
+	rateWait    *waitClock
 	stats       *stats
 	log         *slog.Logger
 	now         func() time.Time
@@ -69,8 +71,13 @@ func newTransport(l layers) http.RoundTripper {
 	rt = &deadlineLayer{next: rt, timeout: l.callTimeout}
 	rt = &outcomeLayer{next: rt, now: l.now, refusals: l.refusals}
 	rt = &statsLayer{next: rt, stats: l.stats, now: l.now}
+	conc := l.conc
+	if conc == nil {
+		conc = NewConcurrency(ConcurrencyConfig{Fixed: noConcurrencyLimit, Now: l.now})
+	}
+	rt = &concurrencyLayer{next: rt, conc: conc, now: l.now, hist: &l.stats.attemptLatency}
 	rt = &authLayer{next: rt, tokens: l.tokens}
-	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log}
+	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log, waiting: l.rateWait}
 	return &retryLayer{next: rt, log: l.log, answered: &l.stats.answered, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax}
 }
 
@@ -199,15 +206,19 @@ func callError(rec *callRecord, ae *attemptError, retryable bool) *CallError {
 // tells it how each attempt went, so that it can slow down on 429s (or
 // find the service's limit, for --rate auto).
 type rateLayer struct {
-	next http.RoundTripper
-	lim  limiter
-	now  func() time.Time
-	log  *slog.Logger
+	next    http.RoundTripper
+	lim     limiter
+	now     func() time.Time
+	log     *slog.Logger
+	waiting *waitClock // time with attempts waiting for the rate
 }
 
 // RoundTrip waits for the rate, then makes one attempt.
 func (l *rateLayer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if err := l.lim.Wait(r.Context()); err != nil {
+	l.waiting.enter()
+	err := l.lim.Wait(r.Context())
+	l.waiting.leave()
+	if err != nil {
 		return nil, err
 	}
 	start := l.now()
@@ -225,6 +236,46 @@ func (l *rateLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if rate, lowered := l.lim.Observe(o); lowered {
 		l.log.Info("lowering the shared rate", "status", o.Status, "rate", rate)
 	}
+	return resp, err
+}
+
+// concurrencyLayer holds a place of the Concurrency for each attempt, and
+// measures the attempt's latency from the place taken to the reply (the
+// service's latency, without the waits above it) for the Concurrency and
+// the latency histogram.
+type concurrencyLayer struct {
+	next http.RoundTripper
+	conc *Concurrency
+	now  func() time.Time
+	hist *latencyHistogram
+}
+
+// RoundTrip takes a place, makes one attempt and gives the place back.
+func (l *concurrencyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+	ticket, err := l.conc.Acquire(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	start := l.now()
+	resp, err := l.next.RoundTrip(r)
+	o := attemptOutcome{Start: start, Latency: l.now().Sub(start)}
+	if rec := recordOf(r.Context()); rec != nil {
+		o.Op = rec.op
+	}
+	learn := r.Context().Err() == nil
+	var ae *attemptError
+	switch {
+	case errors.As(err, &ae):
+		o.Status, o.RetryAfter, o.Timeout = ae.status, ae.retryAfter, ae.timeout
+	case err != nil:
+		learn = false
+	default:
+		o.Status = resp.StatusCode
+	}
+	if learn && (o.Status != 0 || o.Timeout) {
+		l.hist.observe(o.Latency)
+	}
+	l.conc.Release(ticket, o, learn)
 	return resp, err
 }
 

@@ -55,6 +55,14 @@ func (e *engine) sample(ctx context.Context) {
 		// Seconds are counted in the sampling interval: with a shortened
 		// interval (tests) a sample still counts as one "second".
 		secs := now.Sub(last).Seconds() / every.Seconds()
+		// The calls in flight and the limit on them are the client's
+		// (with --concurrency auto the limit moves, and more rows than
+		// calls are in the workers' hands); without them, the rows
+		// being sent and the workers.
+		inFlight, limit := float64(e.inFlight.Load()), float64(e.cfg.Concurrency)
+		if c := cur.Concurrency; c.Limit > 0 {
+			inFlight, limit = float64(c.InFlight), float64(c.Limit)
+		}
 		e.timeline.Add(report.Sample{
 			Seconds:          secs,
 			Answered:         cur.Answered - prev.Answered,
@@ -62,8 +70,8 @@ func (e *engine) sample(ctx context.Context) {
 			Status503:        cur.Status503 - prev.Status503,
 			Retries:          cur.Retries - prev.Retries,
 			Unanswered:       unanswered,
-			InFlight:         float64(e.inFlight.Load()),
-			ConcurrencyLimit: float64(e.cfg.Concurrency),
+			InFlight:         inFlight,
+			ConcurrencyLimit: limit,
 			LatencyP50Ms:     ms(lat.Quantile(0.5)),
 			LatencyP95Ms:     ms(lat.Quantile(0.95)),
 			RateLimit:        cur.CurrentRate,

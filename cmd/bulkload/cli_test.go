@@ -72,7 +72,7 @@ func TestTypos(t *testing.T) {
 		{"auth subcommand", []string{"auth", "chek"}, `did you mean "check"?`},
 		{"upload flag", []string{"upload", "--concurency", "4", input}, "did you mean --concurrency?"},
 		{"validate flag", []string{"validate", "--date-ordr", "dmy", input}, "did you mean --date-order?"},
-		{"flag value", []string{"upload", "--concurrency", "eight", input}, `--concurrency "eight": want a whole number`},
+		{"flag value", []string{"upload", "--concurrency", "eight", input}, `--concurrency "eight": want auto, or a whole number`},
 		{"completion shell", []string{"completion", "bsh"}, `did you mean "bash"?`},
 	}
 	for _, tc := range cases {
@@ -362,7 +362,7 @@ func TestSettingErrorsInWords(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"config whole number", nil, []string{"upload", "--simulate", "--config", cfg("concurrency: eight"), input}, []string{"concurrency", `"eight" is not a whole number`}},
+		{"config whole number", nil, []string{"upload", "--simulate", "--config", cfg("concurrency: eight"), input}, []string{"concurrency", `"eight" is not auto, or a whole number`}},
 		{"config list", nil, []string{"upload", "--simulate", "--config", cfg("rate: [1, 2]"), input}, []string{"rate", "got a list"}},
 		{"config duration", nil, []string{"upload", "--simulate", "--config", cfg("drain-timeout: soon"), input}, []string{"drain-timeout", "a duration, e.g. 30s"}},
 		{"config unknown key", nil, []string{"validate", "--config", cfg("concurency: 4"), input}, []string{`unknown setting "concurency"`, "did you mean concurrency?"}},

@@ -104,6 +104,9 @@ func typeWords(f *flag.Flag) string {
 	if f.Name == "rate" {
 		return "auto, or a number of calls per second such as 20 (0: unlimited)"
 	}
+	if f.Name == "concurrency" {
+		return "auto, or a whole number of calls in flight such as 8"
+	}
 	g, ok := f.Value.(flag.Getter)
 	if !ok {
 		return "a valid value"

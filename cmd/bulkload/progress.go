@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ type progress struct {
 	done     *atomic.Int64
 	total    func() int64        // estimated rows in the input, -1 unknown
 	rate     func() *report.Rate // the pacing so far; nil: not shown
+	bound    func() string       // calls in flight and what binds them; nil: not shown
 	begin    time.Time
 	quit     chan struct{}
 	finished sync.WaitGroup
@@ -138,7 +140,11 @@ func (p *progress) rateNote() string {
 	case r.Auto:
 		state = "climbing"
 	}
-	return fmt.Sprintf("  %.0f/s %s, %.1f%% 429", r.CallsPerSecond, state, r.Share429())
+	note := fmt.Sprintf("  %.0f/s %s, %.1f%% 429", r.CallsPerSecond, state, r.Share429())
+	if p.bound != nil {
+		note += p.bound()
+	}
+	return note
 }
 
 func (p *progress) logLine() {
@@ -149,6 +155,9 @@ func (p *progress) logLine() {
 	}
 	if p.rate != nil {
 		args = append(args, "rate", p.rate().String())
+	}
+	if p.bound != nil {
+		args = append(args, "concurrency", strings.TrimSpace(p.bound()))
 	}
 	p.log.Info("progress", args...)
 }

@@ -26,22 +26,23 @@ import (
 // uploadOptions are the flags of upload beyond reading and authentication.
 type uploadOptions struct {
 	// shard is --shard as given (K/N or auto); shardOf is it parsed.
-	shard        string
-	shardOf      upload.Shard
-	concurrency  int
-	rate         rateFlag
-	maxRate      float64
-	maxAttempts  int
-	timeout      time.Duration
-	drainTimeout time.Duration
-	maxOutages   int
-	resume       bool
-	overwrite    bool
-	noSubmit     bool
-	createDoc    string
-	submitDoc    string
-	leadDoc      string
-	progress     string
+	shard          string
+	shardOf        upload.Shard
+	concurrency    concurrencyFlag
+	maxConcurrency int
+	rate           rateFlag
+	maxRate        float64
+	maxAttempts    int
+	timeout        time.Duration
+	drainTimeout   time.Duration
+	maxOutages     int
+	resume         bool
+	overwrite      bool
+	noSubmit       bool
+	createDoc      string
+	submitDoc      string
+	leadDoc        string
+	progress       string
 	// alreadySubmitted recognises a submitLead refusal that means the lead
 	// is submitted already (an earlier attempt whose answer was lost, or a
 	// partner with automatic submission). The interface does not show
@@ -136,7 +137,9 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 }
 
 func (up *uploadOptions) register(fs *flag.FlagSet) {
-	fs.IntVar(&up.concurrency, "concurrency", 8, "calls in flight at once")
+	up.concurrency = concurrencyFlag{auto: true}
+	fs.Var(&up.concurrency, "concurrency", "calls in flight at once: auto (learn what the service takes, up to --max-concurrency) or a number")
+	fs.IntVar(&up.maxConcurrency, "max-concurrency", submitter.DefaultMaxConcurrency, "with --concurrency auto, never more calls in flight than this")
 	up.rate = rateFlag{auto: true}
 	fs.StringVar(&up.shard, "shard", "", "send only the rows of shard K of N: K/N, or auto (from a Kubernetes Indexed Job)")
 	fs.Var(&up.rate, "rate", "API calls per second, retries included: auto (find the service's limit), a number, or 0 (unlimited)")
@@ -159,8 +162,10 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 
 func (o *uploadOptions) check() error {
 	switch {
-	case o.concurrency < 1:
-		return usageErrorf("--concurrency %d: want at least 1", o.concurrency)
+	case !o.concurrency.auto && o.concurrency.n < 1:
+		return usageErrorf("--concurrency %d: want auto, or at least 1", o.concurrency.n)
+	case o.maxConcurrency < 1:
+		return usageErrorf("--max-concurrency %d: want at least 1", o.maxConcurrency)
 	case o.maxRate < 0 || math.IsNaN(o.maxRate):
 		return usageErrorf("--max-rate %v: want 0 (no cap) or more", o.maxRate)
 	case o.maxAttempts < 1:
@@ -357,10 +362,11 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 	var done atomic.Int64
 	prog := newProgress(u.env.stderr, u.up.progress, u.log, &done, src.EstimatedRows)
 	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.rate) }
+	prog.bound = (&boundTracker{stats: client.Stats, up: u.up}).note
 	prog.start()
 	cfg := upload.Config{
 		Shard:                  u.up.shardOf,
-		Concurrency:            u.up.concurrency,
+		Concurrency:            u.up.workers(),
 		DrainTimeout:           u.up.drainTimeout,
 		MaxConsecutiveFailures: u.up.maxOutages,
 		Abort:                  abortOf(ctx),
@@ -527,6 +533,8 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	sum.TokensFetched = int(st.TokensFetched)
 	if st.Attempts > 0 {
 		sum.Rate = rateReport(st, u.up.rate)
+		sum.Concurrency = concurrencyReport(st)
+		sum.BoundBy = boundBy(st, u.up)
 	}
 	// The JSON file and the JSON log record wait for the exit status
 	// (finishSummary, logSummary).
@@ -613,15 +621,20 @@ func (u *uploader) logInvalid(sum *report.Summary, code int) {
 func (u *uploader) connect(ctx context.Context) (client *submitter.Client, release func(), code int) {
 	clientCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	client, err := submitter.New(clientCtx, submitter.Config{
-		Endpoint:       u.creds.endpoint,
-		TokenURL:       u.creds.tokenURL,
-		ClientID:       u.creds.clientID,
-		ClientSecret:   u.creds.secret,
-		Scope:          u.creds.scope,
-		Rate:           u.up.rate.perSecond,
-		RateAuto:       u.up.rate.auto,
-		MaxRate:        u.up.maxRate,
-		MaxAttempts:    u.up.maxAttempts,
+		Endpoint:     u.creds.endpoint,
+		TokenURL:     u.creds.tokenURL,
+		ClientID:     u.creds.clientID,
+		ClientSecret: u.creds.secret,
+		Scope:        u.creds.scope,
+		Rate:         u.up.rate.perSecond,
+		RateAuto:     u.up.rate.auto,
+		MaxRate:      u.up.maxRate,
+		MaxAttempts:  u.up.maxAttempts,
+
+		Concurrency:     u.up.concurrency.n,
+		ConcurrencyAuto: u.up.concurrency.auto,
+		MaxConcurrency:  u.up.maxConcurrency,
+
 		CallTimeout:    u.up.timeout,
 		CreateDocument: u.up.createDoc,
 		SubmitDocument: u.up.submitDoc,
@@ -709,7 +722,12 @@ func (u *uploader) settings(results string) map[string]any {
 	s["tokenUrl"] = submitter.RedactURL(u.creds.tokenURL)
 	s["clientId"] = u.creds.clientID
 	s["scope"] = u.creds.scope
-	s["concurrency"] = u.up.concurrency
+	if u.up.concurrency.auto {
+		s["concurrency"] = "auto"
+	} else {
+		s["concurrency"] = u.up.concurrency.n
+	}
+	s["maxConcurrency"] = u.up.maxConcurrency
 	if u.up.rate.auto {
 		s["rate"] = "auto"
 	} else {

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// concurrencyFlag is --concurrency: "auto" (the default: learn the limit
+// on calls in flight, see submitter.Concurrency) or a fixed number.
+type concurrencyFlag struct {
+	auto bool
+	n    int
+}
+
+func (c *concurrencyFlag) String() string {
+	if c.auto {
+		return "auto"
+	}
+	return strconv.Itoa(c.n)
+}
+
+func (c *concurrencyFlag) Set(s string) error {
+	if s == "auto" {
+		*c = concurrencyFlag{auto: true}
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("want auto, or a whole number of calls in flight, not %q", s)
+	}
+	*c = concurrencyFlag{n: n}
+	return nil
+}
+
+// workers is the number of workers the pool runs: the fixed limit, or
+// auto's cap (the limit decides how many of them have a call in flight).
+func (o *uploadOptions) workers() int {
+	if o.concurrency.auto {
+		return o.maxConcurrency
+	}
+	return o.concurrency.n
+}
+
+// boundShare is the share of the sending time a limit must have held calls
+// back to be what bound the run; under it, the input did.
+const boundShare = 0.5
+
+// concurrencyReport is the summary's account of the calls in flight.
+func concurrencyReport(st submitter.Stats) *report.Concurrency {
+	c := st.Concurrency
+	out := &report.Concurrency{Auto: c.Auto, Limit: c.Limit, PeakInFlight: c.PeakInFlight,
+		LatencyCuts: c.LatencyCuts, BackPressureCuts: c.PressureCuts}
+	if c.Auto {
+		out.Max = c.Max
+		out.BaseLatencyMs = float64(c.BaseLatency) / float64(time.Millisecond)
+	}
+	if n := st.AttemptLatency.Count(); n > 0 {
+		out.MeanLatencyMs = 1e3 * st.AttemptLatency.SumSeconds / float64(n)
+	}
+	return out
+}
+
+// boundBy says what held the run back, from the calls' waits: for a place
+// in flight (the concurrency) or for the rate, whichever they waited for
+// longer if it was at least half the time, else the input. nil before the
+// first call.
+func boundBy(st submitter.Stats, up *uploadOptions) *report.BoundBy {
+	c := st.Concurrency
+	if c.Since <= 0 {
+		return nil
+	}
+	since := c.Since.Seconds()
+	b := &report.BoundBy{ConcurrencyWaitShare: c.Waited.Seconds() / since, RateWaitShare: st.RateWaited.Seconds() / since}
+	b.ConcurrencyWaitShare, b.RateWaitShare = min(b.ConcurrencyWaitShare, 1), min(b.RateWaitShare, 1)
+	callsPerSecond := float64(st.Attempts) / since
+	switch {
+	case b.ConcurrencyWaitShare < boundShare && b.RateWaitShare < boundShare:
+		b.Kind = report.BoundInput
+		b.Text = fmt.Sprintf("the input: rows came slower than the service took them (%.0f calls/s; calls waited for a place %.0f%% and for the rate %.0f%% of the time)",
+			callsPerSecond, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
+	case b.ConcurrencyWaitShare >= b.RateWaitShare:
+		concurrencyBound(b, c, callsPerSecond)
+	default:
+		rateBound(b, st, up, callsPerSecond)
+	}
+	return b
+}
+
+func concurrencyBound(b *report.BoundBy, c submitter.ConcurrencySnapshot, callsPerSecond float64) {
+	switch {
+	case !c.Auto:
+		b.Kind = report.BoundConcurrency
+		b.Text = fmt.Sprintf("--concurrency %d (%.0f calls/s; calls waited for a place %.0f%% of the time; --concurrency auto finds what the service takes)",
+			c.Limit, callsPerSecond, 100*b.ConcurrencyWaitShare)
+	case c.Limit >= c.Max:
+		b.Kind = report.BoundMaxConcurrency
+		b.Text = fmt.Sprintf("--max-concurrency %d (%.0f calls/s; latency held: the service may take more, raise it if its owner agrees)", c.Max, callsPerSecond)
+	case c.LatencyCuts > 0 && c.LatencyCuts >= c.PressureCuts:
+		b.Kind = report.BoundCapacity
+		b.Text = fmt.Sprintf("the service's capacity: latency rose past %d in flight (%.0f calls/s at %d in flight; pin it with --concurrency %d)",
+			c.RosePast, callsPerSecond, c.Limit, c.Limit)
+	case c.PressureCuts > 0:
+		b.Kind = report.BoundCapacity
+		b.Text = fmt.Sprintf("the service's capacity: it answered 503s, 504s, timeouts or 429s past %d in flight (%.0f calls/s at %d in flight; pin it with --concurrency %d)",
+			c.PressurePast, callsPerSecond, c.Limit, c.Limit)
+	default:
+		b.Kind = report.BoundConcurrencyClimb
+		b.Text = fmt.Sprintf("the concurrency's climb: %d in flight and still growing when the run ended (%.0f calls/s; latency held)", c.Limit, callsPerSecond)
+	}
+}
+
+func rateBound(b *report.BoundBy, st submitter.Stats, up *uploadOptions, callsPerSecond float64) {
+	share429 := 0.0
+	if st.Attempts > 0 {
+		share429 = 100 * float64(st.Status429) / float64(st.Attempts)
+	}
+	switch {
+	case !up.rate.auto && up.rate.perSecond > 0:
+		b.Kind = report.BoundRate
+		b.Text = fmt.Sprintf("--rate %g (%.0f calls/s; %.1f%% answered 429)", up.rate.perSecond, callsPerSecond, share429)
+	case !up.rate.auto:
+		b.Kind = report.BoundRateLimit
+		b.Text = fmt.Sprintf("the service's rate limit: 429s made --rate 0 slow down (%.0f calls/s; %.1f%% answered 429)", callsPerSecond, share429)
+	case up.maxRate > 0 && st.CurrentRate >= 0.99*up.maxRate:
+		b.Kind = report.BoundMaxRate
+		b.Text = fmt.Sprintf("--max-rate %g (%.0f calls/s; %.1f%% answered 429)", up.maxRate, callsPerSecond, share429)
+	case st.LimitFound:
+		b.Kind = report.BoundRateLimit
+		b.Text = fmt.Sprintf("the service's rate limit: settled at %.0f calls/s; %.1f%% answered 429", st.SettledRate, share429)
+	default:
+		b.Kind = report.BoundRateClimb
+		b.Text = fmt.Sprintf("the rate's climb: %.0f calls/s allowed and still growing when the run ended (no 429 yet)", st.CurrentRate)
+	}
+}
+
+// boundTracker says what binds the calls now, for the progress display:
+// what bound them since its last look, not since the start (the climb of
+// the first seconds would speak for the whole run). Safe for concurrent
+// use.
+type boundTracker struct {
+	stats func() submitter.Stats
+	up    *uploadOptions
+
+	mu   sync.Mutex
+	prev submitter.Stats
+}
+
+// note is the progress bar's short account: "  52/52 in flight, bound by
+// capacity".
+func (t *boundTracker) note() string {
+	st := t.stats()
+	t.mu.Lock()
+	prev := t.prev
+	t.prev = st
+	t.mu.Unlock()
+	d := st
+	d.Attempts -= prev.Attempts
+	d.Status429 -= prev.Status429
+	d.RateWaited -= prev.RateWaited
+	d.Concurrency.Waited -= prev.Concurrency.Waited
+	d.Concurrency.Since -= prev.Concurrency.Since
+	b := boundBy(d, t.up)
+	if b == nil {
+		return ""
+	}
+	return fmt.Sprintf("  %d/%d in flight, bound by %s", st.Concurrency.InFlight, st.Concurrency.Limit, b.Kind)
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/bench/synth"
+	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// uploadAuto uploads n clean synthetic rows to s with --concurrency auto
+// (the default) and --rate 0, and returns the run, its final rows and its
+// summary JSON.
+func uploadAuto(t *testing.T, s *sim, n int, extra ...string) (cliResult, map[int]resultRow, report.Summary) {
+	t.Helper()
+	dir := t.TempDir()
+	input := filepath.Join(dir, "leads.csv")
+	opts := synth.Defaults()
+	opts.Invalid = 0
+	if err := synth.WriteCSVFile(input, opts, n); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "results.csv")
+	summary := filepath.Join(dir, "summary.json")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--summary-json", summary, "--rate", "0", "--progress", "off")
+	args = append(args, extra...)
+	res := runCLI(t, secretEnv(), append(args, input)...)
+	b, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatalf("summary JSON: %v\nstderr:\n%s", err, res.stderr)
+	}
+	var sum report.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatalf("summary JSON: %v", err)
+	}
+	return res, finalByRow(t, results, n), sum
+}
+
+// TestConcurrencyAutoFindsCapacity: --concurrency auto, the default,
+// against simulators far from its start of 8 calls in flight. Against one
+// that serves 48 at once the limit ends above the start; against one that
+// serves 2 at once (and queues 4 more, shedding the rest with 503) it ends
+// near 2, and no row runs out of attempts. The summary says what bound the
+// run. Nothing is timed: the figures are the limits reached.
+func TestConcurrencyAutoFindsCapacity(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       leadsim.Options
+		rows       int
+		limitIn    [2]int
+		wantKind   string
+		wantInText string
+	}{
+		{"far above the start", leadsim.Options{Capacity: 48, QueueLimit: 48, CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}},
+			1500, [2]int{submitter.DefaultStartConcurrency + 1, 96}, report.BoundCapacity, "in flight"},
+		{"small capacity", leadsim.Options{Capacity: 2, QueueLimit: 4, CreateLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}},
+			200, [2]int{1, 4}, report.BoundCapacity, "the service's capacity"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startTestSim(t, tc.opts)
+			res, rows, sum := uploadAuto(t, s, tc.rows)
+			if res.code != exitOK {
+				t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, exitOK, res.stderr)
+			}
+			for row, r := range rows {
+				if r["status"] != "processed" && r["status"] != "submitted" {
+					t.Errorf("row %d status = %q (%s), want processed or submitted", row, r["status"], r["error"])
+				}
+				if a, _ := strconv.Atoi(r["attempts"]); a >= 5 {
+					t.Errorf("row %d took %d attempts, want fewer than --max-attempts 5", row, a)
+				}
+			}
+			c := sum.Concurrency
+			if c == nil || !c.Auto || c.Limit < tc.limitIn[0] || c.Limit > tc.limitIn[1] {
+				t.Errorf("summary concurrency = %+v, want auto with a limit in %v", c, tc.limitIn)
+			}
+			if b := sum.BoundBy; b == nil || b.Kind != tc.wantKind || !strings.Contains(b.Text, tc.wantInText) {
+				t.Errorf("summary boundBy = %+v, want kind %s saying %q", b, tc.wantKind, tc.wantInText)
+			}
+			if sum.Settings["concurrency"] != "auto" || sum.Settings["maxConcurrency"] != float64(submitter.DefaultMaxConcurrency) {
+				t.Errorf("settings concurrency %v, maxConcurrency %v; want auto, %d", sum.Settings["concurrency"], sum.Settings["maxConcurrency"], submitter.DefaultMaxConcurrency)
+			}
+			if !strings.Contains(res.stderr, "bound by") || !strings.Contains(res.stderr, "concurrency      auto") {
+				t.Errorf("summary on stderr lacks the concurrency and bound-by lines:\n%s", res.stderr)
+			}
+			st := s.Stats().Capacity
+			t.Logf("limit %d (peak %d), %s; simulator: peak %d in flight, %d shed, mean queue wait %.1f ms", c.Limit, c.PeakInFlight, sum.BoundBy.Text, st.PeakInFlight, st.Shed, st.MeanQueueWaitMs)
+		})
+	}
+}
+
+// TestConcurrencyFixedBound: a fixed --concurrency that is the tightest
+// limit is named as what bound the run, and never exceeded.
+func TestConcurrencyFixedBound(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}})
+	res, _, sum := uploadAuto(t, s, 200, "--concurrency", "2")
+	if res.code != exitOK {
+		t.Fatalf("upload exit = %d\nstderr:\n%s", res.code, res.stderr)
+	}
+	if c := sum.Concurrency; c == nil || c.Auto || c.Limit != 2 || c.PeakInFlight > 2 {
+		t.Errorf("summary concurrency = %+v, want fixed 2, never more in flight", c)
+	}
+	if b := sum.BoundBy; b == nil || b.Kind != report.BoundConcurrency || !strings.Contains(b.Text, "--concurrency 2") {
+		t.Errorf("summary boundBy = %+v, want --concurrency 2", b)
+	}
+	if peak := s.Stats().Capacity.PeakInFlight; peak > 2 {
+		t.Errorf("simulator saw %d in flight at once, want at most 2", peak)
+	}
+}

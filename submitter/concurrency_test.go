@@ -1,0 +1,307 @@
+package submitter
+
+import (
+	"container/heap"
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+)
+
+// queueModel is a service with a capacity: cap requests served at once,
+// each for lat plus a uniform jitter in [-jit, +jit], the rest waiting in a
+// FIFO queue (queueLimit > 0: a request that finds it full is shed). Its
+// capacity and latency may change at a time. It runs on a simulated clock,
+// driven by runModel.
+type queueModel struct {
+	cap, queueLimit int
+	lat, jit        time.Duration
+	changeAt        time.Duration // 0: never
+	capAfter        int
+	latAfter        time.Duration
+	rnd             *rand.Rand
+}
+
+// modelEvent is an answer due at t to a request sent at start.
+type modelEvent struct {
+	t, start time.Duration
+	status   int
+	ticket   int64
+}
+
+type eventHeap []modelEvent
+
+func (h eventHeap) Len() int           { return len(h) }
+func (h eventHeap) Less(i, j int) bool { return h[i].t < h[j].t }
+func (h eventHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)        { *h = append(*h, x.(modelEvent)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// modelRun is what runModel saw.
+type modelRun struct {
+	answered  []time.Duration // when each 2xx answer came
+	waits     []time.Duration // queue wait of each request served, by when it was served
+	waitAt    []time.Duration
+	shed      int
+	limits    []int // the limit at each whole second
+	finalSnap ConcurrencySnapshot
+}
+
+// throughput is 2xx answers a second over [from, to).
+func (r modelRun) throughput(from, to time.Duration) float64 {
+	n := 0
+	for _, t := range r.answered {
+		if t >= from && t < to {
+			n++
+		}
+	}
+	return float64(n) / (to - from).Seconds()
+}
+
+// meanWait is the mean queue wait of requests served in [from, to).
+func (r modelRun) meanWait(from, to time.Duration) time.Duration {
+	var sum time.Duration
+	n := 0
+	for i, t := range r.waitAt {
+		if t >= from && t < to {
+			sum += r.waits[i]
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / time.Duration(n)
+}
+
+// runModel runs an auto Concurrency against m for d of simulated time,
+// with a client that always has another call to send.
+func runModel(t *testing.T, m queueModel, d time.Duration, cfg ConcurrencyConfig) modelRun {
+	t.Helper()
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var now time.Duration
+	cfg.Now = func() time.Time { return epoch.Add(now) }
+	c := NewConcurrency(cfg)
+	var (
+		run       modelRun
+		events    eventHeap
+		inService int
+		queue     []modelEvent // arrivals
+	)
+	capNow := func() int {
+		if m.changeAt > 0 && now >= m.changeAt {
+			return m.capAfter
+		}
+		return m.cap
+	}
+	latency := func() time.Duration {
+		l := m.lat
+		if m.changeAt > 0 && now >= m.changeAt && m.latAfter > 0 {
+			l = m.latAfter
+		}
+		if m.jit > 0 {
+			l += time.Duration(m.rnd.Int64N(int64(2*m.jit))) - m.jit
+		}
+		return l
+	}
+	serve := func(a modelEvent) {
+		inService++
+		run.waits = append(run.waits, now-a.start)
+		run.waitAt = append(run.waitAt, now)
+		a.t, a.status = now+latency(), http.StatusOK
+		heap.Push(&events, a)
+	}
+	send := func(ticket int64) {
+		k := capNow()
+		a := modelEvent{start: now, ticket: ticket}
+		switch {
+		case k == 0 || (inService < k && len(queue) == 0):
+			serve(a)
+		case m.queueLimit > 0 && len(queue) >= m.queueLimit:
+			run.shed++
+			a.t, a.status = now+time.Millisecond, http.StatusServiceUnavailable
+			heap.Push(&events, a)
+		default:
+			queue = append(queue, a)
+		}
+	}
+	// fill sends as many calls as the limit lets through, as the
+	// workers waiting on Acquire would.
+	fill := func() {
+		for {
+			c.mu.Lock()
+			free := len(c.queue) == 0 && c.inFlight < c.capLocked()
+			var ticket int64
+			if free {
+				ticket = c.takeLocked()
+			} else {
+				c.bound = true
+			}
+			c.mu.Unlock()
+			if !free {
+				return
+			}
+			send(ticket)
+		}
+	}
+	nextSecond := time.Duration(0)
+	fill()
+	for now < d {
+		if len(events) == 0 {
+			t.Fatalf("no call in flight at %v", now)
+		}
+		ev := heap.Pop(&events).(modelEvent)
+		for nextSecond <= ev.t && nextSecond < d {
+			now = nextSecond
+			l, _ := c.Limits()
+			run.limits = append(run.limits, l)
+			nextSecond += time.Second
+		}
+		now = ev.t
+		if ev.status == http.StatusOK {
+			inService--
+			run.answered = append(run.answered, now)
+			for len(queue) > 0 && (capNow() == 0 || inService < capNow()) {
+				a := queue[0]
+				queue = queue[1:]
+				serve(a)
+			}
+		}
+		c.Release(ev.ticket, attemptOutcome{Start: epoch.Add(ev.start), Latency: now - ev.start, Status: ev.status}, true)
+		fill()
+	}
+	run.finalSnap = c.Snapshot()
+	return run
+}
+
+// TestConcurrencyModel runs the auto limit against modelled services: it
+// must find the capacity (≥ 90% of K/L in the steady state), keep the
+// queue inside the service short (≤ 20% of L), climb fast, follow a
+// capacity that halves, and not collapse when the service slows by itself.
+func TestConcurrencyModel(t *testing.T) {
+	tests := []struct {
+		name        string
+		m           queueModel
+		d           time.Duration
+		cfg         ConcurrencyConfig
+		aim         float64       // calls/s the steady state must reach 90% of
+		maxWait     time.Duration // mean queue wait in the steady state at most
+		climbBy     time.Duration // 90% of aim reached by then (0: not checked)
+		limitIn     [2]int        // the final limit within
+		steadyAfter time.Duration
+	}{
+		{name: "L=1s±0.2 K=64", m: queueModel{cap: 64, queueLimit: 64, lat: time.Second, jit: 200 * time.Millisecond},
+			d: 60 * time.Second, aim: 64, maxWait: 200 * time.Millisecond, climbBy: 15 * time.Second, limitIn: [2]int{56, 80}, steadyAfter: 20 * time.Second},
+		{name: "L=2s K=256: the default cap", m: queueModel{cap: 256, lat: 2 * time.Second, jit: 200 * time.Millisecond},
+			d: 90 * time.Second, aim: 128, maxWait: 400 * time.Millisecond, limitIn: [2]int{230, 256}, steadyAfter: 40 * time.Second},
+		{name: "L=20ms K=8", m: queueModel{cap: 8, lat: 20 * time.Millisecond},
+			d: 30 * time.Second, aim: 400, maxWait: 4 * time.Millisecond, limitIn: [2]int{7, 10}, steadyAfter: 10 * time.Second},
+		{name: "no capacity: up to the cap", m: queueModel{lat: 300 * time.Millisecond, jit: 100 * time.Millisecond},
+			d: 30 * time.Second, aim: 256 / 0.3, limitIn: [2]int{256, 256}, steadyAfter: 10 * time.Second},
+		{name: "far from the start: K=200", m: queueModel{cap: 200, queueLimit: 100, lat: 500 * time.Millisecond, jit: 100 * time.Millisecond},
+			d: 60 * time.Second, cfg: ConcurrencyConfig{Max: 1000}, aim: 400, maxWait: 100 * time.Millisecond, limitIn: [2]int{180, 250}, steadyAfter: 30 * time.Second},
+		{name: "small capacity K=2", m: queueModel{cap: 2, queueLimit: 8, lat: 100 * time.Millisecond, jit: 20 * time.Millisecond},
+			d: 60 * time.Second, aim: 20, maxWait: 20 * time.Millisecond, limitIn: [2]int{2, 3}, steadyAfter: 30 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.m.rnd = rand.New(rand.NewPCG(1, 2))
+			run := runModel(t, tc.m, tc.d, tc.cfg)
+			steady := run.throughput(tc.steadyAfter, tc.d)
+			wait := run.meanWait(tc.steadyAfter, tc.d)
+			final := median(run.limits[int(tc.steadyAfter/time.Second):])
+			t.Logf("steady %.1f/s (%.0f%% of %.0f), mean queue wait %v, median limit %d, shed %d, limits %v", steady, 100*steady/tc.aim, tc.aim, wait, final, run.shed, run.limits)
+			if steady < 0.9*tc.aim {
+				t.Errorf("steady state %.1f calls/s, want at least 90%% of %.0f", steady, tc.aim)
+			}
+			if tc.maxWait > 0 && wait > tc.maxWait {
+				t.Errorf("mean queue wait in the service %v, want at most %v", wait, tc.maxWait)
+			}
+			if final < tc.limitIn[0] || final > tc.limitIn[1] {
+				t.Errorf("median limit in the steady state %d, want within %v", final, tc.limitIn)
+			}
+			if tc.climbBy > 0 {
+				if got := run.throughput(tc.climbBy-time.Second, tc.climbBy); got < 0.9*tc.aim {
+					t.Errorf("%.1f calls/s in the second before %v, want 90%% of %.0f by then", got, tc.climbBy, tc.aim)
+				}
+			}
+		})
+	}
+}
+
+// median is the median of v (sorted in place).
+func median(v []int) int {
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// TestConcurrencyModelChanges: a capacity that halves is followed within
+// seconds, and a service that slows down by itself (latency doubles, no
+// queue) does not make the limit collapse.
+func TestConcurrencyModelChanges(t *testing.T) {
+	t.Run("capacity halves", func(t *testing.T) {
+		m := queueModel{cap: 64, queueLimit: 32, lat: time.Second, jit: 200 * time.Millisecond, changeAt: 30 * time.Second, capAfter: 32, rnd: rand.New(rand.NewPCG(3, 4))}
+		run := runModel(t, m, 60*time.Second, ConcurrencyConfig{})
+		after := run.meanWait(35*time.Second, 60*time.Second)
+		steady := run.throughput(40*time.Second, 60*time.Second)
+		t.Logf("wait 35-60 s %v, steady %.1f/s, shed %d, limits %v", after, steady, run.shed, run.limits)
+		if after > 100*time.Millisecond {
+			t.Errorf("mean queue wait from 5 s after the halving %v, want at most 10%% of L", after)
+		}
+		if steady < 0.9*32 {
+			t.Errorf("steady state after the halving %.1f calls/s, want 90%% of 32", steady)
+		}
+	})
+	t.Run("service slows by itself", func(t *testing.T) {
+		m := queueModel{lat: 200 * time.Millisecond, jit: 20 * time.Millisecond, changeAt: 20 * time.Second, latAfter: 400 * time.Millisecond, rnd: rand.New(rand.NewPCG(5, 6))}
+		run := runModel(t, m, 60*time.Second, ConcurrencyConfig{Max: 64})
+		final := median(run.limits[50:])
+		t.Logf("limits %v", run.limits)
+		if final < 48 {
+			t.Errorf("final limit %d after the service's latency doubled without a queue, want it back near the cap 64", final)
+		}
+	})
+}
+
+// TestConcurrencyFixed: a fixed limit lets exactly N attempts in at once,
+// the next waits until one gives its place back, and a waiter whose
+// context ends leaves the line.
+func TestConcurrencyFixed(t *testing.T) {
+	c := NewConcurrency(ConcurrencyConfig{Fixed: 2})
+	ctx := context.Background()
+	for range 2 {
+		if _, err := c.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan error, 1)
+	go func() { _, err := c.Acquire(ctx); got <- err }()
+	cctx, cancel := context.WithCancel(ctx)
+	cancelled := make(chan error, 1)
+	go func() { _, err := c.Acquire(cctx); cancelled <- err }()
+	for c.Snapshot().Waiting < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-cancelled; err == nil {
+		t.Fatal("Acquire with a cancelled context returned nil")
+	}
+	c.Release(0, attemptOutcome{Status: 200, Latency: time.Second}, true)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	s := c.Snapshot()
+	if s.Auto || s.Limit != 2 || s.InFlight != 2 || s.Waiting != 0 || s.PeakInFlight != 2 {
+		t.Errorf("snapshot %+v, want fixed 2, 2 in flight, none waiting", s)
+	}
+	if l, n := c.Limits(); l != 2 || n != 2 {
+		t.Errorf("Limits() = %d, %d, want 2, 2", l, n)
+	}
+}
