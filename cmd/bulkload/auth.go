@@ -5,8 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -55,14 +55,15 @@ type resolved struct {
 }
 
 // resolve derives the token URL and scope and reads the secret. It checks
-// every setting before any network I/O and says which one is missing.
+// every setting before any network I/O and says which one is missing; log
+// gets the warning of a secret file that others may read.
 //
 // --token-url and --scope are alternatives to --auth-url with --tenant-id
 // and to --app-id: the one set at the stronger level (flag, environment,
 // config file) wins, so a flag is never overridden by an alternative that
 // comes from the environment or the file. At the same level the full value
 // (--token-url, --scope) wins.
-func (o *authOptions) resolve(getenv func(string) string, from map[string]int, needEndpoint bool) (resolved, error) {
+func (o *authOptions) resolve(getenv func(string) string, from map[string]int, needEndpoint bool, log *slog.Logger) (resolved, error) {
 	r := resolved{endpoint: o.endpoint, tokenURL: o.tokenURL, clientID: o.clientID, scope: o.scope, insecure: o.insecure}
 	if (o.authURL == "") != (o.tenantID == "") {
 		return r, usageErrorf("--auth-url and --tenant-id go together (the token URL is AUTH_URL/TENANT_ID/oauth2/v2.0/token); or give --token-url alone")
@@ -100,9 +101,13 @@ func (o *authOptions) resolve(getenv func(string) string, from map[string]int, n
 	envSecret := getenv(envPrefix + "CLIENT_SECRET")
 	switch {
 	case o.secretFile != "" && (envSecret == "" || from["client-secret-file"] == fromFlag):
-		b, err := os.ReadFile(o.secretFile)
+		b, st, err := readSetting("--client-secret-file", o.secretFile)
 		if err != nil {
-			return r, usageErrorf("--client-secret-file: %v", err)
+			return r, err
+		}
+		if perm := st.Mode().Perm(); perm&0o077 != 0 {
+			log.Warn(fmt.Sprintf("--client-secret-file %s is readable by others than its owner (mode %04o): chmod 600 it", o.secretFile, perm),
+				"path", o.secretFile, "mode", fmt.Sprintf("%04o", perm))
 		}
 		r.secret = strings.TrimSpace(string(b))
 		if r.secret == "" {
@@ -161,7 +166,7 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 		}
 		defer sim.close()
 		cfg = sim.credentials()
-	} else if cfg, err = auth.resolve(e.getenv, from, false); err != nil {
+	} else if cfg, err = auth.resolve(e.getenv, from, false, log); err != nil {
 		return exitFor(e.stderr, err)
 	}
 

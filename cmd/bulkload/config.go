@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -394,9 +393,9 @@ func applyPrecedence(fs *flag.FlagSet, getenv func(string) string, configPath st
 
 // loadConfigFile reads a flat YAML mapping of flag names to values.
 func loadConfigFile(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	f, err := openSetting("config file", path)
 	if err != nil {
-		return nil, usageErrorf("config file: %v", err)
+		return nil, err
 	}
 	defer f.Close()
 	var raw map[string]any

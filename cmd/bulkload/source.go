@@ -228,7 +228,12 @@ func (o *inputOptions) sourceConfig(log *slog.Logger) (source.Config, error) {
 	}
 	var mapping *mapper.Mapping
 	if o.mapping != "" {
-		m, err := mapper.LoadMapping(o.mapping)
+		f, err := openSetting("--mapping", o.mapping)
+		if err != nil {
+			return source.Config{}, err
+		}
+		m, err := mapper.ParseMapping(f, o.mapping)
+		f.Close()
 		if err != nil {
 			return source.Config{}, usageErrorf("--mapping: %v", err)
 		}

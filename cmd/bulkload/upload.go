@@ -113,7 +113,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		defer sim.close()
 		creds = sim.credentials()
 		log.Info("simulator started", "endpoint", creds.endpoint, "token_url", creds.tokenURL)
-	} else if creds, err = auth.resolve(e.getenv, from, true); err != nil {
+	} else if creds, err = auth.resolve(e.getenv, from, true, log); err != nil {
 		return exitFor(e.stderr, err)
 	}
 
