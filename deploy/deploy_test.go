@@ -794,8 +794,14 @@ func TestCrontab(t *testing.T) {
 	}
 	// Files are named by bulkload's own placeholders, never by a shell's
 	// `date` (whose % cron takes for a newline).
-	if !strings.Contains(lines[0], "--resume") || !regexp.MustCompile(`--results \S*\{(date|sha)\}`).MatchString(lines[0]) {
-		t.Errorf("the crontab line must resume and name results by {date} or {sha}: %s", lines[0])
+	// {date}-{sha}: each input its own files per day, a rerun resumes (the
+	// line is README.md's, run under env -i by cmd/bulkload's
+	// TestCronLineOneNight).
+	if !strings.Contains(lines[0], "--resume") || !regexp.MustCompile(`--results \S*\{date\}-\{sha\}`).MatchString(lines[0]) {
+		t.Errorf("the crontab line must resume and name results by {date}-{sha}: %s", lines[0])
+	}
+	if !strings.HasPrefix(fields[6], "/") {
+		t.Errorf("the crontab line calls %s: cron's PATH is /usr/bin:/bin, name the binary by its absolute path", fields[6])
 	}
 	if strings.Contains(lines[0], "date ") || strings.Contains(lines[0], "$(") || strings.Contains(lines[0], "`") {
 		t.Errorf("the crontab line runs a shell command (date?): bulkload's placeholders name the files: %s", lines[0])

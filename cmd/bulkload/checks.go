@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -177,6 +179,20 @@ func (o *checkOptions) noRows(stderr io.Writer, input string, sum *report.Summar
 	return exitRowsFailed, true
 }
 
+// errForeign marks a usage error that refuses a run because its results
+// file belongs to another input or run: such a run replaces none of that
+// run's outputs (uploader.refused).
+var errForeign = errors.New("belongs to another run")
+
+// foreignErrorf is usageErrorf for a refusal of another run's files.
+func foreignErrorf(format string, args ...any) error {
+	return &foreignError{usageErrorf(format, args...)}
+}
+
+type foreignError struct{ error }
+
+func (e *foreignError) Unwrap() []error { return []error{e.error, errForeign} }
+
 // errTooManyInvalid stops an upload before its first call.
 var errTooManyInvalid = errors.New("too many invalid rows")
 
@@ -309,8 +325,8 @@ func (u *uploader) sameInput(resultsPath string, meta *report.Meta, scan *source
 	if meta != nil {
 		earlier = fmt.Sprintf(" (written for %s, sha256 %s, %d rows, %s)", meta.Input, short(meta.InputSHA256), meta.Rows, meta.Written.Local().Format(time.DateTime))
 	}
-	return usageErrorf("--resume: the results file %s does not belong to this input%s: this input has sha256 %s and %d rows; %s. Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over (every lead is sent again)",
-		resultsPath, earlier, short(scan.SHA256), scan.Rows, why)
+	return foreignErrorf("--resume: the results file %s does not belong to this input%s: this input has sha256 %s and %d rows; %s. Nothing was sent. For a new export under the same name, give each input its own results file: %s; or pass --overwrite instead of --resume to start over (every lead is sent again)",
+		resultsPath, earlier, short(scan.SHA256), scan.Rows, why, u.in.redropHint(u.input))
 }
 
 // streamed reports whether the input is read only once: standard input,
@@ -325,8 +341,9 @@ func streamed(input string) bool {
 
 // newInputError explains a results file that holds the outcomes of an
 // upload of another input (a new export under the same name: night 2 of a
-// nightly job); nil when it is this input's, or unknown.
-func newInputError(resultsPath, input string) error {
+// nightly job); nil when it is this input's, or unknown. hint says how to
+// give each input its own files (inputOptions.redropHint).
+func newInputError(resultsPath, input, hint string) error {
 	meta, err := report.ReadMeta(resultsPath)
 	if err != nil || streamed(input) {
 		return nil
@@ -335,8 +352,8 @@ func newInputError(resultsPath, input string) error {
 	if err != nil || sha == meta.InputSHA256 {
 		return nil
 	}
-	return usageErrorf("--results %s holds the outcomes of an upload of another input (%s, sha256 %s, %d rows, %s); this %s (sha256 %s) is a new file under that name: nothing was sent. Give each run its own results file, for a nightly job --results 'runs/{name}-{date}.results.csv' (or '{name}-{sha}' to key it by content), or pass --overwrite to replace it",
-		resultsPath, meta.Input, short(meta.InputSHA256), meta.Rows, meta.Written.Local().Format(time.DateTime), input, short(sha))
+	return foreignErrorf("--results %s holds the outcomes of an upload of another input (%s, sha256 %s, %d rows, %s); this %s (sha256 %s) is a new file under that name: nothing was sent. Give each input its own results file: %s; or pass --overwrite to replace it",
+		resultsPath, meta.Input, short(meta.InputSHA256), meta.Rows, meta.Written.Local().Format(time.DateTime), input, short(sha), hint)
 }
 
 // short cuts a SHA-256 to 12 hex digits for a message.
@@ -364,4 +381,38 @@ func writeMetaOf(log *slog.Logger, resultsPath string, m *report.Meta) error {
 	}
 	log.Debug("input identity recorded", "path", report.MetaPath(resultsPath))
 	return nil
+}
+
+// redropHint names a --results pattern under which this run would have
+// had files of its own: the one given (or the default) with {sha} added,
+// so that each distinct input under the same name (a partner's re-drop the
+// same day) gets its own results, rejects and summary while the same input
+// still resumes; standard input, which has no {sha}, gets {time}.
+func (o *inputOptions) redropHint(input string) string {
+	t := o.resultsTemplate
+	if t == "" {
+		t = filepath.Join(filepath.Dir(input), "{name}"+cmp.Or(o.outputSuffix, ".results.csv"))
+		if input == "-" {
+			t = "runs/{name}" + cmp.Or(o.outputSuffix, ".results.csv")
+		}
+	}
+	add := "{sha}"
+	if streamed(input) {
+		add = "{time}"
+	}
+	if !strings.Contains(t, add) {
+		if !strings.Contains(t, "{date}") {
+			add = "{date}-" + add
+		}
+		dir, base := filepath.Split(t)
+		stem, ext := base, ""
+		for _, suffix := range []string{".results.csv", ".results.jsonl", ".validation.csv", ".csv", ".jsonl"} {
+			if s, ok := strings.CutSuffix(base, suffix); ok {
+				stem, ext = s, suffix
+				break
+			}
+		}
+		t = dir + stem + "-" + add + ext
+	}
+	return fmt.Sprintf("--results '%s' (the same placeholders in --rejects and --summary-json: each distinct input gets its own files, the same input resumes its own)", t)
 }

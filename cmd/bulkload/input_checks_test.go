@@ -213,7 +213,7 @@ func TestNightlyFixedExportName(t *testing.T) {
 		finalByRow(t, filepath.Join(runs, "export-"+hex.EncodeToString(sum[:])[:12]+".results.csv"), 20)
 	}
 
-	// Dated: the crontab line of the README.
+	// Dated (the README's line adds {sha}: TestCronLineOneNight).
 	s2 := startTestSim(t, leadsim.Options{})
 	dated := filepath.Join(runs, "{name}-{date}.results.csv")
 	day := time.Now().UTC().Format(time.DateOnly)
@@ -238,7 +238,7 @@ func TestNightlyFixedExportName(t *testing.T) {
 	}
 	writeCSV(t, input, night2)
 	res = runCLI(t, secretEnv(), checkUploadArgs(s3, "--results", plain, input)...)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "{name}-{date}") || !strings.Contains(res.stderr, "a new file under that name") {
+	if res.code != exitUsage || !strings.Contains(res.stderr, "plain-{date}-{sha}.results.csv") || !strings.Contains(res.stderr, "a new file under that name") {
 		t.Errorf("night 2 without --resume: exit %d, want %d with the placeholder hint\n%s", res.code, exitUsage, res.stderr)
 	}
 	res = runCLI(t, secretEnv(), checkUploadArgs(s3, "--resume", "--results", plain, input)...)

@@ -66,6 +66,21 @@ func (u *uploader) finishMetrics(ctx context.Context, code int) {
 	if u.metrics == nil || !u.metrics.Enabled() {
 		return
 	}
+	if !u.outputsChecked || u.refused() {
+		// Stopped before its outputs were proven (a lock held, an output
+		// holding another upload's outcomes, a bad path), or refused
+		// because its files are another run's: the figures of the run
+		// before stay (the exit status and the message say why).
+		return
+	}
+	if !u.metricsStarted {
+		// Stopped before its checks were through (credentials refused,
+		// endpoint down, too many invalid rows): still recorded.
+		if err := u.startMetrics(); err != nil {
+			u.log.Warn("metrics not written", "err", err)
+			return
+		}
+	}
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := u.metrics.Finish(pctx, u.summary, code); err != nil {

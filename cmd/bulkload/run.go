@@ -186,6 +186,8 @@ type env struct {
 	// unknownEnv are the BULKLOAD_* variables set that no command reads
 	// (a typo); the command's logger warns about them.
 	unknownEnv []string
+	// now is the clock of the placeholders {date} and {time}.
+	now func() time.Time
 }
 
 // run executes one command line and returns the process exit status.
@@ -193,7 +195,12 @@ type env struct {
 // BULKLOAD_* variables set (see lookupEnv), so that a misspelt one is
 // warned about.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	return runEnv(ctx, &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}, args)
+}
+
+// runEnv is run with the outside world in e (tests give their own clock).
+func runEnv(ctx context.Context, e *env, args []string) int {
+	getenv, stdin, stdout, stderr := e.getenv, e.stdin, e.stdout, e.stderr
 	e.unknownEnv = unknownEnv(getenv)
 	if jsonLogsAsked(args, getenv) {
 		// Errors found before the command's logger exists (a flag that
@@ -230,7 +237,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			// "bulkload help upload" is "bulkload upload -h".
-			return run(ctx, append(slices.Clone(args[1:]), "-h"), getenv, stdin, stdout, stderr)
+			return runEnv(ctx, &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, now: e.now}, append(slices.Clone(args[1:]), "-h"))
 		}
 		fmt.Fprint(stdout, topUsage())
 		return exitOK

@@ -41,6 +41,9 @@ type inputOptions struct {
 	// the input: ".results.csv" (upload, the default) or ".validation.csv"
 	// (validate, so that a dry run never replaces an upload's journal).
 	outputSuffix string
+	// resultsTemplate is --results as given, placeholders and all (expand
+	// fills results), for a hint that adds one.
+	resultsTemplate string
 	// shard is "K-of-N" for upload --shard: it goes into the default
 	// results file name and the {shard} placeholder, so that every shard
 	// has its own results file.
@@ -138,6 +141,7 @@ func (o *inputOptions) expand(input string, now time.Time) error {
 		}
 		sha = sum[:12]
 	}
+	o.resultsTemplate = o.results
 	now = now.UTC()
 	r := strings.NewReplacer("{name}", inputName(input), "{date}", now.Format(time.DateOnly), "{time}", now.Format("150405"), "{sha}", sha, "{shard}", cmp.Or(o.shard, "0-of-1"))
 	re := regexp.MustCompile(placeholder)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -93,7 +94,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		}
 		in.shard = fmt.Sprintf("%d-of-%d", up.shardOf.K, up.shardOf.N)
 	}
-	if err := in.expand(pos[0], time.Now()); err != nil {
+	if err := in.expand(pos[0], e.now()); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	if err := in.check(); err != nil {
@@ -226,12 +227,63 @@ type uploader struct {
 	start          time.Time
 	outputsChecked bool
 	stopped        string
+	// metricsStarted is set once the metrics file is written for this
+	// run; sending once the results journal is opened; foreign when the
+	// run stopped because its results file belongs to another input
+	// (errForeign).
+	metricsStarted bool
+	sending        bool
+	foreign        bool
+}
+
+// refused reports whether the run was refused before its first call
+// because its files belong to another run or input (a re-drop under a
+// {date} pattern with --resume): such a run leaves every output as it was,
+// the summary JSON, the metrics and the report, so that the day's good
+// figures are never replaced by a zero-count record. (Refusals found
+// before the outputs are checked, such as a lock held or an output holding
+// another upload's outcomes, write nothing anyway.)
+func (u *uploader) refused() bool { return u.foreign && !u.sending }
+
+// startMetrics writes the metrics file for this run and keeps it current
+// (once; later calls do nothing). It is called once the checks that may
+// refuse the run are behind it, so that a refused run never replaces the
+// figures of the run before.
+func (u *uploader) startMetrics() error {
+	if u.metricsStarted || !u.metrics.Enabled() {
+		return nil
+	}
+	u.metricsStarted = true
+	if err := u.metrics.Start(); err != nil {
+		return usageErrorf("--metrics-file %s: %v", u.mets.file, err)
+	}
+	return nil
+}
+
+// logStarted is the run's first line, logged at once, before the input is
+// read: a run killed in its first seconds still leaves what it was doing
+// in the log.
+func (u *uploader) logStarted(resultsPath string) {
+	rate := "auto"
+	if !u.up.rate.auto {
+		rate = strconv.FormatFloat(u.up.rate.perSecond, 'f', -1, 64)
+	}
+	attrs := []any{"input", u.input, "endpoint", submitter.RedactURL(u.creds.endpoint), "results", resultsPath,
+		"rate", rate, "max_rate", u.up.maxRate, "concurrency", u.settings(resultsPath)["concurrency"], "resume", u.up.resume}
+	if u.up.shard != "" {
+		attrs = append(attrs, "shard", u.up.shardOf.String())
+	}
+	if st, err := os.Stat(u.input); err == nil && st.Mode().IsRegular() {
+		attrs = append(attrs, "bytes", st.Size())
+	}
+	u.log.Info("started", attrs...)
 }
 
 // stop prints err as exitFor does and returns its exit status, keeping the
 // message for the summary of a run that stops before its end.
 func (u *uploader) stop(err error) int {
 	u.stopped = strings.TrimPrefix(err.Error(), "usage: ")
+	u.foreign = errors.Is(err, errForeign)
 	return exitFor(u.env.stderr, err)
 }
 
@@ -246,23 +298,19 @@ func (u *uploader) run(ctx context.Context) int {
 	u.start = time.Now()
 	resultsPath := u.in.resultsPath(u.input)
 
+	u.logStarted(resultsPath)
 	lock, err := lockResults(resultsPath, "upload")
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
 	defer lock.Unlock()
-	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: --results 'runs/{name}-{date}.results.csv'), or --overwrite to start over and send its leads again", u.mets.outputs()...); err != nil {
+	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: "+u.in.redropHint(u.input)+"), or --overwrite to start over and send its leads again", u.mets.outputs()...); err != nil {
 		if errors.Is(err, report.ErrHoldsOutcomes) {
-			err = cmp.Or(newInputError(resultsPath, u.input), err)
+			err = cmp.Or(newInputError(resultsPath, u.input, u.in.redropHint(u.input)), err)
 		}
 		return exitFor(e.stderr, err)
 	}
 	u.outputsChecked = true
-	if u.metrics.Enabled() {
-		if err := u.metrics.Start(); err != nil {
-			return u.stop(usageErrorf("--metrics-file %s: %v", u.mets.file, err))
-		}
-	}
 	state, err := u.loadPrior(resultsPath)
 	if err != nil {
 		return u.stop(err)
@@ -276,6 +324,9 @@ func (u *uploader) run(ctx context.Context) int {
 	// with the results file's when resuming.
 	ic, err := u.checkInput(ctx, resultsPath, state)
 	if errors.Is(err, errTooManyInvalid) {
+		if merr := u.startMetrics(); merr != nil {
+			return u.stop(merr)
+		}
 		u.stopf("%v", err)
 		return exitRowsFailed
 	}
@@ -285,6 +336,12 @@ func (u *uploader) run(ctx context.Context) int {
 	var limit int64
 	var verify *source.Blocks
 	if sc := ic.scan; sc != nil {
+		// A file's checks are behind: its metrics start (standard
+		// input's once the rows read ahead are judged, streamChecks).
+		if err := u.startMetrics(); err != nil {
+			return u.stop(err)
+		}
+		u.log.Info("input checked", "rows", sc.Rows, "invalid", sc.Invalid, "sha256", short(sc.SHA256))
 		limit, verify = sc.Bytes, sc.Blocks
 		if err := writeMeta(u.log, resultsPath, u.input, sc.SHA256, sc.Bytes, sc.Rows, sc.AllLeadIDs); err != nil {
 			return u.stop(err)
@@ -312,6 +369,9 @@ func (u *uploader) run(ctx context.Context) int {
 	if !ok {
 		return code
 	}
+	if err := u.startMetrics(); err != nil {
+		return u.stop(err)
+	}
 
 	var stopMeta func()
 	if ic.scan == nil {
@@ -322,6 +382,7 @@ func (u *uploader) run(ctx context.Context) int {
 		}
 	}
 
+	u.sending = true
 	journal, err := report.OpenJournal(resultsPath, u.up.resume && state != nil)
 	if err != nil {
 		if stopMeta != nil {
@@ -400,7 +461,9 @@ func (u *uploader) loadPrior(resultsPath string) (*report.State, error) {
 	st, err := report.LoadState(resultsPath)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		u.log.Warn("--resume: no results file yet, starting from the first row", "path", resultsPath)
+		// The first run of each night of a nightly job: nothing to warn
+		// about.
+		u.log.Info("--resume: no results file yet, starting from the first row", "path", resultsPath)
 		return nil, nil
 	case err != nil:
 		return nil, usageErrorf("--resume: %v", err)
@@ -438,7 +501,7 @@ func (u *uploader) streamChecks(ctx context.Context, src *source.Source, ic *inp
 			// the first call: a foreign journal's error comes alone.
 			for _, it := range ahead.Items() {
 				if prior, ok := state.Get(it.Row.Row); ok && prior.LeadID != it.Row.LeadID {
-					return nil, u.stop(usageErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID)), false
+					return nil, u.stop(foreignErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file: %s; or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID, u.in.redropHint(u.input))), false
 				}
 			}
 		}
@@ -555,12 +618,39 @@ func (u *uploader) finishSummary(code int) int {
 		if sum == nil {
 			sum = stoppedSummary("upload", u.start, code, cmp.Or(u.stopped, "stopped before the first row; see the log"), u.settings(u.in.resultsPath(u.input)))
 		}
+		if u.refused() {
+			// Refused because its files are another run's: that run's
+			// summary and report stay; a new path gets this run's.
+			if u.in.summaryJSON != "" && !keepOther(u.log, u.in.summaryJSON) {
+				code = writeSummaryJSON(u.env, sum, u.in.summaryJSON, code)
+			}
+			if u.in.report != "" && !keepOther(u.log, u.in.report) {
+				code = writeReport(u.env, sum, u.in.report, code)
+			}
+			return code
+		}
 		if u.in.summaryJSON != "" {
 			code = writeSummaryJSON(u.env, sum, u.in.summaryJSON, code)
 		}
 		code = writeReport(u.env, sum, u.in.report, code)
 	}
 	return code
+}
+
+// keepOther reports, for a run refused because its files are another
+// run's, whether path (--summary-json, --report) holds a file already:
+// that run's (the day's first export, when its re-drop is refused), which
+// the refused run leaves as it is. A new path gets the refused run's,
+// saying why.
+func keepOther(log *slog.Logger, path string) bool {
+	if path == "-" {
+		return false
+	}
+	if _, err := os.Lstat(path); err != nil {
+		return false
+	}
+	log.Info("left as it was: it holds the summary or report of the run whose results file this run was refused", "path", path)
+	return true
 }
 
 // exitStatus reports how the upload ended and returns its exit status.

@@ -48,7 +48,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	if err := errors.Join(in.check(), checks.check()); err != nil {
 		return exitFor(e.stderr, err)
 	}
-	if err := in.expand(pos[0], time.Now()); err != nil {
+	if err := in.expand(pos[0], e.now()); err != nil {
 		return exitFor(e.stderr, err)
 	}
 	log, err := e.logger(&logs)
