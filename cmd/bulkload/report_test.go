@@ -167,7 +167,7 @@ func faultyRun(t *testing.T, dir string, rows int, outage time.Duration) (report
 	writer := leadsim.DefaultClient()
 	writer.Roles = []string{leadsim.RoleWrite} // no Lead.Read: lost answers end unverified
 	s := startTestSim(t, leadsim.Options{
-		Clients: []leadsim.Client{writer}, RateLimit: 60, Fail503: 0.02, DropAfter: 0.01, Seed: 5,
+		Clients: []leadsim.Client{writer}, RateLimit: 60, Fail503: 0.02, DropAfter: 0.03, Seed: 5,
 		CreateLatency: leadsim.Latency{Fixed: 15 * time.Millisecond, Jitter: 25 * time.Millisecond},
 		Outage:        leadsim.Window{Start: 2 * time.Second, Dur: outage},
 	})
@@ -200,7 +200,7 @@ func faultyRun(t *testing.T, dir string, rows int, outage time.Duration) (report
 // seconds and the screenshot is copied there (the README's).
 func TestReportInBrowser(t *testing.T) {
 	dir := t.TempDir()
-	outage, rows := 2*time.Second, 500
+	outage, rows := 2*time.Second, 400
 	readme := os.Getenv("BULKLOAD_REPORT_SCREENSHOT")
 	if readme != "" {
 		outage, rows = 20*time.Second, 3000
@@ -227,9 +227,13 @@ func TestReportInBrowser(t *testing.T) {
 		}
 	}
 	sum := readSummaryJSON(t, report.SummaryPath(results))
-	checkPage(t, p.dom, sum)
+	checkPage(t, p.dom, sum, "exitCode", "apiCalls", "retries")
+	checkA4(t, reportPath)
 	if !strings.Contains(p.dom, `class="mark band outage"`) {
 		t.Errorf("the outage is not marked on the timeline")
+	}
+	if !strings.Contains(p.dom, "<td>unverified</td>") {
+		t.Errorf("no unverified rows listed: the run did not provoke them")
 	}
 
 	// bulkload report draws the same page from the files alone.
@@ -238,18 +242,51 @@ func TestReportInBrowser(t *testing.T) {
 	if res.code != exitOK {
 		t.Fatalf("bulkload report exit = %d\n%s", res.code, res.stderr)
 	}
-	checkPage(t, browse(t, again, "").dom, sum)
+	checkPage(t, browse(t, again, "").dom, sum, "exitCode", "apiCalls", "retries")
+}
+
+// checkA4 prints the page to PDF in Chromium and checks it comes out on
+// A4 (the page's @page rule), one or more pages.
+func checkA4(t *testing.T, path string) {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdf := filepath.Join(t.TempDir(), "report.pdf")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromiumPath(t), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--user-data-dir="+t.TempDir(), "--proxy-server=http://127.0.0.1:9", "--no-pdf-header-footer", "--print-to-pdf="+pdf, "file://"+abs)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("print to PDF: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boxes := regexp.MustCompile(`/MediaBox \[0 0 ([0-9.]+) ([0-9.]+)\]`).FindAllSubmatch(b, -1)
+	if len(boxes) == 0 {
+		t.Fatalf("the PDF has no pages")
+	}
+	for _, m := range boxes {
+		w, _ := strconv.ParseFloat(string(m[1]), 64)
+		h, _ := strconv.ParseFloat(string(m[2]), 64)
+		if w < 593 || w > 597 || h < 840 || h > 844 {
+			t.Errorf("printed page %.1f x %.1f pt, want A4 (595 x 842)", w, h)
+		}
+	}
 }
 
 // checkPage asserts the figures on the page equal the summary JSON's and
 // that every chart is present and drawn.
-func checkPage(t *testing.T, dom string, sum map[string]any) {
+func checkPage(t *testing.T, dom string, sum map[string]any, more ...string) {
 	t.Helper()
 	shown := map[string]string{}
 	for _, m := range regexp.MustCompile(`data-k="(\w+)">([^<]*)<`).FindAllStringSubmatch(dom, -1) {
 		shown[m[1]] = m[2]
 	}
-	for _, k := range []string{"rowsRead", "invalid", "qualified", "apiCalls", "retries", "exitCode", "totalBidValue"} {
+	for _, k := range append([]string{"rowsRead", "invalid", "qualified", "totalBidValue"}, more...) {
 		want := fmt.Sprint(sum[k])
 		if f, ok := sum[k].(float64); ok {
 			want = strconv.FormatFloat(f, 'f', -1, 64)
@@ -285,13 +322,13 @@ func checkPage(t *testing.T, dom string, sum map[string]any) {
 		}
 		fig := dom[i:]
 		fig = fig[:strings.Index(fig, "</figure>")]
-		drawn := regexp.MustCompile(`<path class="series[^"]*" d="M[^"]*L`).MatchString(fig) ||
+		drawn := regexp.MustCompile(`<path class="series[^"]*" d="M[^"]*(L|h2)`).MatchString(fig) ||
 			regexp.MustCompile(`<rect class="bar[^"]*" [^>]*width="([2-9]|[1-9][0-9])`).MatchString(fig)
 		if !strings.Contains(fig, "<svg") || !drawn {
 			t.Errorf("chart %s is empty", id)
 		}
 	}
-	for _, section := range []string{`id="verdict"`, `id="invalid"`, `id="failures"`, `id="manifest"`, "unverified"} {
+	for _, section := range []string{`id="verdict"`, `id="invalid"`, `id="failures"`, `id="manifest"`, "zipCode"} {
 		if !strings.Contains(dom, section) {
 			t.Errorf("page lacks %s", section)
 		}
@@ -350,5 +387,85 @@ func TestReportOutputChecks(t *testing.T) {
 	}
 	if r := runCLI(t, nil, "report", "-o", filepath.Join(dir, "v.csv"), filepath.Join(dir, "v.csv")); r.code != exitUsage {
 		t.Errorf("bulkload report -o RESULTS: exit %d, want %d", r.code, exitUsage)
+	}
+}
+
+// TestReportCombinesShards: bulkload report of two shards' results files
+// is one page whose figures equal bulkload summary's of the same files,
+// with the shards' invalid columns added up and their timelines merged.
+func TestReportCombinesShards(t *testing.T) {
+	writer := leadsim.DefaultClient()
+	writer.Roles = []string{leadsim.RoleWrite}
+	s := startTestSim(t, leadsim.Options{Clients: []leadsim.Client{writer}, DropAfter: 0.02, Seed: 7})
+	dir := t.TempDir()
+	input := filepath.Join(dir, "backfill.csv")
+	opts := synth.Defaults()
+	opts.Invalid = 0.15
+	if err := synth.WriteCSVFile(input, opts, 300); err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for k := range 2 {
+		args := append([]string{"upload"}, s.args()...)
+		args = append(args, "--shard", strconv.Itoa(k)+"/2", "--rate", "0", "--progress", "off", "--max-invalid", "100%", input)
+		if res := runCLI(t, secretEnv(), args...); res.code != exitRowsFailed && res.code != exitOK {
+			t.Fatalf("shard %d/2 exit = %d\n%s", k, res.code, res.stderr)
+		}
+		results = append(results, filepath.Join(dir, "backfill.shard-"+strconv.Itoa(k)+"-of-2.results.csv"))
+	}
+	sumPath := filepath.Join(dir, "combined.json")
+	runCLI(t, nil, append([]string{"summary", "--summary-json", sumPath}, results...)...)
+	page := filepath.Join(dir, "combined.html")
+	if res := runCLI(t, nil, append([]string{"report", "-o", page}, results...)...); res.code != exitOK {
+		t.Fatalf("bulkload report exit = %d\n%s", res.code, res.stderr)
+	}
+	p := browse(t, page, "")
+	if len(p.console) > 0 || len(p.requests) > 0 {
+		t.Errorf("console %q, requests %q: want none", p.console, p.requests)
+	}
+	sum := readSummaryJSON(t, sumPath)
+	checkPage(t, p.dom, sum)
+	// The invalid columns of both shards add up to every invalid row's
+	// errors: each shard counted only its own rows.
+	var invalid int
+	for _, r := range results {
+		side := readSummaryJSON(t, report.SummaryPath(r))
+		for _, c := range side["invalidColumns"].([]any) {
+			invalid += int(c.(map[string]any)["count"].(float64))
+		}
+	}
+	re := regexp.MustCompile(`<tr><td>[^<]*</td><td>[^<]*</td><td class="n">([0-9,]+)</td><td class="rows">`)
+	shown := 0
+	for _, m := range re.FindAllStringSubmatch(p.dom, -1) {
+		n, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+		shown += n
+	}
+	if invalid == 0 || shown != invalid {
+		t.Errorf("invalid columns on the page add up to %d, the shards' summaries to %d", shown, invalid)
+	}
+	if !strings.Contains(p.dom, "backfill.shard-1-of-2.results.csv") {
+		t.Errorf("the manifest does not list the parts")
+	}
+}
+
+// TestReportWhenServiceUnreachable: a run that stops with exit 4 before
+// sending still writes its report, which says so and what to do.
+func TestReportWhenServiceUnreachable(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	page := filepath.Join(dir, "run.html")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--endpoint", "http://127.0.0.1:1/graphql", "--results", filepath.Join(dir, "r.csv"),
+		"--report", page, "--progress", "off", filepath.Join(samples, "leads.csv"))
+	res := runCLI(t, secretEnv(), args...)
+	if res.code != exitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatalf("no report: %v", err)
+	}
+	if !strings.Contains(string(b), "could not be reached (exit 4)") || !strings.Contains(string(b), "--resume") {
+		t.Errorf("the report does not say the service could not be reached and what to do")
 	}
 }
