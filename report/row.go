@@ -155,6 +155,20 @@ type Row struct {
 	Ambiguous bool
 }
 
+// HasLead reports whether this line says the row's lead exists at the
+// service: created (and perhaps submitted), answered (processed), or
+// unverified with an id. Such a row keeps its lead whatever later edits do
+// to its cells.
+func (r *Row) HasLead() bool {
+	switch r.Status {
+	case StatusCreated, StatusSubmitFailed, StatusSubmitted, StatusProcessed:
+		return true
+	case StatusUnverified:
+		return r.ID != ""
+	}
+	return false
+}
+
 // ErrorText is the row's error column: Error and the rendered Invalid,
 // joined by "; " when both are set.
 func (r *Row) ErrorText() string {

@@ -252,7 +252,7 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 	if hasPrior && prior.LeadID != it.Row.LeadID {
 		return job{}, nil, fmt.Errorf("--resume: %w: row %d has leadId %q there but %q here", ErrForeignJournal, it.Row.Row, prior.LeadID, it.Row.LeadID)
 	}
-	if it.Row.Status == report.StatusInvalid && hasPrior && hasLead(prior) {
+	if it.Row.Status == report.StatusInvalid && hasPrior && prior.HasLead() {
 		// Its cells were edited since an earlier run created its lead:
 		// the lead keeps its id and its obligations (submitted when
 		// qualified); the edit is not sent. The summary names the row.
@@ -298,19 +298,6 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 		}
 	}
 	return j, nil, nil
-}
-
-// hasLead reports whether an earlier run's line says the row's lead
-// exists: created (and perhaps submitted), or answered (processed,
-// unverified with an id).
-func hasLead(prior report.Row) bool {
-	switch prior.Status {
-	case report.StatusCreated, report.StatusSubmitFailed, report.StatusSubmitted, report.StatusProcessed:
-		return true
-	case report.StatusUnverified:
-		return prior.ID != ""
-	}
-	return false
 }
 
 // work sends one row: createLead, then submitLead for a qualified lead. It

@@ -254,7 +254,7 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		cfg.PrefixAt = meta.InputBytes
 	}
 	var mismatch string
-	maxPrior := 0
+	maxPrior, kept := 0, 0
 	if state != nil {
 		maxPrior = state.MaxRow()
 	}
@@ -262,8 +262,14 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		if state == nil || mismatch != "" {
 			return nil
 		}
-		if prior, ok := state.Get(it.Row.Row); ok && prior.LeadID != it.Row.LeadID {
+		prior, ok := state.Get(it.Row.Row)
+		switch {
+		case ok && prior.LeadID != it.Row.LeadID:
 			mismatch = fmt.Sprintf("row %d has leadId %q there but %q here", it.Row.Row, prior.LeadID, it.Row.LeadID)
+		case ok && it.Row.Status == report.StatusInvalid && prior.HasLead():
+			// Its lead exists: it is submitted by id whatever its cells
+			// say now, so it is no invalid row to send.
+			kept++
 		}
 		return nil
 	}
@@ -285,8 +291,8 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 	if err := u.checks.missingRequired(u.input, scan.Provided, scan.Unknown); err != nil {
 		return nil, err
 	}
-	if u.checks.tooManyInvalid(scan.Invalid, scan.Rows) {
-		return nil, u.checks.tooManyInvalidError(u.input, scan.Invalid, scan.Rows, scan.Reasons, "")
+	if u.checks.tooManyInvalid(scan.Invalid-kept, scan.Rows) {
+		return nil, u.checks.tooManyInvalidError(u.input, scan.Invalid-kept, scan.Rows, scan.Reasons, "")
 	}
 	return &inputCheck{scan: scan}, nil
 }

@@ -1,0 +1,80 @@
+package submitter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// replyTransport answers every request with one status and body.
+type replyTransport struct {
+	status int
+	body   []byte
+}
+
+func (rt replyTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: rt.status, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(rt.body))}, nil
+}
+
+// FuzzOutcome feeds the outcomeLayer any reply to a createLead and checks
+// the one rule of ambiguity: an attempt is handed up as an answer only when
+// it is one (the result without errors, or only refusals and no result);
+// anything else that may have been processed (a 2xx that is no answer, a
+// 5xx but 503) is ambiguous; nothing panics.
+func FuzzOutcome(f *testing.F) {
+	for _, seed := range []struct {
+		status int
+		body   string
+	}{
+		{200, `{"data":{"createLead":{"id":"a","resultCode":1013,"note":"Qualified","partnerLeadId":"L1","bidValue":"$15.00"}}}`},
+		{200, `{"data":{"createLead":{"id":"a","resultCode":"1013"}}}`},
+		{200, `{"data":{"createLead":{"id":"a","resultCode":1.013e22}}}`},
+		{200, `{"data":{"createLead":{"id":"a","resultCode":null}}}`},
+		{200, `{"data":{"createLead":null},"errors":[{"message":"zipCode: must be 5 digits","extensions":{"code":"BAD_USER_INPUT"}}]}`},
+		{200, `{"data":{"createLead":null},"errors":[{"message":"boom"}]}`},
+		{200, `{"data":{"createLead":{"id":"a","resultCode":1020}},"errors":[{"message":"late"}]}`},
+		{200, `<html>hello</html>`},
+		{200, `{"data":{"createLead":{"id":"a"`},
+		{200, `{}`},
+		{500, `{"errors":[{"message":"Internal server error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`},
+		{503, `{"errors":[{"message":"busy","extensions":{"code":"SERVICE_UNAVAILABLE"}}]}`},
+		{524, `<html>timeout</html>`},
+		{429, ``},
+		{400, `{"errors":[{"message":"bad"}]}`},
+	} {
+		f.Add(seed.status, []byte(seed.body))
+	}
+	refusals := refusalSet(nil)
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		if status < 200 || status > 599 {
+			return
+		}
+		l := &outcomeLayer{next: replyTransport{status: status, body: body}, now: time.Now, refusals: refusals}
+		rec := &callRecord{op: "createLead"}
+		req, err := http.NewRequestWithContext(context.WithValue(context.Background(), recordKey{}, rec), http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := l.RoundTrip(req)
+		var ae *attemptError
+		switch {
+		case err == nil:
+			if resp == nil || status < 200 || status > 299 {
+				t.Fatalf("HTTP %d handed up as an answer", status)
+			}
+			usable := l.usable(rec.result, rec.errs)
+			if rec.ambiguous == usable {
+				t.Fatalf("HTTP %d %q: ambiguous %v, usable %v: want exactly one", status, body, rec.ambiguous, usable)
+			}
+		case !errors.As(err, &ae):
+			t.Fatalf("error %v is not an attemptError", err)
+		case ae.ambiguous != mayBeProcessed(status, true, false):
+			t.Fatalf("HTTP %d %q failed as %v with ambiguous %v, want %v", status, body, err, ae.ambiguous, mayBeProcessed(status, true, false))
+		}
+	})
+}

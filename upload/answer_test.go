@@ -1,0 +1,116 @@
+package upload
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// TestAnswerWithoutCodeOrID: a createLead answer without a result code is
+// no success (issue 18 item 6): the lead is read back by its id and takes
+// its code, or the row is unverified; a qualified answer without an id is
+// unverified; an unqualified one without an id stands.
+func TestAnswerWithoutCodeOrID(t *testing.T) {
+	readQualified := func(_ context.Context, id string) (lead.Result, submitter.Call, error) {
+		return lead.Result{ID: id, ResultCode: 1015, Note: "Qualified; awaiting submission", BidValue: bid("30.00"), PartnerLeadID: "L1"}, submitter.Call{Attempts: 1}, nil
+	}
+	readNoCode := func(_ context.Context, id string) (lead.Result, submitter.Call, error) {
+		return lead.Result{ID: id, PartnerLeadID: "L1"}, submitter.Call{Attempts: 1}, nil
+	}
+	readOther := func(_ context.Context, id string) (lead.Result, submitter.Call, error) {
+		return lead.Result{ID: id, ResultCode: 1015, PartnerLeadID: "L9"}, submitter.Call{Attempts: 1}, nil
+	}
+	answer := func(res lead.Result) func(context.Context, lead.Input) (lead.Result, submitter.Call, error) {
+		return func(context.Context, lead.Input) (lead.Result, submitter.Call, error) {
+			return res, submitter.Call{Attempts: 1}, nil
+		}
+	}
+	tests := []struct {
+		name     string
+		answer   lead.Result
+		read     func(context.Context, string) (lead.Result, submitter.Call, error)
+		want     report.Status
+		reads    int
+		submits  int
+		wantNote string
+	}{
+		{"null code, read back qualified: submitted", lead.Result{ID: "X1"}, readQualified, report.StatusSubmitted, 1, 1, ""},
+		{"null code, no Lead.Read: unverified", lead.Result{ID: "X1"}, nil, report.StatusUnverified, 1, 0, "without a result code; could not read lead X1"},
+		{"null code, read back without one: unverified", lead.Result{ID: "X1"}, readNoCode, report.StatusUnverified, 1, 0, "has none either"},
+		{"null code, read back another's: unverified", lead.Result{ID: "X1"}, readOther, report.StatusUnverified, 1, 0, "belongs to leadId L9"},
+		{"null code and id: unverified", lead.Result{}, readQualified, report.StatusUnverified, 0, 0, "without a lead id"},
+		{"qualified without an id: unverified", lead.Result{ResultCode: 1014}, readQualified, report.StatusUnverified, 0, 0, "cannot be submitted"},
+		{"unqualified without an id: processed", lead.Result{ResultCode: 1020}, readQualified, report.StatusProcessed, 0, 0, "without a lead id"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			api := &fakeAPI{create: answer(tc.answer), lead: tc.read}
+			res, j, err := run(t, context.Background(), testConfig(), &fakeSource{items: validItems(1)}, api)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			_, submits, reads := api.calls()
+			r := j.last()[1]
+			if r.Status != tc.want || len(reads) != tc.reads || len(submits) != tc.submits {
+				t.Errorf("row 1 = %s (reads %v, submits %v), want %s with %d reads and %d submits; note %q", r.Status, reads, submits, tc.want, tc.reads, tc.submits, r.Note)
+			}
+			if !strings.Contains(r.Note, tc.wantNote) || strings.Contains(strings.ToLower(r.Note), "duplicate") {
+				t.Errorf("row 1 note = %q, want it to contain %q (and no word a duplicate pattern would match)", r.Note, tc.wantNote)
+			}
+			checkAccounting(t, res.Summary)
+		})
+	}
+}
+
+// TestEditedRowKeepsLead: a row whose lead an earlier run created keeps
+// it when its cells are invalid now (issue 18 item 3): created and
+// submit_failed leads are submitted by id, finished rows stay, and the
+// summary names them; a row without a lead is invalid.
+func TestEditedRowKeepsLead(t *testing.T) {
+	invalid := func(n int) source.Item {
+		it := validItem(n)
+		it.Row.Status = report.StatusInvalid
+		it.Row.Invalid = lead.RowErrors{{Row: n, Field: lead.ZipCode, Rule: "must be 5 digits"}}
+		it.Input = lead.Input{}
+		return it
+	}
+	prior := fakePrior{
+		1: {Row: 1, LeadID: "L1", Status: report.StatusCreated, ID: "X1", ResultCode: 1016},
+		2: {Row: 2, LeadID: "L2", Status: report.StatusSubmitFailed, ID: "X2", ResultCode: 1013, Error: "submitLead: HTTP 503"},
+		3: {Row: 3, LeadID: "L3", Status: report.StatusSubmitted, ID: "X3", ResultCode: 1014},
+		4: {Row: 4, LeadID: "L4", Status: report.StatusProcessed, ID: "X4", ResultCode: 1020},
+		5: {Row: 5, LeadID: "L5", Status: report.StatusFailed, Error: "createLead: HTTP 503"},
+	}
+	cfg := testConfig()
+	cfg.Prior = prior
+	api := &fakeAPI{}
+	res, j, err := run(t, context.Background(), cfg, &fakeSource{items: []source.Item{invalid(1), invalid(2), invalid(3), invalid(4), invalid(5)}}, api)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	created, submits, _ := api.calls()
+	if len(created) != 0 || len(submits) != 2 {
+		t.Errorf("createLead %v, submitLead %v; want none created, X1 and X2 submitted", created, submits)
+	}
+	last := j.last()
+	for row, want := range map[int]report.Status{1: report.StatusSubmitted, 2: report.StatusSubmitted, 5: report.StatusInvalid} {
+		if r := last[row]; r.Status != want || (want == report.StatusSubmitted && (r.ID != prior[row].ID || r.ErrorText() != "")) {
+			t.Errorf("row %d = %s id %q error %q, want %s with its lead %q", row, r.Status, r.ID, r.ErrorText(), want, prior[row].ID)
+		}
+	}
+	if _, ok := last[3]; ok {
+		t.Errorf("row 3 (submitted earlier) was journalled again: %+v", last[3])
+	}
+	if got := res.Summary.KeptLeads; got.Count != 4 || len(got.Rows) != 4 || got.Rows[0] != 1 || got.Rows[3] != 4 {
+		t.Errorf("KeptLeads = %+v, want rows 1-4", got)
+	}
+	if res.Summary.Submitted != 3 || res.Summary.Processed != 1 || res.Summary.Invalid != 1 {
+		t.Errorf("summary submitted %d processed %d invalid %d, want 3, 1, 1", res.Summary.Submitted, res.Summary.Processed, res.Summary.Invalid)
+	}
+	checkAccounting(t, res.Summary)
+}
