@@ -61,31 +61,64 @@ func runReport(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// loadReport builds the report of results files. One file with its
-// summary beside it is that run's report, exactly as --report wrote it.
-// Otherwise the files are combined (report.Combine): counts, result codes,
-// bids and failures from their rows; invalid columns, timelines and the
-// manifest from the summaries beside them, where there are any.
+// loadReport builds the report of results files. A file's summary beside
+// it (report.SummaryPath) is used only when it is at least as new as the
+// file: a results file written after its summary was continued by a run
+// that never finished (killed), and its summary describes an earlier run.
+// One file with a fresh summary is that run's report, exactly as --report
+// wrote it. Several, all with fresh summaries, are combined from those
+// (report.CombineSummaries), reading no row. Otherwise the files are
+// combined from their rows (report.Combine, as bulkload summary does): the
+// counts, result codes, bids and failures; the invalid columns, timelines
+// and manifest come from the fresh summaries there are.
 func loadReport(paths []string) (*runreport.Report, error) {
 	rep := &runreport.Report{Generated: time.Now()}
+	var metas []*report.Meta
+	allFresh := true
 	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("results file: %w", err)
+		}
 		s, err := report.ReadSummary(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		if _, serr := os.Stat(p); serr != nil {
-			return nil, fmt.Errorf("results file: %w", serr)
+		if s != nil {
+			if side, err := os.Stat(report.SummaryPath(p)); err != nil || st.ModTime().After(side.ModTime()) {
+				s = nil
+			}
 		}
+		allFresh = allFresh && s != nil
+		m, err := report.ReadMeta(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		metas = append(metas, m)
 		rep.Parts = append(rep.Parts, runreport.Part{Results: p, Summary: s})
 	}
-	if len(rep.Parts) == 1 && rep.Parts[0].Summary != nil {
+	if len(rep.Parts) == 1 && allFresh {
 		rep.Summary = rep.Parts[0].Summary
 		rep.Parts = nil
 		return rep, nil
 	}
-	sum, err := report.Combine(paths)
-	if err != nil {
-		return nil, err
+	var sum *report.Summary
+	if allFresh {
+		parts := make([]*report.Summary, len(rep.Parts))
+		for i, p := range rep.Parts {
+			parts[i] = p.Summary
+		}
+		sum = report.CombineSummaries(parts, metas)
+	} else {
+		var err error
+		if sum, err = report.Combine(paths); err != nil {
+			return nil, err
+		}
+		for _, p := range rep.Parts {
+			if p.Summary != nil {
+				sum.MergeInvalidColumns(p.Summary.InvalidColumns)
+			}
+		}
 	}
 	stampBuild(sum)
 	sum.Settings = map[string]any{"results": paths}
@@ -95,7 +128,6 @@ func loadReport(paths []string) (*runreport.Report, error) {
 		if ps == nil {
 			continue
 		}
-		sum.MergeInvalidColumns(ps.InvalidColumns)
 		if ps.Timeline != nil {
 			timelines = append(timelines, ps.Timeline)
 		}

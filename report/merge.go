@@ -1,0 +1,119 @@
+package report
+
+import (
+	"cmp"
+	"slices"
+)
+
+// CombineSummaries is Combine from the summaries beside the results files
+// (SummaryPath; parts[i] of the file whose meta file is metas[i], nil when
+// it has none) instead of their rows: the counts and the report's tables
+// add up, an input's row count is taken once from its meta file, and its
+// rows that no file holds (a shard that never ran or stopped early) count
+// as not sent. It reads no row, so its cost does not grow with the files;
+// the caller uses it only when every file has a summary at least as new as
+// itself (a results file written after its summary belongs to a run that
+// never finished it: Combine reads that one's rows).
+func CombineSummaries(parts []*Summary, metas []*Meta) *Summary {
+	sum := &Summary{Mode: "summary"}
+	type input struct{ rows, held int }
+	inputs := map[string]*input{}
+	var order []string
+	for i, p := range parts {
+		// The rows the file holds: every status counted but the rows not
+		// sent and those of other shards, which have no line.
+		held := p.accounted() - p.NotSent - p.OtherShards
+		if m := metas[i]; m != nil && m.InputSHA256 != "" {
+			in := inputs[m.InputSHA256]
+			if in == nil {
+				in = &input{rows: m.Rows}
+				inputs[m.InputSHA256] = in
+				order = append(order, m.InputSHA256)
+				sum.RowsRead += m.Rows
+			}
+			in.held += held
+		} else {
+			sum.RowsRead += held
+		}
+		sum.add(p)
+	}
+	for _, sha := range order {
+		if in := inputs[sha]; in.rows > in.held {
+			sum.NotSent += in.rows - in.held
+		}
+	}
+	return sum
+}
+
+// add adds the row counts and the report's tables of o to s.
+func (s *Summary) add(o *Summary) {
+	s.Valid += o.Valid
+	s.Invalid += o.Invalid
+	s.Processed += o.Processed
+	s.Submitted += o.Submitted
+	s.SubmitFailed += o.SubmitFailed
+	s.Failed += o.Failed
+	s.Unverified += o.Unverified
+	s.Created += o.Created
+	s.Unknown += o.Unknown
+	s.Qualified += o.Qualified
+	s.BidCents += o.BidCents
+	s.BidUnparseable += o.BidUnparseable
+	s.APICalls += o.APICalls
+	s.Retries += o.Retries
+	s.TokensFetched += o.TokensFetched
+	s.NoLeadID.merge(o.NoLeadID)
+	s.KeptLeads.merge(o.KeptLeads)
+	for _, c := range o.ResultCodes {
+		if i := slices.IndexFunc(s.ResultCodes, func(x CodeCount) bool { return x.Code == c.Code }); i >= 0 {
+			s.ResultCodes[i].Count += c.Count
+			s.ResultCodes[i].BidCents += c.BidCents
+		} else {
+			s.ResultCodes = append(s.ResultCodes, c)
+		}
+	}
+	slices.SortFunc(s.ResultCodes, func(a, b CodeCount) int { return cmp.Compare(a.Code, b.Code) })
+	for _, b := range o.BidBuckets {
+		if i := slices.IndexFunc(s.BidBuckets, func(x BidBucket) bool { return x.FromCents == b.FromCents }); i >= 0 {
+			s.BidBuckets[i].Count += b.Count
+			s.BidBuckets[i].BidCents += b.BidCents
+		} else {
+			s.BidBuckets = append(s.BidBuckets, b)
+		}
+	}
+	slices.SortFunc(s.BidBuckets, func(a, b BidBucket) int { return cmp.Compare(a.FromCents, b.FromCents) })
+	s.MergeInvalidColumns(o.InvalidColumns)
+	for _, f := range o.Failures {
+		i := slices.IndexFunc(s.Failures, func(x Failure) bool { return x.Status == f.Status && x.Reason == f.Reason })
+		if i < 0 {
+			f.FirstRows, f.Notes = slices.Clone(f.FirstRows), slices.Clone(f.Notes)
+			s.Failures = append(s.Failures, f)
+			continue
+		}
+		m := &s.Failures[i]
+		m.Count += f.Count
+		for j, row := range f.FirstRows {
+			if len(m.FirstRows) < maxFirstRows {
+				m.FirstRows = append(m.FirstRows, row)
+				if j < len(f.Notes) {
+					m.Notes = append(m.Notes, f.Notes[j])
+				}
+			}
+		}
+	}
+	slices.SortFunc(s.Failures, func(a, b Failure) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Status, b.Status), cmp.Compare(a.Reason, b.Reason))
+	})
+}
+
+// merge adds the rows of o to l: the counts add up, the rows named stay
+// the first maxNamedRows in row order.
+func (l *RowList) merge(o RowList) {
+	for _, r := range o.Rows {
+		l.Add(r)
+	}
+	l.Count += o.Count - len(o.Rows)
+	if len(l.Rows) > maxNamedRows {
+		l.Rows = l.Rows[:maxNamedRows]
+	}
+}
