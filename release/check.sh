@@ -19,7 +19,8 @@
 # compile on 2 cores, once), podman, buildah and runc (Debian).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH)/bin"
+export PATH="$PATH:/usr/local/go/bin"
+export PATH="$PATH:$(go env GOPATH)/bin"
 log() { echo "release/check.sh: $*"; }
 fail() { echo "release/check.sh: FAIL: $*" >&2; exit 1; }
 
