@@ -66,6 +66,9 @@ type Build struct {
 	Time      string `json:"time,omitempty"`
 	Modified  bool   `json:"modified"`
 	GoVersion string `json:"goVersion"`
+	// BuildVCS is the -buildvcs setting the binary was built with, when
+	// given ("false": no VCS revision recorded on purpose).
+	BuildVCS string `json:"buildvcs,omitempty"`
 }
 
 // Summary is the account of one run, printed on stderr (WriteText) and

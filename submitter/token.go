@@ -43,6 +43,10 @@ type TokenInfo struct {
 	Roles     []string
 	Audience  string
 	ClientID  string
+	// Opaque is set for an access token that is not a JWT (some OpenID
+	// providers issue opaque tokens by default): its roles, audience and
+	// client cannot be read from it, only the service knows them.
+	Opaque bool
 }
 
 // earlyRefresh is how long before expiry a token of this lifetime is
@@ -394,6 +398,7 @@ func decodeTokenInfo(tok *oauth2.Token, fetchedAt time.Time) TokenInfo {
 		ClientID string          `json:"client_id"`
 	}
 	if !decodeClaims(tok.AccessToken, &claims) {
+		info.Opaque = true
 		return info
 	}
 	info.Roles = claims.Roles

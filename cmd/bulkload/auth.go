@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -174,7 +175,8 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 	defer cancel()
 	endpoint := cfg.endpoint
 	if endpoint == "" {
-		// auth check calls no API; the client only wants a well-formed URL.
+		// Without --endpoint auth check calls no API; the client only
+		// wants a well-formed URL.
 		endpoint = cfg.tokenURL
 	}
 	client, err := submitter.New(ctx, submitter.Config{
@@ -197,11 +199,48 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 		}
 		return exitAuth
 	}
-	fmt.Fprintf(e.stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  audience:   %s\n  roles:      %s\n  expires at: %s (in %s)\n",
-		submitter.RedactURL(cfg.tokenURL), info.ClientID, info.Audience, strings.Join(info.Roles, ", "),
-		info.ExpiresAt.UTC().Format(time.RFC3339), time.Until(info.ExpiresAt).Round(time.Second))
-	if !slices.Contains(info.Roles, "Lead.Write") {
-		fmt.Fprintln(e.stdout, "  warning: the token lacks Lead.Write: createLead and submitLead will be refused")
+	if info.Opaque {
+		expires := "unknown"
+		if !info.ExpiresAt.IsZero() {
+			expires = fmt.Sprintf("%s (in %s)", info.ExpiresAt.UTC().Format(time.RFC3339), time.Until(info.ExpiresAt).Round(time.Second))
+		}
+		fmt.Fprintf(e.stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  roles:      unknown: the access token is opaque (not a JWT), so its roles cannot be read here\n  expires at: %s\n",
+			submitter.RedactURL(cfg.tokenURL), cfg.clientID, expires)
+		if cfg.endpoint == "" {
+			fmt.Fprintln(e.stdout, "  to learn whether the service accepts it, run auth check --endpoint URL (the preflight upload runs)")
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  audience:   %s\n  roles:      %s\n  expires at: %s (in %s)\n",
+			submitter.RedactURL(cfg.tokenURL), info.ClientID, info.Audience, strings.Join(info.Roles, ", "),
+			info.ExpiresAt.UTC().Format(time.RFC3339), time.Until(info.ExpiresAt).Round(time.Second))
+		if !slices.Contains(info.Roles, "Lead.Write") {
+			fmt.Fprintln(e.stdout, "  warning: the token lacks Lead.Write: createLead and submitLead will be refused")
+		}
 	}
+	if cfg.endpoint == "" {
+		return exitOK
+	}
+	// --endpoint: the preflight upload runs before its first row (one
+	// cheap GraphQL query with the token), with upload's exit statuses.
+	if err := client.Preflight(ctx); err != nil {
+		var ce *submitter.CallError
+		switch {
+		case errors.Is(err, context.Canceled):
+			fmt.Fprintln(e.stderr, "bulkload: auth check: interrupted")
+			return exitInterrupted
+		case submitter.IsUnreachable(err) || errors.Is(err, context.DeadlineExceeded):
+			fmt.Fprintf(e.stderr, "bulkload: auth check: --endpoint %s: %v\n", submitter.RedactURL(cfg.endpoint), err)
+			return exitUnreachable
+		case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
+			fmt.Fprintf(e.stderr, "bulkload: auth check: the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)\n", submitter.RedactURL(cfg.endpoint), err)
+			return exitAuth
+		default:
+			// As upload: the service answered but did not confirm; a run
+			// goes on, and so does this check, with a warning.
+			fmt.Fprintf(e.stdout, "  endpoint:   %s answered but did not confirm it is the lead endpoint: %v\n", submitter.RedactURL(cfg.endpoint), err)
+			return exitOK
+		}
+	}
+	fmt.Fprintf(e.stdout, "  endpoint:   %s answered the preflight query with this token\n", submitter.RedactURL(cfg.endpoint))
 	return exitOK
 }

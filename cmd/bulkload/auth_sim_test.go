@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +34,9 @@ func TestAuthCheck(t *testing.T) {
 		{"unknown client", simSecret, []string{"--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID, "--client-id", "nobody", "--app-id", leadsim.DefaultAppID}, exitAuth, "--client-id"},
 		{"missing settings", simSecret, nil, exitUsage, "--client-id"},
 		{"simulate", "", []string{"--simulate"}, exitOK, "expires at"},
+		// --endpoint runs upload's preflight, with upload's exit statuses.
+		{"endpoint answers", simSecret, s.args(), exitOK, "answered the preflight query"},
+		{"dead endpoint", simSecret, append(slices.Clone(authArgs), "--endpoint", "http://127.0.0.1:1/graphql", "--timeout", "5s"), exitUnreachable, "127.0.0.1:1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,11 +105,20 @@ func TestSimCommandServesWhatItPrints(t *testing.T) {
 	if res.code != exitOK {
 		t.Errorf("the printed upload command exit = %d\n%s", res.code, res.stderr)
 	}
+	// The secret file is in a private directory of its own, not at a
+	// fixed path another user could plant, and goes when sim stops.
+	secretFile, _ := argValueOf(args, "--client-secret-file")
+	if st, err := os.Stat(filepath.Dir(secretFile)); err != nil || st.Mode().Perm() != 0o700 || filepath.Dir(secretFile) == os.TempDir() {
+		t.Errorf("the secret file %s is not in a private directory of its own (%v, %v)", secretFile, st, err)
+	}
 	cancel()
 	select {
 	case code := <-done:
 		if code != exitOK {
 			t.Errorf("sim exit after cancel = %d, want 0\n%s", code, errb.String())
+		}
+		if _, err := os.Stat(secretFile); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the secret file %s is left after sim stopped (%v)", secretFile, err)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("sim did not stop after its context ended")
@@ -190,5 +207,38 @@ func TestSecretSettings(t *testing.T) {
 	<-done
 	if !strings.Contains(out.String(), leadsim.DefaultClientSecret) || strings.Contains(out.String()+errb.String(), real) {
 		t.Errorf("sim took its secret from BULKLOAD_CLIENT_SECRET or printed it:\n%s", out.String())
+	}
+}
+
+// argValueOf returns the value after flag in args.
+func argValueOf(args []string, flag string) (string, bool) {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1], true
+		}
+	}
+	return "", false
+}
+
+// TestAuthCheckOpaqueToken: an identity provider that issues opaque access
+// tokens (not JWTs) gets no claim about roles it cannot read: auth check
+// says so and points to --endpoint, which asks the service.
+func TestAuthCheckOpaqueToken(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"access_token":"opaque-7f3a9c","token_type":"Bearer","expires_in":3600}`)
+	}))
+	defer idp.Close()
+	args := []string{"auth", "check", "--token-url", idp.URL + "/token", "--client-id", "c", "--scope", "s"}
+	res := runCLI(t, map[string]string{"BULKLOAD_CLIENT_SECRET": "x"}, args...)
+	if res.code != exitOK || !strings.Contains(res.stdout, "opaque") || !strings.Contains(res.stdout, "--endpoint") || strings.Contains(res.stdout, "lacks Lead.Write") {
+		t.Errorf("auth check with an opaque token: exit %d, want 0, roles unknown and a pointer to --endpoint, no claim about Lead.Write\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	// With --endpoint the service answers (the simulator refuses a token
+	// it did not issue: exit 3, as upload's preflight would).
+	res = runCLI(t, map[string]string{"BULKLOAD_CLIENT_SECRET": "x"}, append(args, "--endpoint", s.url+"/graphql")...)
+	if res.code != exitAuth || !strings.Contains(res.stderr, "refused the access token") {
+		t.Errorf("auth check --endpoint with a token the service refuses: exit %d, want %d\n%s%s", res.code, exitAuth, res.stdout, res.stderr)
 	}
 }

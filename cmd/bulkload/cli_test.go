@@ -56,6 +56,21 @@ func TestBuildInfoFrom(t *testing.T) {
 	if none := buildInfoFrom(nil, false); none.GoVersion != runtime.Version() || none.Revision != "" {
 		t.Errorf("buildInfoFrom(nil, false) = %+v, want the running Go version and no revision", none)
 	}
+	// Without a revision, the line names why.
+	for _, tc := range []struct {
+		settings []debug.BuildSetting
+		version  string
+		want     string
+	}{
+		{[]debug.BuildSetting{{Key: "-buildvcs", Value: "false"}}, "(devel)", "-buildvcs=false"},
+		{nil, "(devel)", "go run and go test do not record it"},
+		{nil, "v1.4.2", "a module build"},
+	} {
+		bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: tc.version}, Settings: tc.settings}
+		if s := buildInfoFrom(bi, true).String(); !strings.Contains(s, tc.want) {
+			t.Errorf("buildInfoFrom(%v, %s).String() = %q, want it to say %q", tc.settings, tc.version, s, tc.want)
+		}
+	}
 }
 
 // TestTypos: a misspelt command, subcommand or flag gets the nearest names
@@ -123,6 +138,10 @@ func TestHelpPerCommand(t *testing.T) {
 		{[]string{"sim", "-h"}, []string{"0", "2", "5"}, []string{"1", "3", "130"}},
 		{[]string{"completion", "-h"}, []string{"0", "2"}, []string{"1", "3", "5", "130"}},
 		{[]string{"help", "upload"}, []string{"3"}, nil},
+	}
+	// sim's table speaks of sim, not of an upload's input or results.
+	if res := runCLI(t, nil, "sim", "-h"); strings.Contains(res.stdout, "--resume") || strings.Contains(res.stdout, "required column") || strings.Contains(res.stdout, "corrupt input") {
+		t.Errorf("sim -h lists upload's exit reasons:\n%s", res.stdout)
 	}
 	row := regexp.MustCompile(`(?m)^  (\d+) +\S`)
 	for _, tc := range cases {

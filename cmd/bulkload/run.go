@@ -48,12 +48,18 @@ func exitMeaning(cmd string, code int) string {
 		return "the run finished, but some rows failed, are unverified or still to submit (see the results file), or, with --strict, are invalid; or nothing was sent: more rows invalid than --max-invalid, or no rows"
 	case code == exitRowsFailed:
 		return "the run finished, but some rows failed or are unverified (see the results file), or are invalid (validate, upload --strict); or nothing was sent: more rows invalid than --max-invalid, or no rows"
+	case code == exitUsage && cmd == "sim":
+		return "usage error or bad setting (a flag, a config file, a listen address that cannot be used)"
+	case code == exitIO && cmd == "sim":
+		return "serving failed after it started, or the secret file could not be written"
+	case code == exitUsage && (cmd == "auth check" || cmd == "summary" || cmd == "completion" || cmd == "version"):
+		return "usage error or bad setting (a flag, the environment, a config file; summary: a results file that cannot be read)"
 	case code == exitUsage:
 		return "usage error, bad setting, or unreadable input; found before anything is sent: a corrupt input file, a required column missing, an output unwritable or holding an upload's outcomes, the results file locked by another run or another input's"
 	case code == exitAuth:
 		return "authentication refused: the token endpoint answered that the credentials, scope or tenant are wrong (check client id, secret, scope, --auth-url/--tenant-id or --token-url)"
 	case code == exitUnreachable && cmd == "auth check":
-		return "token endpoint unreachable, too slow, or not a token endpoint (check --auth-url and --tenant-id, or --token-url)"
+		return "token endpoint unreachable, too slow, or not a token endpoint (check --auth-url and --tenant-id, or --token-url); with --endpoint, the service failed the preflight query as upload's would"
 	case code == exitUnreachable:
 		return "service or token endpoint unreachable, too slow, or not what it should be (check --endpoint, --auth-url/--tenant-id or --token-url); nothing was sent, or rows not sent have no line: rerun the same command with --resume once it answers"
 	case code == exitIO:
@@ -106,7 +112,7 @@ func commands() []command {
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
 			[]int{exitOK, exitRowsFailed, exitUsage, exitIO, exitInterrupted},
 			settings(in.register, registerValidateOverwrite(new(bool)), new(checkOptions).registerFor(false), logs.register)},
-		{"auth check", "auth check [flags]", "request a token and show its expiry and roles",
+		{"auth check", "auth check [flags]", "request a token and show its expiry and roles; with --endpoint, run upload's preflight query",
 			[]int{exitOK, exitUsage, exitAuth, exitUnreachable, exitInterrupted},
 			settings(auth.register, logs.register, registerAuthTimeout(new(time.Duration)))},
 		{"sim", "sim [flags]", "serve the simulated service on a local address",

@@ -142,8 +142,16 @@ func runSim(ctx context.Context, e *env, args []string) error {
 	c := h.credentials()
 
 	// The simulator's secret is a public fake, but it still goes to upload
-	// through a file, the way a real secret must.
-	secretFile := filepath.Join(os.TempDir(), "bulkload-sim-secret")
+	// through a file, the way a real secret must: a new private directory
+	// (mode 0700) of its own, never a fixed path another user could plant,
+	// removed when the simulator stops.
+	dir, err := os.MkdirTemp("", "bulkload-sim-*")
+	if err != nil {
+		h.close()
+		return fmt.Errorf("simulator secret file: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	secretFile := filepath.Join(dir, "client-secret")
 	if err := outfile.Write(secretFile, 0o600, []byte(c.secret+"\n")); err != nil {
 		h.close()
 		return fmt.Errorf("write simulator secret file: %w", err)
@@ -154,7 +162,7 @@ func runSim(ctx context.Context, e *env, args []string) error {
   token URL:          %s
   stats:              %s/_sim/stats
   client id:          %s
-  client secret:      %s (a public fake; also written to %s)
+  client secret:      %s (a public fake; also in %s, removed when sim stops)
   scope:              %s
 
 Upload a file to it with:

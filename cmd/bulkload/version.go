@@ -44,6 +44,8 @@ func buildInfoFrom(bi *debug.BuildInfo, ok bool) buildInfo {
 			b.Time = s.Value
 		case "vcs.modified":
 			b.Modified = s.Value == "true"
+		case "-buildvcs":
+			b.BuildVCS = s.Value
 		}
 	}
 	return b
@@ -51,7 +53,16 @@ func buildInfoFrom(bi *debug.BuildInfo, ok bool) buildInfo {
 
 // String is the line `bulkload version` prints.
 func (b buildInfo) String() string {
-	rev := "revision unknown (not built from a git checkout with go build)"
+	var rev string
+	switch {
+	case b.Revision != "":
+	case b.BuildVCS == "false":
+		rev = "revision unknown (built with -buildvcs=false, which leaves it out)"
+	case b.Version != "(devel)" && b.Version != "(unknown)":
+		rev = "revision unknown (a module build: the version names the source)"
+	default:
+		rev = "revision unknown (go run and go test do not record it; go build and go install in a git checkout do)"
+	}
 	if b.Revision != "" {
 		rev = "revision " + b.Revision
 		if b.Modified {
