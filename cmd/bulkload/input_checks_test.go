@@ -507,4 +507,14 @@ func TestCorruptGzipSendsNothing(t *testing.T) {
 	if n := totalCreates(s); n != 0 {
 		t.Errorf("%d leads sent from a corrupt gzip file", n)
 	}
+	// One exit status for one kind of failure: validate refuses the same
+	// corrupt file as upload does, exit 2.
+	for _, args := range [][]string{
+		{"validate", "--results", filepath.Join(dir, "v.csv"), input},
+		{"validate", "--format", "csv", "--results", filepath.Join(dir, "v-stdin.csv"), "-"},
+	} {
+		if res := runStdin(t, z, args...); res.code != exitUsage || !strings.Contains(res.stderr, "checksum") {
+			t.Errorf("validate %s: exit %d, want %d naming the checksum, as upload\n%s", args[len(args)-1], res.code, exitUsage, res.stderr)
+		}
+	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"errors"
 	"flag"
@@ -97,6 +99,10 @@ func validateStatus(e *env, checks *checkOptions, input string, sum *report.Summ
 	switch {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
+	case corruptInput(err):
+		// As upload's check before its first call: a corrupt input is
+		// the input's problem (exit 2), not an I/O failure (5).
+		return exitFor(e.stderr, usageErrorf("%v: the input is corrupt", err))
 	case err != nil:
 		return exitFor(e.stderr, err)
 	}
@@ -383,4 +389,12 @@ func (b *memoryBudget) restore() {
 		debug.SetGCPercent(b.gcPercent)
 		debug.SetMemoryLimit(b.limit)
 	}
+}
+
+// corruptInput reports whether err says the input's bytes are corrupt (a
+// gzip stream whose checksum or header is wrong, or that ends early) rather
+// than that reading them failed.
+func corruptInput(err error) bool {
+	var flateErr flate.CorruptInputError
+	return errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &flateErr) || errors.Is(err, io.ErrUnexpectedEOF)
 }
