@@ -310,7 +310,7 @@ func TestDecodeTokenInfo(t *testing.T) {
 		{
 			"opaque token",
 			&oauth2.Token{AccessToken: "opaque", ExpiresIn: 60},
-			TokenInfo{ExpiresAt: fetched.Add(time.Minute)},
+			TokenInfo{ExpiresAt: fetched.Add(time.Minute), Opaque: true},
 		},
 	}
 	for _, tc := range tests {

@@ -447,10 +447,11 @@ func TestValidateRestoresGCSettings(t *testing.T) {
 	}
 }
 
-// TestValidateReadErrorIsNotUsage checks that an input that fails while it
-// is read (a gzip stream cut short) exits with the I/O status, not the usage
-// one: the command line was right.
-func TestValidateReadErrorIsNotUsage(t *testing.T) {
+// TestValidateCorruptInputAsUpload checks that an input whose bytes are
+// corrupt (a gzip stream cut short) exits 2, as upload exits for the same
+// file before its first call: one status for one kind of failure (an
+// input to fix), where a disk that fails the read is 5.
+func TestValidateCorruptInputAsUpload(t *testing.T) {
 	dir := t.TempDir()
 	var plain bytes.Buffer
 	plain.WriteString("firstName,dateOfBirth,termsConsent\n")
@@ -466,8 +467,12 @@ func TestValidateReadErrorIsNotUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r.csv"), input)
-	if res.code != exitIO || !strings.Contains(res.stderr, "unexpected EOF") {
-		t.Errorf("validate(cut gzip) exit = %d, want %d naming the read error\n%s", res.code, exitIO, res.stderr)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "unexpected EOF") {
+		t.Errorf("validate(cut gzip) exit = %d, want %d naming the read error\n%s", res.code, exitUsage, res.stderr)
+	}
+	res = runCLI(t, secretEnv(), "upload", "--simulate", "--results", filepath.Join(dir, "u.csv"), "--progress", "off", input)
+	if res.code != exitUsage {
+		t.Errorf("upload(cut gzip) exit = %d, want %d as validate\n%s", res.code, exitUsage, res.stderr)
 	}
 }
 
