@@ -15,11 +15,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// dockerfile returns the instructions of release/Dockerfile, one per line,
+// dockerfile returns the instructions of Dockerfile, one per line,
 // comments and blank lines left out.
 func dockerfile(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("../release/Dockerfile")
+	b, err := os.ReadFile("../Dockerfile")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func dockerfile(t *testing.T) []string {
 }
 
 // TestImageDefaultCommandAsDocumented runs the image's default command
-// (ENTRYPOINT + CMD of release/Dockerfile) with a bulkload built here, its
+// (ENTRYPOINT + CMD of Dockerfile) with a bulkload built here, its
 // paths mapped to the repository's samples and a temporary /tmp, and
 // checks that it exits with the status deploy/README.md promises for
 // `podman run --rm bulkload:<version>`. release/check.sh runs the image
@@ -97,11 +97,11 @@ func TestOneBuildLine(t *testing.T) {
 	for _, l := range dockerfile(t) {
 		if v, ok := strings.CutPrefix(l, "FROM "); ok {
 			if base := strings.Fields(v)[0]; base != "scratch" && !regexp.MustCompile(`@sha256:[0-9a-f]{64}$`).MatchString(base) {
-				t.Errorf("release/Dockerfile: FROM %s is not pinned by digest", base)
+				t.Errorf("Dockerfile: FROM %s is not pinned by digest", base)
 			}
 		}
 		if strings.HasPrefix(l, "RUN ") && strings.Contains(l, "go build") {
-			t.Errorf("release/Dockerfile builds bulkload itself (%s): the image must take the release's binary", l)
+			t.Errorf("Dockerfile builds bulkload itself (%s): the image must take the release's binary", l)
 		}
 	}
 	b, err := os.ReadFile("../.goreleaser.yaml")

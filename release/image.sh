@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # release/image.sh: build bulkload's image from goreleaser's linux archive
 # (dist/, made by `goreleaser release --snapshot --clean` or a release) with
-# release/Dockerfile. The image's binary is the archive's, byte for byte.
+# Dockerfile. The image's binary is the archive's, byte for byte.
 #
 #   release/image.sh [DIST]        # DIST defaults to ./dist; ARCH=arm64 for the other
 #
@@ -29,7 +29,7 @@ chmod 1777 "$ctx/rootfs/tmp"
 cp "$root"/release/image/etc/passwd "$root"/release/image/etc/group "$ctx/rootfs/etc/"
 cp /etc/ssl/certs/ca-certificates.crt "$ctx/rootfs/etc/ssl/certs/"
 cp "$root"/samples/*.csv "$root"/samples/*.jsonl "$root"/samples/mapping.yaml "$ctx/rootfs/samples/"
-cp "$root/release/Dockerfile" "$ctx/Dockerfile"
+cp "$root/Dockerfile" "$ctx/Dockerfile"
 # Reproducible layers: every file's time is the archive's.
 find "$ctx" -exec touch -h -r "$archive" {} +
 podman build --quiet --platform "linux/$arch" --timestamp "$(stat -c %Y "$archive")" -t "bulkload:$version" "$ctx" >&2

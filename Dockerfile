@@ -2,7 +2,10 @@
 # (FROM scratch: no base image to pull or pin, no shell, no package
 # manager), run as the non-root user 65532. Its context is made by
 # release/image.sh from goreleaser's archive, so the image and the release
-# are one build line (.goreleaser.yaml's flags and ldflags):
+# are one build line (.goreleaser.yaml's flags and ldflags). The file stays at
+# the repository's root, where the design card puts it, but its build context
+# is the directory release/image.sh assembles, not the checkout: a plain
+# `docker build .` here has no binary to copy.
 #
 #   goreleaser release --snapshot --clean      # or a tagged release
 #   release/image.sh                           # podman build, tag bulkload:<version>
