@@ -19,6 +19,10 @@ Print a shell completion script. To load it:
   zsh:   source <(bulkload completion zsh)     (or save it as _bulkload in a directory of $fpath)
   fish:  bulkload completion fish > ~/.config/fish/completions/bulkload.fish
 
+Examples:
+  source <(bulkload completion bash)
+  bulkload completion zsh > "${fpath[1]}/_bulkload"
+
 `+exitTable("completion", []int{exitOK, exitUsage}))
 		return exitOK
 	}
@@ -76,6 +80,9 @@ func flagChoices(name string) []string {
 		return []string{"utf-8", "latin1", "windows-1252"}
 	case "delimiter":
 		return []string{",", ";", "|", "tab"}
+	case "rate", "shard", "concurrency":
+		// A number, or auto: the one word worth offering (never a file).
+		return []string{"auto"}
 	}
 	return nil
 }

@@ -80,6 +80,9 @@ func flagParseError(fs *flag.FlagSet, err error) error {
 		if s := suggest(name, names); len(s) > 0 {
 			msg += "; did you mean --" + strings.Join(s, " or --") + "?"
 		}
+		if fs.Name() == "upload" && (name == "dry-run" || name == "dryrun" || name == "n") {
+			msg += "; a dry run is its own command: bulkload validate FILE reads and validates every row and sends nothing"
+		}
 	} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		msg = "--" + name + " needs a value"
 		if f := fs.Lookup(name); f != nil {

@@ -44,6 +44,8 @@ func exitMeaning(cmd string, code int) string {
 		return "success"
 	case code == exitRowsFailed && cmd == "validate":
 		return "some rows are invalid (see the results file), or no rows"
+	case code == exitRowsFailed && cmd == "summary":
+		return "some rows failed, are unverified, still to submit, only validated, or in no results file (a shard that did not run); with --strict, or invalid"
 	case code == exitRowsFailed && cmd == "upload":
 		return "the run finished, but some rows failed, are unverified or still to submit (see the results file), or, with --strict, are invalid; or nothing was sent: more rows invalid than --max-invalid, or no rows"
 	case code == exitRowsFailed:
@@ -235,6 +237,10 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 	case "completion":
 		return runCompletion(e, args[1:])
 	case "version", "--version", "-version", "-v":
+		if len(args) == 2 && slices.Contains([]string{"-h", "-help", "--help", "help"}, args[1]) {
+			fmt.Fprintf(stdout, "Usage: bulkload version\n\nPrint the version, VCS revision and Go version (bulkload --version and -v are the same).\n\nExamples:\n  bulkload version\n\n%s", exitTable("version", []int{exitOK}))
+			return exitOK
+		}
 		if len(args) > 1 {
 			return usageHint(stderr, "version", fmt.Sprintf("version takes no arguments, got %q", args[1:]))
 		}
@@ -270,7 +276,7 @@ func runAuth(ctx context.Context, e *env, args []string) int {
 	case len(args) > 0 && args[0] == "check":
 		return runAuthCheck(ctx, e, args[1:])
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help"):
-		fmt.Fprintf(e.stdout, "Usage: bulkload %s\n\n%s.\n\"bulkload auth check -h\" lists its flags.\n\n%s", c.synopsis, capitalize(c.summary), exitTable(c.name, c.exits))
+		fmt.Fprintf(e.stdout, "Usage: bulkload %s\n\n%s.\n\"bulkload auth check -h\" lists its flags.\n\n%s\n%s", c.synopsis, capitalize(c.summary), examples(c.name), exitTable(c.name, c.exits))
 		return exitOK
 	case len(args) == 0:
 		return usageHint(e.stderr, "auth", "auth needs a subcommand: bulkload auth check")
@@ -448,5 +454,55 @@ func printHelp(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w)
 	})
+	fmt.Fprint(w, "\n"+examples(c.name))
 	fmt.Fprint(w, "\n"+exitTable(c.name, c.exits))
+}
+
+// examples is a command's Examples section, for its help: the commands a
+// person types most, as gh and kubectl show them.
+func examples(cmd string) string {
+	var ex []string
+	switch cmd {
+	case "upload":
+		ex = []string{
+			"# try it against the built-in simulator",
+			"bulkload upload --simulate samples/leads.csv",
+			"# a nightly export under a fixed name: its own files per day and content, resumable",
+			"bulkload upload --config acme.yaml --resume --results 'runs/{name}-{date}-{sha}.results.csv' --rejects 'runs/{name}-{date}-{sha}.rejects.csv' leads.csv",
+			"# finish a run that was interrupted (same command, --resume)",
+			"bulkload upload --config acme.yaml --resume leads.csv",
+			"# fail on any invalid row, and write the summary to standard output",
+			"bulkload upload --config acme.yaml --strict --summary-json - leads.csv",
+		}
+	case "validate":
+		ex = []string{
+			"bulkload validate leads.csv",
+			"bulkload validate --mapping acme-mapping.yaml --rejects acme.rejects.csv export.csv",
+			"zcat export.csv.gz | bulkload validate --format csv -",
+		}
+	case "auth check":
+		ex = []string{
+			"bulkload auth check --config acme.yaml",
+			"# also ask the service (upload's preflight): exit 4 when it cannot be reached",
+			"bulkload auth check --config acme.yaml --endpoint https://leads.example.com/graphql",
+		}
+	case "sim":
+		ex = []string{
+			"bulkload sim --addr 127.0.0.1:8787",
+			"bulkload sim --rate-limit 300 --rate-limit-change 150@30s",
+		}
+	case "summary":
+		ex = []string{
+			"bulkload summary runs/backfill.shard-*-of-4.results.csv",
+			"bulkload summary --summary-json - runs/leads-2026-11-22-*.results.csv",
+		}
+	default:
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Examples:\n")
+	for _, l := range ex {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	return b.String()
 }

@@ -58,7 +58,7 @@ func (o *inputOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.mapping, "mapping", "", "YAML file of this partner's column renames and value maps")
 	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME"+cmp.Or(o.outputSuffix, ".results.csv")+" beside the input)")
 	fs.StringVar(&o.rejects, "rejects", "", "file for the rows that failed validation, .csv, .tsv or .jsonl, with an error column (mode 0600)")
-	fs.StringVar(&o.summaryJSON, "summary-json", "", "file to write the summary to as JSON")
+	fs.StringVar(&o.summaryJSON, "summary-json", "", `file to write the summary to as JSON ("-": standard output)`)
 	fs.StringVar(&o.report, "report", "", "file to write the run report to: one HTML page (timeline, invalid columns, bids), opened with no network")
 }
 
@@ -202,10 +202,14 @@ func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 // overwrite is set, no output may replace a file that holds an upload's
 // outcomes; hint says how to go on when the results file does.
 func (o *inputOptions) checkOutputs(input, results string, continues, overwrite bool, hint string, extra ...report.Output) error {
+	summaryJSON := o.summaryJSON
+	if summaryJSON == "-" {
+		summaryJSON = "" // standard output: no file to check
+	}
 	outs := append([]report.Output{
 		{Flag: "--results", Path: results, Continues: continues},
 		{Flag: "--rejects", Path: o.rejects},
-		{Flag: "--summary-json", Path: o.summaryJSON},
+		{Flag: "--summary-json", Path: summaryJSON},
 		{Flag: "--report", Path: o.report},
 	}, extra...)
 	if err := report.CheckOutputs(input, outs, overwrite, hint); err != nil {

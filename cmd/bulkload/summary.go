@@ -17,7 +17,7 @@ type summaryOptions struct {
 // registerSummaryFlags registers the flags of "bulkload summary".
 func registerSummaryFlags(o *summaryOptions) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
-		fs.StringVar(&o.jsonPath, "summary-json", "", "file to write the combined summary to as JSON")
+		fs.StringVar(&o.jsonPath, "summary-json", "", `file to write the combined summary to as JSON ("-": standard output)`)
 		fs.BoolVar(&o.strict, "strict", false, "exit 1 on any invalid row, as upload --strict")
 	}
 }
@@ -71,7 +71,7 @@ func runSummary(ctx context.Context, e *env, args []string) int {
 	if jsonPath != "" {
 		// Written once the exit status is known, with it.
 		sum.ExitCode = &code
-		if err := sum.WriteJSON(jsonPath); err != nil {
+		if err := writeSummaryTo(e, sum, jsonPath); err != nil {
 			code = exitFor(e.stderr, fmt.Errorf("--summary-json: %w", err))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -266,7 +267,7 @@ func logSummary(e *env, log *slog.Logger, sum *report.Summary, code int) {
 // that fails is reported and turns status 0 into 5; it returns the status.
 func writeSummaryJSON(e *env, sum *report.Summary, path string, code int) int {
 	sum.ExitCode = &code
-	if err := sum.WriteJSON(path); err != nil {
+	if err := writeSummaryTo(e, sum, path); err != nil {
 		fmt.Fprintf(e.stderr, "bulkload: --summary-json: %v\n", err)
 		if code == exitOK {
 			return exitIO
@@ -397,4 +398,17 @@ func (b *memoryBudget) restore() {
 func corruptInput(err error) bool {
 	var flateErr flate.CorruptInputError
 	return errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &flateErr) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// writeSummaryTo writes sum as JSON to path, "-" being standard output.
+func writeSummaryTo(e *env, sum *report.Summary, path string) error {
+	if path != "-" {
+		return sum.WriteJSON(path)
+	}
+	b, err := json.MarshalIndent(sum.JSON(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	_, err = e.stdout.Write(append(b, '\n'))
+	return err
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSmallThings: what an operator trips on, each held by a case.
+func TestSmallThings(t *testing.T) {
+	t.Run("version -h is help, not a loop", func(t *testing.T) {
+		for _, h := range []string{"-h", "--help"} {
+			res := runCLI(t, nil, "version", h)
+			if res.code != exitOK || !strings.Contains(res.stdout, "Usage: bulkload version") || strings.Contains(res.stderr, "takes no arguments") {
+				t.Errorf("version %s: exit %d\n%s%s", h, res.code, res.stdout, res.stderr)
+			}
+		}
+	})
+	t.Run("upload --dry-run points to validate", func(t *testing.T) {
+		res := runCLI(t, nil, "upload", "--dry-run", filepath.Join(samples, "leads.csv"))
+		if res.code != exitUsage || !strings.Contains(res.stderr, "bulkload validate") {
+			t.Errorf("upload --dry-run: exit %d, want %d naming bulkload validate\n%s", res.code, exitUsage, res.stderr)
+		}
+	})
+	t.Run("--rate and --shard complete auto, not files", func(t *testing.T) {
+		res := runCLI(t, nil, "completion", "bash")
+		for _, f := range []string{"--rate", "--shard"} {
+			if !strings.Contains(res.stdout, f+`) COMPREPLY=( $(compgen -W "auto"`) {
+				t.Errorf("bash completion of %s does not offer auto", f)
+			}
+		}
+		for _, shell := range []string{"zsh", "fish"} {
+			if out := runCLI(t, nil, "completion", shell).stdout; !strings.Contains(out, "auto") {
+				t.Errorf("%s completion offers no auto", shell)
+			}
+		}
+	})
+	t.Run("every command's help has examples", func(t *testing.T) {
+		for _, args := range [][]string{{"upload", "-h"}, {"validate", "-h"}, {"auth", "check", "-h"}, {"auth", "-h"}, {"sim", "-h"}, {"summary", "-h"}, {"completion", "-h"}, {"version", "-h"}} {
+			res := runCLI(t, nil, args...)
+			if !strings.Contains(res.stdout, "\nExamples:\n  ") {
+				t.Errorf("%q: no Examples section\n%s", args, res.stdout)
+			}
+		}
+	})
+	t.Run("--summary-json - is standard output", func(t *testing.T) {
+		dir := t.TempDir()
+		res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), "--summary-json", "-", filepath.Join(samples, "leads.csv"))
+		var sum map[string]any
+		if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil || res.code != exitOK || sum["mode"] != "validate" || sum["exitCode"] != 0.0 {
+			t.Errorf("validate --summary-json -: exit %d, stdout not the summary (%v)\n%s", res.code, err, res.stdout)
+		}
+		if _, err := os.Stat("-"); err == nil {
+			os.Remove("-")
+			t.Error("a file named - was created")
+		}
+		res = runCLI(t, nil, "summary", "--summary-json", "-", filepath.Join(dir, "v.csv"))
+		if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil || sum["mode"] != "summary" {
+			t.Errorf("summary --summary-json -: stdout not the summary (%v)\n%s", err, res.stdout)
+		}
+	})
+}
