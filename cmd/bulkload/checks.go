@@ -422,3 +422,26 @@ func (o *inputOptions) redropHint(input string) string {
 	}
 	return fmt.Sprintf("--results '%s' (the same placeholders in --rejects and --summary-json: each distinct input gets its own files, the same input resumes its own)", t)
 }
+
+// checkInputKind refuses, before anything else (a lock, an output check),
+// an input bulkload cannot read and says what to do: a URL (bulkload reads
+// local files and standard input) or a spreadsheet (export it as CSV).
+func checkInputKind(cmd, input string) error {
+	lower := strings.ToLower(input)
+	if scheme, _, ok := strings.Cut(lower, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, "/.") {
+		fetch := "curl -fsS '" + input + "'"
+		switch scheme {
+		case "s3":
+			fetch = "aws s3 cp '" + input + "' -"
+		case "gs":
+			fetch = "gcloud storage cat '" + input + "'"
+		}
+		return usageErrorf("%s is a URL: bulkload reads a local file or standard input. Copy it here first, or pipe it: %s | bulkload %s --format csv - (--format jsonl for a JSONL file)", input, fetch, cmd)
+	}
+	for _, ext := range []string{".xlsx", ".xlsm", ".xls", ".ods"} {
+		if strings.HasSuffix(strings.TrimSuffix(lower, ".gz"), ext) {
+			return usageErrorf("%s is a spreadsheet (%s): bulkload reads CSV or JSONL. Export the sheet as CSV (UTF-8), e.g. libreoffice --headless --convert-to csv '%s', then run bulkload %s on the .csv; check that leading zeros (zip codes) survived the export", input, ext, input, cmd)
+		}
+	}
+	return nil
+}

@@ -45,6 +45,21 @@ func TestSmallThings(t *testing.T) {
 			}
 		}
 	})
+	t.Run("URLs and spreadsheets are named, with what to do", func(t *testing.T) {
+		for _, tc := range []struct{ input, want string }{
+			{"s3://bucket/leads.csv", "aws s3 cp"},
+			{"https://example.com/leads.csv", "curl -fsS"},
+			{"leads.xlsx", "Export the sheet as CSV"},
+			{"leads.ods", "Export the sheet as CSV"},
+		} {
+			for _, cmd := range []string{"validate", "upload"} {
+				res := runCLI(t, nil, cmd, tc.input)
+				if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) || strings.Contains(res.stderr, "lock") || strings.Contains(res.stderr, "--format csv\n") {
+					t.Errorf("%s %s: exit %d, want %d saying %q\n%s", cmd, tc.input, res.code, exitUsage, tc.want, res.stderr)
+				}
+			}
+		}
+	})
 	t.Run("--summary-json - is standard output", func(t *testing.T) {
 		dir := t.TempDir()
 		res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), "--summary-json", "-", filepath.Join(samples, "leads.csv"))

@@ -94,6 +94,9 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		}
 		in.shard = fmt.Sprintf("%d-of-%d", up.shardOf.K, up.shardOf.N)
 	}
+	if err := checkInputKind("upload", pos[0]); err != nil {
+		return exitFor(e.stderr, err)
+	}
 	if err := in.expand(pos[0], e.now()); err != nil {
 		return exitFor(e.stderr, err)
 	}

@@ -51,6 +51,9 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	if err := errors.Join(in.check(), checks.check()); err != nil {
 		return exitFor(e.stderr, err)
 	}
+	if err := checkInputKind("validate", pos[0]); err != nil {
+		return exitFor(e.stderr, err)
+	}
 	if err := in.expand(pos[0], e.now()); err != nil {
 		return exitFor(e.stderr, err)
 	}
