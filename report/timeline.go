@@ -50,8 +50,10 @@ type Sample struct {
 	// service: a 5xx other than 503, or no reply at all (refused, reset,
 	// timeout). Seconds with only these and no answer make an outage mark.
 	Unanswered int64 `json:"unanswered"`
-	// InFlight is the number of rows being sent (a worker busy with its
-	// calls), sampled each second; ConcurrencyLimit is how many may be.
+	// InFlight is the number of calls in flight and ConcurrencyLimit the
+	// limit on them (the client's, which --concurrency auto moves),
+	// sampled each second; without the client's, the rows being sent and
+	// the workers.
 	InFlight         float64 `json:"inFlight"`
 	ConcurrencyLimit float64 `json:"concurrencyLimit"`
 	// LatencyP50Ms and LatencyP95Ms are the median and 95th percentile of

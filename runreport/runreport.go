@@ -327,6 +327,16 @@ func manifest(s *report.Summary) []kv {
 	if s.Rate != nil {
 		out = append(out, kv{"rate", s.Rate.String()})
 	}
+	if c := s.Concurrency; c != nil {
+		mode := "fixed"
+		if c.Auto {
+			mode = "auto"
+		}
+		out = append(out, kv{"concurrency", fmt.Sprintf("%s: limit %d, peak %d in flight, mean latency %s ms", mode, c.Limit, c.PeakInFlight, num(c.MeanLatencyMs))})
+	}
+	if b := s.BoundBy; b != nil && b.Text != "" {
+		out = append(out, kv{"bound by", b.Text})
+	}
 	return slices.DeleteFunc(out, func(x kv) bool { return x.V == "" })
 }
 
@@ -441,8 +451,8 @@ func timelineCharts(tl *report.Timeline) []template.HTML {
 			{"answered calls/s", "s1", per(rate(func(s report.Sample) int64 { return s.Answered }))},
 			{"rate limit in force (0: unlimited)", "s2", per(func(s report.Sample) float64 { return s.RateLimit })},
 		}),
-		lineChart("chart-inflight", "Rows in flight, and the concurrency limit", "rows", tl, []series{
-			{"rows in flight", "s1", per(func(s report.Sample) float64 { return s.InFlight })},
+		lineChart("chart-inflight", "Calls in flight, and the concurrency limit", "calls", tl, []series{
+			{"in flight", "s1", per(func(s report.Sample) float64 { return s.InFlight })},
 			{"concurrency limit", "s2", per(func(s report.Sample) float64 { return s.ConcurrencyLimit })},
 		}),
 		lineChart("chart-latency", "Latency of answered calls (gaps: nothing answered)", "ms", tl, []series{

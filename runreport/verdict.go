@@ -153,10 +153,15 @@ func why(s *report.Summary, tl *report.Timeline) []string {
 	if s.Rate != nil && s.Rate.Status429 > 0 {
 		out = append(out, fmt.Sprintf("The service's rate limit: %s attempts were answered 429 (%.1f%%) and bulkload kept to the limit it found (%s).", group(int64(s.Rate.Status429)), s.Rate.Share429(), s.Rate))
 	}
-	if busySecs > 0 && atRate/busySecs >= 0.5 {
-		out = append(out, fmt.Sprintf("Throughput was at the rate limit in force %.0f%% of the time: the rate, not bulkload's pool, set the pace.", 100*atRate/busySecs))
-	} else if busySecs > 0 && atLimit/busySecs >= 0.5 {
-		out = append(out, fmt.Sprintf("Rows in flight were at the concurrency limit %.0f%% of the time: the service's latency times the pool set the pace; more --concurrency would send faster if the service allows.", 100*atLimit/busySecs))
+	switch {
+	case s.BoundBy != nil && s.BoundBy.Text != "":
+		// The run's own reading (the summary's "bound by" line) is better
+		// than a guess from the samples.
+		out = append(out, "What bound the throughput: "+s.BoundBy.Text+".")
+	case busySecs > 0 && atRate/busySecs >= 0.5:
+		out = append(out, fmt.Sprintf("Throughput was at the rate limit in force %.0f%% of the time: the rate, not the calls in flight, set the pace.", 100*atRate/busySecs))
+	case busySecs > 0 && atLimit/busySecs >= 0.5:
+		out = append(out, fmt.Sprintf("Calls in flight were at the concurrency limit %.0f%% of the time: the service's latency times the limit set the pace.", 100*atLimit/busySecs))
 	}
 	if len(lats) > 0 {
 		slices.Sort(lats)
