@@ -66,9 +66,22 @@ type Config struct {
 	// A difference is a read error wrapping ErrInputChanged.
 	Verify *Blocks
 
+	// CheckAt and CheckSHA256, when CheckAt is above 0, are what a resumed
+	// stream's earlier run read: once the input reaches CheckAt bytes,
+	// their SHA-256 (hex) must be CheckSHA256, and an input that ends
+	// before is not the same either; otherwise Next fails with an error
+	// wrapping ErrNotSameInput from then on. The hash runs behind the
+	// reader: a few rows past CheckAt may come first.
+	CheckAt     int64
+	CheckSHA256 string
+
 	// blocks makes the Source hash its input block by block (ScanInput).
 	blocks bool
 }
+
+// ErrNotSameInput is wrapped by Next's error when a resumed stream turns
+// out not to be the earlier run's input (Config.CheckAt).
+var ErrNotSameInput = errors.New("not the input of the earlier run")
 
 // Source is the reading and validating stage shared by validate and upload:
 // it owns the input file, the reader, the mapper and the rejects file. It is
@@ -134,6 +147,11 @@ type Source struct {
 	// recordsRead counts the records the reading goroutine has read, for
 	// the progress estimate; safe to read from any goroutine.
 	recordsRead atomic.Int64
+	// checkAt is Config.CheckAt; notSame is set by the hashing goroutine
+	// when the input's hash there is not Config.CheckSHA256.
+	checkAt     int64
+	notSame     atomic.Pointer[error]
+	checkPassed atomic.Bool
 	// checkedRows and sawNoLeadID are rows and noLeadID for other
 	// goroutines (AllLeadIDsSoFar).
 	checkedRows atomic.Int64
@@ -258,6 +276,18 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 	if cfg.blocks {
 		s.sha.blocks = newBlockHasher(maphash.MakeSeed())
 	}
+	if cfg.CheckAt > 0 {
+		s.checkAt = cfg.CheckAt
+		s.sha.checkAt = cfg.CheckAt
+		s.sha.onCheck = func(sum []byte) {
+			if hex.EncodeToString(sum) == cfg.CheckSHA256 {
+				s.checkPassed.Store(true)
+			} else {
+				err := fmt.Errorf("%w: %s: its first %d bytes hash otherwise than those the earlier run read (sha256 %s); the rows before were matched to the earlier run's results by number and leadId", ErrNotSameInput, name, cfg.CheckAt, shortHash(cfg.CheckSHA256))
+				s.notSame.Store(&err)
+			}
+		}
+	}
 	s.hashIn = newAsyncHash(s.sha)
 	r, err := newReader(ctx, io.TeeReader(in, s.hashIn), s.stdinPipe, name, ropts)
 	if err != nil {
@@ -325,11 +355,14 @@ func newReader(ctx context.Context, in io.Reader, stdinPipe *io.PipeReader, name
 // Next returns the next row, validated. io.EOF ends the input; any other
 // error means the input cannot be read on and the run stops.
 func (s *Source) Next(ctx context.Context) (Item, error) {
+	if p := s.notSame.Load(); p != nil {
+		return Item{}, *p
+	}
 	for s.cur == nil || s.pos >= len(s.cur.rows) {
 		if s.cur != nil {
 			if err := s.cur.err; err != nil {
 				if errors.Is(err, io.EOF) {
-					return Item{}, io.EOF
+					return Item{}, s.endCheck()
 				}
 				return Item{}, err // the reader's errors name the file and row
 			}
@@ -345,7 +378,7 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 			return Item{}, ctx.Err()
 		}
 		if !ok {
-			return Item{}, io.EOF
+			return Item{}, s.endCheck()
 		}
 		s.cur, s.pos = b, 0
 	}
@@ -356,6 +389,31 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 	s.cur.rows[s.pos] = report.Row{}
 	s.pos++
 	return it, nil
+}
+
+// endCheck is Next's answer at the end of the input: io.EOF, or the
+// error of an input that is not the earlier run's (Config.CheckAt): its
+// hash there differs, or it ended before.
+func (s *Source) endCheck() error {
+	if s.checkAt <= 0 {
+		return io.EOF
+	}
+	snap := s.hashIn.snapshot() // everything read is hashed: onCheck ran if it was to
+	if p := s.notSame.Load(); p != nil {
+		return *p
+	}
+	if snap.n < s.checkAt {
+		return fmt.Errorf("%w: %s: it ends at byte %d, but the earlier run read %d", ErrNotSameInput, s.name, snap.n, s.checkAt)
+	}
+	return io.EOF
+}
+
+// shortHash cuts a SHA-256 to 12 hex digits for a message.
+func shortHash(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }
 
 // check is the last of a row's validation, in input order: the duplicate
@@ -573,6 +631,11 @@ func (s *Source) RecordsTaken() int64 { return s.recordsRead.Load() }
 // (false before the first). Safe to call from any goroutine.
 func (s *Source) AllLeadIDsSoFar() bool { return s.checkedRows.Load() > 0 && !s.sawNoLeadID.Load() }
 
+// CheckPassed reports whether the input has reached Config.CheckAt and
+// hashes there as it should (true without a CheckAt). Safe to call from
+// any goroutine.
+func (s *Source) CheckPassed() bool { return s.checkAt <= 0 || s.checkPassed.Load() }
+
 // PrefixAt is Config.PrefixAt.
 func (s *Source) PrefixAt() int64 { return s.sha.at }
 
@@ -677,22 +740,42 @@ type hashWriter struct {
 	at     int64
 	prefix []byte
 	blocks *blockHasher // nil unless the Source keeps block hashes
+	// checkAt, when above 0, is a byte count whose hash is handed to
+	// onCheck once the input reaches it (Config.CheckAt).
+	checkAt int64
+	onCheck func(sum []byte)
 }
 
 func (w *hashWriter) Write(p []byte) (int, error) {
 	if w.blocks != nil {
 		w.blocks.write(p)
 	}
-	if w.at > 0 && w.prefix == nil && w.n+int64(len(p)) >= w.at {
-		k := w.at - w.n
+	total := len(p)
+	for len(p) > 0 {
+		// The next byte count to take a hash at, within p.
+		next := int64(-1)
+		for _, at := range [2]int64{w.at, w.checkAt} {
+			if at > w.n && at <= w.n+int64(len(p)) && (next < 0 || at < next) {
+				next = at
+			}
+		}
+		if next < 0 {
+			w.h.Write(p)
+			w.n += int64(len(p))
+			break
+		}
+		k := next - w.n
 		w.h.Write(p[:k])
-		w.prefix = w.h.Sum(nil)
-		w.h.Write(p[k:])
-	} else {
-		w.h.Write(p)
+		w.n, p = next, p[k:]
+		sum := w.h.Sum(nil)
+		if next == w.at {
+			w.prefix = sum
+		}
+		if next == w.checkAt && w.onCheck != nil {
+			w.onCheck(sum)
+		}
 	}
-	w.n += int64(len(p))
-	return len(p), nil
+	return total, nil
 }
 
 // warnColumns logs what the user should know about the columns; Close

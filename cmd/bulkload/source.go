@@ -264,14 +264,21 @@ func (o *inputOptions) sourceConfig(log *slog.Logger) (source.Config, error) {
 // limit, above 0, reads at most that many bytes of a file (the bytes the
 // check before the upload read). Every error but cancellation is the
 // user's to fix (a missing file, a bad mapping, an unreadable header).
-func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, log *slog.Logger, limit int64, verify *source.Blocks, prefixAt int64) (*source.Source, error) {
+func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, log *slog.Logger, limit int64, verify *source.Blocks, earlier *report.Meta) (*source.Source, error) {
 	cfg, err := o.sourceConfig(log)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Limit = limit
 	cfg.Verify = verify
-	cfg.PrefixAt = prefixAt
+	if earlier != nil {
+		// A resumed stream: its first bytes are proven before the first
+		// call, and the bytes the earlier run read when they are reached.
+		cfg.PrefixAt = earlier.FirstBytes
+		if earlier.InputBytes > earlier.FirstBytes {
+			cfg.CheckAt, cfg.CheckSHA256 = earlier.InputBytes, strings.TrimPrefix(earlier.InputSHA256, "partial:")
+		}
+	}
 	src, err := source.Open(ctx, name, stdin, cfg)
 	switch {
 	case err == nil:

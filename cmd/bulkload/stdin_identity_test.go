@@ -74,7 +74,17 @@ func TestUploadStdinKilledIdentity(t *testing.T) {
 	if !m.Streamed || m.FirstBytes == 0 || m.FirstSHA256 == "" {
 		t.Errorf("meta = %+v, want a stream's identity with its first bytes' hash", m)
 	}
+	// A call the killed process had in flight may still reach the service:
+	// count once the count holds still.
 	creates := totalCreates(s)
+	for {
+		time.Sleep(200 * time.Millisecond)
+		now := totalCreates(s)
+		if now == creates {
+			break
+		}
+		creates = now
+	}
 
 	// Night 2's export on the same results name: refused, nothing sent.
 	res := runStdin(t, night2, append(slices.Clone(args[:len(args)-1]), "--resume", "-")...)
@@ -107,4 +117,86 @@ func metaOf(t *testing.T, results string) *report.Meta {
 		t.Fatalf("meta file: %v", err)
 	}
 	return m
+}
+
+// TestUploadStdinIdentityKeptCurrent: a stream's identity is kept current
+// while the run reads (the meta file's bytes grow past the first bytes),
+// and a --resume whose input begins with the same first bytes but differs
+// before the bytes the earlier run read stops with an error naming the
+// input, not exit 0 (issue 18 item 4).
+func TestUploadStdinIdentityKeptCurrent(t *testing.T) {
+	const n = 1500
+	dir := t.TempDir()
+	night := func(seed int64) []byte {
+		path := filepath.Join(dir, "night.csv")
+		if err := synth.WriteCSVFile(path, synth.Options{Seed: seed, Style: synth.Defaults().Style, LeadIDPrefix: "ACME-", NoSSN: 0.2}, n); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	rowsEnd := func(b []byte, rows int) int { // the offset after the header and rows rows
+		cut := 0
+		for i := 0; i <= rows; i++ {
+			cut += bytes.IndexByte(b[cut:], '\n') + 1
+		}
+		return cut
+	}
+	night1, night2 := night(1), night(2)
+	s := startTestSim(t, leadsim.Options{})
+	results := filepath.Join(dir, "export.results.csv")
+	args := slices.Concat([]string{"upload", "--format", "csv", "--results", results}, s.args(), []string{"--rate", "0", "--progress", "off", "-"})
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret)
+	cmd.Stdin = pr
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close()
+	cut := rowsEnd(night1, 1200)
+	go func() {
+		pw.Write(night1[:cut])
+		// The rest once the run sends: the pipe stays open.
+		time.Sleep(500 * time.Millisecond)
+		pw.Write(night1[cut:])
+	}()
+	waitForLines(t, results, 20, 60*time.Second)
+	var m *report.Meta
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m, err = report.ReadMeta(results); err == nil && m.InputBytes > m.FirstBytes && m.InputBytes == int64(len(night1)) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	pw.Close()
+	if m == nil || m.InputBytes != int64(len(night1)) || m.FirstBytes == 0 || m.FirstBytes >= m.InputBytes || !strings.HasPrefix(m.InputSHA256, "partial:") {
+		t.Fatalf("meta = %+v, want it kept current: first bytes %d or fewer, then all %d bytes read, partial\n%s", m, cut, len(night1), out.String())
+	}
+
+	// The same first bytes, then night 2's rows (and blank lines, so that
+	// it is no shorter than night 1).
+	mixed := append(slices.Clone(night1[:cut]), night2[rowsEnd(night2, 1200):]...)
+	mixed = append(mixed, bytes.Repeat([]byte("\n"), 4096)...)
+	res := runStdin(t, mixed, append(slices.Clone(args[:len(args)-1]), "--resume", "-")...)
+	if res.code == exitOK || !strings.Contains(res.stderr, "not the input of the earlier run") || !strings.Contains(res.stderr, "hash otherwise") {
+		t.Errorf("--resume of an input that differs after its first bytes: exit %d, want non-zero naming it\n%s", res.code, res.stderr)
+	}
+	// Night 1's export again: resumed and finished.
+	res = runStdin(t, night1, append(slices.Clone(args[:len(args)-1]), "--resume", "-")...)
+	if res.code != exitOK {
+		t.Errorf("--resume of the same export: exit %d, want 0\n%s", res.code, res.stderr)
+	}
 }

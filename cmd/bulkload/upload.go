@@ -208,6 +208,8 @@ type uploader struct {
 	// first is a stream's first bytes and their hash (FirstBytes,
 	// FirstSHA256), recorded in every meta file the run writes.
 	first *report.Meta
+	// earlier is a resumed stream's earlier record of its input.
+	earlier *report.Meta
 
 	env    *env
 	in     *inputOptions
@@ -358,11 +360,7 @@ func (u *uploader) run(ctx context.Context) int {
 	defer closeClient()
 	u.metrics.SetAPI(client.Stats)
 
-	var prefixAt int64
-	if ic.earlier != nil {
-		prefixAt = ic.earlier.FirstBytes
-	}
-	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit, verify, prefixAt)
+	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit, verify, ic.earlier)
 	if err != nil {
 		return u.stop(err)
 	}
@@ -544,11 +542,11 @@ func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPat
 		first.FirstBytes, first.FirstSHA256 = e.FirstBytes, e.FirstSHA256
 	}
 	u.first = first
+	u.earlier = ic.earlier
 	record := func() error {
 		n, sha, _ := src.Identity()
-		return writeMetaOf(u.log, resultsPath, &report.Meta{Input: u.input, InputSHA256: "partial:" + sha, InputBytes: n,
-			Rows: int(src.RecordsTaken()), AllLeadIDs: src.AllLeadIDsSoFar(), Streamed: true,
-			FirstBytes: first.FirstBytes, FirstSHA256: first.FirstSHA256})
+		return writeMetaOf(u.log, resultsPath, u.streamMeta(src, &report.Meta{Input: u.input, InputSHA256: "partial:" + sha, InputBytes: n,
+			Rows: int(src.RecordsTaken()), AllLeadIDs: src.AllLeadIDsSoFar()}))
 	}
 	if err := record(); err != nil {
 		return nil, u.stop(err)
@@ -575,6 +573,22 @@ func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPat
 	}, 0
 }
 
+// streamMeta completes a stream's identity m: streamed, with its first
+// bytes and their hash. Until a resumed run has proven the bytes the
+// earlier run read (src.CheckPassed), the earlier run's identity stands:
+// a run that read less leaves it to a later run to prove, and one that
+// turned out to read another input must not record that input's.
+func (u *uploader) streamMeta(src *source.Source, m *report.Meta) *report.Meta {
+	m.Streamed = true
+	if u.first != nil {
+		m.FirstBytes, m.FirstSHA256 = u.first.FirstBytes, u.first.FirstSHA256
+	}
+	if e := u.earlier; e != nil && (m.InputBytes < e.InputBytes || !src.CheckPassed()) {
+		m.InputSHA256, m.InputBytes, m.Rows = e.InputSHA256, e.InputBytes, e.Rows
+	}
+	return m
+}
+
 // writeSummary completes the run's summary with what the caller owns (build,
 // settings, the input's identity and columns, call statistics), records the
 // identity of a streamed input beside the results file, and prints and
@@ -587,12 +601,8 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	setColumns(sum, src.Provided(), src.Unknown())
 	var metaErr error
 	if ic.scan == nil && sum.RowsRead > 0 {
-		m := &report.Meta{Input: u.input, InputSHA256: sum.InputSHA256, InputBytes: sum.InputBytes, Rows: sum.RowsRead,
-			AllLeadIDs: src.AllLeadIDs(), Streamed: true}
-		if u.first != nil {
-			m.FirstBytes, m.FirstSHA256 = u.first.FirstBytes, u.first.FirstSHA256
-		}
-		metaErr = writeMetaOf(u.log, resultsPath, m)
+		metaErr = writeMetaOf(u.log, resultsPath, u.streamMeta(src, &report.Meta{Input: u.input, InputSHA256: sum.InputSHA256,
+			InputBytes: sum.InputBytes, Rows: sum.RowsRead, AllLeadIDs: src.AllLeadIDs()}))
 	}
 	sum.APICalls = int(st.Calls)
 	sum.Retries = int(st.Retries)

@@ -158,7 +158,7 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, ov
 	if err := in.checkOutputs(name, resultsPath, false, overwrite, "choose another path, or pass --overwrite to replace it and lose its lead ids and bids"); err != nil {
 		return nil, nil, nil, err
 	}
-	src, err := in.open(ctx, name, e.stdin, log, 0, nil, 0)
+	src, err := in.open(ctx, name, e.stdin, log, 0, nil, nil)
 	if err != nil {
 		return nil, nil, nil, &stoppedBeforeReading{err}
 	}
