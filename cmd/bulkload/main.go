@@ -7,8 +7,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 )
 
@@ -16,7 +14,7 @@ func main() {
 	ctx, stop := context.WithCancel(context.Background())
 	abort := make(chan struct{})
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	notifySignals(sigs)
 	go handleSignals(sigs, stop, func() { close(abort) }, os.Stderr, time.Now)
 	// lookupEnv (not os.Getenv) so that run can list the BULKLOAD_*
 	// variables set and warn about a misspelt one.

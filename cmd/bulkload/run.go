@@ -20,7 +20,7 @@ const (
 	exitAuth        = 3   // the identity provider refused the credentials
 	exitUnreachable = 4   // the service or its token endpoint cannot be reached, or is not what it should be
 	exitIO          = 5   // reading the input or writing an output failed during the run
-	exitInterrupted = 130 // SIGINT or SIGTERM: results written so far are valid for --resume
+	exitInterrupted = 130 // SIGINT, SIGTERM or SIGHUP: results written so far are valid for --resume
 )
 
 // exitMeaning is the one exit table; each command's help shows the rows of
@@ -37,7 +37,7 @@ func exitMeaning(cmd string, code int) string {
 	case code == exitOK && cmd == "auth check":
 		return "a token was issued"
 	case code == exitOK && cmd == "sim":
-		return "stopped by SIGINT/SIGTERM"
+		return "stopped by SIGINT/SIGTERM/SIGHUP"
 	case code == exitOK && cmd == "":
 		return "success: for validate every row valid; for upload every valid row processed or submitted (invalid rows within --max-invalid are reported, not failed, unless --strict)"
 	case code == exitOK:
@@ -67,11 +67,11 @@ func exitMeaning(cmd string, code int) string {
 	case code == exitIO:
 		return "reading the input or writing an output failed during the run (disk, permission, network file system; a gzip stream on standard input corrupt after rows were sent); what was written is valid for --resume"
 	case code == exitInterrupted && cmd == "upload":
-		return "interrupted (SIGINT/SIGTERM); rerun the same command with --resume to finish"
+		return "interrupted (SIGINT/SIGTERM/SIGHUP); rerun the same command with --resume to finish"
 	case code == exitInterrupted && cmd == "":
-		return "interrupted (SIGINT/SIGTERM); rerun upload with --resume to finish"
+		return "interrupted (SIGINT/SIGTERM/SIGHUP); rerun upload with --resume to finish"
 	case code == exitInterrupted:
-		return "interrupted (SIGINT/SIGTERM)"
+		return "interrupted (SIGINT/SIGTERM/SIGHUP)"
 	}
 	return ""
 }

@@ -150,7 +150,7 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto, never above this many calls per second (0: no cap)")
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for retryable failures (network, 429, 502, 503, 504), the first included")
 	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt")
-	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "how long calls in flight may take to finish after SIGINT/SIGTERM")
+	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "how long calls in flight may take to finish after SIGINT/SIGTERM/SIGHUP")
 	fs.IntVar(&up.maxOutages, "max-consecutive-failures", 20, "stop (exit 4) after this many calls in a row failed as if the service were gone (0: never)")
 	fs.BoolVar(&up.resume, "resume", false, "continue the run recorded in the results file, sending only what is unfinished")
 	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds an earlier upload's outcomes (its leads are sent again)")
@@ -614,7 +614,10 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	}
 	// The JSON file and the JSON log record wait for the exit status
 	// (finishSummary, logSummary).
-	return cmp.Or(metaErr, printSummary(u.env, sum))
+	// A closed stderr (piped to head -1) loses the printed summary, not
+	// the run: its results, --summary-json and metrics are still written.
+	_ = printSummary(u.env, sum)
+	return metaErr
 }
 
 // finishSummary writes --summary-json once the exit status is known, with

@@ -84,9 +84,9 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		}
 		return code
 	}
-	if werr := printSummary(e, sum); werr != nil && err == nil {
-		err = werr
-	}
+	// A closed stderr (piped to head -1) loses the printed summary, not
+	// the run: its results and --summary-json are still written.
+	_ = printSummary(e, sum)
 	code := validateStatus(e, &checks, pos[0], sum, provided, unknown, err)
 	code = writeSidecar(e, sum, in.resultsPath(pos[0]), in.summaryJSON, code)
 	if in.summaryJSON != "" {
