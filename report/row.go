@@ -148,10 +148,13 @@ type Row struct {
 	// is written (after Error, when both are set) and counted by the
 	// summary by their reasons; reading a results file back gives Error.
 	Invalid lead.RowErrors
-	// Ambiguous marks a row whose createLead may have reached the service
-	// although no answer came back (a failed row after a lost answer): a
-	// later duplicate answer may be its own lead. It is written as
-	// AmbiguousNote at the start of the note column and read back from it.
+	// Ambiguous marks a failed row whose createLead may have reached the
+	// service and got no usable answer (a lost answer, a 5xx but 503, a 200
+	// that does not decode: see submitter's mayBeProcessed), or that a
+	// resumed run sent again: a later duplicate answer may be its own
+	// lead. It is written as AmbiguousNote at the start of the note column
+	// and read back from it (the note's wording is kept for files written
+	// before; --resume checks every failed row either way).
 	Ambiguous bool
 }
 

@@ -138,9 +138,10 @@ type Config struct {
 type Call struct {
 	// Attempts is the number of HTTP attempts made for this call.
 	Attempts int
-	// Ambiguous reports that an earlier attempt may have reached the
-	// service (timeout or connection lost after the request was sent), so a
-	// "duplicate" answer may refer to this row's own earlier attempt.
+	// Ambiguous reports that an attempt may have reached the service and
+	// got no usable answer (mayBeProcessed: no reply after the request was
+	// sent, a 5xx but 503, a 2xx that is no answer), so a "duplicate"
+	// answer may refer to this row's own earlier attempt.
 	Ambiguous bool
 }
 

@@ -84,7 +84,7 @@ type CallError struct {
 	// Attempts is the number of HTTP attempts made.
 	Attempts int
 	// Ambiguous reports whether an attempt may have reached the service
-	// although no answer came back.
+	// and got no usable answer (see Call.Ambiguous).
 	Ambiguous bool
 	// Err is the underlying cause (a network error, context.Canceled, ...),
 	// or nil.
