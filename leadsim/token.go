@@ -350,5 +350,5 @@ func (s *Server) writeTokenError(w http.ResponseWriter, r *http.Request, te toke
 		CorrelationID string `json:"correlation_id"`
 		ErrorURI      string `json:"error_uri"`
 	}{te.kind, desc, []int{te.code}, ts, trace, corr, "https://login.leadsim.local/error?code=" + strconv.Itoa(te.code)})
-	s.log.Info("token refused", "error", te.kind, "code", te.code)
+	s.log.Info("token refused", "oauth_error", te.kind, "code", te.code)
 }

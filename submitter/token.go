@@ -255,10 +255,10 @@ func (c *tokenCache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 		last = c.scrub(err)
 		if isTLSError(err) {
 			// A certificate or scheme problem does not go away by retrying.
-			c.log.Error("token request failed", "error", last.Error())
+			c.log.Error("token request failed", "err", last.Error())
 			return nil, fmt.Errorf("get access token: TLS failed, check the token URL's scheme and the server's certificate: %w", last)
 		}
-		c.log.Warn("token request failed", "attempt", attempt, "error", last.Error())
+		c.log.Warn("token request failed", "attempt", attempt, "err", last.Error())
 		seen := last
 		f.last.Store(&seen)
 	}

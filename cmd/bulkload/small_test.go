@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -76,4 +78,32 @@ func TestSmallThings(t *testing.T) {
 			t.Errorf("summary --summary-json -: stdout not the summary (%v)\n%s", err, res.stdout)
 		}
 	})
+}
+
+// TestOneErrorAttribute: every log record names its error "err", never
+// "error", so that one query finds them all.
+func TestOneErrorAttribute(t *testing.T) {
+	re := regexp.MustCompile(`\.(Debug|Info|Warn|Error)(Context)?\([^\n]*"error",`)
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "deploy" || strings.HasPrefix(d.Name(), ".")) && path != "../.." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range re.FindAllString(string(b), -1) {
+			t.Errorf("%s: a log record names its error \"error\": %s (use \"err\")", path, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
