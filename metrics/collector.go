@@ -52,7 +52,7 @@ func newDescs(constLabels prometheus.Labels) descs {
 		return prometheus.NewDesc(name, help, append([]string{Label}, labels...), constLabels)
 	}
 	return descs{
-		rows:         desc("bulkload_rows_total", "Rows by final status (not_sent: read but not sent because the run stopped; --resume sends them).", "status"),
+		rows:         desc("bulkload_rows_total", "Rows by final status (not_sent: read but not sent because the run stopped; not_reached: never read because the run stopped first; --resume sends both).", "status"),
 		invalidRatio: desc("bulkload_invalid_ratio", "Share of the run's rows that were invalid (0 to 1): not sent, listed in the rejects file; within --max-invalid they do not fail the run."),
 		qualified:    desc("bulkload_qualified_total", "Rows whose lead qualified (result code 1013-1017)."),
 		bid:          desc("bulkload_bid_value_dollars_total", "Sum of the bid values of qualified leads, in dollars."),
@@ -123,6 +123,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		{report.StatusUnverified, rows.Unverified},
 		{report.StatusCreated, rows.Created},
 		{"not_sent", rows.NotSent},
+		{"not_reached", rows.NotReached},
 	} {
 		counter(d.rows, float64(s.n), string(s.status))
 	}

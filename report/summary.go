@@ -110,6 +110,16 @@ type Summary struct {
 	MissingFields  []string `json:"missingFields"`
 
 	RowsRead int `json:"rowsRead"`
+	// InputRows is the input's row count, when the check before the first
+	// call read it through (a regular file); 0 when unknown (a stream).
+	// NotReached counts its rows the run never read because it stopped
+	// first (an outage, a signal): they have no line, and --resume sends
+	// them. The accounting of the rows read stands apart from them.
+	InputRows  int `json:"inputRows,omitempty"`
+	NotReached int `json:"notReached"`
+	// Resumed counts the rows read that an earlier run had finished
+	// (--resume): counted by their status, not sent again.
+	Resumed int `json:"resumedRows,omitempty"`
 
 	Valid        int `json:"valid"`
 	Invalid      int `json:"invalid"`
@@ -506,13 +516,21 @@ func (s *Summary) Elapsed() time.Duration {
 	return s.End.Sub(s.Start)
 }
 
-// RowsPerSecond is RowsRead over Elapsed; 0 when nothing elapsed.
+// minRateElapsed is the shortest run whose rows per second mean
+// something: below it the figure is the start-up cost over a handful of
+// rows (a no-op resume at 3 ms is not 49,646 rows/s).
+const minRateElapsed = time.Second
+
+// RowsPerSecond is the rows this run worked (RowsRead less the rows an
+// earlier run finished, Resumed) over Elapsed; 0, shown as no rate, when
+// it means nothing: under a second elapsed, or no row worked.
 func (s *Summary) RowsPerSecond() float64 {
-	sec := s.Elapsed().Seconds()
-	if sec <= 0 {
+	el := s.Elapsed()
+	rows := s.RowsRead - s.Resumed
+	if el < minRateElapsed || rows <= 0 {
 		return 0
 	}
-	return float64(s.RowsRead) / sec
+	return float64(rows) / el.Seconds()
 }
 
 // invalidNote is the summary's note on an upload's invalid rows: not sent,
@@ -547,6 +565,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		b.WriteByte('\n')
 	}
 	line("rows read", s.RowsRead, "")
+	if s.NotReached > 0 {
+		line("not reached", s.NotReached, fmt.Sprintf("of %d rows in the input, never read: the run stopped first; --resume sends them", s.InputRows))
+	}
 	if s.Mode == "validate" {
 		line("valid", s.Valid, "")
 		line("invalid", s.Invalid, "")
@@ -601,7 +622,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 		// A combined summary of results files (bulkload summary) has no
 		// run of its own to time.
 		el := s.Elapsed().Round(time.Millisecond)
-		fmt.Fprintf(&b, "  %-16s %12s  %.1f rows/s\n", "elapsed", el, s.RowsPerSecond())
+		fmt.Fprintf(&b, "  %-16s %12s", "elapsed", el)
+		if r := s.RowsPerSecond(); r > 0 {
+			fmt.Fprintf(&b, "  %.1f rows/s", r)
+		}
+		b.WriteByte('\n')
 	}
 	list := func(v []string) string {
 		if len(v) == 0 {
@@ -625,6 +650,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 	}
 	if msg, ok := s.accounting(); ok {
+		if s.NotReached > 0 {
+			msg += fmt.Sprintf("; %d not reached, left for --resume", s.NotReached)
+		}
 		fmt.Fprintf(&b, "accounting: %s\n", msg)
 	} else {
 		fmt.Fprintf(&b, "ACCOUNTING MISMATCH: %s\n", msg)

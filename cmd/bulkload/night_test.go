@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -459,5 +460,59 @@ func TestNightAfterNight(t *testing.T) {
 		if len(m) != want {
 			t.Errorf("%s: %d results files, want %d: %v", date, len(m), want, m)
 		}
+	}
+}
+
+// TestNotReachedShown: the service dies a few rows into a 3,000-row file:
+// the rows the run never read are in the accounting ("N not reached, left
+// for --resume"), the summary JSON and the metrics, not only in the last
+// error line, and --resume sends them.
+func TestNotReachedShown(t *testing.T) {
+	srv, err := leadsim.New(leadsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &outageSwitch{h: srv.Handler(), downFrom: 12}
+	ts := httptest.NewServer(sw)
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	s := &sim{Server: srv, url: ts.URL}
+	dir := t.TempDir()
+	recs := sampleRecords(t)
+	big := [][]string{recs[0]}
+	for v := range 60 {
+		for _, rec := range recs[1:] {
+			rec = slices.Clone(rec)
+			rec[slices.Index(recs[0], "leadId")] += fmt.Sprintf("-%d", v)
+			rec[slices.Index(recs[0], "email")] = fmt.Sprintf("v%d.%s", v, rec[slices.Index(recs[0], "email")])
+			rec[slices.Index(recs[0], "socialSecurityNumber")] = ""
+			big = append(big, rec)
+		}
+	}
+	input := filepath.Join(dir, "big.csv")
+	writeCSV(t, input, big)
+	summary, prom := filepath.Join(dir, "s.json"), filepath.Join(dir, "m.prom")
+	args := uploadArgs(s, "", filepath.Join(dir, "r.csv"), input, "--concurrency", "1", "--max-consecutive-failures", "5", "--summary-json", summary, "--metrics-file", prom)
+	res := runCLI(t, secretEnv(), args...)
+	if res.code != exitUnreachable {
+		t.Fatalf("exit %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	}
+	sj := readSummaryJSON(t, summary)
+	read, notReached := sj["rowsRead"].(float64), sj["notReached"].(float64)
+	if sj["inputRows"] != 3000.0 || read+notReached != 3000 || notReached < 2000 {
+		t.Fatalf("inputRows %v, rowsRead %v, notReached %v: want 3000 = read + not reached, most not reached", sj["inputRows"], read, notReached)
+	}
+	if want := fmt.Sprintf("; %d not reached, left for --resume", int(notReached)); !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, "not reached") {
+		t.Errorf("the accounting does not say %q:\n%s", want, res.stderr)
+	}
+	if vals, _ := parseMetrics(t, prom); vals["bulkload_rows_total{status=not_reached}"] != notReached {
+		t.Errorf("bulkload_rows_total{status=not_reached} = %v, want %v", vals["bulkload_rows_total{status=not_reached}"], notReached)
+	}
+	sw.healed.Store(true)
+	args = append(args[:len(args)-1], "--resume", input)
+	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+		t.Fatalf("--resume: exit %d\n%s", res.code, res.stderr)
+	}
+	if sj := readSummaryJSON(t, summary); sj["notReached"] != 0.0 {
+		t.Errorf("after --resume notReached = %v, want 0", sj["notReached"])
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/bulkload/bulkload/leadsim"
 )
 
 // TestSmallThings: what an operator trips on, each held by a case.
@@ -105,5 +107,29 @@ func TestOneErrorAttribute(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRateOnlyWhenMeaningful: a no-op resume and a validate of 50 rows
+// take milliseconds: their summaries show no rows per second (a figure
+// such as 49,646 rows/s would be the start-up cost over a few rows).
+func TestRateOnlyWhenMeaningful(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	input := filepath.Join(samples, "leads.csv")
+	args := checkUploadArgs(s, "--results", filepath.Join(dir, "r.csv"), "--summary-json", filepath.Join(dir, "s.json"), input)
+	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+		t.Fatalf("upload: exit %d\n%s", res.code, res.stderr)
+	}
+	res := runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
+	if res.code != exitOK || strings.Contains(res.stderr, "rows/s") || !strings.Contains(res.stderr, "elapsed") {
+		t.Errorf("no-op resume: exit %d, a rate shown:\n%s", res.code, res.stderr)
+	}
+	if sum := readSummaryJSON(t, filepath.Join(dir, "s.json")); sum["rowsPerSecond"] != 0.0 || sum["resumedRows"] != 50.0 {
+		t.Errorf("no-op resume: rowsPerSecond %v resumedRows %v, want 0 and 50", sum["rowsPerSecond"], sum["resumedRows"])
+	}
+	res = runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), input)
+	if strings.Contains(res.stderr, "rows/s") {
+		t.Errorf("validate of 50 rows shows a rate:\n%s", res.stderr)
 	}
 }

@@ -121,6 +121,14 @@ func TestUploadCircuitBreaker(t *testing.T) {
 	if left := sj["notSent"].(float64) + 50 - sj["rowsRead"].(float64); left == 0 || sj["accountingOK"] != true {
 		t.Errorf("summary JSON notSent %v rowsRead %v accountingOK %v: want rows left for --resume and the accounting to hold", sj["notSent"], sj["rowsRead"], sj["accountingOK"])
 	}
+	// The rows never read are shown, not lost: the check before the first
+	// call counted the file's 50.
+	if sj["inputRows"] != 50.0 || sj["rowsRead"].(float64)+sj["notReached"].(float64) != 50 {
+		t.Errorf("summary JSON inputRows %v rowsRead %v notReached %v: want 50 = read + not reached", sj["inputRows"], sj["rowsRead"], sj["notReached"])
+	}
+	if sj["notReached"].(float64) > 0 && !strings.Contains(res.stderr, "not reached, left for --resume") {
+		t.Errorf("the accounting does not show the rows not reached:\n%s", res.stderr)
+	}
 
 	sw.healed.Store(true)
 	args = append(args[:len(args)-1], "--resume", input)

@@ -405,6 +405,7 @@ func (u *uploader) run(ctx context.Context) int {
 	}
 
 	sum := &res.Summary
+	sum.Resumed = res.Skipped
 	u.summary = sum
 	if err := u.writeSummary(sum, src, client.Stats(), ic, state, resultsPath); err != nil && runErr == nil {
 		runErr = err
@@ -599,6 +600,12 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	sum.InputSHA256 = src.InputSHA256()
 	sum.InputBytes, sum.InputGrewBytes = src.InputBytes(), src.Grew()
 	setColumns(sum, src.Provided(), src.Unknown())
+	if ic.scan != nil {
+		// The check before the first call counted the file's rows: those
+		// the run stopped before reading are shown, not lost.
+		sum.InputRows = ic.scan.Rows
+		sum.NotReached = max(0, ic.scan.Rows-sum.RowsRead)
+	}
 	var metaErr error
 	if ic.scan == nil && sum.RowsRead > 0 {
 		metaErr = writeMetaOf(u.log, resultsPath, u.streamMeta(src, &report.Meta{Input: u.input, InputSHA256: sum.InputSHA256,

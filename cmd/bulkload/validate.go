@@ -134,7 +134,7 @@ func rowsStatus(sum *report.Summary, invalidFails bool) int {
 	if sum.Check() != nil {
 		return exitRowsFailed
 	}
-	bad := sum.Failed + sum.SubmitFailed + sum.Unverified + sum.Created + sum.Unknown + sum.NotSent
+	bad := sum.Failed + sum.SubmitFailed + sum.Unverified + sum.Created + sum.Unknown + sum.NotSent + sum.NotReached
 	if invalidFails {
 		bad += sum.Invalid
 	}
