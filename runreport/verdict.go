@@ -54,6 +54,9 @@ func verdict(s *report.Summary, parts []Part) (string, string) {
 		if s.Stopped != "" {
 			return why("Nothing was sent (exit 1)") + ". Fix the input file (see the invalid columns below) and run the same command again.", "bad"
 		}
+		if s.Mode == "validate" && s.Invalid > 0 && s.Invalid+s.Valid == s.RowsRead {
+			return fmt.Sprintf("%s of %s rows are invalid (exit 1). Next: send the partner the invalid columns below and have them fix the file; upload sends only the valid rows, and refuses the file when more than --max-invalid are invalid.", group(int64(s.Invalid)), group(int64(s.RowsRead))), "warn"
+		}
 		var parts, next []string
 		add := func(n int, what, todo string) {
 			if n > 0 {

@@ -1,0 +1,44 @@
+package runreport
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bulkload/bulkload/report"
+)
+
+// TestVerdict: the first sentence names the exit status and what to do.
+func TestVerdict(t *testing.T) {
+	code := func(n int) *int { return &n }
+	tests := []struct {
+		name  string
+		s     report.Summary
+		want  []string
+		level string
+	}{
+		{"all done", report.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Submitted: 5, Qualified: 5, BidCents: 7500}, []string{"exit 0", "$75.00", "Nothing to do"}, "ok"},
+		{"invalid within --max-invalid", report.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Submitted: 4, Invalid: 1}, []string{"exit 0", "1 invalid", "partner"}, "warn"},
+		{"failed and unverified, lead not readable", report.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 5, Failed: 1, Unverified: 1,
+			Failures: []report.Failure{{Status: report.StatusUnverified, Notes: []string{"x [bulkload: ...; could not read lead 1 to tell ...]"}}}},
+			[]string{"exit 1", "--resume", "Lead.Read"}, "warn"},
+		{"validate", report.Summary{Mode: "validate", ExitCode: code(1), RowsRead: 10, Valid: 7, Invalid: 3}, []string{"3 of 10 rows are invalid (exit 1)", "partner"}, "warn"},
+		{"stopped: too many invalid", report.Summary{Mode: "upload", ExitCode: code(1), Stopped: "12 of 40 rows invalid"}, []string{"Nothing was sent (exit 1)", "12 of 40"}, "bad"},
+		{"credentials", report.Summary{Mode: "upload", ExitCode: code(3), Stopped: "authentication failed"}, []string{"exit 3", "secret"}, "bad"},
+		{"outage", report.Summary{Mode: "upload", ExitCode: code(4), NotSent: 12}, []string{"exit 4", "12 rows were not sent", "--resume"}, "bad"},
+		{"signal", report.Summary{Mode: "upload", ExitCode: code(130), NotSent: 3}, []string{"exit 130", "--resume"}, "warn"},
+		{"combined, a shard missing", report.Summary{Mode: "upload", RowsRead: 10, Submitted: 5, NotSent: 5}, []string{"exit 1", "5 not sent"}, "warn"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, level := verdict(&tc.s, nil)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("verdict = %q, want it to say %q", got, w)
+				}
+			}
+			if level != tc.level {
+				t.Errorf("level %q, want %q", level, tc.level)
+			}
+		})
+	}
+}
