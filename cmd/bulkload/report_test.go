@@ -7,6 +7,8 @@ import (
 	"html"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,17 +163,51 @@ func TestBrowserHarnessCatches(t *testing.T) {
 // faultyRun uploads a generated file with 15% invalid rows to a simulator
 // that rate-limits (429s), answers some calls 503, drops some answers
 // (retries, and rows left unverified: the client may not read leads back),
-// and is away for outage (502 from its gateway), writing --report with
-// placeholders. It returns the report's and the results file's paths.
+// and is away for outage from its 60th GraphQL request on (502 from its
+// gateway), writing --report with placeholders. It returns the report's and the results file's paths.
 func faultyRun(t *testing.T, dir string, rows int, outage time.Duration, dropAfter float64) (reportPath, results string) {
 	t.Helper()
 	writer := leadsim.DefaultClient()
 	writer.Roles = []string{leadsim.RoleWrite} // no Lead.Read: lost answers end unverified
-	s := startTestSim(t, leadsim.Options{
+	ls, err := leadsim.New(leadsim.Options{
 		Clients: []leadsim.Client{writer}, RateLimit: 60, Fail503: 0.02, DropAfter: dropAfter, Seed: 5,
 		CreateLatency: leadsim.Latency{Fixed: 15 * time.Millisecond, Jitter: 25 * time.Millisecond},
-		Outage:        leadsim.Window{Start: 2 * time.Second, Dur: outage},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The outage begins with the 60th GraphQL request, however long the
+	// run took to get there (a busy CI machine): the service's gateway
+	// answers 502 with an HTML page, as leadsim's --outage does.
+	var (
+		mu       sync.Mutex
+		requests int
+		from     time.Time
+	)
+	h := ls.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/graphql") {
+			mu.Lock()
+			requests++
+			if requests == 60 {
+				from = time.Now()
+			}
+			down := !from.IsZero() && time.Since(from) < outage
+			mu.Unlock()
+			if down {
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(http.StatusBadGateway)
+				io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1></body></html>")
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		ts.Close()
+		ls.Close()
+	})
+	s := &sim{Server: ls, url: ts.URL}
 	input := filepath.Join(dir, "acme.csv")
 	opts := synth.Defaults()
 	opts.Invalid = 0.15
@@ -197,13 +233,14 @@ func faultyRun(t *testing.T, dir string, rows int, outage time.Duration, dropAft
 // TestReportInBrowser opens the report of a run with faults in headless
 // Chromium: no console message, no request, the figures on the page equal
 // the summary JSON's, every chart drawn, the outage marked; and a
-// screenshot. With BULKLOAD_REPORT_SCREENSHOT set, the outage lasts 20
-// seconds and the screenshot is copied there (the README's).
+// screenshot. With BULKLOAD_REPORT_SCREENSHOT set, the run has 3000 rows,
+// the outage lasts 20 seconds and the screenshot is copied there (the
+// README's).
 func TestReportInBrowser(t *testing.T) {
 	dir := t.TempDir()
 	// Enough lost answers that some rows end unverified, whatever the
 	// order of the calls.
-	outage, rows, drop := 2*time.Second, 400, 0.03
+	outage, rows, drop := 3*time.Second, 400, 0.03
 	readme := os.Getenv("BULKLOAD_REPORT_SCREENSHOT")
 	if readme != "" {
 		outage, rows, drop = 20*time.Second, 3000, 0.006
