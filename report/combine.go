@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"regexp"
+	"strconv"
 )
 
 // Combine reads the results files at paths (the shards of one sharded
@@ -18,9 +21,13 @@ import (
 func Combine(paths []string) (*Summary, error) {
 	sum := &Summary{Mode: "summary"}
 	type input struct {
-		rows int         // the input's row count, from its meta file
-		seen map[int]int // rows held, by row number: how many files hold it
+		rows   int          // the input's row count, from its meta file
+		seen   map[int]int  // rows held, by row number: how many files hold it
+		name   string       // the input as its meta file names it
+		shards int          // N of the shards seen (0: not sharded)
+		have   map[int]bool // the shard indexes (K) that have a results file
 	}
+	noSide := 0
 	inputs := map[string]*input{}
 	var order []string
 	for _, path := range paths {
@@ -33,7 +40,7 @@ func Combine(paths []string) (*Summary, error) {
 		switch {
 		case merr == nil && meta.InputSHA256 != "":
 			if in = inputs[meta.InputSHA256]; in == nil {
-				in = &input{rows: meta.Rows, seen: map[int]int{}}
+				in = &input{rows: meta.Rows, seen: map[int]int{}, name: meta.Input, have: map[int]bool{}}
 				inputs[meta.InputSHA256] = in
 				order = append(order, meta.InputSHA256)
 				sum.RowsRead += meta.Rows
@@ -43,6 +50,20 @@ func Combine(paths []string) (*Summary, error) {
 			return nil, fmt.Errorf("summary of %s: %w", path, merr)
 		default:
 			sum.RowsRead += st.Len()
+		}
+		// The calls and tokens are in the summary the last run wrote
+		// beside the results file; so is its shard.
+		side, serr := ReadSummary(path)
+		if serr == nil {
+			sum.APICalls += side.APICalls
+			sum.Retries += side.Retries
+			sum.TokensFetched += side.TokensFetched
+		} else {
+			noSide++
+		}
+		if k, n, ok := shardOf(path, side); ok && in != nil {
+			in.shards = max(in.shards, n)
+			in.have[k] = true
 		}
 		for _, ref := range st.refs {
 			row, ok := st.Get(int(ref.row))
@@ -67,6 +88,33 @@ func Combine(paths []string) (*Summary, error) {
 		if missing := in.rows - held; missing > 0 {
 			sum.NotSent += missing
 		}
+		for k := range in.shards {
+			if !in.have[k] {
+				sum.Notes = append(sum.Notes, fmt.Sprintf("shard %d of %d (--shard %d/%d) of %s has no results file here: it did not run, or its file was not given; run it with --resume", k, in.shards, k, in.shards, in.name))
+			}
+		}
+	}
+	if noSide > 0 {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("API calls and tokens fetched: %d of %d results files have no summary beside them (written before bulkload kept one, or by a run that stopped before its end): their calls are not counted", noSide, len(paths)))
 	}
 	return sum, nil
+}
+
+// shardOf returns the shard K of N a results file was written for: from
+// the settings of the summary beside it, else from its name.
+func shardOf(path string, side *Summary) (k, n int, ok bool) {
+	if side != nil {
+		if v, _ := side.Settings["shard"].(string); v != "" {
+			if _, err := fmt.Sscanf(v, "%d/%d", &k, &n); err == nil && n > 0 {
+				return k, n, true
+			}
+		}
+	}
+	// A default results file name carries it: backfill.shard-2-of-4.results.csv.
+	if m := regexp.MustCompile(`\.shard-(\d+)-of-(\d+)\.`).FindStringSubmatch(filepath.Base(path)); m != nil {
+		k, _ = strconv.Atoi(m[1])
+		n, _ = strconv.Atoi(m[2])
+		return k, n, n > 0
+	}
+	return 0, 0, false
 }

@@ -188,6 +188,11 @@ type Summary struct {
 	// run that stopped before sending, and for a combined summary.
 	Timeline *Timeline `json:"timeline,omitempty"`
 
+	// Notes are what a combined summary (bulkload summary) could not
+	// count or found missing: a shard without a results file, results
+	// files without a summary beside them.
+	Notes []string `json:"notes,omitempty"`
+
 	Reasons Reasons `json:"-"`
 	details details
 }
@@ -648,6 +653,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		for _, r := range top {
 			fmt.Fprintf(&b, "  %12d  %s\n", r.Count, r.Reason)
 		}
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if msg, ok := s.accounting(); ok {
 		if s.NotReached > 0 {

@@ -85,6 +85,17 @@ func TestUploadShardsSendEveryRowOnce(t *testing.T) {
 	if total != len(exp) {
 		t.Errorf("combined summary accounts for %d rows, want %d", total, len(exp))
 	}
+	// The calls and tokens of the shards add up (from the summaries the
+	// runs wrote beside their results files).
+	var calls, tokens float64
+	for k := range 3 {
+		one := readSummaryJSON(t, filepath.Join(dir, "summary-"+strconv.Itoa(k)+".json"))
+		calls += one["apiCalls"].(float64)
+		tokens += one["tokensFetched"].(float64)
+	}
+	if sum["apiCalls"] != calls || sum["tokensFetched"] != tokens || calls == 0 {
+		t.Errorf("combined apiCalls %v tokensFetched %v, want the shards' %v and %v", sum["apiCalls"], sum["tokensFetched"], calls, tokens)
+	}
 
 	// Two shards of three: the third shard's rows are in no file, which
 	// is not a finished backfill.
@@ -95,6 +106,9 @@ func TestUploadShardsSendEveryRowOnce(t *testing.T) {
 	}
 	if strings.Contains(res.stderr, "MISMATCH") {
 		t.Errorf("summary of 2 of 3 shards: the missing shard's rows are not accounted as not sent\n%s", res.stderr)
+	}
+	if !strings.Contains(res.stderr, "shard 2 of 3 (--shard 2/3)") {
+		t.Errorf("summary of shards 0 and 1 of 3 does not name the missing shard 2:\n%s", res.stderr)
 	}
 	if n := readSummaryJSON(t, partial)["notSent"].(float64); n == 0 {
 		t.Errorf("summary of 2 of 3 shards: notSent = 0, want the third shard's rows")
