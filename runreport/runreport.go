@@ -385,6 +385,7 @@ func outcomesChart(s *report.Summary) template.HTML {
 		{"unverified", "unverified", "warn", s.Unverified},
 		{"created (pending)", "created", "warn", s.Created},
 		{"not sent", "notSent", "warn", s.NotSent},
+		{"not reached", "notReached", "warn", s.NotReached},
 		{"other shards", "skippedOtherShards", "muted", s.OtherShards},
 	}
 	var bars []bar

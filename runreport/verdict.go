@@ -23,7 +23,7 @@ func verdict(s *report.Summary, parts []Part) (string, string) {
 			}
 		}
 	}
-	unsettled := s.Invalid + s.Failed + s.SubmitFailed + s.Unverified + s.Created + s.NotSent + s.Unknown
+	unsettled := s.Invalid + s.Failed + s.SubmitFailed + s.Unverified + s.Created + s.NotSent + s.NotReached + s.Unknown
 	if code == -1 {
 		code = 0
 		if unsettled > 0 {
@@ -71,6 +71,7 @@ func verdict(s *report.Summary, parts []Part) (string, string) {
 		add(s.SubmitFailed, "not submitted", "run the same command with --resume to submit them")
 		add(s.Created, "created but not submitted", "run the same command with --resume to submit them")
 		add(s.NotSent, "not sent", "run the shard or run again with --resume to send the rows not sent")
+		add(s.NotReached, "never read (the run stopped first)", "run again with --resume to send the rows not reached")
 		add(s.Unverified, "unverified", unverifiedNext(s))
 		add(s.Unknown, "with an unknown status", "")
 		return fmt.Sprintf("The run finished, but not every row is settled (exit 1): %s. Next: %s.", strings.Join(parts, ", "), strings.Join(next, "; ")), "warn"
@@ -79,11 +80,11 @@ func verdict(s *report.Summary, parts []Part) (string, string) {
 	case 3:
 		return why("Authentication was refused (exit 3)") + ". Check the client id, secret, scope and tenant, and that the application is granted Lead.Write; then run the same command again.", "bad"
 	case 4:
-		return why("The service or its token endpoint could not be reached (exit 4)") + fmt.Sprintf(". %s rows were not sent; once the service answers, run the same command with --resume.", group(int64(s.NotSent))), "bad"
+		return why("The service or its token endpoint could not be reached (exit 4)") + fmt.Sprintf(". %s rows were not sent; once the service answers, run the same command with --resume.", group(int64(s.NotSent+s.NotReached))), "bad"
 	case 5:
 		return why("Reading the input or writing an output failed during the run (exit 5)") + ". Fix the disk or file problem, then run the same command with --resume: what was written is valid.", "bad"
 	case 130:
-		return fmt.Sprintf("The run was interrupted by a signal (exit 130): %s rows were not sent. Run the same command with --resume to finish.", group(int64(s.NotSent))), "warn"
+		return fmt.Sprintf("The run was interrupted by a signal (exit 130): %s rows were not sent. Run the same command with --resume to finish.", group(int64(s.NotSent+s.NotReached))), "warn"
 	}
 	return fmt.Sprintf("The run ended with exit status %d.", code), "bad"
 }

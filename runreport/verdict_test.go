@@ -24,7 +24,7 @@ func TestVerdict(t *testing.T) {
 		{"validate", report.Summary{Mode: "validate", ExitCode: code(1), RowsRead: 10, Valid: 7, Invalid: 3}, []string{"3 of 10 rows are invalid (exit 1)", "partner"}, "warn"},
 		{"stopped: too many invalid", report.Summary{Mode: "upload", ExitCode: code(1), Stopped: "12 of 40 rows invalid"}, []string{"Nothing was sent (exit 1)", "12 of 40"}, "bad"},
 		{"credentials", report.Summary{Mode: "upload", ExitCode: code(3), Stopped: "authentication failed"}, []string{"exit 3", "secret"}, "bad"},
-		{"outage", report.Summary{Mode: "upload", ExitCode: code(4), NotSent: 12}, []string{"exit 4", "12 rows were not sent", "--resume"}, "bad"},
+		{"outage", report.Summary{Mode: "upload", ExitCode: code(4), NotSent: 12, NotReached: 30}, []string{"exit 4", "42 rows were not sent", "--resume"}, "bad"},
 		{"signal", report.Summary{Mode: "upload", ExitCode: code(130), NotSent: 3}, []string{"exit 130", "--resume"}, "warn"},
 		{"combined, a shard missing", report.Summary{Mode: "upload", RowsRead: 10, Submitted: 5, NotSent: 5}, []string{"exit 1", "5 not sent"}, "warn"},
 	}
