@@ -262,6 +262,11 @@ func (a *Adaptive) Observe(o attemptOutcome) (float64, bool) {
 		if o.Start.After(a.lastCut) {
 			a.epOK++
 		}
+		if o.Op == "preflight" {
+			// The query before the first row is answered at once: as
+			// the base it would make every lead's latency look risen.
+			return a.r, false
+		}
 		lat := o.Latency.Seconds()
 		if a.latency == 0 {
 			a.latency = lat

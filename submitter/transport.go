@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,9 @@ type callRecord struct {
 	errs      []GraphQLError // GraphQL errors of a 2xx reply
 	result    *lead.Result   // the operation's result in a 2xx reply, nil when it has none
 	err       error          // the call failed: *CallError or *AuthError
+	// attemptLatency is the last attempt's latency as the
+	// concurrencyLayer measured it, for the rateLayer above it.
+	attemptLatency time.Duration
 	// failFast stops at the first outage (see CallError.Outage) instead
 	// of retrying it: Preflight wants to know now.
 	failFast bool
@@ -224,6 +228,15 @@ func (l *rateLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	start := l.now()
 	resp, err := l.next.RoundTrip(r)
 	o := attemptOutcome{Start: start, Latency: l.now().Sub(start)}
+	if rec := recordOf(r.Context()); rec != nil {
+		// The service's latency, as the concurrencyLayer measured it:
+		// without the wait for a place in flight (a limit that binds is
+		// no slower service) and the client's own work.
+		o.Op = rec.op
+		if rec.attemptLatency > 0 {
+			o.Latency, rec.attemptLatency = rec.attemptLatency, 0
+		}
+	}
 	var ae *attemptError
 	switch {
 	case errors.As(err, &ae):
@@ -257,10 +270,28 @@ func (l *concurrencyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	start := l.now()
+	// The service's time: from the request written to the reply's first
+	// byte, when both are known. The client's own work (encoding, waiting
+	// for a connection, reading and decoding the body) is left out: on a
+	// busy client machine it grows with the calls in flight, and would
+	// look like a queue in the service.
+	var wrote, first atomic.Int64
+	r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(l.now().UnixNano())
+			}
+		},
+		GotFirstResponseByte: func() { first.Store(l.now().UnixNano()) },
+	}))
 	resp, err := l.next.RoundTrip(r)
 	o := attemptOutcome{Start: start, Latency: l.now().Sub(start)}
+	if w, f := wrote.Load(), first.Load(); w != 0 && f > w {
+		o.Latency = time.Duration(f - w)
+	}
 	if rec := recordOf(r.Context()); rec != nil {
 		o.Op = rec.op
+		rec.attemptLatency = o.Latency
 	}
 	learn := r.Context().Err() == nil
 	var ae *attemptError

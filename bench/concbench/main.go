@@ -1,0 +1,481 @@
+// Command concbench measures how `bulkload upload` finds the concurrency a
+// slow service takes (--concurrency auto, the default), against `bulkload
+// sim` in a separate process, with no tuning flag on the upload. For each
+// scenario it starts a fresh simulator, starts an upload of a large file,
+// polls the simulator's counters (GET /_sim/stats?requests: answers by
+// status, and the capacity gate's queue wait, shed and calls in flight)
+// four times a second, interrupts the upload after the scenario's time
+// (or lets it finish, for the fast scenario) and prints one row of figures:
+//
+//   - steady state: 2xx answers a second over the last third of the run,
+//     as % of the aim (K/L for a capacity, R for a rate limit);
+//   - the mean queue wait inside the simulator over the same span, as % of
+//     L; the shares of 503 (shed) and 429 answers over the whole run;
+//   - the time from the start until a second's 2xx first reach 90% of the
+//     steady state;
+//   - for a capacity that changes: the time from the change until the
+//     first 2 s whose mean queue wait is at most 10% of L;
+//   - the limit the upload ended with and what bound it (its summary JSON),
+//     its CPU time and peak RSS (rusage).
+//
+// The counters polled go to OUT/conc-NAME.samples.csv.
+//
+//	concbench -bulkload bench/out/bulkload -input bench/out/conc-leads.csv -fast-input bench/out/conc-fast-10000.csv
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// scenario is one measurement.
+type scenario struct {
+	name     string
+	what     string
+	lat, jit time.Duration // createLead and submitLead: lat - jit/2 + [0, jit)
+	capacity int           // 0: none
+	queue    int           // --queue-limit
+	capAfter int           // the capacity changes to this at changeAt
+	changeAt time.Duration
+	rate     float64 // --rate-limit
+	aim      float64 // calls/s
+	duration time.Duration
+	upload   []string // flags beyond the connection's (only where the aim needs one)
+	complete bool     // the upload runs to its end (fast scenario)
+}
+
+func scenarios() []scenario {
+	return []scenario{
+		{name: "cap64", what: "L 1 s ±0.2, K 64, queue 64", lat: time.Second, jit: 400 * time.Millisecond, capacity: 64, queue: 64, aim: 64, duration: 40 * time.Second},
+		{name: "cap256", what: "L 2 s, K 256, queue 256", lat: 2 * time.Second, capacity: 256, queue: 256, aim: 128, duration: 50 * time.Second},
+		{name: "cap8", what: "L 20 ms, K 8, queue 8", lat: 20 * time.Millisecond, capacity: 8, queue: 8, aim: 400, duration: 30 * time.Second},
+		{name: "rate150", what: "L 300 ms ±100, R 150/s, K none", lat: 300 * time.Millisecond, jit: 200 * time.Millisecond, rate: 150, aim: 150, duration: 40 * time.Second},
+		{name: "halve", what: "L 1 s ±0.2, K 64 → 32 at 25 s, queue 32", lat: time.Second, jit: 400 * time.Millisecond, capacity: 64, queue: 32, capAfter: 32, changeAt: 25 * time.Second, aim: 32, duration: 45 * time.Second},
+		{name: "mem512", what: "L 1 s, K none, --max-concurrency 512 --rate 0", lat: time.Second, aim: 512, duration: 30 * time.Second, upload: []string{"--max-concurrency", "512", "--rate", "0"}},
+		{name: "fast", what: "no latency, no limit, 10,000 leads, defaults", complete: true, duration: 3 * time.Minute},
+		{name: "fast8", what: "the same, --concurrency 8 (the old default)", complete: true, duration: 3 * time.Minute, upload: []string{"--concurrency", "8"}},
+	}
+}
+
+// sample is the simulator's counters at t after the upload's start.
+type sample struct {
+	t                   time.Duration
+	ok, r429, r503, oth int
+	admitted            int64
+	waitSeconds         float64
+	inFlight            int
+}
+
+// result is one scenario's figures.
+type result struct {
+	sc                 scenario
+	samples            []sample
+	calls              int
+	steady, waitPct    float64
+	t90, backUnder     time.Duration
+	share503, share429 float64
+	limit, peak        int
+	boundKind, bound   string
+	cpu                time.Duration
+	rssMiB             float64
+	wall               time.Duration
+	rows               int
+	exit               int
+	peakSimInFlight    int
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("concbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bin := fs.String("bulkload", "", "path of the bulkload binary (required)")
+	input := fs.String("input", "", "lead file to upload, large enough to outlast every timed scenario (required)")
+	fastInput := fs.String("fast-input", "", "lead file of the fast scenarios, uploaded to its end (required for fast, fast8)")
+	names := fs.String("scenarios", "cap64,cap256,cap8,rate150,halve,mem512,fast,fast8", "comma-separated scenarios")
+	port := fs.Int("port", 18897, "loopback port of the simulator")
+	outDir := fs.String("out", "bench/out", "directory for logs, results and summaries")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *bin == "" || *input == "" {
+		fmt.Fprintln(stderr, "concbench: -bulkload and -input are required")
+		return 2
+	}
+	known := map[string]scenario{}
+	for _, sc := range scenarios() {
+		known[sc.name] = sc
+	}
+	var results []result
+	for _, name := range strings.Split(*names, ",") {
+		sc, ok := known[strings.TrimSpace(name)]
+		if !ok {
+			fmt.Fprintf(stderr, "concbench: unknown scenario %q\n", name)
+			return 2
+		}
+		in := *input
+		if sc.complete {
+			in = *fastInput
+			if in == "" {
+				fmt.Fprintln(stderr, "concbench: -fast-input is required for", sc.name)
+				return 2
+			}
+		}
+		fmt.Fprintf(stderr, "== %s: %s, %v\n", sc.name, sc.what, sc.duration)
+		res, err := measure(ctx, sc, *bin, in, *port, *outDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "concbench: %s: %v\n", sc.name, err)
+			return 1
+		}
+		results = append(results, res)
+	}
+	printTable(stdout, results)
+	return 0
+}
+
+func measure(ctx context.Context, sc scenario, bin, input string, port int, outDir string) (result, error) {
+	res := result{sc: sc}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	base := "http://" + addr
+	simArgs := []string{"sim", "--addr", addr, "--log-level", "warn"}
+	if sc.lat > 0 {
+		fixed := sc.lat - sc.jit/2
+		simArgs = append(simArgs, "--create-latency", fixed.String(), "--submit-latency", fixed.String())
+		if sc.jit > 0 {
+			simArgs = append(simArgs, "--create-jitter", sc.jit.String(), "--submit-jitter", sc.jit.String())
+		}
+	}
+	if sc.capacity > 0 {
+		simArgs = append(simArgs, "--capacity", fmt.Sprint(sc.capacity), "--queue-limit", fmt.Sprint(sc.queue))
+	}
+	if sc.changeAt > 0 {
+		simArgs = append(simArgs, "--capacity-change", fmt.Sprintf("%d@%v", sc.capAfter, sc.changeAt))
+	}
+	if sc.rate > 0 {
+		simArgs = append(simArgs, "--rate-limit", fmt.Sprint(sc.rate))
+	}
+	if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+		conn.Close()
+		return res, fmt.Errorf("port %d is already in use: stop what listens there or pass -port", port)
+	}
+	simLog, err := os.Create(filepath.Join(outDir, "conc-"+sc.name+".sim.log"))
+	if err != nil {
+		return res, err
+	}
+	defer simLog.Close()
+	sim := exec.CommandContext(ctx, bin, simArgs...)
+	sim.Stdout, sim.Stderr = simLog, simLog
+	if err := sim.Start(); err != nil {
+		return res, fmt.Errorf("start simulator: %w", err)
+	}
+	simStart := time.Now()
+	defer func() {
+		_ = sim.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = sim.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = sim.Process.Kill()
+			<-done
+		}
+	}()
+	if err := waitPort(addr, 10*time.Second); err != nil {
+		return res, err
+	}
+
+	results := filepath.Join(outDir, "conc-"+sc.name+".results.csv")
+	summary := filepath.Join(outDir, "conc-"+sc.name+".summary.json")
+	_ = os.Remove(summary)
+	upLog, err := os.Create(filepath.Join(outDir, "conc-"+sc.name+".upload.log"))
+	if err != nil {
+		return res, err
+	}
+	defer upLog.Close()
+	upArgs := []string{"upload", "--endpoint", base + "/graphql", "--auth-url", base,
+		"--tenant-id", "sim-tenant", "--client-id", "bulkload-sim-client", "--app-id", "sim-debt-core",
+		"--progress", "off", "--drain-timeout", "10s", "--overwrite", "--results", results, "--summary-json", summary}
+	upArgs = append(append(upArgs, sc.upload...), input)
+	up := exec.CommandContext(ctx, bin, upArgs...)
+	up.Env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret")
+	up.Stdout, up.Stderr = upLog, upLog
+	if err := up.Start(); err != nil {
+		return res, fmt.Errorf("start upload: %w", err)
+	}
+	start := time.Now()
+	upDone := make(chan error, 1)
+	go func() { upDone <- up.Wait() }()
+
+	// The simulator's clock of --capacity-change starts with its process;
+	// the figures count from the upload's start.
+	offset := start.Sub(simStart)
+	client := &http.Client{Timeout: 2 * time.Second}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(sc.duration)
+	ended := false
+loop:
+	for {
+		select {
+		case <-tick.C:
+			s, err := poll(client, base)
+			if err != nil {
+				continue // a slow answer under load: the next one will do
+			}
+			s.t = time.Since(start)
+			res.samples = append(res.samples, s)
+			res.peakSimInFlight = max(res.peakSimInFlight, s.inFlight)
+		case <-deadline:
+			break loop
+		case err := <-upDone:
+			upDone <- err
+			ended = true
+			break loop
+		}
+	}
+	if ended && !sc.complete {
+		return res, fmt.Errorf("upload ended before the scenario did: see %s", upLog.Name())
+	}
+	if !ended {
+		if sc.complete {
+			_ = up.Process.Kill()
+			return res, fmt.Errorf("upload did not finish within %v", sc.duration)
+		}
+		_ = up.Process.Signal(os.Interrupt)
+	}
+	var waitErr error
+	select {
+	case waitErr = <-upDone:
+	case <-time.After(30 * time.Second):
+		_ = up.Process.Kill()
+		waitErr = <-upDone
+	}
+	res.wall = time.Since(start)
+	res.exit = exitCode(waitErr)
+	if ru, ok := up.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		res.rssMiB = float64(ru.Maxrss) / 1024 // KiB on Linux
+	}
+	if s, err := poll(client, base); err == nil {
+		s.t = time.Since(start)
+		res.samples = append(res.samples, s)
+	}
+	if b, err := os.ReadFile(summary); err == nil {
+		var sum struct {
+			RowsRead    int `json:"rowsRead"`
+			Concurrency *struct {
+				Limit        int `json:"limit"`
+				PeakInFlight int `json:"peakInFlight"`
+			} `json:"concurrency"`
+			BoundBy *struct {
+				Kind string `json:"kind"`
+				Text string `json:"text"`
+			} `json:"boundBy"`
+		}
+		if json.Unmarshal(b, &sum) == nil {
+			res.rows = sum.RowsRead
+			if sum.Concurrency != nil {
+				res.limit, res.peak = sum.Concurrency.Limit, sum.Concurrency.PeakInFlight
+			}
+			if sum.BoundBy != nil {
+				res.boundKind, res.bound = sum.BoundBy.Kind, sum.BoundBy.Text
+			}
+		}
+	}
+	res.figures(offset)
+	return res, writeSamples(filepath.Join(outDir, "conc-"+sc.name+".samples.csv"), res.samples)
+}
+
+// writeSamples writes the counters polled, one line per poll.
+func writeSamples(path string, ss []sample) error {
+	var b strings.Builder
+	b.WriteString("t_s,ok,status_429,status_503,other,admitted,queue_wait_s,in_flight\n")
+	for _, s := range ss {
+		fmt.Fprintf(&b, "%.3f,%d,%d,%d,%d,%d,%.3f,%d\n", s.t.Seconds(), s.ok, s.r429, s.r503, s.oth, s.admitted, s.waitSeconds, s.inFlight)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// figures computes the result's figures from its samples.
+func (r *result) figures(offset time.Duration) {
+	s := r.samples
+	if len(s) < 2 {
+		return
+	}
+	last := s[len(s)-1]
+	r.calls = last.ok + last.r429 + last.r503 + last.oth
+	if r.calls > 0 {
+		r.share503 = 100 * float64(last.r503) / float64(r.calls)
+		r.share429 = 100 * float64(last.r429) / float64(r.calls)
+	}
+	// Steady state: the last third of the run (of the polls while the
+	// upload ran: the last poll, after it ended, is left out of the span
+	// of a run that was interrupted).
+	end := len(s) - 1
+	if !r.sc.complete && end > 1 {
+		end--
+	}
+	to := s[end]
+	from := s[0]
+	for _, x := range s[:end+1] {
+		if x.t <= to.t*2/3 {
+			from = x
+		}
+	}
+	if r.sc.complete {
+		from = s[0]
+	}
+	if span := (to.t - from.t).Seconds(); span > 0 {
+		r.steady = float64(to.ok-from.ok) / span
+	}
+	if n := to.admitted - from.admitted; n > 0 && r.sc.lat > 0 {
+		r.waitPct = 100 * (to.waitSeconds - from.waitSeconds) / float64(n) / r.sc.lat.Seconds()
+	}
+	// Time to 90% of the steady state: the first second whose 2xx reach it.
+	r.t90 = -1
+	j := 0
+	for i := range s {
+		for s[i].t-s[j].t > time.Second {
+			j++
+		}
+		if el := (s[i].t - s[j].t).Seconds(); el >= 0.9 && float64(s[i].ok-s[j].ok)/el >= 0.9*r.steady {
+			r.t90 = s[i].t
+			break
+		}
+	}
+	// Back from a capacity change: the first 2 s from the change on whose
+	// mean queue wait is at most 10% of L.
+	if r.sc.changeAt > 0 {
+		at := r.sc.changeAt - offset
+		r.backUnder = -1
+		for i := range s {
+			if s[i].t < at {
+				continue
+			}
+			k := i
+			for k < len(s)-1 && s[k].t < s[i].t+2*time.Second {
+				k++
+			}
+			if s[k].t < s[i].t+2*time.Second {
+				break
+			}
+			n := s[k].admitted - s[i].admitted
+			if n > 0 && (s[k].waitSeconds-s[i].waitSeconds)/float64(n) <= 0.1*r.sc.lat.Seconds() {
+				r.backUnder = max(s[i].t-at, 0)
+				break
+			}
+		}
+	}
+}
+
+func printTable(w io.Writer, rs []result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tservice\tsteady/s\t% of aim\tlimit (peak)\tbound by\t503 %\t429 %\tqueue wait % of L\tto 90%\tback ≤10%\tCPU s\tRSS MiB\texit\t")
+	for _, r := range rs {
+		aim := "-"
+		if r.sc.aim > 0 {
+			aim = fmt.Sprintf("%.1f%% of %.0f", 100*r.steady/r.sc.aim, r.sc.aim)
+		}
+		if r.sc.complete {
+			aim = fmt.Sprintf("%d rows in %.2f s = %.0f rows/s", r.rows, r.wall.Seconds(), float64(r.rows)/r.wall.Seconds())
+		}
+		wait, t90, back := "-", "-", "-"
+		if r.sc.lat > 0 && r.sc.capacity > 0 {
+			wait = fmt.Sprintf("%.1f%%", r.waitPct)
+		}
+		if r.t90 > 0 {
+			t90 = fmt.Sprintf("%.1fs", r.t90.Seconds())
+		}
+		if r.sc.changeAt > 0 {
+			back = fmt.Sprintf("%.2fs", r.backUnder.Seconds())
+			if r.backUnder < 0 {
+				back = "never"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%d (%d)\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%.2f\t%.1f\t%d\t\n",
+			r.sc.name, r.sc.what, r.steady, aim, r.limit, r.peak, r.boundKind, r.share503, r.share429, wait, t90, back, r.cpu.Seconds(), r.rssMiB, r.exit)
+	}
+	_ = tw.Flush()
+	for _, r := range rs {
+		fmt.Fprintf(w, "%s: bound by %s (simulator's peak in flight %d)\n", r.sc.name, r.bound, r.peakSimInFlight)
+	}
+}
+
+// poll reads the simulator's answers so far and its capacity gate.
+func poll(c *http.Client, base string) (sample, error) {
+	var s sample
+	resp, err := c.Get(base + "/_sim/stats?requests")
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Requests map[string]map[string]int `json:"requests"`
+		Capacity struct {
+			Admitted         int64   `json:"admitted"`
+			QueueWaitSeconds float64 `json:"queueWaitSeconds"`
+			InFlight         int     `json:"inFlight"`
+		} `json:"capacity"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return s, err
+	}
+	for op, byStatus := range st.Requests {
+		if op == "token" {
+			continue
+		}
+		for status, n := range byStatus {
+			switch {
+			case status == "429":
+				s.r429 += n
+			case status == "503":
+				s.r503 += n
+			case strings.HasPrefix(status, "2"):
+				s.ok += n
+			default:
+				s.oth += n
+			}
+		}
+	}
+	s.admitted, s.waitSeconds, s.inFlight = st.Capacity.Admitted, st.Capacity.QueueWaitSeconds, st.Capacity.InFlight
+	return s, nil
+}
+
+func waitPort(addr string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			conn.Close()
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("simulator did not listen on %s within %v", addr, limit)
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	default:
+		return -1
+	}
+}
