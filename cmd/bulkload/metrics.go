@@ -27,6 +27,14 @@ func (o *metricsOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.jobName, "job-name", "", "the job_name label of the metrics (default: the input's base name without dates: acme_20261122.csv is acme)")
 }
 
+// registerFile registers validate's part of them: the file and its
+// job_name (no Pushgateway: a dry run pushing into the upload's group
+// would hide the upload's figures).
+func (o *metricsOptions) registerFile(fs *flag.FlagSet) {
+	fs.StringVar(&o.file, "metrics-file", "", "write Prometheus metrics to this file for node_exporter's textfile collector, at the end")
+	fs.StringVar(&o.jobName, "job-name", "", "the job_name label of the metrics (default: the input's base name without dates)")
+}
+
 // outputs lists the metrics file for the check of every output before the
 // first call.
 func (o *metricsOptions) outputs() []report.Output {

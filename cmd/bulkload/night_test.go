@@ -89,10 +89,26 @@ func TestInvalidRowsWithinLimitAreNotAFailedRun(t *testing.T) {
 		})
 	}
 
-	// validate's job is to find invalid rows: any one exits 1.
-	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), input)
+	// validate's job is to find invalid rows: any one exits 1. Its
+	// --metrics-file lets a dry-run cron job be monitored.
+	vprom := filepath.Join(dir, "v.prom")
+	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), "--metrics-file", vprom, "--job-name", "acme-dry", input)
 	if res.code != exitRowsFailed {
 		t.Errorf("validate with 3 invalid rows: exit %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	vals, jobs := parseMetrics(t, vprom)
+	for key, want := range map[string]float64{
+		"bulkload_rows_total{status=valid}":   float64(rows - 3),
+		"bulkload_rows_total{status=invalid}": 3,
+		"bulkload_last_run_exit_code":         exitRowsFailed,
+		"bulkload_last_run_success":           0,
+	} {
+		if got, ok := vals[key]; !ok || got != want {
+			t.Errorf("validate --metrics-file: %s = %v (present %v), want %v", key, got, ok, want)
+		}
+	}
+	if !jobs["acme-dry"] {
+		t.Errorf("validate --metrics-file job_name labels %v, want acme-dry", jobs)
 	}
 	// Over --max-invalid nothing is sent, exit 1.
 	before := totalCreates(s)

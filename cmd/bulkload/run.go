@@ -113,7 +113,7 @@ func commands() []command {
 			settings(in.register, auth.register, logs.register, up.register, new(checkOptions).registerFor(true), new(metricsOptions).register)},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
 			[]int{exitOK, exitRowsFailed, exitUsage, exitIO, exitInterrupted},
-			settings(in.register, registerValidateOverwrite(new(bool)), new(checkOptions).registerFor(false), logs.register)},
+			settings(in.register, registerValidateOverwrite(new(bool)), new(checkOptions).registerFor(false), logs.register, new(metricsOptions).registerFile)},
 		{"auth check", "auth check [flags]", "request a token and show its expiry and roles; with --endpoint, run upload's preflight query",
 			[]int{exitOK, exitUsage, exitAuth, exitUnreachable, exitInterrupted},
 			settings(auth.register, logs.register, registerAuthTimeout(new(time.Duration)))},

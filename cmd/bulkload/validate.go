@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/metrics"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/runreport"
 	"github.com/bulkload/bulkload/source"
@@ -39,11 +40,13 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		logs      logOptions
 		overwrite bool
 		checks    checkOptions
+		mets      metricsOptions
 	)
 	in.register(fs)
 	registerValidateOverwrite(&overwrite)(fs)
 	checks.register(fs, false)
 	logs.register(fs)
+	mets.registerFile(fs)
 	pos, _, err := parseSettings(fs, args, e, "validate", 1)
 	if err != nil {
 		return exitFor(e.stderr, err)
@@ -65,7 +68,8 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	budget := newMemoryBudget(e.getenv)
 	defer budget.restore()
 	start := time.Now()
-	sum, provided, unknown, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget)
+	sum, provided, unknown, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget, mets.outputs()...)
+	rec := mets.recorder(pos[0], "")
 	if sum == nil { // stopped before reading: no summary to print
 		code := exitInterrupted
 		if !errors.Is(err, context.Canceled) {
@@ -81,6 +85,7 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 				code = writeSummaryJSON(e, stub, in.summaryJSON, code)
 			}
 			code = writeReport(e, stub, in.report, code)
+			finishValidateMetrics(ctx, log, rec, nil, code)
 		}
 		return code
 	}
@@ -93,8 +98,28 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 		code = writeSummaryJSON(e, sum, in.summaryJSON, code)
 	}
 	code = writeReport(e, sum, in.report, code)
+	finishValidateMetrics(ctx, log, rec, sum, code)
 	logSummary(e, log, sum, code)
 	return code
+}
+
+// finishValidateMetrics writes validate's --metrics-file, once the run's
+// outputs were proven (so that a dry-run cron job is monitored as an
+// upload is): rows valid and invalid, the invalid share, the exit status.
+// A failure is logged and does not change the exit status.
+func finishValidateMetrics(ctx context.Context, log *slog.Logger, rec *metrics.Recorder, sum *report.Summary, code int) {
+	if !rec.Enabled() {
+		return
+	}
+	err := rec.Start()
+	if err == nil {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		err = rec.Finish(pctx, sum, code)
+	}
+	if err != nil {
+		log.Warn("metrics not written", "err", err)
+	}
 }
 
 // validateStatus is the exit status of a validate that read its input
@@ -148,14 +173,14 @@ func rowsStatus(sum *report.Summary, invalidFails bool) int {
 // the summary even when it stops early, so that what was done is reported.
 // It also returns the fields the input's columns provide and its unknown
 // columns.
-func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget) (*report.Summary, []lead.Field, []string, error) {
+func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget, extra ...report.Output) (*report.Summary, []lead.Field, []string, error) {
 	resultsPath := in.resultsPath(name)
 	lock, err := lockResults(resultsPath, "validate")
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer lock.Unlock()
-	if err := in.checkOutputs(name, resultsPath, false, overwrite, "choose another path, or pass --overwrite to replace it and lose its lead ids and bids"); err != nil {
+	if err := in.checkOutputs(name, resultsPath, false, overwrite, "choose another path, or pass --overwrite to replace it and lose its lead ids and bids", extra...); err != nil {
 		return nil, nil, nil, err
 	}
 	src, err := in.open(ctx, name, e.stdin, log, 0, nil, nil)
