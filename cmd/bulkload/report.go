@@ -41,13 +41,18 @@ func runReport(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return exitFor(e.stderr, err)
 	}
-	outs := []report.Output{{Flag: "-o", Path: out}}
-	for _, p := range paths {
-		outs = append(outs, report.Output{Flag: "results file", Path: p, Continues: true})
+	// The results files and the files beside them are only read (they may
+	// be read-only): -o must name none of them.
+	if oi, err := os.Stat(out); err == nil {
+		for _, p := range paths {
+			for _, q := range []string{p, report.MetaPath(p), report.SummaryPath(p)} {
+				if qi, err := os.Stat(q); err == nil && os.SameFile(oi, qi) {
+					return exitFor(e.stderr, usageErrorf("-o %s is %s, which the report reads: choose another path", out, q))
+				}
+			}
+		}
 	}
-	// The results files are listed so that -o naming one of them is
-	// refused; they are only read.
-	if err := report.CheckOutputs("-", outs, false, ""); err != nil {
+	if err := report.CheckOutputs("-", []report.Output{{Flag: "-o", Path: out}}, false, ""); err != nil {
 		return exitFor(e.stderr, usageErrorf("%v", err))
 	}
 	rep, err := loadReport(paths)
