@@ -222,7 +222,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	// Redirects are never followed: the token request carries the client
 	// secret, and a GraphQL request the token and personal data.
-	tokenHTTP := &http.Client{Transport: base, CheckRedirect: refuseRedirect}
+	tokenHTTP := &http.Client{Transport: &tokenReplyLayer{next: base}, CheckRedirect: refuseRedirect}
 	tokens := &tokenCache{
 		conf: clientcredentials.Config{
 			ClientID:     cfg.ClientID,

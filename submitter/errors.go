@@ -169,7 +169,12 @@ type UnreachableError struct {
 // --endpoint http://127.0.0.1:1/graphql: preflight: send request: dial tcp
 // 127.0.0.1:1: connect: connection refused after 1 attempt`.
 func (e *UnreachableError) Error() string {
-	if !e.GraphQL {
+	var tre *TokenReplyError
+	switch {
+	case !e.GraphQL && errors.As(e.Err, &tre):
+		// Reached, and it answered: say what was wrong with the answer.
+		return fmt.Sprintf("token endpoint %s answered with a token that cannot be used: %s %s %s", e.URL, tre.Field, tre.Value, tre.Reason)
+	case !e.GraphQL:
 		return fmt.Sprintf("token endpoint unreachable: %s (check --auth-url and --tenant-id, or --token-url): %v", e.URL, e.Err)
 	}
 	return fmt.Sprintf("service unreachable or not a GraphQL endpoint: %s %s: %v", e.Flag, e.URL, e.Err)

@@ -240,6 +240,12 @@ func (c *tokenCache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 		if c.bg.Err() != nil {
 			return nil, fmt.Errorf("get access token: %w", c.bg.Err())
 		}
+		var tre *TokenReplyError
+		if errors.As(err, &tre) {
+			// A malformed answer stays malformed: no retry.
+			c.log.Error("token endpoint's answer cannot be used", "field", tre.Field, "reason", tre.Reason)
+			return nil, tre
+		}
 		var rd *redirectError
 		if errors.As(err, &rd) {
 			// Following it would send the client secret to rd.host.
