@@ -211,10 +211,11 @@ func TestNoSensitiveColumns(t *testing.T) {
 			t.Errorf("column %q is the sensitive field %v", col, f)
 		}
 	}
-	// One field per column; Invalid, rendered into the error column; and
-	// Ambiguous, kept in the note column.
-	if n := reflect.TypeFor[Row]().NumField(); n != numColumns+2 {
-		t.Errorf("Row has %d fields, want %d (one per column, Invalid and Ambiguous)", n, numColumns+2)
+	// One field per column; Invalid, rendered into the error column;
+	// Ambiguous, kept in the note column; and Refused, a flag for the
+	// --refusals file, never written.
+	if n := reflect.TypeFor[Row]().NumField(); n != numColumns+3 {
+		t.Errorf("Row has %d fields, want %d (one per column, Invalid, Ambiguous and Refused)", n, numColumns+3)
 	}
 }
 

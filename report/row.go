@@ -156,6 +156,13 @@ type Row struct {
 	// and read back from it (the note's wording is kept for files written
 	// before; --resume checks every failed row either way).
 	Ambiguous bool
+	// Refused marks a failed row the service refused outright: its answer
+	// was about this lead (a GraphQL error, a 4xx), not about the moment
+	// (retries run out, an outage) and not ambiguous. Sending it again
+	// gets the same answer: the partner must fix it. It is not a column of
+	// the results file (the error column says why); upload's --refusals
+	// file holds these rows.
+	Refused bool
 }
 
 // HasLead reports whether this line says the row's lead exists at the

@@ -415,6 +415,7 @@ func (e *engine) create(ctx context.Context, j job, row *report.Row) (res lead.R
 		var ce *submitter.CallError
 		row.Status, row.Error, row.Attempts = report.StatusFailed, err.Error(), call.Attempts
 		row.Ambiguous = j.ambiguous || call.Ambiguous || (errors.As(err, &ce) && ce.Ambiguous)
+		row.Refused = !row.Ambiguous && errors.As(err, &ce) && !ce.Retryable && !ce.Outage && ce.Err == nil && (len(ce.Errors) > 0 || ce.Status >= 400 && ce.Status < 500)
 		e.log.Debug("createLead failed", "row", row.Row, "leadId", row.LeadID, "ambiguous", row.Ambiguous, "err", err)
 		return res, call.Attempts, false, nil
 	}

@@ -309,7 +309,7 @@ func knownSettings() map[string]bool {
 		sim  leadsim.Options
 	)
 	// Commands share some names (tenant-id, app-id): one flag set each.
-	sets := []func(*flag.FlagSet){in.register, auth.register, up.register, logs.register, sim.RegisterFlags,
+	sets := []func(*flag.FlagSet){in.register, in.registerRefusals, auth.register, up.register, logs.register, sim.RegisterFlags,
 		func(fs *flag.FlagSet) { fs.String("addr", "", "") }, registerAuthTimeout(new(time.Duration)),
 		new(metricsOptions).register, registerSummaryFlags(new(summaryOptions))}
 	known := map[string]bool{}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -530,5 +532,78 @@ func TestNotReachedShown(t *testing.T) {
 	}
 	if sj := readSummaryJSON(t, summary); sj["notReached"] != 0.0 {
 		t.Errorf("after --resume notReached = %v, want 0", sj["notReached"])
+	}
+}
+
+// refuser answers createLead for the leadIds in refuse with a GraphQL
+// refusal (BAD_USER_INPUT in a 200 answer), and for those in flaky with
+// 503 (retryable: left for --resume); the rest go to h.
+type refuser struct {
+	h             http.Handler
+	refuse, flaky []string
+}
+
+func (f *refuser) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/graphql" {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte("createLead")) {
+			for _, id := range f.refuse {
+				if bytes.Contains(body, []byte(`"`+id+`"`)) {
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprint(w, `{"errors":[{"message":"loanAmount: over this partner's limit","extensions":{"code":"BAD_USER_INPUT"}}],"data":null}`)
+					return
+				}
+			}
+			for _, id := range f.flaky {
+				if bytes.Contains(body, []byte(`"`+id+`"`)) {
+					http.Error(w, "busy", http.StatusServiceUnavailable)
+					return
+				}
+			}
+		}
+	}
+	f.h.ServeHTTP(w, r)
+}
+
+// TestRefusalsFile: rows the service refused outright go to --refusals in
+// the input's own columns with the service's reason (a file the partner
+// can fix and send again, as Salesforce's error file); rows that failed
+// for the moment (503 until the retries ran out) are not in it: --resume
+// sends those. Invalid rows stay in --rejects.
+func TestRefusalsFile(t *testing.T) {
+	srv, err := leadsim.New(leadsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(&refuser{h: srv.Handler(), refuse: []string{"ACME-000005", "ACME-000017"}, flaky: []string{"ACME-000009"}})
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	s := &sim{Server: srv, url: ts.URL}
+	dir := t.TempDir()
+	input, _ := partnerFileWithInvalid(t, dir, "acme.csv", 3)
+	refusals, rejects := filepath.Join(dir, "acme.refusals.csv"), filepath.Join(dir, "acme.rejects.csv")
+	res := runCLI(t, secretEnv(), checkUploadArgs(s, "--max-attempts", "1", "--results", filepath.Join(dir, "r.csv"), "--rejects", rejects, "--refusals", refusals, input)...)
+	if res.code != exitRowsFailed {
+		t.Fatalf("exit %d, want %d (failed rows)\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	recs := readCSVFile(t, refusals)
+	header := sampleRecords(t)[0]
+	if len(recs) != 3 || recs[0][0] != "error" || !slices.Equal(recs[0][1:], header) {
+		t.Fatalf("refusals file: %d rows, header %v; want the error column, the input's columns and 2 rows", len(recs)-1, recs[0])
+	}
+	id := slices.Index(header, "leadId") + 1
+	for i, want := range []string{"ACME-000005", "ACME-000017"} {
+		if recs[i+1][id] != want || !strings.Contains(recs[i+1][0], "over this partner's limit") {
+			t.Errorf("refusals row %d = %s %q, want %s with the service's reason", i+1, recs[i+1][id], recs[i+1][0], want)
+		}
+	}
+	if rej := readCSVFile(t, rejects); len(rej) != 2 {
+		t.Errorf("rejects file has %d rows, want the 1 invalid", len(rej)-1)
+	}
+	if st, err := os.Stat(refusals); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("refusals file mode %v (%v), want 0600: it holds the partner's data", st, err)
+	}
+	if res := runCLI(t, nil, "upload", "--simulate", "--refusals", filepath.Join(dir, "x.csv"), "-"); res.code != exitUsage || !strings.Contains(res.stderr, "--refusals needs an input file") {
+		t.Errorf("--refusals with standard input: exit %d\n%s", res.code, res.stderr)
 	}
 }

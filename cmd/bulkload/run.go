@@ -110,7 +110,7 @@ func commands() []command {
 	return []command{
 		{"upload", "upload [flags] FILE", "upload FILE to the service (--simulate: to the built-in simulator)",
 			[]int{exitOK, exitRowsFailed, exitUsage, exitAuth, exitUnreachable, exitIO, exitInterrupted},
-			settings(in.register, auth.register, logs.register, up.register, new(checkOptions).registerFor(true), new(metricsOptions).register)},
+			settings(in.register, in.registerRefusals, auth.register, logs.register, up.register, new(checkOptions).registerFor(true), new(metricsOptions).register)},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
 			[]int{exitOK, exitRowsFailed, exitUsage, exitIO, exitInterrupted},
 			settings(in.register, registerValidateOverwrite(new(bool)), new(checkOptions).registerFor(false), logs.register, new(metricsOptions).registerFile)},

@@ -26,13 +26,16 @@ import (
 // inputOptions are the flags of reading and validating, shared by validate
 // and upload, so that upload reads exactly as validate does.
 type inputOptions struct {
-	format      string
-	delimiter   string
-	encoding    string
-	dateOrder   string
-	mapping     string
-	results     string
-	rejects     string
+	format    string
+	delimiter string
+	encoding  string
+	dateOrder string
+	mapping   string
+	results   string
+	rejects   string
+	// refusals is upload's --refusals: the rows the service refused, as
+	// --rejects holds the invalid ones (registered by registerRefusals).
+	refusals    string
 	summaryJSON string
 	// report is --report: the HTML run report, written at the end of every
 	// run that writes a summary.
@@ -77,6 +80,11 @@ func (o *inputOptions) check() error {
 	if o.rejects != "" {
 		if _, _, err := reader.RejectsFormat(o.rejects); err != nil {
 			return usageErrorf("--rejects %v", err)
+		}
+	}
+	if o.refusals != "" {
+		if _, _, err := reader.RejectsFormat(o.refusals); err != nil {
+			return usageErrorf("--refusals %v", err)
 		}
 	}
 	return nil
@@ -126,7 +134,7 @@ func (o *inputOptions) expand(input string, now time.Time) error {
 	paths := []struct {
 		flag string
 		p    *string
-	}{{"--results", &o.results}, {"--rejects", &o.rejects}, {"--summary-json", &o.summaryJSON}, {"--report", &o.report}}
+	}{{"--results", &o.results}, {"--rejects", &o.rejects}, {"--summary-json", &o.summaryJSON}, {"--report", &o.report}, {"--refusals", &o.refusals}}
 	sha := ""
 	for _, x := range paths {
 		if !strings.Contains(*x.p, "{sha}") || sha != "" {
@@ -211,6 +219,7 @@ func (o *inputOptions) checkOutputs(input, results string, continues, overwrite 
 		{Flag: "--rejects", Path: o.rejects},
 		{Flag: "--summary-json", Path: summaryJSON},
 		{Flag: "--report", Path: o.report},
+		{Flag: "--refusals", Path: o.refusals},
 	}, extra...)
 	if err := report.CheckOutputs(input, outs, overwrite, hint); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
@@ -289,4 +298,9 @@ func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, l
 		return nil, err // not the command line's fault: exit 5
 	}
 	return nil, usageErrorf("%v", err)
+}
+
+// registerRefusals registers upload's --refusals.
+func (o *inputOptions) registerRefusals(fs *flag.FlagSet) {
+	fs.StringVar(&o.refusals, "refusals", "", "file for the rows the service refused: the input's columns and its reason, as --rejects (mode 0600)")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/metrics"
+	"github.com/bulkload/bulkload/outfile"
+	"github.com/bulkload/bulkload/reader"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
@@ -75,6 +78,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		mets   metricsOptions
 	)
 	in.register(fs)
+	in.registerRefusals(fs)
 	auth.register(fs)
 	logs.register(fs)
 	up.register(fs)
@@ -96,6 +100,9 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	}
 	if err := checkInputKind("upload", pos[0]); err != nil {
 		return exitFor(e.stderr, err)
+	}
+	if in.refusals != "" && streamed(pos[0]) {
+		return exitFor(e.stderr, usageErrorf("--refusals needs an input file: the refused rows are read again from it at the end, and standard input or a pipe cannot be read twice (the results file lists them: status failed)"))
 	}
 	if err := in.expand(pos[0], e.now()); err != nil {
 		return exitFor(e.stderr, err)
@@ -129,7 +136,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		in.results = strings.TrimSuffix(in.resultsPath(pos[0]), ".results.csv") + ".simulated.results.csv"
 		up.overwrite = !up.resume
 	}
-	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0], mets: &mets}
+	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0], mets: &mets, refusedRows: map[int]string{}}
 	u.metrics = mets.recorder(pos[0], in.shard)
 	code := u.run(ctx)
 	code = u.finishSummary(code)
@@ -239,6 +246,11 @@ type uploader struct {
 	metricsStarted bool
 	sending        bool
 	foreign        bool
+
+	// refusedRows holds, for --refusals, the rows the service refused, by
+	// row number, with its (redacted) reason; refusedMu guards it.
+	refusedMu   sync.Mutex
+	refusedRows map[int]string
 }
 
 // refused reports whether the run was refused before its first call
@@ -407,6 +419,9 @@ func (u *uploader) run(ctx context.Context) int {
 	sum := &res.Summary
 	sum.Resumed = res.Skipped
 	u.summary = sum
+	if err := u.writeRefusals(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if err := u.writeSummary(sum, src, client.Stats(), ic, state, resultsPath); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -441,6 +456,11 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 		OnFinal: func(r report.Row) {
 			done.Add(1)
 			u.metrics.Observe(r)
+			if r.Status == report.StatusFailed && r.Refused && u.in.refusals != "" {
+				u.refusedMu.Lock()
+				u.refusedRows[r.Row] = r.Error
+				u.refusedMu.Unlock()
+			}
 		},
 	}
 	if state != nil {
@@ -875,4 +895,64 @@ func splitCodes(v string) []string {
 		}
 	}
 	return codes
+}
+
+// writeRefusals writes --refusals: the rows of the input the service
+// refused outright (report.Row.Refused), in the input's own columns with
+// the service's reason, the way --rejects holds the invalid rows, so that
+// the partner can fix them and send them again. Rows that failed for the
+// moment (retries run out, an outage, an ambiguous answer) are not in it:
+// --resume sends those. The input file is read again for the rows' text.
+func (u *uploader) writeRefusals() error {
+	if u.in.refusals == "" {
+		return nil
+	}
+	cfg, err := u.in.sourceConfig(u.log)
+	if err != nil {
+		return err
+	}
+	format, comma, err := reader.RejectsFormat(u.in.refusals)
+	if err != nil {
+		return usageErrorf("--refusals %v", err)
+	}
+	r, err := reader.Open(u.input, nil, cfg.Reader)
+	if err != nil {
+		return fmt.Errorf("--refusals: read %s again: %w", u.input, err)
+	}
+	defer r.Close()
+	f, err := outfile.Create(u.in.refusals, 0o600)
+	if err != nil {
+		return fmt.Errorf("--refusals: %w", err)
+	}
+	defer f.Abort()
+	x := reader.NewRejectsAs(f, r, format, comma)
+	u.refusedMu.Lock()
+	refused := u.refusedRows
+	u.refusedMu.Unlock()
+	n := 0
+	for n < len(refused) {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("--refusals: read %s again: %w", u.input, err)
+		}
+		if reason, ok := refused[rec.Row]; ok {
+			if err := x.Write(&rec, reason); err != nil {
+				return fmt.Errorf("--refusals: %w", err)
+			}
+			n++
+		}
+	}
+	if err := x.Flush(); err != nil {
+		return fmt.Errorf("--refusals: %w", err)
+	}
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("--refusals: %w", err)
+	}
+	if n > 0 {
+		u.log.Info("rows the service refused written for the partner to fix", "rows", n, "path", u.in.refusals)
+	}
+	return nil
 }
