@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -187,7 +188,7 @@ func TestUploadShardsPushToTheirOwnGroups(t *testing.T) {
 	pushes := map[string]string{}
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		pushes[r.URL.Path] = r.Method
+		pushes[groupPath(r.URL.Path)] = r.Method
 		mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	}))
@@ -212,4 +213,20 @@ func TestUploadShardsPushToTheirOwnGroups(t *testing.T) {
 	if !maps.Equal(pushes, want) {
 		t.Errorf("pushes = %v, want %v", pushes, want)
 	}
+}
+
+// groupPath is a Pushgateway push path with its grouping labels in name
+// order: client_golang's push builds the path from a map, so the order of
+// job_name and shard varies from run to run (the Pushgateway takes either).
+func groupPath(p string) string {
+	parts := strings.Split(strings.TrimPrefix(p, "/metrics/job/"), "/")
+	if len(parts) < 1 || len(parts)%2 != 1 {
+		return p
+	}
+	var pairs []string
+	for i := 1; i+1 < len(parts); i += 2 {
+		pairs = append(pairs, parts[i]+"/"+parts[i+1])
+	}
+	slices.Sort(pairs)
+	return "/metrics/job/" + strings.Join(append([]string{parts[0]}, pairs...), "/")
 }

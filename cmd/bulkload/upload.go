@@ -425,7 +425,7 @@ func (u *uploader) run(ctx context.Context) int {
 	if err := u.writeSummary(sum, src, client.Stats(), ic, state, resultsPath); err != nil && runErr == nil {
 		runErr = err
 	}
-	if u.up.resume {
+	if u.up.resume && res.Skipped > 0 {
 		u.log.Info("--resume: rows finished in an earlier run were not sent again", "rows", res.Skipped)
 	}
 	if res.Compacted {
