@@ -37,6 +37,8 @@ type descs struct {
 	concLimit    *prometheus.Desc
 	inFlight     *prometheus.Desc
 	latency      *prometheus.Desc
+	outages      *prometheus.Desc
+	waiting      *prometheus.Desc
 	runStart     *prometheus.Desc
 	runDuration  *prometheus.Desc
 	inProgress   *prometheus.Desc
@@ -64,6 +66,8 @@ func newDescs(constLabels prometheus.Labels) descs {
 		concLimit:    desc("bulkload_concurrency_limit", "The limit on API calls in flight in force (--concurrency: fixed, or learned by auto)."),
 		inFlight:     desc("bulkload_calls_in_flight", "API calls in flight now (HTTP attempts holding a place)."),
 		latency:      desc("bulkload_api_latency_seconds", "Latency of each HTTP attempt that got a reply or timed out, from the request sent to the reply (no backoff, no wait for the rate or a place)."),
+		outages:      desc("bulkload_outages_total", "Outages of the service or its identity provider the run began to wait out."),
+		waiting:      desc("bulkload_outage_waiting", "1 while the run waits out an outage (no new rows are taken), else 0."),
 		runStart:     desc("bulkload_run_start_timestamp_seconds", "When the current or last run started."),
 		runDuration:  desc("bulkload_run_duration_seconds", "How long the current or last run has taken."),
 		inProgress:   desc("bulkload_run_in_progress", "1 while a run goes on, 0 once it ended."),
@@ -88,7 +92,7 @@ type collector struct {
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.d
 	for _, x := range []*prometheus.Desc{d.rows, d.invalidRatio, d.qualified, d.bid, d.calls, d.retries, d.attempts, d.tokens, d.rate,
-		d.concLimit, d.inFlight, d.latency, d.runStart, d.runDuration, d.inProgress, d.lastRunTime, d.lastSuccess, d.lastExitCode, d.lastOK, d.buildInfo} {
+		d.concLimit, d.inFlight, d.latency, d.outages, d.waiting, d.runStart, d.runDuration, d.inProgress, d.lastRunTime, d.lastSuccess, d.lastExitCode, d.lastOK, d.buildInfo} {
 		ch <- x
 	}
 }
@@ -173,6 +177,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstHistogram(d.latency, uint64(st.AttemptLatency.Count()), st.AttemptLatency.SumSeconds, buckets, job)
 	}
+	counter(d.outages, float64(st.Outages))
+	waiting := 0.0
+	if st.OutageWaiting && !finished {
+		waiting = 1
+	}
+	gauge(d.waiting, waiting)
 
 	if !start.IsZero() {
 		gauge(d.runStart, float64(start.UnixMilli())/1e3)

@@ -187,6 +187,11 @@ type Summary struct {
 	// sample a second, downsampled for long runs; nil for validate, for a
 	// run that stopped before sending, and for a combined summary.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Outages lists, in order, the spans of an upload in which the service
+	// or its identity provider was away and the run waited (no new rows,
+	// rows in flight not charged attempts); absent when there were none.
+	// The HTML report marks them on its timeline.
+	Outages []Outage `json:"outages,omitempty"`
 
 	// Notes are what a combined summary (bulkload summary) could not
 	// count or found missing: a shard without a results file, results
@@ -244,6 +249,39 @@ type Rate struct {
 	LimitFound     bool    `json:"limitFound"`
 	Attempts       int     `json:"attempts"`  // HTTP attempts, retries included
 	Status429      int     `json:"status429"` // attempts answered 429
+}
+
+// Outage is one span of an upload in which the lead endpoint or its
+// identity provider was away and the run waited, as the summary and its
+// JSON ("outages") report it.
+type Outage struct {
+	// Start is when the failure that began it happened.
+	Start time.Time `json:"start"`
+	// Seconds is how long it lasted: until an answer came again, or until
+	// the run stopped waiting.
+	Seconds float64 `json:"seconds"`
+	// IdentityProvider reports an outage of the token endpoint; false: of
+	// the lead endpoint.
+	IdentityProvider bool `json:"identityProvider"`
+	// Cause is its first failure, short: "503 temporarily_unavailable",
+	// "502 Bad Gateway", "no reply within 2s", "connection refused".
+	Cause string `json:"cause"`
+	// StoppedRun reports that the run stopped in it (longer than
+	// --outage-wait, or a signal while it waited); false: waited out.
+	StoppedRun bool `json:"stoppedRun"`
+}
+
+// String is the summary's line, e.g. "02:31:07 the identity provider, 14 s
+// (503 temporarily_unavailable): waited out".
+func (o Outage) String() string {
+	who, end := "the service", "waited out"
+	if o.IdentityProvider {
+		who = "the identity provider"
+	}
+	if o.StoppedRun {
+		end = "the run stopped"
+	}
+	return fmt.Sprintf("%s %s, %.0f s (%s): %s", o.Start.Format(time.TimeOnly), who, o.Seconds, o.Cause, end)
 }
 
 // Share429 is the share of attempts answered 429, in percent.
@@ -619,6 +657,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if s.BoundBy != nil {
 			fmt.Fprintf(&b, "  %-16s %s\n", "bound by", s.BoundBy.Text)
 		}
+	}
+	for _, o := range s.Outages {
+		fmt.Fprintf(&b, "  %-16s %s\n", "outage", o)
 	}
 	if s.Unknown != 0 {
 		line("unknown status", s.Unknown, "")

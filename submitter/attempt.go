@@ -28,6 +28,9 @@ type attemptError struct {
 	outage     bool  // see CallError.Outage
 	timeout    bool  // no reply within the attempt's timeout
 	err        error // network error, or what is wrong with the reply
+	// timedOut is the attempt's deadline when it passed with no reply (the
+	// outage's cause names it); 0 otherwise.
+	timedOut time.Duration
 }
 
 // Error is the reason, for logs.
@@ -181,7 +184,7 @@ func classifyFailure(err error) *attemptError {
 	if se.wrote {
 		err = fmt.Errorf("connection lost after the request was sent: %w", err)
 	}
-	return &attemptError{kind: outcomeRetry, ambiguous: mayBeProcessed(0, se.wrote, false), outage: true, timeout: se.timeout > 0, err: err}
+	return &attemptError{kind: outcomeRetry, ambiguous: mayBeProcessed(0, se.wrote, false), outage: true, timeout: se.timeout > 0, err: err, timedOut: se.timeout}
 }
 
 // replyEnvelope is a GraphQL reply as the outcomeLayer reads it.

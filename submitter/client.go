@@ -127,6 +127,15 @@ type Config struct {
 	// Call.Ambiguous). The interface does not show its error codes, so
 	// this is an assumption; nil = DefaultRefusalCodes, split at commas.
 	RefusalCodes []string
+	// OutageWait is how long the run waits out an outage of the service or
+	// its identity provider (see Outage) before every call waiting for it
+	// ends with an *OutageError; default DefaultOutageWait.
+	OutageWait time.Duration
+	// OutageThreshold is how many attempts in a row, across all workers,
+	// failing as outages begin an outage; default DefaultOutageThreshold;
+	// negative: never by count alone (a timeout with nothing answered, a
+	// failed token request and a call about to give up still begin one).
+	OutageThreshold int
 	// Transport is the base transport for the API and the token endpoint;
 	// nil = a clone of http.DefaultTransport keeping 256 idle connections.
 	Transport http.RoundTripper
@@ -174,6 +183,10 @@ type Stats struct {
 	Auto        bool
 	SettledRate float64
 	LimitFound  bool
+	// Outages counts the outages the run has begun to wait out;
+	// OutageWaiting reports that it waits one out now.
+	Outages       int64
+	OutageWaiting bool
 }
 
 // Client calls the Lead Intake Service. Build one per run with New and
@@ -196,6 +209,8 @@ type Client struct {
 	// idle closes the idle keep-alive connections of the transport this
 	// Client made, so that their goroutines end with the run.
 	idle func()
+	// gate is the run's outage state: see Outage.
+	gate *gate
 }
 
 // New validates cfg and builds a Client. It does no network I/O. ctx bounds
@@ -240,6 +255,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		secret:  cfg.ClientSecret,
 		log:     log,
 	}
+	threshold := cfg.OutageThreshold
+	if threshold < 0 {
+		threshold = 0
+	}
 	c := &Client{
 		endpoint:  RedactURL(cfg.Endpoint),
 		tokenURL:  RedactURL(cfg.TokenURL),
@@ -260,6 +279,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	default:
 		c.conc = NewConcurrency(ConcurrencyConfig{Fixed: noConcurrencyLimit, Now: cfg.Now})
 	}
+	c.gate = newGate(ctx, gateConfig{threshold: threshold, wait: cfg.OutageWait, probeBase: cfg.BackoffBase,
+		probeMax: min(cfg.BackoffMax, defaultProbeMax), now: cfg.Now, log: log}, c.probe)
+	tokens.gate = c.gate
 	if cfg.RateAuto {
 		c.auto = NewAdaptive(AutoConfig{Start: cfg.StartRate, Max: cfg.MaxRate, Now: cfg.Now})
 		c.rate = c.auto
@@ -281,6 +303,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		backoffMax:  cfg.BackoffMax,
 		maxBody:     cfg.MaxResponseBytes,
 		refusals:    refusalSet(cfg.RefusalCodes),
+		gate:        c.gate,
 	})
 	// The library's Log field stays unset: it would log the variables.
 	c.gql = graphql.NewClient(cfg.Endpoint, graphql.WithHTTPClient(&http.Client{Transport: tr, CheckRedirect: refuseRedirect}))
@@ -381,6 +404,12 @@ func (cfg *Config) setDefaults() {
 	if cfg.MaxResponseBytes == 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if cfg.OutageWait <= 0 {
+		cfg.OutageWait = DefaultOutageWait
+	}
+	if cfg.OutageThreshold == 0 {
+		cfg.OutageThreshold = DefaultOutageThreshold
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -401,9 +430,61 @@ func (c *Client) Lead(ctx context.Context, id string) (lead.Result, Call, error)
 	return c.call(ctx, "lead", c.leadDoc, "id", id, redactorFrom(ctx))
 }
 
-// Close ends the Client's idle connections (and their goroutines) once the
-// run is over. Calls after Close still work; they open new connections.
-func (c *Client) Close() { c.idle() }
+// Close ends the Client's idle connections (and their goroutines) and its
+// outage probes once the run is over. Calls after Close still work; they
+// open new connections, but no longer wait out an outage.
+func (c *Client) Close() {
+	c.gate.stop()
+	c.gate.close()
+	c.idle()
+}
+
+// WaitUp blocks while the run is in an outage of the service or its
+// identity provider (see Outage): a worker calls it before it takes a new
+// row. It returns nil when the service is there, an error wrapping an
+// *OutageError once the run stopped waiting (the outage wait ran out, or
+// StopWaiting), or ctx's error.
+func (c *Client) WaitUp(ctx context.Context) error { return c.gate.wait(ctx) }
+
+// StopWaiting ends every wait for the service, now and later, with an
+// *OutageError (Stopped unless the outage wait ran out first): the run is
+// stopping and takes no new rows. Calls in flight that are answered go on.
+func (c *Client) StopWaiting() { c.gate.stop() }
+
+// Outages returns the run's outages so far, in order; one going on is last,
+// with End zero. The caller owns the copy.
+func (c *Client) Outages() []Outage { return c.gate.outages() }
+
+// CurrentOutage returns the outage the run waits out now, if any.
+func (c *Client) CurrentOutage() (Outage, bool) { return c.gate.current() }
+
+// probe is the outage gate's probe: a token (from the cache, or one token
+// request), then one attempt of PreflightDocument. It succeeds when the
+// service answers anything but an outage; idp reports that the token
+// endpoint failed, cause names the failure.
+func (c *Client) probe(ctx context.Context) (idp bool, cause string, err error) {
+	if _, err := c.tokens.get(ctx); err != nil {
+		if cause, ok := c.tokens.tokenOutage(err); ok {
+			return true, cause, err
+		}
+		return true, err.Error(), err
+	}
+	var out struct {
+		Typename string `json:"__typename"`
+	}
+	rec := &callRecord{op: "preflight", probe: true}
+	_, err = c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out, redactorFrom(ctx))
+	var ce *CallError
+	switch {
+	case err == nil:
+		return false, "", nil
+	case errors.As(err, &ce) && !ce.Outage && ce.Status != 0:
+		return false, "", nil // an answer: GraphQL errors, 401, 429, 503
+	case errors.As(err, &ce):
+		return false, ce.Message, err
+	}
+	return false, err.Error(), err
+}
 
 // Submit calls submitLead for the lead the service created with this id.
 // Errors are as for Create.
@@ -624,6 +705,8 @@ func (c *Client) Stats() Stats {
 		Concurrency:    c.conc.Snapshot(),
 		AttemptLatency: c.stats.attemptLatency.load(),
 	}
+	s.Outages = c.gate.started.Load()
+	_, s.OutageWaiting = c.gate.current()
 	if c.auto != nil {
 		s.Auto = true
 		s.SettledRate, s.LimitFound = c.auto.Settled()

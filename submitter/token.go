@@ -71,6 +71,10 @@ type tokenCache struct {
 	secret  string
 	log     *slog.Logger
 	fetched atomic.Int64
+	// gate, when set, hears of token requests that fail as an outage; a
+	// fetch then gives up at its first such failure when no valid token
+	// is left, and the gate's probes take over.
+	gate *gate
 
 	mu        sync.Mutex
 	cur       string    // current access token, "" when none
@@ -206,8 +210,40 @@ func (c *tokenCache) run(f *tokenFetch) {
 	}
 	c.inflight = nil
 	c.mu.Unlock()
+	if err == nil && c.gate != nil {
+		c.gate.tokenFetched()
+	}
 	f.tok, f.err = tok, err
 	close(f.done)
+}
+
+// noValidToken reports whether no token is left to send: none, or past
+// the time to stop using it.
+func (c *tokenCache) noValidToken() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur == "" || !c.now().Before(c.hardAt)
+}
+
+// tokenOutage reports whether a failed token request says the identity
+// provider is away (a 5xx, no reply, a refused connection), and names the
+// failure in a few words. A 408 or 429 is the endpoint asking to slow down.
+func (c *tokenCache) tokenOutage(err error) (string, bool) {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.Response != nil {
+		st := re.Response.StatusCode
+		cause := strconv.Itoa(st)
+		if re.ErrorCode != "" {
+			cause += " " + re.ErrorCode
+		} else if t := http.StatusText(st); t != "" {
+			cause += " " + t
+		}
+		return cause, st >= 500
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no reply within " + c.timeout.String(), true
+	}
+	return networkCause(err), true
 }
 
 // fetch requests a token, retrying network errors, 429 and 5xx with
@@ -264,9 +300,15 @@ func (c *tokenCache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 			c.log.Error("token request failed", "err", last.Error())
 			return nil, fmt.Errorf("get access token: TLS failed, check the token URL's scheme and the server's certificate: %w", last)
 		}
-		c.log.Warn("token request failed", "attempt", attempt, "err", last.Error())
 		seen := last
 		f.last.Store(&seen)
+		if cause, outage := c.tokenOutage(err); outage && c.gate != nil && c.gate.tokenFailed(cause, c.noValidToken()) {
+			// The run waits the outage out; the gate's probes fetch the
+			// next token.
+			c.log.Debug("token request failed during an outage", "attempt", attempt, "err", last.Error())
+			return nil, fmt.Errorf("get access token: %w", last)
+		}
+		c.log.Warn("token request failed", "attempt", attempt, "err", last.Error())
 	}
 	return nil, fmt.Errorf("get access token: %d attempts failed, last: %w", c.retries+1, last)
 }

@@ -36,6 +36,10 @@ type callRecord struct {
 	// failFast stops at the first outage (see CallError.Outage) instead
 	// of retrying it: Preflight wants to know now.
 	failFast bool
+	// probe makes one attempt (and one more after a 401) and tells the
+	// outage gate nothing: it is the gate's probe, whose result the gate
+	// reads.
+	probe bool
 }
 
 // fail records err as the call's outcome and returns it.
@@ -66,11 +70,15 @@ type layers struct {
 	backoffMax  time.Duration
 	maxBody     int64
 	refusals    map[string]bool
+	gate        *gate
 }
 
 // newTransport composes the layers, outermost first. The result is safe
 // for concurrent use.
 func newTransport(l layers) http.RoundTripper {
+	if l.now == nil {
+		l.now = time.Now
+	}
 	var rt http.RoundTripper = &bodyLimitLayer{next: l.base, max: l.maxBody}
 	rt = &deadlineLayer{next: rt, timeout: l.callTimeout}
 	rt = &outcomeLayer{next: rt, now: l.now, refusals: l.refusals}
@@ -82,7 +90,7 @@ func newTransport(l layers) http.RoundTripper {
 	rt = &concurrencyLayer{next: rt, conc: conc, now: l.now, hist: &l.stats.attemptLatency}
 	rt = &authLayer{next: rt, tokens: l.tokens}
 	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log, waiting: l.rateWait}
-	return &retryLayer{next: rt, log: l.log, answered: &l.stats.answered, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax}
+	return &retryLayer{next: rt, log: l.log, answered: &l.stats.answered, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax, gate: l.gate, now: l.now}
 }
 
 // retryLayer makes one GraphQL call of up to MaxAttempts attempts: it
@@ -91,7 +99,13 @@ func newTransport(l layers) http.RoundTripper {
 // at once (the authLayer has dropped the token). 429s do not use up
 // MaxAttempts: while other calls are answered, the service is working and
 // only busy, and the row is throttled, not failed; without that, at most
-// throttledAttemptsFactor×MaxAttempts 429s in a row. It rewinds the
+// throttledAttemptsFactor×MaxAttempts 429s in a row. It tells the outage
+// gate how each attempt went; during an outage an attempt that fails as
+// one, or finds no token, does not use up MaxAttempts: the call waits for
+// the gate to open and tries again (or ends with an *OutageError when the
+// run stops waiting). Once the gate is armed, an outage-class failure is
+// retried even when its kind is not (a 404, a reply that is not GraphQL):
+// the endpoint answered before, so it is away, not wrong. It rewinds the
 // request body for every attempt and records the call's outcome.
 type retryLayer struct {
 	next        http.RoundTripper
@@ -99,6 +113,8 @@ type retryLayer struct {
 	answered    *atomic.Int64 // replies of the Client's calls other than 429
 	maxAttempts int
 	base, max   time.Duration
+	gate        *gate // nil: no outage handling
+	now         func() time.Time
 }
 
 // RoundTrip performs one GraphQL call with all its attempts.
@@ -113,9 +129,18 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, rec.fail(&CallError{Op: rec.op, Message: "read request body", Err: err})
 	}
-	reauthed, throttled, stalled := false, 0, 0
+	reauthed, throttled, stalled, waived := false, 0, 0, 0
 	seen := l.answered.Load()
+	g := l.gate
+	if rec.probe {
+		g = nil
+	}
+	// streak is when this call's outage-class failures in a row began;
+	// waitedOut is set once the call has waited out an outage.
+	var streak time.Time
+	waitedOut := false
 	for {
+		start := l.now()
 		resp, err := l.next.RoundTrip(body.request(ctx, req))
 		var ae *attemptError
 		if errors.As(err, &ae) || err == nil {
@@ -131,14 +156,66 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, rec.fail(interrupted(rec, ctx.Err()))
 		case err == nil:
+			if g != nil {
+				g.answered(start)
+			}
 			return resp, nil
 		case ae == nil:
+			if g != nil && isTokenOutage(err) && g.inOutage() {
+				// No token: the identity provider is away; the call waits.
+				if werr := g.wait(ctx); werr != nil {
+					return nil, rec.fail(outageStop(rec, werr))
+				}
+				continue
+			}
 			return nil, rec.fail(unattempted(rec, ctx, err))
 		case ae.kind == outcomeReauth && !reauthed:
+			if g != nil {
+				g.answered(start)
+			}
 			reauthed = true
 			l.log.Debug("401 from the lead endpoint; renewing the token", "op", rec.op, "attempt", rec.attempts)
 			continue
-		case ae.kind != outcomeRetry:
+		case rec.probe:
+			return nil, rec.fail(callError(rec, ae, false))
+		case rec.failFast && ae.outage:
+			return nil, rec.fail(callError(rec, ae, ae.kind == outcomeRetry))
+		}
+		retryable := ae.kind == outcomeRetry
+		switch {
+		case g == nil:
+		case !ae.outage:
+			g.answered(start)
+			streak = time.Time{}
+		default:
+			cause := attemptCause(ae)
+			if streak.IsZero() {
+				streak = start
+			}
+			// A call that has waited out an outage once does not begin
+			// another on its own evidence: if the probes found the service
+			// answering and this call still fails, its attempts count.
+			down, silent := g.failed(cause, ae.timedOut > 0 && !waitedOut, start)
+			if !down && (silent || (!waitedOut && rec.attempts-throttled-waived >= l.maxAttempts && !g.answeredSince(streak))) {
+				// No reply while nothing else was answered, or giving up
+				// now would fail the row while nothing sent since its
+				// trouble began was answered: a probe tells whether the
+				// service is away.
+				down = g.confirm(ctx, cause, streak)
+			}
+			if down {
+				waived++ // not the row's attempt to lose: the service is away
+				if werr := g.wait(ctx); werr != nil {
+					return nil, rec.fail(outageStop(rec, werr))
+				}
+				streak, waitedOut = time.Time{}, true
+				continue
+			}
+			// Once the service has answered, an outage-class failure of any
+			// kind is retried: the endpoint is away, not wrong.
+			retryable = retryable || g.isArmed()
+		}
+		if !retryable {
 			return nil, rec.fail(callError(rec, ae, false))
 		}
 		if ae.status == http.StatusTooManyRequests {
@@ -148,10 +225,10 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			stalled++
 		}
-		if (rec.failFast && ae.outage) || rec.attempts-throttled >= l.maxAttempts || stalled >= throttledAttemptsFactor*l.maxAttempts {
-			return nil, rec.fail(callError(rec, ae, true))
+		if rec.attempts-throttled-waived >= l.maxAttempts || stalled >= throttledAttemptsFactor*l.maxAttempts {
+			return nil, rec.fail(callError(rec, ae, ae.kind == outcomeRetry))
 		}
-		wait := max(backoffDelay(rec.attempts-throttled, l.base, l.max, rand.Float64()), ae.retryAfter)
+		wait := max(backoffDelay(rec.attempts-throttled-waived, l.base, l.max, rand.Float64()), ae.retryAfter)
 		l.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ae.status, "wait", wait, "reason", redactorFrom(ctx).String(ae.Error()))
 		timer := time.NewTimer(wait)
 		select {
@@ -161,6 +238,24 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, rec.fail(interrupted(rec, ctx.Err()))
 		}
 	}
+}
+
+// isTokenOutage reports whether an attempt that could not be made failed
+// for want of a token the identity provider did not give (not refused
+// credentials).
+func isTokenOutage(err error) bool {
+	var te *tokenError
+	return errors.As(err, &te) && !IsFatal(te.err) && !errors.Is(te.err, context.Canceled) && !errors.Is(te.err, context.DeadlineExceeded)
+}
+
+// outageStop is the call's error when it stopped waiting out an outage:
+// werr, the gate's *OutageError, or the call's context ending.
+func outageStop(rec *callRecord, werr error) *CallError {
+	var oe *OutageError
+	if !errors.As(werr, &oe) {
+		return interrupted(rec, werr)
+	}
+	return &CallError{Op: rec.op, Message: oe.Error(), Retryable: true, Attempts: rec.attempts, Ambiguous: rec.ambiguous, Err: oe}
 }
 
 // unattempted is the call's error when no attempt could be made: no token

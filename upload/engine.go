@@ -186,7 +186,7 @@ func (e *engine) runPool(ctx, gctx context.Context, jobs <-chan job, lines chan<
 	for range e.cfg.Concurrency {
 		pool.Go(func() error {
 			for j := range jobs {
-				if ctx.Err() != nil || pctx.Err() != nil {
+				if ctx.Err() != nil || pctx.Err() != nil || !e.waitUp(ctx) {
 					e.notSent.Add(1)
 					continue
 				}
@@ -207,6 +207,38 @@ func (e *engine) runPool(ctx, gctx context.Context, jobs <-chan job, lines chan<
 		e.notSent.Add(1)
 	}
 	return err
+}
+
+// waitUp holds a worker back, before it takes a new row, while the service
+// is away (Config.Gate), and reports whether it may go on. A run that stops
+// waiting, or a stop (ctx), says no.
+func (e *engine) waitUp(ctx context.Context) bool {
+	if e.cfg.Gate == nil {
+		return true
+	}
+	err := e.cfg.Gate.WaitUp(ctx)
+	if err != nil {
+		e.outageStop(err)
+	}
+	return err == nil
+}
+
+// outageStop takes note of a call (or a wait) that ended because the run
+// stopped waiting out an outage: when it lasted too long, the run stops
+// (ErrOutage, exit 4), rows not sent left for --resume. A stop for another
+// reason (a signal, while the call waited) is that reason's.
+func (e *engine) outageStop(err error) {
+	var oe *submitter.OutageError
+	if errors.As(err, &oe) && !oe.Stopped {
+		e.halt(fmt.Errorf("%w: %w; rows not sent stay for --resume", ErrOutage, oe))
+	}
+}
+
+// stopped reports whether err ends a row's work without a final line:
+// refused credentials (the run stops) or an outage the run stopped
+// waiting out. The row counts as not sent; --resume sends it.
+func stopped(err error) bool {
+	return submitter.IsFatal(err) || submitter.IsOutageStop(err)
 }
 
 // writeLines is the one goroutine that owns the results journal. Every
@@ -314,6 +346,10 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		row.Attempts = j.prior.Attempts
 	} else {
 		res, attempts, unverified, err := e.create(ctx, j, &row)
+		if submitter.IsOutageStop(err) {
+			e.outageStop(err)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -360,6 +396,12 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		return nil
 	}
 	res, _, err := e.api.Submit(ctx, row.ID)
+	if submitter.IsOutageStop(err) {
+		// The lead's created line stands: --resume submits it.
+		e.notSent.Add(1)
+		e.outageStop(err)
+		return nil
+	}
 	e.observe(err)
 	if err != nil && e.submittedAlready(err) {
 		row.Status = report.StatusSubmitted
@@ -407,8 +449,10 @@ func (e *engine) create(ctx context.Context, j job, row *report.Row) (res lead.R
 	res, call, err := e.api.Create(ctx, j.input)
 	e.observe(err)
 	if err != nil {
-		if submitter.IsFatal(err) {
-			// No token, so nothing reached the service: --resume sends it.
+		if stopped(err) {
+			// No token, or caught in an outage the run stopped waiting
+			// out: --resume sends it (with the own-lead check, since a
+			// row without a line may have reached the service).
 			e.notSent.Add(1)
 			return res, call.Attempts, false, err
 		}
@@ -486,7 +530,7 @@ func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, wh
 	own, _, err := e.api.Lead(ctx, orig)
 	e.observe(err)
 	switch {
-	case submitter.IsFatal(err):
+	case stopped(err):
 		return res, false, err
 	case err != nil:
 		res.Note += notePrefix + why + "; could not read lead " + orig + " to tell whether it is this row's (" + err.Error() + "): reconcile by leadId]"

@@ -8,9 +8,13 @@
 // It decides which rows end unverified (a duplicate answer after a lost one
 // that cannot be confirmed as the row's own lead, an answer without a
 // result code or lead id that cannot be read back) and which failed rows are
-// marked ambiguous for the next run. It stops taking rows on the first
-// cancellation, when its circuit breaker sees the service gone (too many
-// outages in a row) or when the input cannot be read on, and lets the calls
+// marked ambiguous for the next run. While the service is away (an outage:
+// Config.Gate) its workers take no new rows; a row caught in an outage the
+// run stopped waiting out is left without a line, for --resume, never
+// failed. It stops taking rows on the first cancellation, when the outage
+// lasted too long, when its circuit breaker sees the service gone (too many
+// failed calls in a row, a backstop behind the gate) or when the input
+// cannot be read on, and lets the calls
 // in flight drain within a bound (or cancels them on Abort); at the end it
 // compacts the journal and returns the run's counts.
 //
@@ -41,6 +45,20 @@ type API interface {
 	Create(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error)
 	Submit(ctx context.Context, id string) (lead.Result, submitter.Call, error)
 	Lead(ctx context.Context, id string) (lead.Result, submitter.Call, error)
+}
+
+// Gate holds the rows back while the service or its identity provider is
+// away (an outage): a worker waits on it before it takes a new row, so no
+// row is sent, or charged an attempt, into an outage. *submitter.Client
+// satisfies it (it waits out the outage of the calls in flight itself); it
+// must be safe for concurrent use.
+type Gate interface {
+	// WaitUp blocks while the run is in an outage: nil once the service
+	// is there, an error wrapping a *submitter.OutageError once the run
+	// stopped waiting (too long, or StopWaiting), or ctx's error.
+	WaitUp(ctx context.Context) error
+	// StopWaiting ends every wait, now and later: the run stops.
+	StopWaiting()
 }
 
 // Source yields the input's rows, validated, in input order; io.EOF ends it.
@@ -86,6 +104,11 @@ type Config struct {
 	// in a row, across all workers, failed as an outage
 	// (submitter.IsOutage); Run then returns ErrUnreachable. 0 disables it.
 	MaxConsecutiveFailures int
+	// Gate, when set, holds new rows back during an outage. A call that
+	// ends with a *submitter.OutageError leaves its row without a final
+	// line (not sent, for --resume); one whose outage lasted too long
+	// stops the run (ErrOutage).
+	Gate Gate
 	// Abort, when closed after ctx ended, cancels the calls in flight at
 	// once instead of letting them drain (a second signal). Nil: never.
 	Abort <-chan struct{}
@@ -127,6 +150,11 @@ var ErrCompact = errors.New("compact the results file")
 // ErrUnreachable is wrapped by Run's error when the circuit breaker stopped
 // the run: MaxConsecutiveFailures calls in a row failed as outages.
 var ErrUnreachable = errors.New("service unreachable or not a GraphQL endpoint")
+
+// ErrOutage is wrapped by Run's error when the run stopped because the
+// service or its identity provider stayed away longer than the client
+// would wait (a *submitter.OutageError).
+var ErrOutage = errors.New("outage")
 
 // ErrForeignJournal means the journal of the earlier run (Prior) is not this
 // input's: a row's leadId differs.
@@ -171,6 +199,10 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 		case <-stopCtx.Done():
 		case <-workCtx.Done():
 			return
+		}
+		if cfg.Gate != nil {
+			// No call waits for the service any more: the run stops.
+			cfg.Gate.StopWaiting()
 		}
 		if ctx.Err() == nil {
 			log.Warn("stopping: no new rows are taken; waiting for calls in flight", "drain_timeout", cfg.DrainTimeout, "reason", context.Cause(stopCtx))

@@ -796,3 +796,111 @@ func TestAbortCancelsCallsInFlight(t *testing.T) {
 	}
 	checkAccounting(t, res.Summary)
 }
+
+// fakeGate is an outage gate: closed (waiting) until open is closed, or
+// failing every wait with err once set.
+type fakeGate struct {
+	mu      sync.Mutex
+	open    chan struct{}
+	err     error
+	stopped bool
+}
+
+func (g *fakeGate) WaitUp(ctx context.Context) error {
+	g.mu.Lock()
+	open, err := g.open, g.err
+	g.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *fakeGate) StopWaiting() {
+	g.mu.Lock()
+	g.stopped = true
+	g.mu.Unlock()
+}
+
+// outageStop is a call's error once the run stopped waiting out an outage.
+func outageStop(stopped bool) error {
+	oe := &submitter.OutageError{Outage: submitter.Outage{Start: time.Now(), Cause: "502 Bad Gateway"}, Wait: time.Second, Stopped: stopped}
+	return &submitter.CallError{Op: "createLead", Message: oe.Error(), Attempts: 3, Err: oe}
+}
+
+// TestOutageGate: no row is taken while the gate is shut; a call that ends
+// in an outage the run stopped waiting out leaves its row without a line
+// (not sent, for --resume), never failed, and stops the run with ErrOutage
+// unless the run was stopping anyway.
+func TestOutageGate(t *testing.T) {
+	t.Run("rows wait for the gate", func(t *testing.T) {
+		g := &fakeGate{open: make(chan struct{})}
+		api := &fakeAPI{}
+		cfg := testConfig()
+		cfg.Gate = g
+		done := make(chan struct{})
+		var res Result
+		var err error
+		go func() {
+			defer close(done)
+			res, _, err = run(t, context.Background(), cfg, &fakeSource{items: validItems(5)}, api)
+		}()
+		time.Sleep(50 * time.Millisecond)
+		if created, _, _ := api.calls(); len(created) != 0 {
+			t.Fatalf("%d rows sent while the gate was shut, want none", len(created))
+		}
+		close(g.open)
+		<-done
+		if err != nil || res.Summary.Processed != 5 {
+			t.Fatalf("Run: %v, processed %d, want 5 once the gate opened", err, res.Summary.Processed)
+		}
+	})
+	for _, tc := range []struct {
+		name    string
+		stopped bool
+	}{{"too long: the run stops", false}, {"stopped while waiting: no reason of its own", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &fakeGate{open: make(chan struct{})}
+			close(g.open)
+			var once sync.Once
+			api := &fakeAPI{create: func(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+				if in.LeadID == "L3" {
+					once.Do(func() {
+						g.mu.Lock()
+						g.err = outageStop(tc.stopped).(*submitter.CallError).Err
+						g.mu.Unlock()
+					})
+					return lead.Result{}, submitter.Call{Attempts: 3}, outageStop(tc.stopped)
+				}
+				return lead.Result{ID: "id-" + in.LeadID, ResultCode: 1020}, submitter.Call{Attempts: 1}, nil
+			}}
+			cfg := testConfig()
+			cfg.Concurrency = 1
+			cfg.Gate = g
+			res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(10)}, api)
+			if got := errors.Is(err, ErrOutage); got == tc.stopped {
+				t.Errorf("Run: %v; ErrOutage %v, want %v", err, got, !tc.stopped)
+			}
+			if _, ok := j.last()[3]; ok {
+				t.Errorf("row 3 has a line %v, want none: not sent, for --resume", j.last()[3])
+			}
+			for n, r := range j.last() {
+				if r.Status == report.StatusFailed {
+					t.Errorf("row %d failed: %s", n, r.Error)
+				}
+			}
+			if res.Summary.NotSent == 0 || res.Summary.Failed != 0 {
+				t.Errorf("not sent %d, failed %d: want the rows caught in the outage not sent, none failed", res.Summary.NotSent, res.Summary.Failed)
+			}
+			if !tc.stopped && !g.stopped {
+				t.Error("the run stopped without telling the gate to stop waiting")
+			}
+			checkAccounting(t, res.Summary)
+		})
+	}
+}

@@ -509,7 +509,7 @@ func TestNotReachedShown(t *testing.T) {
 	input := filepath.Join(dir, "big.csv")
 	writeCSV(t, input, big)
 	summary, prom := filepath.Join(dir, "s.json"), filepath.Join(dir, "m.prom")
-	args := uploadArgs(s, "", filepath.Join(dir, "r.csv"), input, "--concurrency", "1", "--max-consecutive-failures", "5", "--summary-json", summary, "--metrics-file", prom)
+	args := uploadArgs(s, "", filepath.Join(dir, "r.csv"), input, "--concurrency", "1", "--max-consecutive-failures", "5", "--outage-wait", "1s", "--summary-json", summary, "--metrics-file", prom)
 	res := runCLI(t, secretEnv(), args...)
 	if res.code != exitUnreachable {
 		t.Fatalf("exit %d, want %d\n%s", res.code, exitUnreachable, res.stderr)

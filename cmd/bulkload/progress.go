@@ -18,13 +18,16 @@ import (
 // progress shows how far an upload is: a one-line bar redrawn on a
 // terminal, or a log line every logEvery for cron jobs and pipes.
 type progress struct {
-	out      io.Writer
-	mode     string // "bar", "log" or "off"
-	log      *slog.Logger
-	done     *atomic.Int64
-	total    func() int64        // estimated rows in the input, -1 unknown
-	rate     func() *report.Rate // the pacing so far; nil: not shown
-	bound    func() string       // calls in flight and what binds them; nil: not shown
+	out   io.Writer
+	mode  string // "bar", "log" or "off"
+	log   *slog.Logger
+	done  *atomic.Int64
+	total func() int64        // estimated rows in the input, -1 unknown
+	rate  func() *report.Rate // the pacing so far; nil: not shown
+	bound func() string       // calls in flight and what binds them; nil: not shown
+	// outage is the sentence of the outage the run waits out now ("" when
+	// none): "waiting for the identity provider (503 since 02:31:07, 14 s)".
+	outage   func() string
 	begin    time.Time
 	quit     chan struct{}
 	finished sync.WaitGroup
@@ -108,7 +111,19 @@ func (p *progress) figures() (int64, float64, float64, time.Duration) {
 	return done, rate, frac, eta
 }
 
+// waiting is the outage sentence, or "".
+func (p *progress) waiting() string {
+	if p.outage == nil {
+		return ""
+	}
+	return p.outage()
+}
+
 func (p *progress) draw() {
+	if w := p.waiting(); w != "" {
+		fmt.Fprintf(p.out, "\r%d rows done  %s   ", p.done.Load(), w)
+		return
+	}
 	done, rate, frac, eta := p.figures()
 	if frac < 0 {
 		fmt.Fprintf(p.out, "\r%d rows done  %.1f rows/s%s   ", done, rate, p.rateNote())
@@ -149,6 +164,10 @@ func (p *progress) rateNote() string {
 
 func (p *progress) logLine() {
 	done, rate, frac, eta := p.figures()
+	if w := p.waiting(); w != "" {
+		p.log.Warn("progress: "+w, "rows_done", done)
+		return
+	}
 	args := []any{"rows_done", done, "rows_per_s", fmt.Sprintf("%.1f", rate)}
 	if frac >= 0 {
 		args = append(args, "pct_done", fmt.Sprintf("%.1f", frac*100), "eta", eta.String())

@@ -63,7 +63,7 @@ func exitMeaning(cmd string, code int) string {
 	case code == exitUnreachable && cmd == "auth check":
 		return "token endpoint unreachable, too slow, or not a token endpoint (check --auth-url and --tenant-id, or --token-url); with --endpoint, the service failed the preflight query as upload's would"
 	case code == exitUnreachable:
-		return "service or token endpoint unreachable, too slow, or not what it should be (check --endpoint, --auth-url/--tenant-id or --token-url); nothing was sent, or rows not sent have no line: rerun the same command with --resume once it answers"
+		return "service or token endpoint unreachable, too slow, or not what it should be (check --endpoint, --auth-url/--tenant-id or --token-url); or it went away mid-run for longer than --outage-wait. Nothing was sent, or rows not sent have no line: rerun the same command with --resume once it answers"
 	case code == exitIO:
 		return "reading the input or writing an output failed during the run (disk, permission, network file system; a gzip stream on standard input corrupt after rows were sent; the input changed while it was read); what was written is valid for --resume"
 	case code == exitInterrupted && cmd == "upload":

@@ -75,11 +75,12 @@ func (o *outageSwitch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.h.ServeHTTP(w, r)
 }
 
-// TestUploadCircuitBreaker: the endpoint goes away mid-run. After
-// --max-consecutive-failures calls in a row fail, no new row is taken, the
-// summary is written and the run exits 4; the rows not sent have no line
-// (they are not marked failed one by one), and --resume sends them once the
-// service is back.
+// TestUploadCircuitBreaker: the endpoint goes away mid-run (404 from the
+// 12th request). After --max-consecutive-failures attempts in a row fail,
+// no new row is taken and the rows in flight wait, charged nothing; when
+// the outage outlasts --outage-wait the run stops: the summary is written,
+// the run exits 4, no row is failed for the service's absence (the rows not
+// sent have no line), and --resume sends them once the service is back.
 func TestUploadCircuitBreaker(t *testing.T) {
 	srv, err := leadsim.New(leadsim.Options{})
 	if err != nil {
@@ -93,27 +94,29 @@ func TestUploadCircuitBreaker(t *testing.T) {
 	results := filepath.Join(dir, "results.csv")
 	summary := filepath.Join(dir, "summary.json")
 	input := filepath.Join(samples, "leads.csv")
-	// One call at a time: the outcomes come in order, so exactly 5 fail.
-	args := uploadArgs(s, "", results, input, "--concurrency", "1", "--max-consecutive-failures", "5", "--summary-json", summary)
+	args := uploadArgs(s, "", results, input, "--concurrency", "1", "--max-consecutive-failures", "5", "--outage-wait", "1s", "--summary-json", summary)
 
 	res := runCLI(t, secretEnv(), args...)
 	if res.code != exitUnreachable {
 		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
 	}
-	if !strings.Contains(res.stderr, "5 calls in a row failed") || !strings.Contains(res.stderr, "--endpoint "+ts.URL+"/graphql") || !strings.Contains(res.stderr, "--resume") {
+	if !strings.Contains(res.stderr, "longer than the outage wait of 1s") || !strings.Contains(res.stderr, "--resume") {
 		t.Errorf("stderr does not say why the run stopped and what to do:\n%s", res.stderr)
 	}
 	rows := readResults(t, results)
+	sj := readSummaryJSON(t, summary)
 	failed := 0
 	for _, r := range rows {
 		if r["status"] == "failed" || r["status"] == "submit_failed" {
 			failed++
 		}
 	}
-	if len(rows) >= 40 || failed != 5 {
-		t.Errorf("%d rows have a line, %d failed: want the run stopped after 5 failures in a row, the rest without a line", len(rows), failed)
+	if len(rows) >= 40 || failed != 0 {
+		t.Errorf("%d rows have a line, %d failed: want the run stopped in the outage, no row failed, the rest without a line", len(rows), failed)
 	}
-	sj := readSummaryJSON(t, summary)
+	if o, _ := sj["outages"].([]any); len(o) != 1 || o[0].(map[string]any)["stoppedRun"] != true || o[0].(map[string]any)["cause"] != "404 Not Found" {
+		t.Errorf("summary JSON outages = %v, want the one that stopped the run, caused by 404", sj["outages"])
+	}
 	// The rows left are either read and counted as not sent, or never read
 	// (the producer had not taken them when the breaker tripped: which, is
 	// a matter of timing); either way none has a line and the accounting of

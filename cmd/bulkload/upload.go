@@ -40,6 +40,7 @@ type uploadOptions struct {
 	timeout        time.Duration
 	drainTimeout   time.Duration
 	maxOutages     int
+	outageWait     time.Duration
 	resume         bool
 	overwrite      bool
 	noSubmit       bool
@@ -158,7 +159,8 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for retryable failures (network, 429, 502, 503, 504), the first included")
 	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt")
 	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "how long calls in flight may take to finish after SIGINT/SIGTERM/SIGHUP")
-	fs.IntVar(&up.maxOutages, "max-consecutive-failures", 20, "stop (exit 4) after this many calls in a row failed as if the service were gone (0: never)")
+	fs.IntVar(&up.maxOutages, "max-consecutive-failures", submitter.DefaultOutageThreshold, "an outage begins after this many attempts in a row failed as if the service were gone (0: no count)")
+	fs.DurationVar(&up.outageWait, "outage-wait", submitter.DefaultOutageWait, "how long to wait out an outage of the service or identity provider before stopping (exit 4)")
 	fs.BoolVar(&up.resume, "resume", false, "continue the run recorded in the results file, sending only what is unfinished")
 	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds an earlier upload's outcomes (its leads are sent again)")
 	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (for partners with automatic submission)")
@@ -184,7 +186,9 @@ func (o *uploadOptions) check() error {
 	case o.timeout <= 0:
 		return usageErrorf("--timeout %v: want a positive duration", o.timeout)
 	case o.maxOutages < 0:
-		return usageErrorf("--max-consecutive-failures %d: want 0 (never stop) or more", o.maxOutages)
+		return usageErrorf("--max-consecutive-failures %d: want 0 (no count) or more", o.maxOutages)
+	case o.outageWait < 0:
+		return usageErrorf("--outage-wait %v: want 0 (stop at once) or a positive duration", o.outageWait)
 	case o.resume && o.overwrite:
 		return usageErrorf("--resume and --overwrite contradict each other: --resume continues the results file, --overwrite starts it over; give one")
 	}
@@ -422,7 +426,7 @@ func (u *uploader) run(ctx context.Context) int {
 	if err := u.writeRefusals(); err != nil && runErr == nil {
 		runErr = err
 	}
-	if err := u.writeSummary(sum, src, client.Stats(), ic, state, resultsPath); err != nil && runErr == nil {
+	if err := u.writeSummary(sum, src, client.Stats(), client.Outages(), ic, state, resultsPath); err != nil && runErr == nil {
 		runErr = err
 	}
 	if u.up.resume && res.Skipped > 0 {
@@ -441,12 +445,19 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 	prog := newProgress(u.env.stderr, u.up.progress, u.log, &done, src.EstimatedRows)
 	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.rate) }
 	prog.bound = (&boundTracker{stats: client.Stats, up: u.up}).note
+	prog.outage = func() string {
+		if o, ok := client.CurrentOutage(); ok {
+			return o.Waiting(time.Now())
+		}
+		return ""
+	}
 	prog.start()
 	cfg := upload.Config{
 		Shard:                  u.up.shardOf,
 		Concurrency:            u.up.workers(),
 		DrainTimeout:           u.up.drainTimeout,
 		MaxConsecutiveFailures: u.up.maxOutages,
+		Gate:                   client,
 		Abort:                  abortOf(ctx),
 		NoSubmit:               u.up.noSubmit,
 		AlreadySubmitted:       u.up.alreadyRE,
@@ -614,7 +625,7 @@ func (u *uploader) streamMeta(src *source.Source, m *report.Meta) *report.Meta {
 // settings, the input's identity and columns, call statistics), records the
 // identity of a streamed input beside the results file, and prints and
 // writes the summary. It returns the first error.
-func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st submitter.Stats, ic *inputCheck, state *report.State, resultsPath string) error {
+func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st submitter.Stats, outages []submitter.Outage, ic *inputCheck, state *report.State, resultsPath string) error {
 	stampBuild(sum)
 	sum.Settings = u.settings(resultsPath)
 	sum.InputSHA256 = src.InputSHA256()
@@ -634,6 +645,7 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	sum.APICalls = int(st.Calls)
 	sum.Retries = int(st.Retries)
 	sum.TokensFetched = int(st.TokensFetched)
+	sum.Outages = outagesReport(outages)
 	if st.Attempts > 0 {
 		sum.Rate = rateReport(st, u.up.rate)
 		sum.Concurrency = concurrencyReport(st)
@@ -645,6 +657,22 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	// the run: its results, --summary-json and metrics are still written.
 	_ = printSummary(u.env, sum)
 	return metaErr
+}
+
+// outagesReport is the summary's list of the run's outages.
+func outagesReport(outages []submitter.Outage) []report.Outage {
+	out := make([]report.Outage, 0, len(outages))
+	now := time.Now()
+	for _, o := range outages {
+		out = append(out, report.Outage{
+			Start:            o.Start,
+			Seconds:          o.Length(now).Seconds(),
+			IdentityProvider: o.IdentityProvider,
+			Cause:            o.Cause,
+			StoppedRun:       o.GaveUp,
+		})
+	}
+	return out
 }
 
 // finishSummary writes --summary-json once the exit status is known, with
@@ -702,6 +730,9 @@ func (u *uploader) exitStatus(ctx context.Context, sum *report.Summary, runErr e
 	switch {
 	case submitter.IsFatal(runErr):
 		return u.authFailure(ctx, runErr)
+	case errors.Is(runErr, upload.ErrOutage):
+		fmt.Fprintf(e.stderr, "bulkload: %v; run the same command with --resume once it answers\n", runErr)
+		return exitUnreachable
 	case errors.Is(runErr, upload.ErrUnreachable):
 		fmt.Fprintf(e.stderr, "bulkload: %v; check --endpoint %s, then run the same command with --resume\n", runErr, submitter.RedactURL(u.creds.endpoint))
 		return exitUnreachable
@@ -768,12 +799,14 @@ func (u *uploader) connect(ctx context.Context) (client *submitter.Client, relea
 		ConcurrencyAuto: u.up.concurrency.auto,
 		MaxConcurrency:  u.up.maxConcurrency,
 
-		CallTimeout:    u.up.timeout,
-		CreateDocument: u.up.createDoc,
-		SubmitDocument: u.up.submitDoc,
-		LeadDocument:   u.up.leadDoc,
-		RefusalCodes:   splitCodes(u.up.refusalCodes),
-		Logger:         u.log,
+		CallTimeout:     u.up.timeout,
+		OutageWait:      max(u.up.outageWait, time.Nanosecond), // 0: stop at once
+		OutageThreshold: cmp.Or(u.up.maxOutages, -1),           // 0: no count
+		CreateDocument:  u.up.createDoc,
+		SubmitDocument:  u.up.submitDoc,
+		LeadDocument:    u.up.leadDoc,
+		RefusalCodes:    splitCodes(u.up.refusalCodes),
+		Logger:          u.log,
 
 		AllowInsecureHTTP: u.creds.insecure,
 	})
@@ -874,6 +907,7 @@ func (u *uploader) settings(results string) map[string]any {
 	s["noSubmit"] = u.up.noSubmit
 	s["drainTimeout"] = u.up.drainTimeout.String()
 	s["maxConsecutiveFailures"] = u.up.maxOutages
+	s["outageWait"] = u.up.outageWait.String()
 	s["createDocument"] = u.up.createDoc
 	s["submitDocument"] = u.up.submitDoc
 	s["alreadySubmitted"] = u.up.alreadySubmitted

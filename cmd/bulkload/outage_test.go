@@ -1,0 +1,297 @@
+package main
+
+import (
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// The outage tests of issue 17 scale its figures down, the behaviour being
+// the same: a 12 s identity provider outage and a 20 s lead endpoint outage
+// become 3 s, with 2 s tokens (which expire in the outage) and --max-attempts
+// 2 (a row's own retries could not ride the outage out); the hang uses
+// --timeout 2s and --outage-wait 1s. Outage windows count from the
+// simulator's start, so it uses the committed test key: making a key would
+// take a second or more of it under -race.
+
+// testSigningKey is leadsim's committed test key.
+func testSigningKey(t testing.TB) *rsa.PrivateKey {
+	t.Helper()
+	b, err := os.ReadFile("../../leadsim/testdata/signing-key.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		t.Fatal("leadsim/testdata/signing-key.pem holds no PEM block")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.(*rsa.PrivateKey)
+}
+
+// outagesOf returns the summary JSON's outages.
+func outagesOf(t *testing.T, sj map[string]any) []map[string]any {
+	t.Helper()
+	raw, _ := sj["outages"].([]any)
+	var out []map[string]any
+	for _, o := range raw {
+		out = append(out, o.(map[string]any))
+	}
+	return out
+}
+
+// checkSampleDone checks that every row of the sample ended as expected:
+// its result code, processed or submitted, and the simulator saw each
+// qualified lead submitted once.
+func checkSampleDone(t *testing.T, s *sim, rows map[int]resultRow) {
+	t.Helper()
+	wantSubmitted := 0
+	for row, e := range readExpected(t) {
+		r := rows[row]
+		want := "processed"
+		if e.submitted {
+			want = "submitted"
+			wantSubmitted++
+		}
+		if r["status"] != want || r["resultCode"] != strconv.Itoa(e.resultCode) {
+			t.Errorf("row %d = %s %s (%s %s), want %s %d", row, r["status"], r["resultCode"], r["error"], r["note"], want, e.resultCode)
+		}
+	}
+	if got := s.Stats().Submissions; got != wantSubmitted {
+		t.Errorf("simulator saw %d submissions, want %d: each qualified lead submitted once", got, wantSubmitted)
+	}
+}
+
+// TestUploadTokenOutage: the identity provider answers 503 for 3 s while
+// the tokens (2 s) expire. The run waits: every row is done, none failed,
+// exit 0, and the summary lists the outage.
+func TestUploadTokenOutage(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{
+		SigningKey:    testSigningKey(t),
+		TokenLifetime: 2 * time.Second,
+		TokenOutage:   leadsim.Window{Start: time.Second, Dur: 3 * time.Second},
+		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
+	})
+	res, rows, summary := uploadSample(t, s, "--concurrency", "2", "--max-attempts", "2")
+	if res.code != exitOK {
+		t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	checkSampleDone(t, s, rows)
+	if s.Stats().Rejections[leadsim.RejectTokenOutage] == 0 {
+		t.Fatal("no token request met the outage: the test tests nothing")
+	}
+	out := outagesOf(t, readSummaryJSON(t, summary))
+	if len(out) == 0 || out[0]["identityProvider"] != true || out[0]["stoppedRun"] != false || !strings.HasPrefix(out[0]["cause"].(string), "503") {
+		t.Errorf("summary outages = %v, want the identity provider's 503, waited out", out)
+	}
+	for _, want := range []string{"waiting for the identity provider (503 temporarily_unavailable since", "the identity provider back after", "outage "} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, res.stderr)
+		}
+	}
+}
+
+// TestUploadGraphQLOutage: the lead endpoint answers 502 with an HTML page
+// for 3 s mid-run. With --max-attempts 2 a row's own retries cannot ride
+// that out; the run does: every row done, none failed, exit 0.
+func TestUploadGraphQLOutage(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{
+		SigningKey:    testSigningKey(t),
+		Outage:        leadsim.Window{Start: time.Second, Dur: 3 * time.Second},
+		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
+	})
+	res, rows, summary := uploadSample(t, s, "--concurrency", "2", "--max-attempts", "2")
+	if res.code != exitOK {
+		t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	checkSampleDone(t, s, rows)
+	if s.Stats().Rejections[leadsim.RejectOutage] == 0 {
+		t.Fatal("no request met the outage: the test tests nothing")
+	}
+	out := outagesOf(t, readSummaryJSON(t, summary))
+	if len(out) == 0 || out[0]["identityProvider"] != false || out[0]["stoppedRun"] != false || out[0]["cause"] != "502 Bad Gateway" {
+		t.Errorf("summary outages = %v, want the service's 502, waited out", out)
+	}
+	if !strings.Contains(res.stderr, "the service back after") {
+		t.Errorf("stderr does not say the service came back:\n%s", res.stderr)
+	}
+}
+
+// TestUploadOutageLongerThanWait: an outage that outlasts --outage-wait
+// stops the run: exit 4, no row failed, the rows not sent left for
+// --resume, which, once the service is back, finishes every row once.
+func TestUploadOutageLongerThanWait(t *testing.T) {
+	begin := time.Now()
+	s := startTestSim(t, leadsim.Options{
+		SigningKey:    testSigningKey(t),
+		Outage:        leadsim.Window{Start: 700 * time.Millisecond, Dur: 4 * time.Second},
+		CreateLatency: leadsim.Latency{Fixed: 50 * time.Millisecond},
+	})
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	summary := filepath.Join(dir, "summary.json")
+	input := filepath.Join(samples, "leads.csv")
+	args := uploadArgs(s, "", results, input, "--concurrency", "2", "--outage-wait", "1s", "--summary-json", summary)
+	res := runCLI(t, secretEnv(), args...)
+	if res.code != exitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "longer than the outage wait of 1s") || !strings.Contains(res.stderr, "--resume") {
+		t.Errorf("stderr does not say why the run stopped and what to do:\n%s", res.stderr)
+	}
+	for _, r := range readResults(t, results) {
+		if r["status"] == "failed" || r["status"] == "submit_failed" {
+			t.Errorf("row %s ended %s (%s): want no row failed for an outage", r["row"], r["status"], r["error"])
+		}
+	}
+	sj := readSummaryJSON(t, summary)
+	if sj["notSent"].(float64)+50-sj["rowsRead"].(float64) == 0 || sj["accountingOK"] != true {
+		t.Errorf("summary notSent %v rowsRead %v accountingOK %v: want rows left for --resume", sj["notSent"], sj["rowsRead"], sj["accountingOK"])
+	}
+	if out := outagesOf(t, sj); len(out) != 1 || out[0]["stoppedRun"] != true {
+		t.Errorf("summary outages = %v, want one that stopped the run", out)
+	}
+
+	// --resume once the service is back.
+	time.Sleep(time.Until(begin.Add(5 * time.Second)))
+	args = append(args[:len(args)-1], "--resume", input)
+	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+		t.Fatalf("--resume: exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	checkSampleDone(t, s, finalByRow(t, results, 50))
+}
+
+// TestUploadHungService: the lead endpoint stops answering mid-run but
+// keeps its connections open, as a stuck proxy does; the backend still
+// processes what reaches it. With --timeout 2s the run sees it and stops
+// within 3 x --timeout + --outage-wait: exit 4, no row failed. After the
+// heal, --resume finishes every row: the leads created during the hang are
+// found by the own-lead check (their result codes are the leads' own, not
+// "duplicate"), and every qualified lead is submitted once.
+func TestUploadHungService(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{SigningKey: testSigningKey(t), HangAfter: 25})
+	t.Cleanup(s.Heal) // lets go of the requests held, before the server closes
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	summary := filepath.Join(dir, "summary.json")
+	input := filepath.Join(samples, "leads.csv")
+	args := uploadArgs(s, "", results, input, "--concurrency", "4", "--timeout", "2s", "--outage-wait", "1s", "--summary-json", summary)
+
+	// hungAt is when the first request was held (UnixNano).
+	var hungAt atomic.Int64
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			if s.Stats().Rejections[leadsim.RejectHung] > 0 {
+				hungAt.Store(time.Now().UnixNano())
+				return
+			}
+		}
+	}()
+	res := runCLI(t, secretEnv(), args...)
+	ended := time.Now()
+	close(stop)
+	<-polled
+	if res.code != exitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	}
+	if hungAt.Load() == 0 {
+		t.Fatal("no request was held: the test tests nothing")
+	}
+	// The issue's bound on noticing a hang, plus 2 s for the drain, the
+	// summary and a loaded machine: a property of the design, not speed.
+	took := ended.Sub(time.Unix(0, hungAt.Load()))
+	t.Logf("the run stopped %v after the first request held", took)
+	if took > 3*2*time.Second+time.Second+2*time.Second {
+		t.Errorf("the run stopped %v after the hang, want within 3 x --timeout + --outage-wait", took)
+	}
+	for _, r := range readResults(t, results) {
+		if r["status"] == "failed" || r["status"] == "submit_failed" {
+			t.Errorf("row %s ended %s (%s): want no row failed for a hang", r["row"], r["status"], r["error"])
+		}
+	}
+	out := outagesOf(t, readSummaryJSON(t, summary))
+	if len(out) != 1 || out[0]["cause"] != "no reply within 2s" || out[0]["stoppedRun"] != true {
+		t.Errorf("summary outages = %v, want one, no reply within 2s, that stopped the run", out)
+	}
+
+	s.Heal()
+	args = append(args[:len(args)-1], "--resume", input)
+	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+		t.Fatalf("--resume after the heal: exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	checkSampleDone(t, s, finalByRow(t, results, 50))
+}
+
+// TestUploadDeadEndpointAtStart: before the service has ever answered, a
+// dead endpoint is a wrong setting, not an outage to wait out: exit 4 at
+// the preflight, whatever --outage-wait says.
+func TestUploadDeadEndpointAtStart(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{SigningKey: testSigningKey(t)})
+	results := filepath.Join(t.TempDir(), "results.csv")
+	start := time.Now()
+	res := runCLI(t, secretEnv(), uploadArgs(s, "http://127.0.0.1:1/graphql", results, filepath.Join(samples, "leads.csv"), "--outage-wait", "1h")...)
+	if res.code != exitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	}
+	// Bounds a wait, asserts no speed: the run must not wait --outage-wait.
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the run took %v: it waited for a dead endpoint it never reached", took)
+	}
+	if strings.Contains(res.stderr, "waiting for") || strings.Contains(res.stderr, "rows read") {
+		t.Errorf("the run waited or read rows before the endpoint was proven:\n%s", res.stderr)
+	}
+}
+
+// TestUploadRefusalDuringPartialOutage: while half the requests meet the
+// gateway's 502, the service's refusal of a row (a validation error) is
+// still that row's failure, with the service's reason; the run goes on.
+func TestUploadRefusalDuringPartialOutage(t *testing.T) {
+	const refused = "ACME-000045"
+	refusal := `{"errors":[{"message":"zipCode: must be 5 digits","extensions":{"code":"BAD_USER_INPUT"}}],"data":{"createLead":null}}`
+	s := startAlteringSim(t, leadsim.Options{
+		SigningKey:    testSigningKey(t),
+		Outage:        leadsim.Window{Start: 500 * time.Millisecond, Dur: time.Hour},
+		OutageShare:   0.5,
+		Seed:          7,
+		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
+	}, func(leadID string, r reply) (reply, time.Duration) {
+		if leadID == refused && r.status == http.StatusOK {
+			return jsonReply(http.StatusOK, refusal), 0
+		}
+		return r, 0
+	})
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	res := runCLI(t, secretEnv(), uploadArgs(s.sim, "", results, filepath.Join(samples, "leads.csv"), "--concurrency", "4", "--outage-wait", "1h")...)
+	if res.code != exitRowsFailed {
+		t.Fatalf("exit = %d, want %d (the refused row failed)\n%s", res.code, exitRowsFailed, res.stderr)
+	}
+	rows := finalByRow(t, results, 50)
+	if r := rows[45]; r["leadId"] != refused || r["status"] != "failed" || !strings.Contains(r["error"], "[BAD_USER_INPUT] zipCode: must be 5 digits") {
+		t.Errorf("row 45 = %s %s error %q, want failed with the service's reason", r["leadId"], r["status"], r["error"])
+	}
+	if s.Stats().Rejections[leadsim.RejectOutage] == 0 {
+		t.Fatal("no request met the partial outage: the test tests nothing")
+	}
+}

@@ -1,0 +1,483 @@
+package submitter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Defaults of the outage settings of Config.
+const (
+	// DefaultOutageWait is how long a run waits for a service or identity
+	// provider that went away before it stops (exit 4, the rest left for
+	// --resume). A restart or a rolling deploy is over in seconds, a
+	// database or region failover in one to five minutes; ten minutes
+	// rides out the longest of those twice over. An outage longer than
+	// that is an incident a person should hear of, and waiting on would
+	// only hold a night's window (and the results file's lock) while
+	// nothing moves.
+	DefaultOutageWait = 10 * time.Minute
+	// DefaultOutageThreshold is how many attempts in a row, across all
+	// workers, may fail as outages (OutageClass) before the run calls it
+	// an outage without another sign.
+	DefaultOutageThreshold = 20
+	// defaultProbeMax bounds the wait between two probes of an outage, so
+	// that the run goes on within seconds of the service's return; one
+	// token request or one `{ __typename }` every few seconds is nothing
+	// to a recovering service.
+	defaultProbeMax = 5 * time.Second
+)
+
+// Outage is one span of a run in which the lead endpoint or its identity
+// provider was away: no new rows were taken, and the rows in flight waited
+// without using up their attempts.
+type Outage struct {
+	// Start is when the failure that began it happened (the first of the
+	// failures in a row, or the token request that failed).
+	Start time.Time
+	// End is when a probe (or any call) was answered again, or when the run
+	// stopped waiting; zero while it lasts.
+	End time.Time
+	// IdentityProvider reports an outage of the token endpoint; false: of
+	// the lead endpoint.
+	IdentityProvider bool
+	// Cause is the first failure, short: "503 temporarily_unavailable",
+	// "502 Bad Gateway", "no reply within 2s", "connection refused".
+	Cause string
+	// GaveUp reports that the run stopped in this outage: it lasted longer
+	// than the outage wait, or the run was stopped while it waited.
+	GaveUp bool
+}
+
+// Who names what was away: "the identity provider" or "the service".
+func (o Outage) Who() string {
+	if o.IdentityProvider {
+		return "the identity provider"
+	}
+	return "the service"
+}
+
+// Length is how long the outage lasted, or has lasted by now while it goes
+// on.
+func (o Outage) Length(now time.Time) time.Duration {
+	if !o.End.IsZero() {
+		return o.End.Sub(o.Start)
+	}
+	return now.Sub(o.Start)
+}
+
+// Waiting is the progress display's sentence while the run waits: "waiting
+// for the identity provider (503 temporarily_unavailable since 02:31:07,
+// 14 s)".
+func (o Outage) Waiting(now time.Time) string {
+	return fmt.Sprintf("waiting for %s (%s since %s, %d s)", o.Who(), o.Cause, o.Start.Format(time.TimeOnly), int(o.Length(now).Seconds()))
+}
+
+// OutageError is a call's error (in a *CallError's Err) when the run
+// stopped waiting out an outage: it lasted longer than the outage wait, or
+// the run was stopped (StopWaiting) while the call waited. The call's row
+// was not refused by the service: the run leaves it for --resume.
+type OutageError struct {
+	Outage Outage
+	// Wait is the outage wait that ran out; 0 when Stopped.
+	Wait time.Duration
+	// Stopped reports that the run stopped for another reason (a signal)
+	// while the call waited.
+	Stopped bool
+}
+
+func (e *OutageError) Error() string {
+	o := e.Outage
+	if e.Stopped {
+		return fmt.Sprintf("the run stopped while %s was away (%s since %s)", o.Who(), o.Cause, o.Start.Format(time.TimeOnly))
+	}
+	return fmt.Sprintf("%s has been away since %s (%s), longer than the outage wait of %s", o.Who(), o.Start.Format(time.TimeOnly), o.Cause, e.Wait)
+}
+
+// IsOutageStop reports whether err is (or wraps) an *OutageError: the row
+// was caught in an outage the run stopped waiting out, not refused.
+func IsOutageStop(err error) bool {
+	var oe *OutageError
+	return errors.As(err, &oe)
+}
+
+// gateConfig are the outage settings of a Client.
+type gateConfig struct {
+	threshold int
+	wait      time.Duration
+	probeBase time.Duration
+	probeMax  time.Duration
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+// gate is the outage state of a Client, shared by every call and the
+// token cache. Before the first answer of the service it is not armed: a
+// failure then is the caller's to report (a wrong URL fails fast at the
+// preflight). Once armed, it starts an outage on a failed token request
+// with no valid token left, on threshold outage-class attempts in a row,
+// and, when a probe from the call confirms it (confirm), on an attempt that
+// got no reply within its timeout while no other attempt was answered, or
+// on a call that would give up on outage-class failures while nothing sent
+// since they began was answered. During an outage one
+// goroutine probes (a token, then PreflightDocument) with backoff and
+// jitter; the first answer ends it, and the outage wait ending first stops
+// every waiter with an *OutageError. Safe for concurrent use.
+type gate struct {
+	cfg   gateConfig
+	probe func(ctx context.Context) (idp bool, cause string, err error)
+
+	ctx    context.Context // the probes'; cancelled by close
+	cancel context.CancelFunc
+	probes sync.WaitGroup
+
+	started atomic.Int64 // outages begun
+	// lastAnswer is when an attempt was last answered (UnixNano); calm is
+	// set while an answer has nothing to change (armed, no failure in a
+	// row, no outage), so that the common answer takes no lock.
+	lastAnswer atomic.Int64
+	calm       atomic.Bool
+	// answeredStart is the latest start (UnixNano) of an attempt that was
+	// answered: an answer to a request sent after a call's trouble began
+	// says the service answers now (one sent before may come back late).
+	answeredStart atomic.Int64
+
+	mu          sync.Mutex
+	armed       bool
+	consecutive int
+	cur         *Outage       // nil while the service is there
+	up          chan struct{} // closed when cur ends
+	history     []Outage
+	stopped     *OutageError // once set, every wait returns it
+}
+
+func newGate(ctx context.Context, cfg gateConfig, probe func(context.Context) (bool, string, error)) *gate {
+	g := &gate{cfg: cfg, probe: probe}
+	g.ctx, g.cancel = context.WithCancel(ctx)
+	return g
+}
+
+// close stops the prober and waits for it to end.
+func (g *gate) close() {
+	g.cancel()
+	g.probes.Wait()
+}
+
+// answered records an answer of the service (any reply that is not an
+// outage: a result, GraphQL errors, 4xx, 429, 503) to an attempt that
+// began at start: the gate is armed, the failures in a row start over, and
+// an outage of the service ends (the service is back).
+func (g *gate) answered(start time.Time) {
+	g.lastAnswer.Store(g.cfg.now().UnixNano())
+	for s := start.UnixNano(); ; {
+		old := g.answeredStart.Load()
+		if old >= s || g.answeredStart.CompareAndSwap(old, s) {
+			break
+		}
+	}
+	if g.calm.Load() {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed = true
+	g.consecutive = 0
+	if g.cur != nil && !g.cur.IdentityProvider {
+		g.endLocked(false)
+	}
+	g.calm.Store(g.cur == nil)
+}
+
+// failed records an attempt that began at start and failed as an outage,
+// with cause, and reports whether the run is in an outage now (this
+// failure's, by the count, or an earlier one's). silent reports an attempt
+// that got no reply within its deadline (timeout, when it may begin an
+// outage by that alone) while nothing else was answered: the caller then
+// confirms with a probe.
+func (g *gate) failed(cause string, timeout bool, start time.Time) (down, silent bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.armed {
+		return false, false
+	}
+	if g.cur != nil || g.stopped != nil {
+		return true, false
+	}
+	g.consecutive++
+	g.calm.Store(false)
+	if g.cfg.threshold > 0 && g.consecutive >= g.cfg.threshold {
+		g.beginLocked(false, cause, g.cfg.now())
+		return true, false
+	}
+	return false, timeout && g.lastAnswer.Load() <= start.UnixNano()
+}
+
+// confirm probes once, from the caller's call, whether the service is away
+// after a failure that suggests it (cause; the trouble began at start), and
+// begins the outage when the probe is not answered. It reports whether the
+// run is in an outage now. A probe that is answered says the service is
+// there: no outage, the call's failure is its own.
+func (g *gate) confirm(ctx context.Context, cause string, start time.Time) bool {
+	if g.inOutage() {
+		return true
+	}
+	if !g.isArmed() {
+		return false
+	}
+	idp, pcause, err := g.probe(ctx)
+	if err == nil {
+		return g.inOutage()
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cur == nil && g.stopped == nil {
+		if idp {
+			g.beginLocked(true, pcause, start)
+		} else {
+			g.beginLocked(false, cause, start)
+		}
+	}
+	return true
+}
+
+// answeredSince reports whether an attempt sent after t was answered.
+func (g *gate) answeredSince(t time.Time) bool {
+	return g.answeredStart.Load() > t.UnixNano()
+}
+
+// tokenFailed records a token request that failed as an outage (5xx, no
+// reply, refused), and reports whether the run is in an outage now: it
+// starts one of the identity provider when no valid token is left.
+func (g *gate) tokenFailed(cause string, noToken bool) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.armed {
+		return false
+	}
+	if g.cur == nil && g.stopped == nil && noToken {
+		g.beginLocked(true, cause, g.cfg.now())
+	}
+	return g.cur != nil || g.stopped != nil
+}
+
+// tokenFetched ends an outage of the identity provider.
+func (g *gate) tokenFetched() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cur != nil && g.cur.IdentityProvider {
+		g.endLocked(false)
+	}
+}
+
+// isArmed reports whether the service has answered once.
+func (g *gate) isArmed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.armed
+}
+
+// inOutage reports whether the run waits out an outage now (or has
+// stopped waiting).
+func (g *gate) inOutage() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.armed && (g.cur != nil || g.stopped != nil)
+}
+
+// wait blocks while the run is in an outage. It returns nil once the
+// service is back, the *OutageError once the run stopped waiting, or
+// ctx's error.
+func (g *gate) wait(ctx context.Context) error {
+	for {
+		g.mu.Lock()
+		if g.stopped != nil {
+			err := g.stopped
+			g.mu.Unlock()
+			return err
+		}
+		if g.cur == nil {
+			g.mu.Unlock()
+			return nil
+		}
+		up := g.up
+		g.mu.Unlock()
+		select {
+		case <-up:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// stop makes every wait, now and later, return an *OutageError: the run
+// stops and takes no new rows, so no call should wait for the service.
+func (g *gate) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped != nil {
+		return
+	}
+	if g.cur == nil {
+		g.stopped = &OutageError{Stopped: true, Outage: Outage{Start: g.cfg.now(), Cause: "no outage"}}
+		return
+	}
+	o := *g.cur
+	g.endLocked(true)
+	g.stopped = &OutageError{Stopped: true, Outage: o}
+}
+
+// beginLocked starts an outage and its prober. g.mu is held.
+func (g *gate) beginLocked(idp bool, cause string, start time.Time) {
+	g.calm.Store(false)
+	g.cur = &Outage{Start: start, IdentityProvider: idp, Cause: cause}
+	up := make(chan struct{})
+	g.up = up
+	g.started.Add(1)
+	g.cfg.log.Warn(g.cur.Waiting(g.cfg.now())+": no new rows are taken, rows in flight wait; probing until it answers", "outage_wait", g.cfg.wait)
+	g.probes.Add(1)
+	go g.probeLoop(*g.cur, up)
+}
+
+// endLocked ends the current outage: the service is back, or (gaveUp) the
+// run stops waiting. g.mu is held.
+func (g *gate) endLocked(gaveUp bool) {
+	o := g.cur
+	o.End, o.GaveUp = g.cfg.now(), gaveUp
+	g.history = append(g.history, *o)
+	g.cur = nil
+	close(g.up)
+	if !gaveUp {
+		g.cfg.log.Info(fmt.Sprintf("%s back after %d s", o.Who(), int(o.Length(o.End).Seconds())), "cause", o.Cause, "since", o.Start.Format(time.TimeOnly))
+	}
+}
+
+// probeLoop probes outage o until an answer ends it, or the outage wait
+// runs out: then the run stops waiting.
+func (g *gate) probeLoop(o Outage, up chan struct{}) {
+	defer g.probes.Done()
+	deadline := o.Start.Add(g.cfg.wait)
+	for n := 1; ; n++ {
+		left := deadline.Sub(g.cfg.now())
+		if left <= 0 {
+			g.giveUp(up)
+			return
+		}
+		t := time.NewTimer(min(probeDelay(n, g.cfg.probeBase, g.cfg.probeMax, rand.Float64()), left))
+		select {
+		case <-t.C:
+		case <-up:
+			t.Stop()
+			return
+		case <-g.ctx.Done():
+			t.Stop()
+			return
+		}
+		if g.cfg.now().Before(deadline) {
+			ctx, cancel := context.WithDeadline(g.ctx, deadline)
+			idp, cause, err := g.probe(ctx)
+			cancel()
+			if err == nil {
+				g.probed(up)
+				return
+			}
+			g.cfg.log.Debug("outage probe failed", "identity_provider", idp, "cause", cause)
+		}
+	}
+}
+
+// probed ends outage up after a probe was answered.
+func (g *gate) probed(up chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.up == up && g.cur != nil {
+		now := g.cfg.now().UnixNano()
+		g.consecutive = 0
+		g.lastAnswer.Store(now)
+		g.answeredStart.Store(max(g.answeredStart.Load(), now))
+		g.endLocked(false)
+	}
+}
+
+// giveUp stops the waiting for outage up: it lasted longer than the wait.
+func (g *gate) giveUp(up chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.up != up || g.cur == nil {
+		return
+	}
+	o := *g.cur
+	g.endLocked(true)
+	g.stopped = &OutageError{Outage: o, Wait: g.cfg.wait}
+	g.cfg.log.Error(fmt.Sprintf("%s has been away for %d s, longer than the outage wait (%s): stopping; rows not sent are left for --resume", o.Who(), int(g.cfg.now().Sub(o.Start).Seconds()), g.cfg.wait), "cause", o.Cause)
+}
+
+// outages returns the outages so far, the current one last (End zero).
+func (g *gate) outages() []Outage {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := append([]Outage(nil), g.history...)
+	if g.cur != nil {
+		out = append(out, *g.cur)
+	}
+	return out
+}
+
+// current returns the outage going on, if any.
+func (g *gate) current() (Outage, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cur == nil {
+		return Outage{}, false
+	}
+	return *g.cur, true
+}
+
+// probeDelay is the wait before probe n (1-based): "equal jitter", half of
+// min(max, base*2^(n-1)) plus a uniform draw (rnd in [0,1)) below the
+// other half, so that probes never come back to back yet many clients do
+// not probe in step.
+func probeDelay(n int, base, max time.Duration, rnd float64) time.Duration {
+	c := backoffDelay(n, base, max, 1)
+	return c/2 + time.Duration(rnd*float64(c/2))
+}
+
+// attemptCause is the short cause of an outage-class attempt, for the
+// outage's record: "502 Bad Gateway", "no reply within 2s", "connection
+// refused".
+func attemptCause(ae *attemptError) string {
+	switch {
+	case ae.status != 0:
+		return ae.statusText
+	case ae.timedOut > 0:
+		return "no reply within " + ae.timedOut.String()
+	}
+	return networkCause(ae.err)
+}
+
+// networkCause names a network failure in a few words.
+func networkCause(err error) string {
+	var dns *net.DNSError
+	switch {
+	case err == nil:
+		return "no reply"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.As(err, &dns):
+		return "DNS lookup failed"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "no reply in time"
+	}
+	return err.Error()
+}
