@@ -223,7 +223,7 @@ func build(r *Report) *view {
 		v.Codes = append(v.Codes, row)
 	}
 	v.Bids = bidChart(s)
-	if tl := s.Timeline; tl != nil && len(tl.Samples) > 0 {
+	if tl := withOutages(s, s.Timeline); tl != nil && len(tl.Samples) > 0 {
 		v.HasTimeline = true
 		v.Charts = timelineCharts(tl)
 		v.Why = why(s, tl)

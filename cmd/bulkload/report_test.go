@@ -217,7 +217,7 @@ func faultyRun(t *testing.T, dir string, rows int, outage time.Duration, dropAft
 	results = filepath.Join(dir, "acme.results.csv")
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", results, "--report", filepath.Join(dir, "{name}-{date}.html"),
-		"--max-invalid", "100%", "--max-consecutive-failures", "0", "--max-attempts", "4",
+		"--max-invalid", "100%", "--max-attempts", "4",
 		"--concurrency", "8", "--progress", "off", input)
 	res := runCLI(t, secretEnv(), args...)
 	if res.code != exitRowsFailed {
@@ -271,6 +271,9 @@ func TestReportInBrowser(t *testing.T) {
 	checkA4(t, reportPath)
 	if !strings.Contains(p.dom, `class="mark band outage"`) {
 		t.Errorf("the outage is not marked on the timeline")
+	}
+	if o, _ := sum["outages"].([]any); len(o) == 0 || !strings.Contains(p.dom, "waited out") {
+		t.Errorf("summary outages %v: want the outage recorded, waited out, and marked so", sum["outages"])
 	}
 	if !strings.Contains(p.dom, "<td>unverified</td>") {
 		t.Errorf("no unverified rows listed: the run did not provoke them")
