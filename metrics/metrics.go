@@ -2,8 +2,10 @@
 // last stage beside the summary: a Prometheus text file for node_exporter's
 // textfile collector (--metrics-file), rewritten while the run goes on and
 // at its end, and a push to a Prometheus Pushgateway at the end
-// (--pushgateway). It uses client_golang's registry, WriteToTextfile and
-// push packages rather than formatting the exposition format by hand.
+// (--pushgateway). It uses client_golang's registry, expfmt and push
+// packages rather than formatting the exposition format by hand; the file
+// is written as WriteToTextfile would, but through outfile (a new file
+// renamed into place, never through a planted link).
 //
 // Every series carries a job_name label (--job-name; by default the input's
 // base name without dates), so one node can run several partners into one
