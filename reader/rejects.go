@@ -256,10 +256,10 @@ func (x *Rejects) writeCSVRow(raw []byte, first string) error {
 	if x.replaceCol {
 		raw = raw[firstFieldEnd(raw, []rune(x.comma)[0]):]
 	}
-	// The row's own text is kept byte for byte unless a cell must be
-	// escaped against formulas: then the row is written field by field.
-	if fields, ok := x.mustEscape(raw); ok {
-		return x.writeFields(append([]string{first}, fields...))
+	// The row's own text is kept byte for byte, but for the cells that
+	// must be escaped against formulas.
+	if escaped, ok := x.escapeRow(raw); ok {
+		raw = escaped
 	}
 	_, _ = x.bw.WriteString(quoteCSV(lead.EscapeCell(first), x.comma))
 	_, _ = x.bw.WriteString(x.comma)
@@ -270,31 +270,72 @@ func (x *Rejects) writeCSVRow(raw []byte, first string) error {
 	return nil
 }
 
-// mustEscape reports whether a cell of the row text raw (in the rejects
-// file's own delimiter) would change under lead.EscapeCell, after undoing
-// the escape of a rejects file fed back; if so it returns the row's
-// fields, unescaped. A row that does not split is returned as one field.
-func (x *Rejects) mustEscape(raw []byte) ([]string, bool) {
+// escapeRow returns the row text raw (in the rejects file's own
+// delimiter) with each cell that lead.EscapeCell changes rewritten, after
+// undoing the escape of a rejects file fed back; every other cell keeps its
+// bytes as they came (a CR LF inside quotes included, which encoding/csv
+// would read back as LF had the cell been written again). ok is false when
+// no cell changes.
+func (x *Rejects) escapeRow(raw []byte) (out []byte, ok bool) {
 	if !bytes.ContainsAny(raw, "=+-@'\t\r") {
 		return nil, false // no cell can begin with one
 	}
-	fields, err := splitCSV(raw, []rune(x.comma)[0])
-	if err != nil {
-		return []string{string(raw)}, true
-	}
-	change := false
-	for _, f := range fields {
-		if u := x.unescapeOne(f); lead.EscapeCell(u) != f {
-			change = true
+	rest := raw
+	for {
+		cell, more := nextCell(rest, x.comma)
+		v := x.unescapeOne(cellValue(cell))
+		if e := lead.EscapeCell(v); e != cellValue(cell) {
+			out = append(out, quoteCSV(e, x.comma)...)
+			ok = true
+		} else {
+			out = append(out, cell...)
+		}
+		if !more {
 			break
 		}
+		out = append(out, x.comma...)
+		rest = rest[len(cell)+len(x.comma):]
 	}
-	// A field csv.Reader reads out of quotes may begin otherwise than
-	// its text in raw does (`"=1"`), so the check is on the fields.
-	if !change {
-		return nil, false
+	return out, ok
+}
+
+// nextCell returns the raw text of the first cell of a CSV row's text, and
+// whether a delimiter follows it (as csv.Reader splits: a quote opens a
+// quoted cell only at its start, "" inside one is a quote).
+func nextCell(raw []byte, delim string) (cell []byte, more bool) {
+	inQuote, atStart := false, true
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inQuote:
+			if c == '"' {
+				if i+1 < len(raw) && raw[i+1] == '"' {
+					i++
+				} else {
+					inQuote = false
+				}
+			}
+		case bytes.HasPrefix(raw[i:], []byte(delim)):
+			return raw[:i], true
+		case c == '"' && atStart:
+			inQuote = true
+		}
+		atStart = false
 	}
-	return x.unescape(fields), true
+	return raw, false
+}
+
+// cellValue is a cell's value from its raw text: a quoted cell without its
+// quotes and with "" as ", any other as it is.
+func cellValue(cell []byte) string {
+	if len(cell) == 0 || cell[0] != '"' {
+		return string(cell)
+	}
+	inner := cell[1:]
+	if len(inner) > 0 && inner[len(inner)-1] == '"' {
+		inner = inner[:len(inner)-1]
+	}
+	return strings.ReplaceAll(string(inner), `""`, `"`)
 }
 
 func (x *Rejects) unescapeOne(f string) string {
