@@ -173,7 +173,8 @@ func (g *gate) close() {
 // answered records an answer of the service (any reply that is not an
 // outage: a result, GraphQL errors, 4xx, 429, 503) to an attempt that
 // began at start: the gate is armed, the failures in a row start over, and
-// an outage of the service ends (the service is back).
+// an outage of the service that began before start ends (the service is
+// back).
 func (g *gate) answered(start time.Time) {
 	g.lastAnswer.Store(g.cfg.now().UnixNano())
 	for s := start.UnixNano(); ; {
@@ -189,7 +190,9 @@ func (g *gate) answered(start time.Time) {
 	defer g.mu.Unlock()
 	g.armed = true
 	g.consecutive = 0
-	if g.cur != nil && !g.cur.IdentityProvider {
+	if g.cur != nil && !g.cur.IdentityProvider && start.After(g.cur.Start) {
+		// An answer to a request sent during the outage: the service is
+		// back (one sent before it may only have come back late).
 		g.endLocked(false)
 	}
 	g.calm.Store(g.cur == nil)

@@ -20,9 +20,39 @@ import (
 // the same: a 12 s identity provider outage and a 20 s lead endpoint outage
 // become 3 s, with 2 s tokens (which expire in the outage) and --max-attempts
 // 2 (a row's own retries could not ride the outage out); the hang uses
-// --timeout 2s and --outage-wait 1s. Outage windows count from the
-// simulator's start, so it uses the committed test key: making a key would
-// take a second or more of it under -race.
+// --timeout 2s and --outage-wait 1s. Outage windows count on the
+// simulator's clock, which the tests jump an hour ahead, to where the
+// window opens, once the run has sent a few rows: a window a fixed time
+// after the simulator started would find a loaded machine still starting
+// the run.
+
+// simClock is a simulator's clock: the wall clock, until the test jumps it
+// ahead.
+type simClock struct{ offset atomic.Int64 }
+
+func (c *simClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// jump moves the clock d ahead now.
+func (c *simClock) jump(d time.Duration) { c.offset.Add(int64(d)) }
+
+// jumpAfter moves the clock d ahead once the simulator has had n createLead
+// calls (creates counts them), from a goroutine that ends with the test.
+func (c *simClock) jumpAfter(t *testing.T, creates func() int, n int, d time.Duration) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	t.Cleanup(func() { close(stop); <-done })
+	go func() {
+		defer close(done)
+		for creates() < n {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		c.jump(d)
+	}()
+}
 
 // testSigningKey is leadsim's committed test key.
 func testSigningKey(t testing.TB) *rsa.PrivateKey {
@@ -79,12 +109,15 @@ func checkSampleDone(t *testing.T, s *sim, rows map[int]resultRow) {
 // the tokens (2 s) expire. The run waits: every row is done, none failed,
 // exit 0, and the summary lists the outage.
 func TestUploadTokenOutage(t *testing.T) {
+	clock := &simClock{}
 	s := startTestSim(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
+		Now:           clock.Now,
 		TokenLifetime: 2 * time.Second,
-		TokenOutage:   leadsim.Window{Start: time.Second, Dur: 3 * time.Second},
+		TokenOutage:   leadsim.Window{Start: time.Hour, Dur: 3 * time.Second},
 		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
 	})
+	clock.jumpAfter(t, func() int { return totalCreates(s) }, 5, time.Hour)
 	res, rows, summary := uploadSample(t, s, "--concurrency", "2", "--max-attempts", "2")
 	if res.code != exitOK {
 		t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
@@ -108,11 +141,15 @@ func TestUploadTokenOutage(t *testing.T) {
 // for 3 s mid-run. With --max-attempts 2 a row's own retries cannot ride
 // that out; the run does: every row done, none failed, exit 0.
 func TestUploadGraphQLOutage(t *testing.T) {
+	clock := &simClock{}
 	s := startTestSim(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
-		Outage:        leadsim.Window{Start: time.Second, Dur: 3 * time.Second},
+		Now:           clock.Now,
+		TokenLifetime: 10 * time.Hour, // not expired by the jump
+		Outage:        leadsim.Window{Start: time.Hour, Dur: 3 * time.Second},
 		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
 	})
+	clock.jumpAfter(t, func() int { return totalCreates(s) }, 5, time.Hour)
 	res, rows, summary := uploadSample(t, s, "--concurrency", "2", "--max-attempts", "2")
 	if res.code != exitOK {
 		t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
@@ -134,12 +171,15 @@ func TestUploadGraphQLOutage(t *testing.T) {
 // stops the run: exit 4, no row failed, the rows not sent left for
 // --resume, which, once the service is back, finishes every row once.
 func TestUploadOutageLongerThanWait(t *testing.T) {
-	begin := time.Now()
+	clock := &simClock{}
 	s := startTestSim(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
-		Outage:        leadsim.Window{Start: 700 * time.Millisecond, Dur: 4 * time.Second},
+		Now:           clock.Now,
+		TokenLifetime: 10 * time.Hour, // not expired by the jumps
+		Outage:        leadsim.Window{Start: time.Hour, Dur: time.Hour},
 		CreateLatency: leadsim.Latency{Fixed: 50 * time.Millisecond},
 	})
+	clock.jumpAfter(t, func() int { return totalCreates(s) }, 5, time.Hour)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	summary := filepath.Join(dir, "summary.json")
@@ -166,7 +206,7 @@ func TestUploadOutageLongerThanWait(t *testing.T) {
 	}
 
 	// --resume once the service is back.
-	time.Sleep(time.Until(begin.Add(5 * time.Second)))
+	clock.jump(time.Hour)
 	args = append(args[:len(args)-1], "--resume", input)
 	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
 		t.Fatalf("--resume: exit = %d, want 0\n%s", res.code, res.stderr)
@@ -269,9 +309,12 @@ func TestUploadDeadEndpointAtStart(t *testing.T) {
 func TestUploadRefusalDuringPartialOutage(t *testing.T) {
 	const refused = "ACME-000045"
 	refusal := `{"errors":[{"message":"zipCode: must be 5 digits","extensions":{"code":"BAD_USER_INPUT"}}],"data":{"createLead":null}}`
+	clock := &simClock{}
 	s := startAlteringSim(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
-		Outage:        leadsim.Window{Start: 500 * time.Millisecond, Dur: time.Hour},
+		Now:           clock.Now,
+		TokenLifetime: 10 * time.Hour, // not expired by the jump
+		Outage:        leadsim.Window{Start: time.Hour, Dur: time.Hour},
 		OutageShare:   0.5,
 		Seed:          7,
 		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
@@ -281,6 +324,7 @@ func TestUploadRefusalDuringPartialOutage(t *testing.T) {
 		}
 		return r, 0
 	})
+	clock.jumpAfter(t, func() int { return totalCreates(s.sim) }, 5, time.Hour)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	res := runCLI(t, secretEnv(), uploadArgs(s.sim, "", results, filepath.Join(samples, "leads.csv"), "--concurrency", "4", "--outage-wait", "1h")...)
