@@ -447,10 +447,24 @@ func timelineCharts(tl *report.Timeline) []template.HTML {
 			return float64(f(s)) / s.Seconds
 		}
 	}
+	answered := per(rate(func(s report.Sample) int64 { return s.Answered }))
+	// The rate in force is drawn up to twice the peak throughput: --rate
+	// auto climbs while nothing pushes back (an outage, a slow service),
+	// and a line at 100,000 calls/s would flatten the throughput to zero.
+	peak := 0.0
+	for _, v := range answered {
+		peak = max(peak, v)
+	}
+	rateLine := per(func(s report.Sample) float64 {
+		if s.RateLimit > 2*max(peak, 1) {
+			return math.NaN()
+		}
+		return s.RateLimit
+	})
 	return []template.HTML{
 		lineChart("chart-throughput", "Throughput: calls answered per second, and the rate limit in force", "calls/s", tl, []series{
-			{"answered calls/s", "s1", per(rate(func(s report.Sample) int64 { return s.Answered }))},
-			{"rate limit in force (0: unlimited)", "s2", per(func(s report.Sample) float64 { return s.RateLimit })},
+			{"answered calls/s", "s1", answered},
+			{"rate limit in force (0: unlimited; not drawn above twice the peak throughput)", "s2", rateLine},
 		}),
 		lineChart("chart-inflight", "Calls in flight, and the concurrency limit", "calls", tl, []series{
 			{"in flight", "s1", per(func(s report.Sample) float64 { return s.InFlight })},

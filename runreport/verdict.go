@@ -145,14 +145,21 @@ func why(s *report.Summary, tl *report.Timeline) []string {
 		return nil
 	}
 	out = append(out, fmt.Sprintf("%s calls answered per second on average over %s (peak %s/s).", num(answered/secs), clock(secs), num(peak)))
-	if dark > 0 {
-		n := 0
-		for _, m := range tl.Marks {
-			if m.Kind == report.MarkOutage {
-				n++
-			}
+	// The outages marked (recorded by the run, or seen in the samples) say
+	// how long the service was away; seconds without an answer count
+	// where nothing is marked.
+	n, away := 0, 0.0
+	for _, m := range tl.Marks {
+		if m.Kind == report.MarkOutage {
+			n++
+			away += m.Seconds
 		}
-		out = append(out, fmt.Sprintf("For %s nothing was answered: the service was away (%d outage(s), marked on the charts); the rows waited or failed.", clock(dark), n))
+	}
+	if away == 0 {
+		away = dark
+	}
+	if away > 0 {
+		out = append(out, fmt.Sprintf("For %s the service was away (%d outage(s), marked on the charts): the rows waited.", clock(away), n))
 	}
 	if s.Rate != nil && s.Rate.Status429 > 0 {
 		out = append(out, fmt.Sprintf("The service's rate limit: %s attempts were answered 429 (%.1f%%) and bulkload kept to the limit it found (%s).", group(int64(s.Rate.Status429)), s.Rate.Share429(), s.Rate))
