@@ -377,8 +377,9 @@ type BoundBy struct {
 	// rose past 52 in flight".
 	Text string `json:"text"`
 	// ConcurrencyWaitShare and RateWaitShare are the shares of the
-	// sending time during which calls waited for a place in flight and
-	// for the rate.
+	// sending time during which every place in flight was taken (or calls
+	// waited for one) and calls waited for the rate. The rate binds only
+	// if the calls also used 70% of it.
 	ConcurrencyWaitShare float64 `json:"concurrencyWaitShare"`
 	RateWaitShare        float64 `json:"rateWaitShare"`
 }

@@ -25,20 +25,20 @@ const (
 	// latency long before.
 	DefaultMaxConcurrency = 256
 
-	concTolerance   = 0.10                 // latency this much above its base (plus concSlack) is a queue in the service
-	concSlack       = 1 * time.Millisecond // absolute slack: a millisecond's noise is no queue
-	concEarly       = 0.5                  // a round whose first samples are this much above the base decides early
-	concRoundMax    = 64                   // samples that make a round at most
-	concRoundMin    = 4                    // samples that make a round at least
-	concBaseAnswers = 8                    // answers of a round at least to set the base (or the limit, when lower)
-	concFirstQueue  = 1.5                  // the first round's mean past this times its quickest quarter's: the start is above the capacity
-	concJitterAlpha = 0.1                  // weight of a round in the jitter's moving average
-	concUnder       = 0.95                 // a latency cut lands this much under the capacity it estimates, to see the base again
-	concGrowth      = 0.05                 // after slow start, the limit's share added per round that binds
-	concCut503      = 0.75                 // share kept after a round with overload answers (503, 504, timeouts)
-	concCut429      = 0.9                  // share kept after a round with 429s while the limit binds
-	concPressure    = 0.1                  // share of a round's answers that are overload, to cut
-	concBaseWindow  = 20 * time.Second     // the base latency is the lowest round mean this far back
+	concTolerance   = 0.08                   // latency this much above its base (plus concSlack) is a queue in the service
+	concSlack       = 500 * time.Microsecond // absolute slack: half a millisecond's noise is no queue
+	concEarly       = 0.5                    // a round whose first samples are this much above the base decides early
+	concRoundMax    = 64                     // samples that make a round at most
+	concRoundMin    = 4                      // samples that make a round at least
+	concBaseAnswers = 8                      // answers of a round at least to set the base (or the limit, when lower)
+	concFirstQueue  = 1.5                    // the first round's mean past this times its quickest quarter's: the start is above the capacity
+	concJitterAlpha = 0.1                    // weight of a round in the jitter's moving average
+	concUnder       = 0.95                   // a latency cut lands this much under the capacity it estimates, to see the base again
+	concGrowth      = 0.05                   // after slow start, the limit's share added per round that binds
+	concCut503      = 0.75                   // share kept after a round with overload answers (503, 504, timeouts)
+	concCut429      = 0.9                    // share kept after a round with 429s while the limit binds
+	concPressure    = 0.1                    // share of a round's answers that are overload, to cut
+	concBaseWindow  = 20 * time.Second       // the base latency is the lowest round mean this far back
 )
 
 // ConcurrencyConfig configures a Concurrency. Zero values take the

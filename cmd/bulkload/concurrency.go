@@ -47,8 +47,12 @@ func (o *uploadOptions) workers() int {
 }
 
 // boundShare is the share of the sending time a limit must have held calls
-// back to be what bound the run; under it, the input did.
-const boundShare = 0.5
+// back to be what bound the run; under it, the input did. rateUsed is the
+// share of the rate in force the calls must use for the rate to bind.
+const (
+	boundShare = 0.5
+	rateUsed   = 0.7
+)
 
 // concurrencyReport is the summary's account of the calls in flight.
 func concurrencyReport(st submitter.Stats) *report.Concurrency {
@@ -78,12 +82,17 @@ func boundBy(st submitter.Stats, up *uploadOptions) *report.BoundBy {
 	b := &report.BoundBy{ConcurrencyWaitShare: c.Waited.Seconds() / since, RateWaitShare: st.RateWaited.Seconds() / since}
 	b.ConcurrencyWaitShare, b.RateWaitShare = min(b.ConcurrencyWaitShare, 1), min(b.RateWaitShare, 1)
 	callsPerSecond := float64(st.Attempts) / since
+	// Calls wait for the rate whenever there are more workers than
+	// calls in flight (each books its turn), so waiting alone does not
+	// make the rate what binds: the calls must also use most of it.
+	rateBinds := b.RateWaitShare >= boundShare && (st.CurrentRate == 0 || callsPerSecond >= rateUsed*st.CurrentRate)
+	concBinds := b.ConcurrencyWaitShare >= boundShare
 	switch {
-	case b.ConcurrencyWaitShare < boundShare && b.RateWaitShare < boundShare:
+	case !rateBinds && !concBinds:
 		b.Kind = report.BoundInput
-		b.Text = fmt.Sprintf("the input: rows came slower than the service took them (%.0f calls/s; calls waited for a place %.0f%% and for the rate %.0f%% of the time)",
+		b.Text = fmt.Sprintf("the input: rows came slower than the service took them (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
 			callsPerSecond, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
-	case b.ConcurrencyWaitShare >= b.RateWaitShare:
+	case concBinds && (!rateBinds || b.ConcurrencyWaitShare >= b.RateWaitShare):
 		concurrencyBound(b, c, callsPerSecond)
 	default:
 		rateBound(b, st, up, callsPerSecond)
