@@ -65,7 +65,7 @@ func newDescs(constLabels prometheus.Labels) descs {
 		rate:         desc("bulkload_rate_calls_per_second", "The shared call rate in force (0: unlimited)."),
 		concLimit:    desc("bulkload_concurrency_limit", "The limit on API calls in flight in force (--concurrency: fixed, or learned by auto)."),
 		inFlight:     desc("bulkload_calls_in_flight", "API calls in flight now (HTTP attempts holding a place)."),
-		latency:      desc("bulkload_api_latency_seconds", "Latency of each HTTP attempt that got a reply or timed out, from the request sent to the reply (no backoff, no wait for the rate or a place)."),
+		latency:      desc("bulkload_api_latency_seconds", "Latency of each HTTP attempt that got a reply or timed out, from the request written to the reply's first byte (no backoff, no wait for the rate or a place)."),
 		outages:      desc("bulkload_outages_total", "Outages of the service or its identity provider the run began to wait out."),
 		waiting:      desc("bulkload_outage_waiting", "1 while the run waits out an outage (no new rows are taken), else 0."),
 		runStart:     desc("bulkload_run_start_timestamp_seconds", "When the current or last run started."),

@@ -174,8 +174,9 @@ type Stats struct {
 	// Concurrency is the limit on calls in flight now, and what bound it.
 	Concurrency ConcurrencySnapshot
 	// AttemptLatency is the histogram of the attempts' latencies with
-	// their sum, in LatencyBuckets (from the request sent to the reply:
-	// no backoff, no wait for the rate or a place), for --metrics-file.
+	// their sum, in LatencyBuckets (from the request written to the
+	// reply's first byte: no backoff, no wait for the rate or a place),
+	// for --metrics-file.
 	AttemptLatency LatencyHistogram
 	// Auto reports --rate auto. Then SettledRate is the rate to pin with
 	// --rate next time (97% of the limit found), and LimitFound is false
