@@ -171,6 +171,9 @@ type Stats struct {
 	// RateWaited is the time during which calls waited for the rate (it
 	// held them back).
 	RateWaited time.Duration
+	// RateAllowed is the mean rate in force since the first attempt, in
+	// calls/s; 0 when it was unlimited at any time.
+	RateAllowed float64
 	// Concurrency is the limit on calls in flight now, and what bound it.
 	Concurrency ConcurrencySnapshot
 	// AttemptLatency is the histogram of the attempts' latencies with
@@ -205,6 +208,7 @@ type Client struct {
 	auto      *Adaptive // nil unless --rate auto
 	conc      *Concurrency
 	rateWait  *waitClock
+	allowed   *rateClock
 	stats     *stats
 	now       func() time.Time
 	// idle closes the idle keep-alive connections of the transport this
@@ -271,6 +275,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		now:       cfg.Now,
 		idle:      idle,
 		rateWait:  &waitClock{now: cfg.Now},
+		allowed:   &rateClock{now: cfg.Now},
 	}
 	switch {
 	case cfg.ConcurrencyAuto:
@@ -295,6 +300,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		rate:        c.rate,
 		conc:        c.conc,
 		rateWait:    c.rateWait,
+		rateAllowed: c.allowed,
 		stats:       c.stats,
 		log:         log,
 		now:         cfg.Now,
@@ -703,6 +709,7 @@ func (c *Client) Stats() Stats {
 		Lead:           c.stats.ops[opLead].load(),
 		Preflight:      c.stats.ops[opPreflight].load(),
 		RateWaited:     c.rateWait.waited(),
+		RateAllowed:    c.allowed.mean(),
 		Concurrency:    c.conc.Snapshot(),
 		AttemptLatency: c.stats.attemptLatency.load(),
 	}

@@ -213,3 +213,63 @@ func (w *waitClock) waited() time.Duration {
 	}
 	return t
 }
+
+// rateClock integrates the rate in force over time, for its mean since
+// the first attempt: what the rate allowed, to compare with what the calls
+// used. Safe for concurrent use; nil does nothing.
+type rateClock struct {
+	mu        sync.Mutex
+	now       func() time.Time
+	first     time.Time
+	last      time.Time
+	rate      float64 // in force since last; 0 = unlimited
+	calls     float64 // the integral of the rate since first
+	unlimited bool    // it was unlimited for a while
+}
+
+// note records that the rate in force is r from now on (0: unlimited).
+func (c *rateClock) note(r float64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if c.first.IsZero() {
+		c.first, c.last, c.rate = now, now, r
+		return
+	}
+	c.addLocked(now)
+	c.rate = r
+}
+
+func (c *rateClock) addLocked(now time.Time) {
+	dt := now.Sub(c.last).Seconds()
+	if dt > 0 {
+		if c.rate == 0 {
+			c.unlimited = true
+		}
+		c.calls += c.rate * dt
+		c.last = now
+	}
+}
+
+// mean is the mean rate in force since the first attempt, calls/s; 0 when
+// it was unlimited at any time, or before the first attempt.
+func (c *rateClock) mean() float64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.first.IsZero() {
+		return 0
+	}
+	now := c.now()
+	c.addLocked(now)
+	el := now.Sub(c.first).Seconds()
+	if c.unlimited || el <= 0 {
+		return 0
+	}
+	return c.calls / el
+}

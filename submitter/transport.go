@@ -61,6 +61,7 @@ type layers struct {
 	rate        limiter
 	conc        *Concurrency
 	rateWait    *waitClock
+	rateAllowed *rateClock
 	stats       *stats
 	log         *slog.Logger
 	now         func() time.Time
@@ -89,7 +90,7 @@ func newTransport(l layers) http.RoundTripper {
 	}
 	rt = &concurrencyLayer{next: rt, conc: conc, now: l.now, hist: &l.stats.attemptLatency}
 	rt = &authLayer{next: rt, tokens: l.tokens}
-	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log, waiting: l.rateWait}
+	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log, waiting: l.rateWait, allowed: l.rateAllowed}
 	return &retryLayer{next: rt, log: l.log, answered: &l.stats.answered, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax, gate: l.gate, now: l.now}
 }
 
@@ -310,6 +311,7 @@ type rateLayer struct {
 	now     func() time.Time
 	log     *slog.Logger
 	waiting *waitClock // time with attempts waiting for the rate
+	allowed *rateClock // the rate in force over time
 }
 
 // RoundTrip waits for the rate, then makes one attempt.
@@ -317,6 +319,7 @@ func (l *rateLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	l.waiting.enter()
 	err := l.lim.Wait(r.Context())
 	l.waiting.leave()
+	l.allowed.note(l.lim.Rate())
 	if err != nil {
 		return nil, err
 	}

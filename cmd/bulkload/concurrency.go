@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -48,7 +49,8 @@ func (o *uploadOptions) workers() int {
 
 // boundShare is the share of the sending time a limit must have held calls
 // back to be what bound the run; under it, the input did. rateUsed is the
-// share of the rate in force the calls must use for the rate to bind.
+// share of the rate allowed (its mean over the run) the calls must use for
+// the rate to bind.
 const (
 	boundShare = 0.5
 	rateUsed   = 0.7
@@ -85,7 +87,7 @@ func boundBy(st submitter.Stats, up *uploadOptions) *report.BoundBy {
 	// Calls wait for the rate whenever there are more workers than
 	// calls in flight (each books its turn), so waiting alone does not
 	// make the rate what binds: the calls must also use most of it.
-	rateBinds := b.RateWaitShare >= boundShare && (st.CurrentRate == 0 || callsPerSecond >= rateUsed*st.CurrentRate)
+	rateBinds := b.RateWaitShare >= boundShare && st.RateAllowed > 0 && callsPerSecond >= rateUsed*st.RateAllowed
 	concBinds := b.ConcurrencyWaitShare >= boundShare
 	switch {
 	case !rateBinds && !concBinds:
@@ -173,9 +175,35 @@ func (t *boundTracker) note() string {
 	d.RateWaited -= prev.RateWaited
 	d.Concurrency.Waited -= prev.Concurrency.Waited
 	d.Concurrency.Since -= prev.Concurrency.Since
+	if d.Concurrency.Since > 0 && st.RateAllowed > 0 && prev.RateAllowed > 0 {
+		// The mean rate allowed over the interval, from the means since
+		// the start.
+		d.RateAllowed = (st.RateAllowed*st.Concurrency.Since.Seconds() - prev.RateAllowed*prev.Concurrency.Since.Seconds()) / d.Concurrency.Since.Seconds()
+	}
 	b := boundBy(d, t.up)
 	if b == nil {
 		return ""
 	}
 	return fmt.Sprintf("  %d/%d in flight, bound by %s", st.Concurrency.InFlight, st.Concurrency.Limit, b.Kind)
+}
+
+// uploadGoMemory is the soft limit of the Go runtime's memory during an
+// upload (heap and goroutine stacks; the duplicate-leadId index lives
+// outside it). Each call in flight holds a worker's stack, a connection's
+// buffers and its two goroutines, and makes garbage as it goes: at 512 in
+// flight (--max-concurrency 512) the collector's default pace (GOGC 100)
+// let the process reach 70-72 MiB; with this limit it collects sooner once
+// the runtime nears it, and the peak RSS stays under 64 MiB (bench/conc.sh,
+// mem512). Under it, GOGC's pace is unchanged: a run with fewer calls in
+// flight never reaches it and pays nothing.
+const uploadGoMemory = 44 << 20
+
+// limitUploadMemory sets the soft memory limit of an upload, unless the
+// user set GOGC or GOMEMLIMIT; the returned function restores it.
+func limitUploadMemory(getenv func(string) string) (restore func()) {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(uploadGoMemory)
+	return func() { debug.SetMemoryLimit(old) }
 }

@@ -137,6 +137,7 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 		in.results = strings.TrimSuffix(in.resultsPath(pos[0]), ".results.csv") + ".simulated.results.csv"
 		up.overwrite = !up.resume
 	}
+	defer limitUploadMemory(e.getenv)()
 	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0], mets: &mets, refusedRows: map[int]string{}}
 	u.metrics = mets.recorder(pos[0], in.shard)
 	code := u.run(ctx)
