@@ -83,10 +83,13 @@ type cliResult struct {
 	stdout, stderr string
 }
 
-// runCLI runs bulkload in-process with the given environment.
+// runCLI runs bulkload in-process with the given environment. Its stdout
+// and stderr are safe for concurrent writes: a token fetch that a run gave
+// up waiting for may still log while the run writes its last lines, as it
+// may into a real process's stderr.
 func runCLI(t testing.TB, env map[string]string, args ...string) cliResult {
 	t.Helper()
-	var out, errb bytes.Buffer
+	var out, errb syncBuffer
 	environ := make([]string, 0, len(env))
 	for k, v := range env {
 		environ = append(environ, k+"="+v)
