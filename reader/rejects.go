@@ -35,6 +35,13 @@ import (
 //     names, in order, and "error"; a row that does not split into the
 //     header's columns becomes {"error": ..., "raw": "<the line>"}.
 //
+// In a CSV rejects file, a cell that a spreadsheet would run as a formula
+// (=, +, -, @, tab or CR first, not a plain number) is escaped with a
+// leading single quote (lead.EscapeCell); the other cells keep their
+// bytes. Reading a CSV file whose first column is "error" (a rejects file
+// fed back) undoes it, so fixed and fed back, the file gives the original
+// values.
+//
 // Text is written back in the input's encoding (Latin-1 and Windows-1252
 // inputs give Latin-1 and Windows-1252 rejects; UTF-16 inputs give UTF-8).
 // Reading a rejects file back with Reader, the "error" column or key is
