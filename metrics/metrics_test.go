@@ -80,7 +80,7 @@ func TestFileDuringAndAfterRun(t *testing.T) {
 	if err := r.Start(); err != nil {
 		t.Fatal(err)
 	}
-	stats := submitter.Stats{TokensFetched: 2, CurrentRate: 40}
+	stats := submitter.Stats{TokensFetched: 2, CurrentRate: 40, Outages: 2, OutageWaiting: true}
 	stats.CreateLead = submitter.OpStats{Calls: 3, Retries: 1, OK: 3, Throttled: 1}
 	stats.SubmitLead = submitter.OpStats{Calls: 1, OK: 1}
 	r.SetAPI(func() submitter.Stats { return stats })
@@ -124,6 +124,8 @@ func TestFileDuringAndAfterRun(t *testing.T) {
 		{"bulkload_api_attempts_total", map[string]string{"operation": "createLead", "outcome": "429"}, 1},
 		{"bulkload_api_attempts_total", map[string]string{"operation": "submitLead", "outcome": "ok"}, 1},
 		{"bulkload_tokens_fetched_total", nil, 2},
+		{"bulkload_outages_total", nil, 2},
+		{"bulkload_outage_waiting", nil, 0}, // the run is over
 		{"bulkload_run_duration_seconds", nil, 90},
 		{"bulkload_run_in_progress", nil, 0},
 		{"bulkload_last_run_timestamp_seconds", nil, float64(clk.t.Unix())},

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/submitter"
 )
 
 // The outage tests of issue 17 scale its figures down, the behaviour being
@@ -337,5 +340,33 @@ func TestUploadRefusalDuringPartialOutage(t *testing.T) {
 	}
 	if s.Stats().Rejections[leadsim.RejectOutage] == 0 {
 		t.Fatal("no request met the partial outage: the test tests nothing")
+	}
+}
+
+// TestProgressShowsTheOutage: while the run waits out an outage, the bar
+// and the log line say what it waits for, since when, and for how long.
+func TestProgressShowsTheOutage(t *testing.T) {
+	o := submitter.Outage{Start: time.Date(2026, 11, 24, 2, 31, 7, 0, time.UTC), IdentityProvider: true, Cause: "503 temporarily_unavailable"}
+	want := "waiting for the identity provider (503 temporarily_unavailable since 02:31:07, 14 s)"
+	if got := o.Waiting(o.Start.Add(14 * time.Second)); got != want {
+		t.Fatalf("Waiting = %q, want %q", got, want)
+	}
+	for _, mode := range []string{"bar", "log"} {
+		t.Run(mode, func(t *testing.T) {
+			var out bytes.Buffer
+			var done atomic.Int64
+			log := slog.New(slog.NewTextHandler(&out, nil))
+			p := newProgress(&out, mode, log, &done, func() int64 { return 100 })
+			p.begin = time.Now()
+			p.outage = func() string { return want }
+			if mode == "bar" {
+				p.draw()
+			} else {
+				p.logLine()
+			}
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("progress %s = %q, want it to say %q", mode, out.String(), want)
+			}
+		})
 	}
 }
