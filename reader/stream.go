@@ -361,26 +361,11 @@ func (s *fieldScan) setNonBlank(n int) {
 // record's text and its delimiter, or len(raw) when the record has one field.
 func firstFieldEnd(raw []byte, comma rune) int {
 	delim := string(comma)
-	inQuote, atStart := false, true
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case inQuote:
-			if c == '"' {
-				if i+1 < len(raw) && raw[i+1] == '"' {
-					i++
-				} else {
-					inQuote = false
-				}
-			}
-		case bytes.HasPrefix(raw[i:], []byte(delim)):
-			return i + len(delim)
-		case c == '"' && atStart:
-			inQuote = true
-		}
-		atStart = false
+	cell, more := nextCell(raw, delim)
+	if !more {
+		return len(raw)
 	}
-	return len(raw)
+	return len(cell) + len(delim)
 }
 
 // crLines turns the line ends of a file that uses a lone "\r" (old Mac
