@@ -81,7 +81,7 @@ func testKey(t testing.TB) *rsa.PrivateKey {
 	return k.(*rsa.PrivateKey)
 }
 
-func (s *sim) tokenURL() string { return s.URL + "/" + s.opts.TenantID + "/oauth2/v2.0/token" }
+func (s *sim) tokenURL() string { return TokenURL(s.URL, s.opts.TenantID) }
 
 func (s *sim) scope() string { return "api://" + s.opts.AppID + "/.default" }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/leadsim/simtest"
 	"github.com/bulkload/bulkload/mapper"
 	"github.com/bulkload/bulkload/reader"
 )
@@ -25,25 +25,18 @@ import (
 // answers against leads.expected.csv, which bench/expect computed from the
 // documented rules. A failure means the rules and the simulator disagree.
 func TestExpectedMatchesSimulator(t *testing.T) {
-	srv, err := leadsim.New(leadsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+	ts := simtest.Start(t, leadsim.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	c := leadsim.DefaultClient()
 	form := url.Values{
-		"grant_type": {"client_credentials"}, "client_id": {c.ID}, "client_secret": {c.Secret},
-		"scope": {"api://sim-debt-core/.default"},
+		"grant_type": {"client_credentials"}, "client_id": {ts.ClientID}, "client_secret": {ts.ClientSecret},
+		"scope": {ts.Scope()},
 	}
 	var tok struct {
 		AccessToken string `json:"access_token"`
 	}
-	post(ctx, t, ts.URL+"/sim-tenant/oauth2/v2.0/token", "application/x-www-form-urlencoded", "", []byte(form.Encode()), &tok)
+	post(ctx, t, ts.TokenURL(), "application/x-www-form-urlencoded", "", []byte(form.Encode()), &tok)
 
 	want := readExpected(t, "leads.expected.csv")
 	r, err := reader.Open("leads.csv", nil, reader.Options{})

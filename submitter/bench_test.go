@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"runtime"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/leadsim/simtest"
 )
 
 // simServerEnv, when set in the environment of this test binary, makes it
@@ -95,7 +95,7 @@ func benchClient(b *testing.B, base string, mod func(*Config)) *Client {
 	b.Helper()
 	cfg := Config{
 		Endpoint:     base + "/graphql",
-		TokenURL:     base + "/" + leadsim.DefaultTenantID + "/oauth2/v2.0/token",
+		TokenURL:     leadsim.TokenURL(base, leadsim.DefaultTenantID),
 		ClientID:     leadsim.DefaultClientID,
 		ClientSecret: leadsim.DefaultClientSecret,
 		Scope:        "api://" + leadsim.DefaultAppID + "/.default",
@@ -146,13 +146,8 @@ func runWorkers(n, from, workers int, f func(i int)) {
 // an in-process leadsim without latency (server cost included in ns/op;
 // allocs/op include the server's too).
 func BenchmarkCreate(b *testing.B) {
-	srv, err := leadsim.New(leadsim.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	c := benchClient(b, hs.URL, nil)
+	sim := simtest.Start(b, leadsim.Options{})
+	c := benchClient(b, sim.URL, nil)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

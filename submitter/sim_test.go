@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/leadsim/simtest"
 )
 
 // simEnv is a running simulator and a Client against it.
@@ -30,24 +30,15 @@ type simEnv struct {
 // debug logs go into env.logs.
 func startSim(t *testing.T, opts leadsim.Options, mod func(*Config)) *simEnv {
 	t.Helper()
-	srv, err := leadsim.New(opts)
-	if err != nil {
-		t.Fatalf("leadsim.New() = %v", err)
-	}
-	t.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	sim := simtest.Start(t, opts)
+	srv := sim.Server
 	logs := &bytes.Buffer{}
-	appID := opts.AppID
-	if appID == "" {
-		appID = leadsim.DefaultAppID
-	}
 	cfg := Config{
-		Endpoint:     hs.URL + "/graphql",
-		TokenURL:     hs.URL + "/" + leadsim.DefaultTenantID + "/oauth2/v2.0/token",
+		Endpoint:     sim.Endpoint(),
+		TokenURL:     leadsim.TokenURL(sim.URL, leadsim.DefaultTenantID),
 		ClientID:     leadsim.DefaultClientID,
 		ClientSecret: leadsim.DefaultClientSecret,
-		Scope:        "api://" + appID + "/.default",
+		Scope:        sim.Scope(),
 		BackoffBase:  time.Millisecond,
 		BackoffMax:   20 * time.Millisecond,
 		MaxAttempts:  10,

@@ -198,7 +198,7 @@ func getToken(ctx context.Context, client *http.Client, cfg config) (string, err
 		"grant_type": {"client_credentials"}, "client_id": {cfg.clientID},
 		"client_secret": {cfg.secret}, "scope": {"api://" + cfg.appID + "/.default"},
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.url+"/"+cfg.tenant+"/oauth2/v2.0/token", strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, leadsim.TokenURL(cfg.url, cfg.tenant), strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", fmt.Errorf("build token request: %w", err)
 	}

@@ -1,0 +1,73 @@
+// Package simtest starts a leadsim simulator for a test, the way cli/cli's
+// httpmock gives a test its fake server: one call, cleaned up with the test.
+package simtest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/bulkload/bulkload/leadsim"
+)
+
+// Server is a simulator behind an httptest server on 127.0.0.1, port 0.
+type Server struct {
+	*leadsim.Server
+	URL string // base URL, without a trailing slash
+
+	// What a client needs to talk to it: the tenant and app id the
+	// simulator runs with and its first registered client.
+	TenantID     string
+	AppID        string
+	ClientID     string
+	ClientSecret string
+}
+
+// Start starts a simulator with opts and serves it until the test ends;
+// t.Cleanup closes both the HTTP server and the simulator.
+func Start(t testing.TB, opts leadsim.Options) *Server {
+	t.Helper()
+	return StartHandler(t, opts, nil)
+}
+
+// StartHandler is Start with the simulator's handler wrapped by wrap (nil
+// serves it as it is): for tests that count, refuse or delay requests in
+// front of the simulator.
+func StartHandler(t testing.TB, opts leadsim.Options, wrap func(*leadsim.Server) http.Handler) *Server {
+	t.Helper()
+	srv, err := leadsim.New(opts)
+	if err != nil {
+		t.Fatalf("leadsim.New: %v", err)
+	}
+	h := srv.Handler()
+	if wrap != nil {
+		h = wrap(srv)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Close()
+	})
+	s := &Server{Server: srv, URL: hs.URL, TenantID: opts.TenantID, AppID: opts.AppID}
+	if s.TenantID == "" {
+		s.TenantID = leadsim.DefaultTenantID
+	}
+	if s.AppID == "" {
+		s.AppID = leadsim.DefaultAppID
+	}
+	c := leadsim.DefaultClient()
+	if len(opts.Clients) > 0 {
+		c = opts.Clients[0]
+	}
+	s.ClientID, s.ClientSecret = c.ID, c.Secret
+	return s
+}
+
+// Endpoint is the GraphQL endpoint of the lead API.
+func (s *Server) Endpoint() string { return s.URL + "/graphql" }
+
+// TokenURL is the simulator's token endpoint for its tenant.
+func (s *Server) TokenURL() string { return leadsim.TokenURL(s.URL, s.TenantID) }
+
+// Scope is the OAuth2 scope a client asks for: api://APP_ID/.default.
+func (s *Server) Scope() string { return "api://" + s.AppID + "/.default" }
