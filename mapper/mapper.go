@@ -210,9 +210,9 @@ func (m *Mapper) IDKey(id string) IDKey {
 // PrefetchIDs brings into the processor's cache the index memory that
 // CheckDuplicate will first read for each of keys, with independent loads
 // the processor overlaps, so that a batch's lookups after it wait less than
-// one cache miss after another would: 335-362 ns a new id against 375-400
-// without, on an index of 5M ids (BenchmarkIDIndexBatches, 2 CPUs; the
-// translation of addresses, which overlaps less, keeps it from more). It
+// one cache miss after another would (BenchmarkIDIndexBatches; the gain,
+// in bench/README.md, is modest because the translation of addresses
+// overlaps less). It
 // changes nothing CheckDuplicate sees. Like CheckDuplicate, it is not safe
 // for concurrent use.
 func (m *Mapper) PrefetchIDs(keys []IDKey) {

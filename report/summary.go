@@ -562,7 +562,8 @@ func (s *Summary) Elapsed() time.Duration {
 
 // minRateElapsed is the shortest run whose rows per second mean
 // something: below it the figure is the start-up cost over a handful of
-// rows (a no-op resume at 3 ms is not 49,646 rows/s).
+// rows (a no-op resume of a few milliseconds would show an absurd rate;
+// the example measured is in bench/README.md).
 const minRateElapsed = time.Second
 
 // RowsPerSecond is the rows this run worked (RowsRead less the rows an

@@ -164,7 +164,7 @@ type Source struct {
 // batchSize is how many records travel together from the reading
 // goroutine to a worker and on to Next: large enough that channel costs
 // vanish per row, small enough that the workers+batchesAhead batches in
-// flight (about 200 KiB each) keep memory flat.
+// flight keep memory flat (sizes measured: bench/README.md).
 const (
 	batchSize    = 128
 	batchesAhead = 4
@@ -192,13 +192,11 @@ type mapped struct {
 }
 
 // maxWorkers bounds the default number of workers. A worker decodes and
-// maps a row in about the time the reading goroutine takes to read it (on 2
-// CPUs, each is about 30% of validate's CPU: perf record of bench/validate.sh's
-// 1M-row file), so beyond a few workers the reading goroutine bounds the
-// pace and more workers only hold more batches in memory: with GOMAXPROCS
-// workers, 16 Ps peaked at 73.7 MiB on the 5M-row file where 2 peaked at
-// 63.4. Four leave the workers a fourfold margin for mappings that cost
-// more than the samples'.
+// maps a row in about the time the reading goroutine takes to read it, so
+// beyond a few workers the reading goroutine bounds the pace and more
+// workers only hold more batches in memory (figures: bench/README.md,
+// "Figures that used to be in code comments"). Four leave the workers a
+// fourfold margin for mappings that cost more than the samples'.
 const maxWorkers = 4
 
 // DefaultWorkers is the number of workers a Config with Workers 0 gets:
@@ -656,8 +654,8 @@ func (s *Source) Unknown() []string { return s.unknown }
 func (s *Source) Provided() []lead.Field { return s.provided }
 
 // asyncHash hashes what is written to it in a goroutine of its own, in
-// order: SHA-256 (about 170 ns a row) leaves the reading goroutine, the one
-// stage that bounds the pipeline on many cores. Write copies p and hands it
+// order: SHA-256 (its cost per row: bench/README.md) leaves the reading
+// goroutine, the one stage that bounds the pipeline on many cores. Write copies p and hands it
 // over; wait returns once everything written is hashed. Writes come from
 // one goroutine at a time; snapshot and written are safe from any
 // goroutine until wait.

@@ -190,12 +190,13 @@ func (t *boundTracker) note() string {
 // uploadGoMemory is the soft limit of the Go runtime's memory during an
 // upload (heap and goroutine stacks; the duplicate-leadId index lives
 // outside it). Each call in flight holds a worker's stack, a connection's
-// buffers and its two goroutines, and makes garbage as it goes: at 512 in
-// flight (--max-concurrency 512) the collector's default pace (GOGC 100)
-// let the process reach 70-72 MiB; with this limit it collects sooner once
-// the runtime nears it, and the peak RSS stays under 64 MiB (bench/conc.sh,
-// mem512). Under it, GOGC's pace is unchanged: a run with fewer calls in
-// flight never reaches it and pays nothing.
+// buffers and its two goroutines, and makes garbage as it goes: with many
+// calls in flight (--max-concurrency 512) the collector's default pace
+// (GOGC 100) lets the process grow past the 64 MiB RSS aim; with this limit
+// it collects sooner once the runtime nears it (measured with
+// bench/conc.sh's mem512; figures in bench/README.md). Under it, GOGC's
+// pace is unchanged: a run with fewer calls in flight never reaches it and
+// pays nothing.
 const uploadGoMemory = 44 << 20
 
 // limitUploadMemory sets the soft memory limit of an upload, unless the

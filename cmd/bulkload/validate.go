@@ -353,13 +353,13 @@ func stoppedSummary(mode string, start time.Time, code int, why string, settings
 // duplicate-leadId index, the one thing that grows with the file, lives
 // outside the Go heap (mapper.Mapper.IndexMemory), so the heap itself stays a
 // few MiB, and GOGC's headroom, a percentage of that, would run the collector
-// every couple of thousand rows (at GOGC=50, 40% more CPU than the work).
+// every couple of thousand rows, costing more CPU than the work itself.
 // Instead the collector is off until the Go runtime's memory reaches its
 // limit (GOMEMLIMIT): maxGoMemory, less as the index grows, never below
 // minGoMemory, each plus perWorkerMemory for each of the source's workers
-// (each holds batches and makes garbage: with 16 of them, a 12 MiB limit
-// left the collector running all the time, 19x the floor's CPU at 5M rows). At 1M
-// rows on 2 CPUs it runs about every 15,000 rows. A GOGC or
+// (each holds batches and makes garbage: without that share, many workers
+// kept the collector running all the time). The figures behind these
+// bounds are in bench/README.md. A GOGC or
 // GOMEMLIMIT the user set wins. These are the runtime's process-wide
 // settings: set here, for validate only, and restored when it returns.
 type memoryBudget struct {
@@ -373,8 +373,9 @@ type memoryBudget struct {
 const (
 	// validateMemory is what index and Go runtime may hold together: the
 	// aim is a peak RSS of 64 MiB, and the program's own pages (binary
-	// text and data, about 9 MiB) come on top. 55: 63.1-63.5 MiB at 5M
-	// rows on 2 CPUs; 54 gave 62.6 at 15% more CPU, 56 gave 64.4-65.2.
+	// text and data) come on top. 55 was chosen by measuring its
+	// neighbours at 5M rows (bench/README.md): less costs CPU, more
+	// passes the aim.
 	validateMemory = 55 << 20
 	// maxGoMemory is the most the Go runtime gets: more makes collections
 	// rarer but no cheaper in total beyond this.
