@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -166,17 +165,17 @@ func setColumns(sum *report.Summary, provided []lead.Field, unknown []string) {
 	sum.MissingFields = missingFields(provided)
 }
 
-// noRows is the exit status of a run whose input had no rows: 1 with a
-// message, or 0 with --allow-empty; ok is false when the input had rows.
-func (o *checkOptions) noRows(stderr io.Writer, input string, sum *report.Summary) (code int, ok bool) {
+// noRows ends a run whose input had no rows (done): with an exitError of
+// status 1, or with nil under --allow-empty. done is false when the input
+// had rows.
+func (o *checkOptions) noRows(input string, sum *report.Summary) (done bool, err error) {
 	if sum.RowsRead != 0 || sum.Interrupted {
-		return 0, false
+		return false, nil
 	}
 	if o.allowEmpty {
-		return exitOK, true
+		return true, nil
 	}
-	fmt.Fprintf(stderr, "bulkload: no rows: %s has no data rows (pass --allow-empty when an empty export is normal)\n", input)
-	return exitRowsFailed, true
+	return true, exitErrorf(exitRowsFailed, "no rows: %s has no data rows (pass --allow-empty when an empty export is normal)", input)
 }
 
 // errForeign marks a usage error that refuses a run because its results

@@ -300,12 +300,35 @@ func usageHint(stderr io.Writer, cmd, msg string) int {
 	return exitUsage
 }
 
+// exitError is an error that carries its exit class: a command returns
+// it like any other error, and exitFor, the one place that turns errors
+// into statuses, prints its message and returns its status (restic's
+// errors.Fatal, cli/cli's cmdutil.FlagError).
+type exitError struct {
+	code  int    // the exit status: exitRowsFailed, exitAuth, exitUnreachable, ...
+	msg   string // what stopped the run, printed as "bulkload: msg"
+	quiet bool   // nothing to print: the run has said it (an interrupt)
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// exitErrorf returns an exitError with status code and a formatted message.
+func exitErrorf(code int, format string, args ...any) error {
+	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
 // exitFor reports a run-level error and maps it to an exit status.
 func exitFor(stderr io.Writer, err error) int {
 	var ue *flagError
+	var xe *exitError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &xe):
+		if !xe.quiet {
+			fmt.Fprintf(stderr, "bulkload: %s\n", xe.msg)
+		}
+		return xe.code
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.Is(err, context.Canceled):

@@ -309,12 +309,6 @@ func (u *uploader) stop(err error) int {
 	return exitFor(u.env.stderr, err)
 }
 
-// stopf prints a stop's message (not an error value) and keeps it.
-func (u *uploader) stopf(format string, args ...any) {
-	u.stopped = fmt.Sprintf(format, args...)
-	fmt.Fprintf(u.env.stderr, "bulkload: %s\n", u.stopped)
-}
-
 func (u *uploader) run(ctx context.Context) int {
 	e := u.env
 	u.start = time.Now()
@@ -349,8 +343,7 @@ func (u *uploader) run(ctx context.Context) int {
 		if merr := u.startMetrics(); merr != nil {
 			return u.stop(merr)
 		}
-		u.stopf("%v", err)
-		return exitRowsFailed
+		return u.stop(&exitError{code: exitRowsFailed, msg: err.Error()})
 	}
 	if err != nil {
 		return u.stop(err)
@@ -370,9 +363,9 @@ func (u *uploader) run(ctx context.Context) int {
 		}
 	}
 
-	client, closeClient, code := u.connect(ctx)
-	if client == nil {
-		return code
+	client, closeClient, err := u.connect(ctx)
+	if err != nil {
+		return u.stop(err)
 	}
 	defer closeClient()
 	u.metrics.SetAPI(client.Stats)
@@ -383,9 +376,9 @@ func (u *uploader) run(ctx context.Context) int {
 	}
 	defer src.Close()
 
-	rows, code, ok := u.streamChecks(ctx, src, ic, state, resultsPath)
-	if !ok {
-		return code
+	rows, err := u.streamChecks(ctx, src, ic, state, resultsPath)
+	if err != nil {
+		return u.stop(err)
 	}
 	if err := u.startMetrics(); err != nil {
 		return u.stop(err)
@@ -395,8 +388,8 @@ func (u *uploader) run(ctx context.Context) int {
 	if ic.scan == nil {
 		// A stream's identity is on disk before the first call and kept
 		// current, so that a run killed at any point leaves it.
-		if stopMeta, code = u.streamIdentity(src, ic, resultsPath); stopMeta == nil {
-			return code
+		if stopMeta, err = u.streamIdentity(src, ic, resultsPath); err != nil {
+			return u.stop(err)
 		}
 	}
 
@@ -515,43 +508,42 @@ func (u *uploader) loadPrior(resultsPath string) (*report.State, error) {
 // --max-invalid 100% turns that off, and a CSV header is checked for the
 // required columns. It returns the rows to upload, or the exit status when
 // the run must stop (ok false).
-func (u *uploader) streamChecks(ctx context.Context, src *source.Source, ic *inputCheck, state *report.State, resultsPath string) (rows upload.Source, code int, ok bool) {
+func (u *uploader) streamChecks(ctx context.Context, src *source.Source, ic *inputCheck, state *report.State, resultsPath string) (upload.Source, error) {
 	if ic.scan == nil && (u.checks.readAhead() || ic.earlier != nil) {
 		// Standard input cannot be read twice: its first rows are read
 		// and judged before the first call (unless --max-invalid 100%
 		// turns that off: then rows stream from the first).
 		ahead, err := source.ReadAhead(ctx, src, stdinCheckRows)
 		if err != nil {
-			return nil, u.stop(err), false
+			return nil, err
 		}
 		if err := ahead.Err(); err != nil {
-			return nil, u.stop(usageErrorf("%v; nothing was sent", err)), false
+			return nil, usageErrorf("%v; nothing was sent", err)
 		}
 		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil && ahead.Rows() > 0 {
-			return nil, u.stop(err), false
+			return nil, err
 		}
 		if state != nil {
 			// The rows read ahead are matched with the results file before
 			// the first call: a foreign journal's error comes alone.
 			for _, it := range ahead.Items() {
 				if prior, ok := state.Get(it.Row.Row); ok && prior.LeadID != it.Row.LeadID {
-					return nil, u.stop(foreignErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file: %s; or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID, u.in.redropHint(u.input))), false
+					return nil, foreignErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file: %s; or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID, u.in.redropHint(u.input))
 				}
 			}
 		}
 		if u.checks.tooManyInvalid(ahead.Invalid(), ahead.Rows()) {
-			u.stopf("%v", u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)"))
-			return nil, exitRowsFailed, false
+			return nil, &exitError{code: exitRowsFailed, msg: u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)").Error()}
 		}
-		return ahead, 0, true
+		return ahead, nil
 	} else if ic.scan == nil && len(src.Provided()) > 0 {
 		// Streamed as it comes: a CSV header is all there is to check.
 		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil {
-			return nil, u.stop(err), false
+			return nil, err
 		}
 	}
 
-	return src, 0, true
+	return src, nil
 }
 
 // metaEvery is how often a streamed input's identity is brought up to
@@ -563,14 +555,14 @@ const metaEvery = 2 * time.Second
 // the results file before the first call (its first bytes and their hash,
 // kept for later resumes) and keeps it current every metaEvery until the
 // returned stop is called (before src is closed). It returns a nil stop
-// and the exit status when the run must not go on: nothing was sent.
-func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPath string) (stop func(), code int) {
+// and the run's error when it must not go on: nothing was sent.
+func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPath string) (stop func(), err error) {
 	n, sha, prefix := src.Identity()
 	first := &report.Meta{FirstBytes: n, FirstSHA256: sha}
 	if e := ic.earlier; e != nil {
 		if prefix != e.FirstSHA256 {
-			return nil, u.stop(usageErrorf("--resume: the results file %s does not belong to this input: its first %d bytes hash otherwise than those of the earlier run's (written for %s, %d rows read, %s). Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over (every lead is sent again)",
-				resultsPath, e.FirstBytes, e.Input, e.Rows, e.Written.Local().Format(time.DateTime)))
+			return nil, usageErrorf("--resume: the results file %s does not belong to this input: its first %d bytes hash otherwise than those of the earlier run's (written for %s, %d rows read, %s). Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over (every lead is sent again)",
+				resultsPath, e.FirstBytes, e.Input, e.Rows, e.Written.Local().Format(time.DateTime))
 		}
 		first.FirstBytes, first.FirstSHA256 = e.FirstBytes, e.FirstSHA256
 	}
@@ -582,7 +574,7 @@ func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPat
 			Rows: int(src.RecordsTaken()), AllLeadIDs: src.AllLeadIDsSoFar()}))
 	}
 	if err := record(); err != nil {
-		return nil, u.stop(err)
+		return nil, err
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -603,7 +595,7 @@ func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPat
 	return func() {
 		close(done)
 		wg.Wait()
-	}, 0
+	}, nil
 }
 
 // streamMeta completes a stream's identity m: streamed, with its first
@@ -730,26 +722,22 @@ func (u *uploader) exitStatus(ctx context.Context, sum *report.Summary, runErr e
 	e := u.env
 	switch {
 	case submitter.IsFatal(runErr):
-		return u.authFailure(ctx, runErr)
+		return u.stop(u.authFailure(ctx, runErr))
 	case errors.Is(runErr, upload.ErrOutage):
-		fmt.Fprintf(e.stderr, "bulkload: %v; run the same command with --resume once it answers\n", runErr)
-		return exitUnreachable
+		return exitFor(e.stderr, exitErrorf(exitUnreachable, "%v; run the same command with --resume once it answers", runErr))
 	case errors.Is(runErr, upload.ErrUnreachable):
-		fmt.Fprintf(e.stderr, "bulkload: %v; check --endpoint %s, then run the same command with --resume\n", runErr, submitter.RedactURL(u.creds.endpoint))
-		return exitUnreachable
+		return exitFor(e.stderr, exitErrorf(exitUnreachable, "%v; check --endpoint %s, then run the same command with --resume", runErr, submitter.RedactURL(u.creds.endpoint)))
 	case sum.Interrupted:
-		fmt.Fprintf(e.stderr, "bulkload: interrupted; run the same command with --resume to finish\n")
-		return exitInterrupted
+		return exitFor(e.stderr, exitErrorf(exitInterrupted, "interrupted; run the same command with --resume to finish"))
 	case errors.Is(runErr, upload.ErrCompact):
 		// Every row is done and recorded: only the tidying failed.
-		fmt.Fprintf(e.stderr, "bulkload: every row was uploaded, but the results file %s could not be compacted: %v\n"+
-			"bulkload: it is left as the run's journal (several lines per row, the last one counts): intact and valid for --resume, which compacts it\n", resultsPath, runErr)
-		return exitRowsFailed
+		return exitFor(e.stderr, exitErrorf(exitRowsFailed, "every row was uploaded, but the results file %s could not be compacted: %v\n"+
+			"bulkload: it is left as the run's journal (several lines per row, the last one counts): intact and valid for --resume, which compacts it", resultsPath, runErr))
 	case runErr != nil:
 		return exitFor(e.stderr, runErr)
 	}
-	if code, ok := u.checks.noRows(e.stderr, u.input, sum); ok {
-		return code
+	if done, err := u.checks.noRows(u.input, sum); done {
+		return exitFor(e.stderr, err)
 	}
 	code := rowsStatus(sum, u.checks.strict)
 	if sum.Invalid > 0 {
@@ -780,12 +768,13 @@ func (u *uploader) logInvalid(sum *report.Summary, code int) {
 
 // connect builds the run's client and proves, before any row is read, that
 // the credentials give a token and --endpoint answers GraphQL. It returns
-// nil and the exit status when the run must not go on. The client's
+// the run's exit error (an *exitError, or a usage error) when the run must
+// not go on. The client's
 // background work (token fetches) lives as long as the run, past the first
 // signal (calls still draining need tokens), until the caller calls release.
-func (u *uploader) connect(ctx context.Context) (client *submitter.Client, release func(), code int) {
+func (u *uploader) connect(ctx context.Context) (client *submitter.Client, release func(), err error) {
 	clientCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	client, err := submitter.New(clientCtx, submitter.Config{
+	client, err = submitter.New(clientCtx, submitter.Config{
 		Endpoint:     u.creds.endpoint,
 		TokenURL:     u.creds.tokenURL,
 		ClientID:     u.creds.clientID,
@@ -813,7 +802,7 @@ func (u *uploader) connect(ctx context.Context) (client *submitter.Client, relea
 	})
 	if err != nil {
 		cancel()
-		return nil, nil, u.stop(usageErrorf("%v", err))
+		return nil, nil, usageErrorf("%v", err)
 	}
 	release = func() {
 		client.Close()
@@ -833,49 +822,43 @@ func (u *uploader) connect(ctx context.Context) (client *submitter.Client, relea
 	err = client.Preflight(preCtx)
 	cancelPre()
 	if err != nil {
-		if code, stop := u.preflightFailure(ctx, err); stop {
+		if err := u.preflightFailure(ctx, err); err != nil {
 			release()
-			return nil, nil, code
+			return nil, nil, err
 		}
 	}
-	return client, release, exitOK
+	return client, release, nil
 }
 
-// preflightFailure maps a failed preflight to an exit status, or lets the
-// run go on (stop false) when the service answered but asked to slow down:
+// preflightFailure maps a failed preflight to the run's exit error, or lets
+// the run go on (nil) when the service answered but asked to slow down:
 // throttling is not an outage.
-func (u *uploader) preflightFailure(ctx context.Context, err error) (code int, stop bool) {
+func (u *uploader) preflightFailure(ctx context.Context, err error) error {
 	var ce *submitter.CallError
 	switch {
 	case submitter.IsFatal(err) || ctx.Err() != nil:
-		return u.authFailure(ctx, err), true
+		return u.authFailure(ctx, err)
 	case submitter.IsUnreachable(err):
-		u.stopf("%v", err)
-		return exitUnreachable, true
+		return &exitError{code: exitUnreachable, msg: err.Error()}
 	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
-		u.stopf("the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", submitter.RedactURL(u.creds.endpoint), err)
-		return exitAuth, true
+		return exitErrorf(exitAuth, "the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", submitter.RedactURL(u.creds.endpoint), err)
 	}
 	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", submitter.RedactURL(u.creds.endpoint), "err", err)
-	return 0, false
+	return nil
 }
 
-func (u *uploader) authFailure(ctx context.Context, err error) int {
+func (u *uploader) authFailure(ctx context.Context, err error) error {
 	switch {
 	case submitter.IsFatal(err):
-		u.stopf("authentication failed: %v", err)
-		return exitAuth
+		return exitErrorf(exitAuth, "authentication failed: %v", err)
 	case ctx.Err() != nil:
-		u.stopped = "interrupted"
-		return exitInterrupted
+		return &exitError{code: exitInterrupted, msg: "interrupted", quiet: true}
 	case submitter.IsUnreachable(err):
 		// The identity provider is down or the token URL wrong: an outage
 		// to wait out or a setting to fix, not a credential.
-		u.stopf("%v", err)
-		return exitUnreachable
+		return &exitError{code: exitUnreachable, msg: err.Error()}
 	default:
-		u.stopf("cannot get an access token: %v", err)
-		return exitAuth
+		return exitErrorf(exitAuth, "cannot get an access token: %v", err)
 	}
 }
 

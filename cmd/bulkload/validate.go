@@ -142,8 +142,8 @@ func validateStatus(e *env, checks *checkOptions, input string, sum *report.Summ
 			return exitFor(e.stderr, err)
 		}
 	}
-	if code, ok := checks.noRows(e.stderr, input, sum); ok {
-		return code
+	if done, err := checks.noRows(input, sum); done {
+		return exitFor(e.stderr, err)
 	}
 	return rowsStatus(sum, true)
 }
