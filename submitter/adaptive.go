@@ -34,7 +34,8 @@ type attemptOutcome struct {
 }
 
 // Tuning of the adaptive rate (--rate auto). The figures come from the
-// anchors named on Adaptive and from bench/rate.sh's runs against leadsim.
+// anchors named in docs/design.md and from bench/rate.sh's runs against
+// leadsim.
 const (
 	// DefaultStartRate is where --rate auto starts: polite for a service
 	// whose limit nobody published.
@@ -90,45 +91,12 @@ func (p autoPhase) String() string {
 }
 
 // Adaptive is --rate auto: one token bucket shared by every call of a
-// Client whose rate it finds by itself. It learns from three anchors and
-// departs from them where a batch job differs from a browser or a TCP flow:
-//
-//   - Like the AWS SDKs' adaptive retry mode it paces calls with a
-//     client-side token bucket and cuts multiplicatively on a throttle (to
-//     0.7 of the rate, CUBIC's beta), remembering the rate that was too much.
-//     Unlike it, the bucket is on from the first call (the tool is polite
-//     before it knows anything) and it climbs from DefaultStartRate by
-//     ×1.4 per second (slow start), since the batch always has more calls.
-//   - Like TCP's AIMD it cuts at most once per round trip: a 429 for an
-//     attempt sent before the last cut is the same episode, not a new one;
-//     and after a cut it waits for 10 answers to calls sent at the new rate
-//     (or 1 s) before it cuts again. Cuts keep 0.85 once a limit is known.
-//     Calls waiting for the bucket hold places booked at the old rate: a
-//     cut (or a climb of 10%) replaces the bucket and they book again, so
-//     a change takes effect at once, not --concurrency places later.
-//   - Like Google SRE's client-side throttling it counts what the service
-//     accepted rather than what it asked for: when 5% or more of the calls
-//     sent since the last cut were refused, the service was saturated and
-//     the 2xx answers a second are its limit (a halved limit is found in a
-//     round trip or two). A batch job wants every call and a 429 is a
-//     wasted round trip, so rather than probing above the limit all the
-//     time (CUBIC's plateau is still a probe), it comes back within 2 s to
-//     97% of the limit found, holds there for 5 s, doubling to 60 s while
-//     probes keep finding the same limit, and only then probes upward by 2%
-//     of the limit a second, faster as it goes on; a probe's 429 puts the limit half way between
-//     the rate held and the rate that drew it. A probe that passes 125% of
-//     the limit without a 429 means the limit rose: it climbs again.
-//
-// It increases only while calls use at least 75% of the rate (a rate that
-// the concurrency cannot reach is not a finding), and while their latency
-// stays under twice its base (a service that slows down is at its limit even
-// if it does not say so; before a limit is found it climbs by ×1.1 a second
-// then, since a busy client machine slows calls down too). The probe's
-// slope grows with its length, doubling after 5 s, so that a limit found
-// low (or one that rose) is caught up with in seconds. A burst of 503s (3 or more, and 10% of the answers
-// in the last second) cuts like a 429. A Retry-After stops any increase
-// until it has passed; one of 2 s or more pauses every call until then,
-// since the service has said that a call before it would be refused.
+// Client whose rate it finds by itself. It owns the rate: it climbs while
+// calls are accepted, cuts on 429s and bursts of 503s, holds under the limit
+// it found and probes past it now and then, and honours Retry-After. The
+// design and the anchors it learns from (AWS adaptive retry, TCP AIMD,
+// Google SRE client-side throttling) are in docs/design.md, "Adaptive rate
+// (--rate auto)"; the auto* constants are its tuning.
 //
 // Safe for concurrent use.
 type Adaptive struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // Tuning of the concurrency (--concurrency auto). The figures come from the
-// anchors named on Concurrency and from bench/conc.sh's runs against
+// anchors named in docs/design.md and from bench/conc.sh's runs against
 // leadsim.
 const (
 	// DefaultStartConcurrency is where auto starts: today's fixed default,
@@ -55,51 +55,17 @@ type ConcurrencyConfig struct {
 // Concurrency is the limit on calls in flight shared by every call of a
 // Client: each HTTP attempt takes a place before it is sent and gives it
 // back with its outcome. Fixed, it is --concurrency N. Auto (--concurrency
-// auto) learns the limit, from these anchors, for a batch job that always
-// has more calls and for which a queue inside the service or a shed call is
-// pure waste:
-//
-//   - Like TCP's slow start it doubles the limit every round while the
-//     limit binds (every place taken) and latency holds; from 8 to 64 in
-//     flight in three rounds, where Vector's adaptive concurrency adds
-//     one per round trip. A round is the calls sent from its start, up to
-//     the limit (4 to 64) or for one base latency, and it ends when all
-//     of them are answered: its mean is not that of the quickest answers
-//     alone. Like CUBIC's HyStart, slow start ends without a cut once a
-//     round's latency rises by half the tolerance.
-//   - Like Netflix's Gradient2 it compares each round's mean latency with
-//     a base latency: the lowest mean of a round of 8 answers or more in
-//     the last 20 s. A round more than 8% above it (plus 0.5 ms, plus
-//     three standard errors of the service's jitter, measured in the
-//     rounds without a queue) means a queue is forming in the service,
-//     and the limit is scaled by 0.95 × base/mean, which is what the
-//     service processes at once when the queue is the client's own (K
-//     served at once: the latency grows as limit/K); the 5% under it
-//     lets the next rounds see the base again. Unlike Gradient2 the base
-//     is a window, not a moving average, so it cannot drift up into a
-//     standing queue, and when the latency stays up for a whole window
-//     although the limit was cut, the service slowed by itself: the base
-//     moves up and slow start finds the limit again. When the start is
-//     above the capacity, the first round's quickest quarter (the calls
-//     that found a free place) is the base.
-//   - Like Vector's ARC it cuts on back pressure, once per round: to 75%
-//     when 10% or more of a round's answers are 503, 504 or a timeout
-//     (an overloaded service sheds; a lone 503 is a fault, retried), and
-//     to 90% on 429s while the limit binds (while the rate binds, 429s are
-//     the rate's to answer: whichever binds is the one that moves). Each
-//     503, 504 or timeout also takes its place away at once: a shed call
-//     answers fast, and its place would be taken by the next call, shed
-//     as fast, until the round ends.
-//   - After the first cut it grows by 5% a round while the limit binds
-//     and latency holds, a step that grows with the rounds since the last
-//     cut, so that it settles where more calls add no answers (they only
-//     add latency) and still finds a capacity that rose.
+// auto) learns the limit: it grows while the limit binds and latency holds,
+// and cuts when latency shows a queue in the service or when the service
+// sheds calls (503, 504, timeouts) or throttles them (429). The design and
+// its anchors (TCP slow start, Netflix Gradient2, Vector's ARC) are in
+// docs/design.md, "Adaptive concurrency (--concurrency auto)"; the conc*
+// constants are its tuning.
 //
 // Latency is measured per attempt, as the service's time: from the request
-// written to the reply's first byte (createLead's, when a round has any:
-// operations differ, and their mix is no queue). Time in retry backoff, at
-// the rate limiter, waiting for a place or in the client's own work does
-// not count. Safe for concurrent use.
+// written to the reply's first byte (createLead's, when a round has any).
+// Time in retry backoff, at the rate limiter, waiting for a place or in the
+// client's own work does not count. Safe for concurrent use.
 type Concurrency struct {
 	now   func() time.Time
 	fixed bool
