@@ -18,7 +18,7 @@ func main() {
 	go handleSignals(sigs, stop, func() { close(abort) }, os.Stderr, time.Now)
 	// lookupEnv (not os.Getenv) so that run can list the BULKLOAD_*
 	// variables set and warn about a misspelt one.
-	code := run(withAbort(ctx, abort), os.Args[1:], lookupEnv(os.Environ()), os.Stdin, os.Stdout, os.Stderr)
+	code := runEnv(ctx, &env{getenv: lookupEnv(os.Environ()), stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, now: time.Now, abort: abort}, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

@@ -196,6 +196,10 @@ type env struct {
 	unknownEnv []string
 	// now is the clock of the placeholders {date} and {time}.
 	now func() time.Time
+	// abort is closed by a real second signal: the calls in flight are
+	// cancelled at once (upload.Config.Abort). Nil (never closed) in
+	// tests that call run directly.
+	abort <-chan struct{}
 }
 
 // run executes one command line and returns the process exit status.
@@ -249,7 +253,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			// "bulkload help upload" is "bulkload upload -h".
-			return runEnv(ctx, &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, now: e.now}, append(slices.Clone(args[1:]), "-h"))
+			return runEnv(ctx, &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, now: e.now, abort: e.abort}, append(slices.Clone(args[1:]), "-h"))
 		}
 		fmt.Fprint(stdout, topUsage())
 		return exitOK

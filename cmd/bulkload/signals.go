@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -12,23 +11,6 @@ import (
 // the same one: `timeout -s INT`, cron wrappers and process managers signal
 // both the process and its group, so one stop request arrives twice.
 const signalGrace = time.Second
-
-// abortKey is the context key under which main hands run the channel that a
-// real second signal closes.
-type abortKey struct{}
-
-// withAbort returns ctx carrying abort, closed when the calls in flight are
-// to be cancelled at once.
-func withAbort(ctx context.Context, abort <-chan struct{}) context.Context {
-	return context.WithValue(ctx, abortKey{}, abort)
-}
-
-// abortOf returns the channel withAbort put in ctx, or nil (never closed)
-// when there is none, as in tests that call run directly.
-func abortOf(ctx context.Context) <-chan struct{} {
-	ch, _ := ctx.Value(abortKey{}).(<-chan struct{})
-	return ch
-}
 
 // handleSignals turns signals into the run's stops. The first calls stop:
 // no new rows, calls in flight drain, results and summary are written.

@@ -452,7 +452,7 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 		DrainTimeout:           u.up.drainTimeout,
 		MaxConsecutiveFailures: u.up.maxOutages,
 		Gate:                   client,
-		Abort:                  abortOf(ctx),
+		Abort:                  u.env.abort,
 		NoSubmit:               u.up.noSubmit,
 		AlreadySubmitted:       u.up.alreadyRE,
 		DuplicateOf:            u.up.duplicateOfRE,
