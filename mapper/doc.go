@@ -3,11 +3,19 @@
 // canonical field) into a lead.Input ready to send to createLead, or into the
 // list of that row's field errors. It also reads the partner mapping file.
 //
-// A Mapper is used by one goroutine, row after row in input order, because it
-// remembers every leadId it has seen. Errors name the field and the rule,
-// and show the bad value only for a field that is not sensitive and a value
-// that does not look like an SSN or a date, so they can be logged and
-// written to the results file even for the SSN and the date of birth.
+// A Mapper is shared. Its settings (the mapping's value maps, today's date,
+// the hash seed) are fixed by New and only read after, so MapFields and
+// IDKey are safe for concurrent use: source's workers (up to four) map rows
+// in parallel with one Mapper. The duplicate-leadId index is the one thing
+// that changes, and the first row with a leadId wins, so CheckDuplicate,
+// PrefetchIDs and IndexMemory (and Map, which checks duplicates) must be
+// called from one goroutine, row after row in input order: in source, the
+// goroutine that checks the mapped batches in order.
+//
+// Errors name the field and the rule, and show the bad value only for a
+// field that is not sensitive and a value that does not look like an SSN or
+// a date, so they can be logged and written to the results file even for
+// the SSN and the date of birth.
 //
 // # Rules
 //

@@ -91,9 +91,11 @@ type Options struct {
 	DayFirst bool
 }
 
-// Mapper maps records to LeadInputs. It holds the index of the leadIds seen so
-// far, so it is not safe for concurrent use: one goroutine maps the rows of one
-// file, in input order, with one Mapper.
+// Mapper maps records to LeadInputs and holds the index of the leadIds seen
+// so far. MapFields and IDKey only read its settings and are safe for
+// concurrent use; Map, CheckDuplicate, PrefetchIDs and IndexMemory use the
+// index and must be called from one goroutine, in input order (see the
+// package doc).
 type Mapper struct {
 	values   [lead.NumFields]map[string]string // lower-cased trimmed partner value -> value
 	today    int                               // yyyymmdd
@@ -212,9 +214,8 @@ func (m *Mapper) IDKey(id string) IDKey {
 // the processor overlaps, so that a batch's lookups after it wait less than
 // one cache miss after another would (BenchmarkIDIndexBatches; the gain,
 // in bench/README.md, is modest because the translation of addresses
-// overlaps less). It
-// changes nothing CheckDuplicate sees. Like CheckDuplicate, it is not safe
-// for concurrent use.
+// overlaps less). It changes nothing CheckDuplicate sees. Like
+// CheckDuplicate, it is not safe for concurrent use.
 func (m *Mapper) PrefetchIDs(keys []IDKey) {
 	m.ids.prefetch(keys)
 }
