@@ -79,7 +79,7 @@ func writeShuffledJournal(b *testing.B, path string, n int) {
 		} else {
 			c := r
 			c.Status = StatusCreated
-			if err := j.Append(c); err != nil {
+			if err := j.AppendDurable(c); err != nil {
 				b.Fatal(err)
 			}
 			later = append(later, r)
@@ -88,12 +88,12 @@ func writeShuffledJournal(b *testing.B, path string, n int) {
 			}
 			r, later = later[0], later[1:]
 		}
-		if err := j.Append(r); err != nil {
+		if err := j.AppendDurable(r); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for _, r := range later {
-		if err := j.Append(r); err != nil {
+		if err := j.AppendDurable(r); err != nil {
 			b.Fatal(err)
 		}
 	}

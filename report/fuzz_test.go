@@ -57,7 +57,7 @@ func FuzzLoadState(f *testing.F) {
 		if err != nil {
 			t.Fatalf("OpenJournal(resume) after LoadState succeeded: %v", err)
 		}
-		if err := j.Append(Row{Row: maxRow, Status: StatusFailed, Error: "x"}); err != nil {
+		if err := j.AppendDurable(Row{Row: maxRow, Status: StatusFailed, Error: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := j.Close(); err != nil {

@@ -11,18 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/bulkload/bulkload/outfile"
-)
-
-// Buffering of Journal.Append: buffered lines reach the OS after this many
-// lines or this long after the last flush, whichever comes first (checked at
-// each Append; an idle journal keeps its buffer until the next write, Sync,
-// Compact or Close).
-const (
-	flushEveryLines = 256
-	flushAfter      = 200 * time.Millisecond
 )
 
 // Journal is the results file of an upload, appended to as rows complete, in
@@ -32,13 +22,10 @@ const (
 // A Journal is not safe for concurrent use: one goroutine owns it (the one
 // that owns the results file) and closes it, with Compact or Close.
 type Journal struct {
-	path      string
-	format    Format
-	f         *os.File
-	enc       *encoder
-	pending   int
-	lastFlush time.Time
-	now       func() time.Time
+	path   string
+	format Format
+	f      *os.File
+	enc    *encoder
 	// rename replaces the journal with its compacted copy; tests inject a
 	// failing one to show that the journal survives.
 	rename func(oldpath, newpath string) error
@@ -52,7 +39,7 @@ type Journal struct {
 // corrupt line elsewhere is an error wrapping ErrCorrupt and the file is left
 // as it is.
 func OpenJournal(path string, resume bool) (*Journal, error) {
-	j := &Journal{path: path, format: FormatFor(path), now: time.Now, rename: os.Rename}
+	j := &Journal{path: path, format: FormatFor(path), rename: os.Rename}
 	removeStaleCompactions(path)
 	if !resume {
 		f, err := createPrivate(path)
@@ -65,7 +52,6 @@ func OpenJournal(path string, resume bool) (*Journal, error) {
 			f.Close()
 			return nil, fmt.Errorf("write results file %s: %w", path, err)
 		}
-		j.lastFlush = j.now()
 		return j, nil
 	}
 
@@ -102,32 +88,14 @@ func OpenJournal(path string, resume bool) (*Journal, error) {
 			return fail(fmt.Errorf("write results file %s: %w", path, err))
 		}
 	}
-	j.lastFlush = j.now()
 	return j, nil
 }
 
-// Append adds a row's line. It is buffered: it reaches the OS within
-// flushEveryLines lines or flushAfter, so a crash may lose the last few
-// lines, which resume then redoes. Use AppendDurable for a line that must
-// not be lost.
-func (j *Journal) Append(r Row) error {
-	if j.f == nil {
-		return fmt.Errorf("append to results file %s: journal is closed", j.path)
-	}
-	if err := j.enc.write(&r); err != nil {
-		return fmt.Errorf("append row %d to results file %s: %w", r.Row, j.path, err)
-	}
-	j.pending++
-	if j.pending >= flushEveryLines || j.now().Sub(j.lastFlush) >= flushAfter {
-		return j.flush()
-	}
-	return nil
-}
-
-// AppendDurable adds a row's line and writes it, with everything buffered
-// before it, through to the OS before returning, so that it survives the
-// process being killed (not a power cut: see Sync). Use it for `created`
-// lines, before calling submitLead.
+// AppendDurable adds a row's line and writes it through to the OS before
+// returning, so that it survives the process being killed (not a power cut:
+// see Sync). Every line is written this way: a `created` line must be on
+// disk before submitLead is called, and the engine journals each line as it
+// comes.
 func (j *Journal) AppendDurable(r Row) error {
 	if j.f == nil {
 		return fmt.Errorf("append to results file %s: journal is closed", j.path)
@@ -158,8 +126,6 @@ func (j *Journal) flush() error {
 	if err := j.enc.flush(); err != nil {
 		return fmt.Errorf("write results file %s: %w", j.path, err)
 	}
-	j.pending = 0
-	j.lastFlush = j.now()
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 )
 
 // journalLines is an upload's journal in completion order: rows interleave,
@@ -48,14 +47,8 @@ func lastLines(lines []Row) []Row {
 func appendAll(t *testing.T, j *Journal, rows []Row) {
 	t.Helper()
 	for _, r := range rows {
-		var err error
-		if r.Status == StatusCreated {
-			err = j.AppendDurable(r)
-		} else {
-			err = j.Append(r)
-		}
-		if err != nil {
-			t.Fatalf("Append(%+v): %v", r, err)
+		if err := j.AppendDurable(r); err != nil {
+			t.Fatalf("AppendDurable(%+v): %v", r, err)
 		}
 	}
 }
@@ -120,8 +113,8 @@ func TestCompact(t *testing.T) {
 			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 				t.Errorf("directory after Compact holds %d files, want 1 (no temp file left)", len(ents))
 			}
-			if err := j.Append(lines[0]); err == nil {
-				t.Errorf("Append after Compact = nil, want an error (the journal is closed)")
+			if err := j.AppendDurable(lines[0]); err == nil {
+				t.Errorf("AppendDurable after Compact = nil, want an error (the journal is closed)")
 			}
 		})
 	}
@@ -203,7 +196,7 @@ func TestOpenJournalResumeMissingFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("OpenJournal(missing, resume) = %v", err)
 	}
-	if err := j.Append(Row{Row: 1, Status: StatusInvalid}); err != nil {
+	if err := j.AppendDurable(Row{Row: 1, Status: StatusInvalid}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil {
@@ -229,8 +222,8 @@ func TestOpenJournalResumeCorrupt(t *testing.T) {
 	}
 }
 
-// TestJournalDurability: AppendDurable is on disk (to the OS) when it
-// returns; Append is buffered until a line count or a time bound.
+// TestJournalDurability: each AppendDurable is on disk (to the OS) when it
+// returns, with every line before it.
 func TestJournalDurability(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.jsonl")
 	j, err := OpenJournal(path, false)
@@ -238,44 +231,19 @@ func TestJournalDurability(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	j.now = func() time.Time { return clock }
-	j.lastFlush = clock
 	size := func() int {
 		b, _ := os.ReadFile(path)
 		return len(b)
 	}
 
-	if err := j.Append(Row{Row: 1, Status: StatusProcessed}); err != nil {
-		t.Fatal(err)
-	}
-	if n := size(); n != 0 {
-		t.Errorf("after one Append the file has %d bytes, want 0 (buffered)", n)
-	}
-	if err := j.AppendDurable(Row{Row: 2, Status: StatusCreated, ID: "id-2", ResultCode: 1013}); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := size(), len(encodeRows(t, FormatJSONL, []Row{{Row: 1, Status: StatusProcessed}, {Row: 2, Status: StatusCreated, ID: "id-2", ResultCode: 1013}})); got != want {
-		t.Errorf("after AppendDurable the file has %d bytes, want %d (both lines written)", got, want)
-	}
-
-	before := size()
-	clock = clock.Add(flushAfter)
-	if err := j.Append(Row{Row: 3, Status: StatusProcessed}); err != nil {
-		t.Fatal(err)
-	}
-	if size() == before {
-		t.Errorf("Append %v after the last flush did not flush", flushAfter)
-	}
-
-	before = size()
-	for i := range flushEveryLines {
-		if err := j.Append(Row{Row: 10 + i, Status: StatusProcessed}); err != nil {
+	rows := []Row{{Row: 1, Status: StatusProcessed}, {Row: 2, Status: StatusCreated, ID: "id-2", ResultCode: 1013}, {Row: 3, Status: StatusProcessed}}
+	for i, r := range rows {
+		if err := j.AppendDurable(r); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if size() == before {
-		t.Errorf("%d Appends did not flush", flushEveryLines)
+		if got, want := size(), len(encodeRows(t, FormatJSONL, rows[:i+1])); got != want {
+			t.Errorf("after AppendDurable of row %d the file has %d bytes, want %d (every line so far written)", r.Row, got, want)
+		}
 	}
 	if err := j.Sync(); err != nil {
 		t.Errorf("Sync: %v", err)

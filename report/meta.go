@@ -2,9 +2,7 @@ package report
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"time"
 
@@ -91,13 +89,4 @@ func WriteMeta(path string, m *Meta) error {
 		return fmt.Errorf("encode %s: %w", MetaPath(path), err)
 	}
 	return outfile.Write(MetaPath(path), 0o600, append(b, '\n'))
-}
-
-// RemoveMeta deletes the meta file of the results file at path, if any.
-func RemoveMeta(path string) error {
-	err := os.Remove(MetaPath(path))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
 }

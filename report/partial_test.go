@@ -78,7 +78,7 @@ func TestHalfWrittenLastLine(t *testing.T) {
 				if err != nil {
 					t.Fatalf("cut at %d: OpenJournal(resume): %v", cut, err)
 				}
-				if err := j.Append(added); err != nil {
+				if err := j.AppendDurable(added); err != nil {
 					t.Fatal(err)
 				}
 				if err := j.Close(); err != nil {
