@@ -219,7 +219,7 @@ func (r *Recorder) Finish(ctx context.Context, sum *report.Summary, exit int) er
 	var errs []error
 	if r.cfg.File != "" {
 		if err := r.write(); err != nil {
-			errs = append(errs, fmt.Errorf("write --metrics-file %s: %w", r.cfg.File, err))
+			errs = append(errs, &OutputError{Target: r.cfg.File, Err: err})
 		}
 	}
 	if r.cfg.Pushgateway != "" {
@@ -231,11 +231,29 @@ func (r *Recorder) Finish(ctx context.Context, sum *report.Summary, exit int) er
 		if err != nil {
 			// The URL may carry credentials (user:pass@, ?token=),
 			// and the push's error quotes it.
-			errs = append(errs, fmt.Errorf("push to --pushgateway %s: %s", submitter.RedactURL(r.cfg.Pushgateway), submitter.RedactURLsIn(err.Error())))
+			errs = append(errs, &OutputError{Push: true, Target: submitter.RedactURL(r.cfg.Pushgateway), Err: errors.New(submitter.RedactURLsIn(err.Error()))})
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// OutputError is a failure to hand the figures on: to the textfile
+// collector's file, or (Push) to the Pushgateway. Finish joins one per
+// output that failed.
+type OutputError struct {
+	Push   bool
+	Target string // the file, or the Pushgateway's URL without credentials
+	Err    error  // a push's error has the credentials of its URLs removed
+}
+
+func (e *OutputError) Error() string {
+	if e.Push {
+		return fmt.Sprintf("push to the Pushgateway %s: %v", e.Target, e.Err)
+	}
+	return fmt.Sprintf("write the metrics file %s: %v", e.Target, e.Err)
+}
+
+func (e *OutputError) Unwrap() error { return e.Err }
 
 // withoutGroupingLabels gathers g's series without their job_name and
 // shard labels: the Pushgateway refuses a pushed series that repeats a

@@ -157,8 +157,7 @@ func newCSVSource(r *Reader, in io.Reader, comma rune, res *resolver, checkUTF8 
 	if known == 0 {
 		// Most likely the file has no header line and this is a lead's
 		// data: quote none of it, not even as an unknown column name.
-		return nil, fmt.Errorf("read %s: the first line names no known column (%s, ...); does the file lack a header line? Add one, or map the columns with --mapping",
-			r.name, exampleFields)
+		return nil, &HeaderError{Name: r.name, Examples: exampleFields}
 	}
 	for _, u := range unknown {
 		r.unknown.add(u)
@@ -409,6 +408,18 @@ func (s *csvSource) restart(pulled []byte, line int) error {
 	s.lineBase = line - 1 - headerLines
 	s.line = line
 	return nil
+}
+
+// HeaderError says that a CSV file's first line names no known column:
+// most likely the file has no header line and the line is a lead's data,
+// so the error quotes none of it. The caller says how to map the columns.
+type HeaderError struct {
+	Name     string // the input's name
+	Examples string // some known column names, for the message
+}
+
+func (e *HeaderError) Error() string {
+	return fmt.Sprintf("read %s: the first line names no known column (%s, ...); does the file lack a header line?", e.Name, e.Examples)
 }
 
 // The rules of malformed records that more than one place gives.

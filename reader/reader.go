@@ -238,7 +238,7 @@ func displayName(name string) string {
 // formatFromName picks the format from the file extension.
 func formatFromName(name string) (Format, error) {
 	if name == "-" {
-		return FormatAuto, errors.New("reading standard input: pass --format csv or --format jsonl")
+		return FormatAuto, &FormatError{Name: name}
 	}
 	base := strings.TrimSuffix(strings.ToLower(name), ".gz")
 	switch {
@@ -247,7 +247,21 @@ func formatFromName(name string) (Format, error) {
 	case strings.HasSuffix(base, ".jsonl"), strings.HasSuffix(base, ".ndjson"):
 		return FormatJSONL, nil
 	}
-	return FormatAuto, fmt.Errorf("cannot tell the format of %s from its name (.csv, .tsv, .jsonl or .ndjson, optionally .gz): pass --format csv or --format jsonl", name)
+	return FormatAuto, &FormatError{Name: name}
+}
+
+// FormatError says that the input's format was not given and cannot be told
+// from its name: standard input ("-") has none, a file's name ends in no
+// known extension. The caller says how to give the format.
+type FormatError struct {
+	Name string // the input's name, "-" for standard input
+}
+
+func (e *FormatError) Error() string {
+	if e.Name == "-" {
+		return "reading standard input: its format cannot be told from a name"
+	}
+	return fmt.Sprintf("cannot tell the format of %s from its name (.csv, .tsv, .jsonl or .ndjson, optionally .gz)", e.Name)
 }
 
 // Next returns the next record, or io.EOF after the last. Any other error

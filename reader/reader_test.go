@@ -200,7 +200,7 @@ func TestCSV(t *testing.T) {
 		{name: "header without names", file: "a.csv", in: "\n,,\nAnn,Lee,x\n", wantErr: "the header line (line 2) has no column names"},
 		{name: "header only", file: "a.csv", in: "fname,lname\r\n", want: []string{}},
 		{name: "no final newline", file: "a.csv", in: "fname\nAnn", want: []string{"1@2 firstName=Ann"}},
-		{name: "stdin needs a format", file: "-", in: "fname\nAnn\n", wantErr: "pass --format"},
+		{name: "stdin needs a format", file: "-", in: "fname\nAnn\n", wantErr: "reading standard input: its format cannot be told from a name"},
 		{name: "stdin with format", file: "-", in: "fname\nAnn\n", opts: Options{Format: FormatCSV}, want: []string{"1@2 firstName=Ann"}},
 		{name: "unknown extension", file: "a.xlsx", in: "fname\nAnn\n", wantErr: "cannot tell the format"},
 		{name: "gzip by suffix", file: "a.csv.gz", in: string(gz(t, "fname\nAnn\n")), want: []string{"1@2 firstName=Ann"}},
@@ -576,7 +576,7 @@ func TestHeaderless(t *testing.T) {
 	}{
 		{name: "no header line", file: "a.csv",
 			in:      "Ann,Lee,123-45-6789,1980-01-02,ann@example.com\nBob,Ray,987-65-4321,1970-03-04,bob@example.com\n",
-			wantErr: "read a.csv: the first line names no known column (firstName, lastName, dateOfBirth, email, zipCode, ...); does the file lack a header line? Add one, or map the columns with --mapping"},
+			wantErr: "read a.csv: the first line names no known column (firstName, lastName, dateOfBirth, email, zipCode, ...); does the file lack a header line?"},
 		{name: "no header line, ssn without dashes", file: "a.csv", in: "123456789;01/02/1980\n987654321;03/04/1970\n",
 			wantErr: "the first line names no known column"},
 		{name: "one cell is a synonym", file: "a.csv",
@@ -693,5 +693,24 @@ func TestCSVRowFields(t *testing.T) {
 		if want := fmt.Sprint("v", int(f)); v[f] != want {
 			t.Errorf("values()[%s] = %q, want %q", f, v[f], want)
 		}
+	}
+}
+
+// The errors a caller adds its own hint to (the command line names its
+// flags) are typed, with the input's name.
+func TestTypedErrors(t *testing.T) {
+	_, _, err := readAll(t, []byte("fname\nAnn\n"), "-", Options{})
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Name != "-" {
+		t.Errorf("stdin without a format: error %v, want a *FormatError for -", err)
+	}
+	_, _, err = readAll(t, []byte("fname\nAnn\n"), "a.xlsx", Options{})
+	if !errors.As(err, &fe) || fe.Name != "a.xlsx" {
+		t.Errorf("a.xlsx: error %v, want a *FormatError for a.xlsx", err)
+	}
+	_, _, err = readAll(t, []byte("Ann,Lee,123-45-6789\n"), "a.csv", Options{})
+	var he *HeaderError
+	if !errors.As(err, &he) || he.Name != "a.csv" || strings.Contains(err.Error(), "Ann") {
+		t.Errorf("no header line: error %v, want a *HeaderError for a.csv that quotes no data", err)
 	}
 }

@@ -271,7 +271,7 @@ func compact(f *os.File, path string, format Format, rename func(string, string)
 		return fmt.Errorf("compact results file %s: %w", path, err)
 	}
 	if err := rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("compact results file %s: replace it with the compacted copy (the journal is intact; --resume reads it): %w", path, err)
+		return fmt.Errorf("compact results file %s: replace it with the compacted copy (the journal is intact; a resumed run reads it): %w", path, err)
 	}
 	syncDir(dir)
 	return nil

@@ -50,7 +50,7 @@ func Lock(path, command string) (*FileLock, error) {
 		if held {
 			owner := readOwner(f)
 			f.Close()
-			return nil, fmt.Errorf("%w: %s is locked by %s (lock file %s); wait for that run to end, or stop it (a run that continues it: --resume)", ErrLocked, path, owner, lp)
+			return nil, fmt.Errorf("%w: %s is locked by %s (lock file %s)", ErrLocked, path, owner, lp)
 		}
 		// The run that held it may have removed the lock file between our
 		// open and our lock: then we locked a file nobody else will open.

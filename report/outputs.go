@@ -17,11 +17,26 @@ import (
 // would be lost, and the next upload would send every lead again.
 var ErrHoldsOutcomes = errors.New("holds the outcomes of an upload")
 
-// Output is one file a run writes: the results file, --rejects,
-// --summary-json, and whatever is added later. A run lists all of its
+// OutcomesError is CheckOutputs' refusal of an output that would replace a
+// file holding the outcomes of an upload. It wraps ErrHoldsOutcomes.
+type OutcomesError struct {
+	Flag string // the output's name (Output.Flag)
+	Path string
+	Rows int // the rows sent that the file records
+}
+
+func (e *OutcomesError) Error() string {
+	return fmt.Sprintf("%s %s %v (%d rows sent)", e.Flag, e.Path, ErrHoldsOutcomes, e.Rows)
+}
+
+func (e *OutcomesError) Unwrap() error { return ErrHoldsOutcomes }
+
+// Output is one file a run writes: the results file, the rejects file, the
+// summary, and whatever is added later. A run lists all of its
 // outputs for CheckOutputs, so a new one is checked by adding it there.
 type Output struct {
-	// Flag names the output in messages ("--summary-json").
+	// Flag names the output in messages: the caller's name for it (the
+	// command line's flag, "--summary-json").
 	Flag string
 	// Path is where it goes; an empty Path is skipped.
 	Path string
@@ -39,10 +54,9 @@ type Output struct {
 // when its directory cannot take a new file (the probe is removed again),
 // and, unless
 // overwrite is set, when it would replace a file that holds the outcomes of
-// an upload (the error wraps ErrHoldsOutcomes; hint is added to the message
-// of the results file, saying how to continue it). input "-" is standard
-// input.
-func CheckOutputs(input string, outs []Output, overwrite bool, hint string) error {
+// an upload (an *OutcomesError, which wraps ErrHoldsOutcomes; the caller
+// says how to go on). input "-" is standard input.
+func CheckOutputs(input string, outs []Output, overwrite bool) error {
 	var in os.FileInfo
 	if input != "-" {
 		in, _ = os.Stat(input) // a missing input is the reader's to report
@@ -83,11 +97,7 @@ func CheckOutputs(input string, outs []Output, overwrite bool, hint string) erro
 		}
 		if exists && !o.Continues && !overwrite {
 			if n := Outcomes(o.Path); n > 0 {
-				h := "choose another path, or pass --overwrite to replace it"
-				if hint != "" && o.Flag == "--results" {
-					h = hint
-				}
-				return fmt.Errorf("%s %s %w (%d rows sent): %s", o.Flag, o.Path, ErrHoldsOutcomes, n, h)
+				return &OutcomesError{Flag: o.Flag, Path: o.Path, Rows: n}
 			}
 		}
 	}

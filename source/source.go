@@ -306,7 +306,7 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		f, err := outfile.Replace(cfg.Rejects, 0o600)
 		if err != nil {
 			s.Close()
-			return nil, fmt.Errorf("--rejects: %w", err)
+			return nil, fmt.Errorf("rejects file: %w", err)
 		}
 		s.rejectsFile = f
 		// The rejects file's own extension chooses its format, as the
@@ -449,7 +449,7 @@ func (s *Source) check(rec *reader.Record, m *mapped, key mapper.IDKey) (report.
 	}
 	if row.Status == report.StatusInvalid && s.rejects != nil {
 		if err := s.rejects.Write(rec, row.ErrorText()); err != nil {
-			return report.Row{}, fmt.Errorf("write --rejects file: %w", err)
+			return report.Row{}, fmt.Errorf("write the rejects file: %w", err)
 		}
 	}
 	return row, nil
@@ -780,7 +780,7 @@ func (w *hashWriter) Write(p []byte) (int, error) {
 // calls it once, after the reader has stopped.
 func (s *Source) warnColumns() {
 	if u := s.unknown; len(u) > 0 {
-		s.log.Warn("columns not recognised, ignored (add them to a --mapping file if they carry lead data)", "columns", strings.Join(u, ", "))
+		s.log.Warn("columns not recognised, ignored (add them to the mapping file if they carry lead data)", "columns", strings.Join(u, ", "))
 	}
 	if s.sawLeadSource {
 		s.log.Warn("leadSourceId column ignored: the service derives the lead source from the credentials")

@@ -63,7 +63,7 @@ func (e *engine) observe(err error) {
 	case submitter.IsOutage(err):
 		if n := e.outages.Add(1); n == int64(e.cfg.MaxConsecutiveFailures) {
 			e.log.Error("the service looks down: no new rows are taken", "consecutive_failures", n, "err", err)
-			e.halt(fmt.Errorf("%w: %d calls in a row failed (the last: %w); rows not sent stay for --resume", ErrUnreachable, n, err))
+			e.halt(fmt.Errorf("%w: %d calls in a row failed (the last: %w); rows not sent stay for a resumed run", ErrUnreachable, n, err))
 		}
 	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 	default:
@@ -230,7 +230,7 @@ func (e *engine) waitUp(ctx context.Context) bool {
 func (e *engine) outageStop(err error) {
 	var oe *submitter.OutageError
 	if errors.As(err, &oe) && !oe.Stopped {
-		e.halt(fmt.Errorf("%w: %w; rows not sent stay for --resume", ErrOutage, oe))
+		e.halt(fmt.Errorf("%w: %w; rows not sent stay for a resumed run", ErrOutage, oe))
 	}
 }
 
@@ -252,7 +252,7 @@ func (e *engine) writeLines(lines <-chan line, journal Journal, failRun context.
 	for l := range lines {
 		if writeErr == nil && !l.countOnly {
 			if err := journal.AppendDurable(l.row); err != nil {
-				writeErr = fmt.Errorf("write results file: %w (the run stops: an outcome that cannot be recorded would be sent again by --resume)", err)
+				writeErr = fmt.Errorf("write results file: %w (the run stops: an outcome that cannot be recorded would be sent again by a resumed run)", err)
 				failRun(writeErr)
 			}
 		}
@@ -282,7 +282,7 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 		prior, hasPrior = e.cfg.Prior.Get(it.Row.Row)
 	}
 	if hasPrior && prior.LeadID != it.Row.LeadID {
-		return job{}, nil, fmt.Errorf("--resume: %w: row %d has leadId %q there but %q here", ErrForeignJournal, it.Row.Row, prior.LeadID, it.Row.LeadID)
+		return job{}, nil, fmt.Errorf("%w: row %d has leadId %q there but %q here", ErrForeignJournal, it.Row.Row, prior.LeadID, it.Row.LeadID)
 	}
 	if it.Row.Status == report.StatusInvalid && hasPrior && prior.HasLead() {
 		// Its cells were edited since an earlier run created its lead:

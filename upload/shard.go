@@ -33,7 +33,7 @@ func ParseShard(s string, getenv func(string) string) (Shard, error) {
 	if s == "auto" {
 		k, n = getenv("JOB_COMPLETION_INDEX"), getenv("JOB_COMPLETIONS")
 		if k == "" || n == "" {
-			return Shard{}, fmt.Errorf("%w: --shard auto needs JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job) and JOB_COMPLETIONS (the Job's completions) in the environment", ErrShard)
+			return Shard{}, fmt.Errorf("%w: auto needs JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job) and JOB_COMPLETIONS (the Job's completions) in the environment", ErrShard)
 		}
 	} else if before, after, ok := strings.Cut(s, "/"); ok {
 		k, n = before, after

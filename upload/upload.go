@@ -240,7 +240,7 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 	interrupted := ctx.Err() != nil
 	cerr := journal.Compact()
 	if cerr != nil {
-		log.Error("compacting the results file failed; the journal is intact and valid for --resume", "err", cerr)
+		log.Error("compacting the results file failed; the journal is intact and valid for a resumed run", "err", cerr)
 		if runErr == nil {
 			runErr = fmt.Errorf("%w: %w", ErrCompact, cerr)
 		}

@@ -277,7 +277,7 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, usageErrorf("%v; nothing was sent", err)
+		return nil, usageErrorf("%v; nothing was sent", flagHint(err))
 	}
 	if state != nil && state.Len() > 0 {
 		if err := u.sameInput(resultsPath, meta, scan, mismatch, maxPrior); err != nil {

@@ -3,7 +3,9 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -92,6 +94,26 @@ func (u *uploader) finishMetrics(ctx context.Context, code int) {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := u.metrics.Finish(pctx, u.summary, code); err != nil {
-		u.log.Warn("metrics not written", "err", err)
+		u.log.Warn("metrics not written", "err", metricsFlags(err))
 	}
+}
+
+// metricsFlags names the flag of each metrics output in Finish's error.
+func metricsFlags(err error) error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	out := make([]error, 0, len(errs))
+	for _, e := range errs {
+		var oe *metrics.OutputError
+		switch {
+		case errors.As(e, &oe) && oe.Push:
+			e = fmt.Errorf("--pushgateway: %w", e)
+		case errors.As(e, &oe):
+			e = fmt.Errorf("--metrics-file: %w", e)
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
 }

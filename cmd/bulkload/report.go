@@ -52,8 +52,8 @@ func runReport(ctx context.Context, e *env, args []string) int {
 			}
 		}
 	}
-	if err := report.CheckOutputs("-", []report.Output{{Flag: "-o", Path: out}}, false, ""); err != nil {
-		return exitFor(e.stderr, usageErrorf("%v", err))
+	if err := report.CheckOutputs("-", []report.Output{{Flag: "-o", Path: out}}, false); err != nil {
+		return exitFor(e.stderr, usageErrorf("%v", flagHint(err)))
 	}
 	rep, err := loadReport(paths)
 	if err != nil {

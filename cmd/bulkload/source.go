@@ -221,8 +221,12 @@ func (o *inputOptions) checkOutputs(input, results string, continues, overwrite 
 		{Flag: "--report", Path: o.report},
 		{Flag: "--refusals", Path: o.refusals},
 	}, extra...)
-	if err := report.CheckOutputs(input, outs, overwrite, hint); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+	if err := report.CheckOutputs(input, outs, overwrite); err != nil {
+		var oe *report.OutcomesError
+		if hint != "" && errors.As(err, &oe) && oe.Flag == "--results" {
+			err = &hintError{err, ": " + hint}
+		}
+		return fmt.Errorf("%w: %w", errUsage, flagHint(err))
 	}
 	return nil
 }
@@ -233,7 +237,7 @@ func (o *inputOptions) checkOutputs(input, results string, continues, overwrite 
 func lockResults(path, command string) (*report.FileLock, error) {
 	l, err := report.Lock(path, command)
 	if err != nil {
-		return nil, usageErrorf("--results: %v", err)
+		return nil, usageErrorf("--results: %v", flagHint(err))
 	}
 	return l, nil
 }
@@ -297,7 +301,7 @@ func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, l
 	case errors.Is(err, source.ErrInputChanged):
 		return nil, err // not the command line's fault: exit 5
 	}
-	return nil, usageErrorf("%v", err)
+	return nil, usageErrorf("%v", flagHint(err))
 }
 
 // registerRefusals registers upload's --refusals.

@@ -411,7 +411,7 @@ func (u *uploader) run(ctx context.Context) int {
 		runErr = err
 	}
 	if errors.Is(runErr, upload.ErrForeignJournal) {
-		runErr = usageErrorf("%v", runErr)
+		runErr = usageErrorf("--resume: %v", runErr)
 	}
 
 	sum := &res.Summary

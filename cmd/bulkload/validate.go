@@ -118,7 +118,7 @@ func finishValidateMetrics(ctx context.Context, log *slog.Logger, rec *metrics.R
 		err = rec.Finish(pctx, sum, code)
 	}
 	if err != nil {
-		log.Warn("metrics not written", "err", err)
+		log.Warn("metrics not written", "err", metricsFlags(err))
 	}
 }
 
