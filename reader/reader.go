@@ -1,6 +1,8 @@
 // Package reader is the first stage of the bulkload pipeline: it turns the
 // bytes of a partner's lead export (CSV or JSONL, optionally gzipped, from a
 // file or standard input) into records of raw cell text by LeadInput field.
+// It parses, and nothing more: reading ahead, hashing and running it in
+// parallel with the mapper is package source's job.
 //
 // It streams in constant memory whatever the file's size, copes with what
 // real exports contain (byte-order marks, CRLF, quoted newlines, ; | or tab
@@ -13,10 +15,10 @@
 // layered around rather than used whole: gocsv reads the header and binds
 // the (renamed) columns to csvRow by its tags, refusing a header it binds
 // otherwise, and decodes each record Next returns. Its per-record decoding
-// is reflection, about 25 allocations a row, so the batch path that
-// validate and upload use (ReadBatch, then Decoders in the workers) copies
-// the fields by that binding itself: a third of validate's CPU and three
-// quarters of its garbage less. FuzzReadBatchSameAsNext and
+// is reflection and allocates, so the batch path that validate and upload
+// use (ReadBatch, then Decoders in the workers) copies the fields by that
+// binding itself, which saves much of validate's CPU and garbage (figures:
+// bench/README.md). FuzzReadBatchSameAsNext and
 // TestReadBatchDecodeSameAsNext hold the batch path to Next's gocsv answer.
 package reader
 

@@ -1,13 +1,16 @@
-// Package source is the reading and validating stage as the commands use
-// it: it owns the input (a file or standard input, read through a pump
-// goroutine so that an idle pipe never holds off cancellation), reads it in
-// batches in its own goroutine, hashes every byte of the input for the
-// summary in another, decodes and maps the batches in parallel (four
-// workers by default, fewer on fewer CPUs), and in a goroutine of its own
-// checks duplicate leadIds in input order and writes the rows that fail
-// validation to the rejects file. It yields one Item per input row, in input order, the same
-// for any number of workers. Parsing is the reader's job and validation the
-// mapper's; this package only joins them and owns the files.
+// Package source runs the input for the engine: it opens the input file or
+// standard input, reads it ahead in batches, hashes it for the summary, has
+// reader decode and mapper validate the batches in parallel, checks
+// duplicate leadIds in input order, writes the rejects file, and yields one
+// validated Item per input row, in input order. Parsing bytes into records is
+// reader's job and validating a record mapper's; source only joins them,
+// concurrently, and owns the input and the rejects file.
+//
+// The goroutines: a pump reads standard input so that an idle pipe never
+// holds off cancellation; one goroutine reads batches; another hashes every
+// byte; workers (four by default, fewer on fewer CPUs) decode and map; one
+// goroutine checks duplicates and writes rejects. The result is the same for
+// any number of workers.
 package source
 
 import (

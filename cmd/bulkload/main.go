@@ -1,7 +1,13 @@
 // Command bulkload validates partner lead exports and uploads them to the
-// Lead Intake Service. It wires the pipeline stages together: reader (bytes
-// to records), mapper (records to LeadInput), submitter (auth, calls,
-// retries), report (results file and summary) and leadsim (the simulator).
+// Lead Intake Service. It owns the command line (flags, environment, help,
+// exit statuses) and wires the packages together: source (the input read
+// ahead, hashed and validated, over reader's bytes-to-records and mapper's
+// records-to-LeadInput), upload (the engine from a valid row to its result
+// line), submitter (auth, calls, retries, rate and concurrency), report
+// (results file, journal and summary), outfile (how every output reaches
+// the disk), metrics (Prometheus textfile and Pushgateway), runreport (the
+// HTML run report), lead (the shared lead types) and leadsim (the simulator
+// behind `bulkload sim`).
 package main
 
 import (
