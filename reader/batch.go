@@ -82,9 +82,9 @@ func (r *Reader) ReadBatch(b *Batch, max int) error {
 // binds differently), and ReadBatch has laid each record's fields out in
 // lead.Values, which csvRow is laid out as (see csvRow.values), by that
 // match. What gocsv would do per record from there is copy each string into
-// its field through reflection, about 25 allocations a row, three quarters
-// of all that validate allocated and most of its collector's work; so the
-// batch path does not call it, and Reader.Next, which decodes through
+// its field through reflection, allocating per field, most of what
+// validate allocated and of its collector's work (figures: bench/README.md);
+// so the batch path does not call it, and Reader.Next, which decodes through
 // gocsv's Unmarshaller, stays the reference: TestReadBatchDecodeSameAsNext
 // and FuzzReadBatchSameAsNext hold the two to the same records. What is left
 // is the check for a row with no known value, which the workers run, off the
