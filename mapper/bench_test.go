@@ -41,7 +41,7 @@ func BenchmarkMap(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				v[lead.LeadID] = ids[i]
-				in, errs := m.Map(i+1, &v)
+				in, errs := mapRow(m, i+1, &v)
 				if (len(errs) == 0) != (bc.name != "errors") || (bc.name != "errors" && in.DateOfBirth == "") {
 					b.Fatalf("Map(%s) = %v", bc.name, errs)
 				}

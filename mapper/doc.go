@@ -8,7 +8,7 @@
 // IDKey are safe for concurrent use: source's workers (up to four) map rows
 // in parallel with one Mapper. The duplicate-leadId index is the one thing
 // that changes, and the first row with a leadId wins, so CheckDuplicate,
-// PrefetchIDs and IndexMemory (and Map, which checks duplicates) must be
+// PrefetchIDs and IndexMemory must be
 // called from one goroutine, row after row in input order: in source, the
 // goroutine that checks the mapped batches in order.
 //
@@ -84,7 +84,7 @@
 //     reported as a duplicate of the row named, whose leadId then differs;
 //     the next run hashes differently.
 //
-// Map reports all of a row's errors at once, one per field, in field order.
+// MapFields and CheckDuplicate report all of a row's errors at once, one per field, in field order.
 //
 // # Mapping file
 //

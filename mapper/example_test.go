@@ -25,6 +25,13 @@ values:
 		Now:     func() time.Time { return time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC) },
 	})
 
+	// A row is MapFields, IDKey, then CheckDuplicate (from one goroutine,
+	// in input order; MapFields and IDKey may run in parallel).
+	mapRow := func(row int, v *lead.Values) (lead.Input, mapper.Errors) {
+		in, errs, idShown := m.MapFields(row, v)
+		return in, m.CheckDuplicate(row, m.IDKey(in.LeadID), idShown, errs)
+	}
+
 	var v lead.Values
 	v[lead.LeadID] = "L-1"
 	v[lead.DateOfBirth] = "7/4/1975"
@@ -32,7 +39,7 @@ values:
 	v[lead.ResidenceTypeID] = "own"
 	v[lead.LoanAmount] = "$25,000"
 	v[lead.TermsConsent] = "Yes"
-	in, errs := m.Map(1, &v)
+	in, errs := mapRow(1, &v)
 	if len(errs) == 0 {
 		b, _ := json.Marshal(in)
 		fmt.Println(string(b))
@@ -40,7 +47,7 @@ values:
 
 	v[lead.ZipCode] = "2134"
 	v[lead.TermsConsent] = "no"
-	_, errs = m.Map(2, &v)
+	_, errs = mapRow(2, &v)
 	fmt.Println(errs)
 	// Output:
 	// {"dateOfBirth":"1975-07-04","homePhone":"5551234567","loanAmount":25000,"leadId":"L-1","residenceTypeId":1,"termsConsent":true}

@@ -28,14 +28,14 @@ func FuzzMap(f *testing.F) {
 	f.Add("||1990-01-01|||||||||||||||||||||y|")
 	f.Fuzz(func(t *testing.T, s string) {
 		v := rowFromFuzz(s)
-		in, errs := newTestMapper(nil).Map(1, &v)
+		in, errs := mapRow(newTestMapper(nil), 1, &v)
 		checkNoLeak(t, &v, errs)
 		if len(errs) != 0 {
 			return
 		}
 		checkInvariants(t, in)
 		again := toValues(in)
-		in2, errs2 := newTestMapper(nil).Map(1, &again)
+		in2, errs2 := mapRow(newTestMapper(nil), 1, &again)
 		if len(errs2) != 0 {
 			t.Fatalf("Map(Map(%q)) errors = %v, want none", s, errs2)
 		}

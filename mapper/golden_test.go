@@ -38,7 +38,7 @@ func TestGolden(t *testing.T) {
 		}
 		row++
 		v := rowFromFuzz(line)
-		lin, errs := m.Map(row, &v)
+		lin, errs := mapRow(m, row, &v)
 		checkNoLeak(t, &v, errs)
 		if len(errs) != 0 {
 			fmt.Fprintf(&out, "row %d: invalid: %s\n", row, errs)

@@ -66,13 +66,13 @@ const maxInt32 = 1<<31 - 1
 // whose Field is set. It names the field and the rule, and its Value is set
 // only for a field that is not sensitive and a value that does not look like
 // an SSN or a date, so it is safe to log and to write to the results file
-// even for the SSN and the date of birth. Map fills Row and Value; the
-// caller may fill StartLine and Header.
+// even for the SSN and the date of birth. MapFields and CheckDuplicate
+// fill Row and Value; the caller may fill StartLine and Header.
 type FieldError = lead.RowError
 
-// Errors is all the errors of one row, in field order. Map returns a nil
-// Errors for a valid row; test it with len, not by comparing an error
-// interface holding it with nil. Its Error joins the errors with "; ".
+// Errors is all the errors of one row, in field order. MapFields and
+// CheckDuplicate return a nil Errors for a valid row; test it with len, not
+// by comparing an error interface holding it with nil. Its Error joins the errors with "; ".
 type Errors = lead.RowErrors
 
 // Options configures a Mapper.
@@ -93,7 +93,7 @@ type Options struct {
 
 // Mapper maps records to LeadInputs and holds the index of the leadIds seen
 // so far. MapFields and IDKey only read its settings and are safe for
-// concurrent use; Map, CheckDuplicate, PrefetchIDs and IndexMemory use the
+// concurrent use; CheckDuplicate, PrefetchIDs and IndexMemory use the
 // index and must be called from one goroutine, in input order (see the
 // package doc).
 type Mapper struct {
@@ -183,16 +183,6 @@ func (a *arena) intern(b []byte) string {
 	return unsafe.String(&sc.text[start], len(b))
 }
 
-// Map validates and normalises one record. row is the 1-based data row; it is
-// remembered with the row's leadId so that a later duplicate can name it. Map
-// returns all of the row's errors at once; the Input is meaningful only when
-// the Errors are empty. Map does not modify v; the Input may share its
-// strings. Map is MapFields, IDKey, then CheckDuplicate.
-func (m *Mapper) Map(row int, v *lead.Values) (lead.Input, Errors) {
-	in, errs, idShown := m.MapFields(row, v)
-	return in, m.CheckDuplicate(row, m.IDKey(in.LeadID), idShown, errs)
-}
-
 // IDKey is the key by which the duplicate check knows a leadId: a 64-bit
 // hash with a per-Mapper random seed (see checkDuplicate). The zero IDKey
 // is no leadId.
@@ -247,9 +237,14 @@ func (m *Mapper) CheckDuplicate(row int, id IDKey, idShown string, errs Errors) 
 // goroutine that calls CheckDuplicate.
 func (m *Mapper) IndexMemory() int { return m.ids.offHeapBytes() }
 
-// MapFields is Map without the duplicate-leadId check: it leaves the
-// trimmed, value-mapped leadId in Input.LeadID for CheckDuplicate, also when
-// other fields fail. It reads only the Mapper's settings, so it is safe for
+// MapFields validates and normalises one record, all but the
+// duplicate-leadId check. row is the 1-based data row. It returns all of the
+// row's field errors at once; the Input is meaningful only when the Errors
+// (with CheckDuplicate's) are empty. It does not modify v; the Input may
+// share its strings. It leaves the trimmed, value-mapped leadId in
+// Input.LeadID for IDKey and CheckDuplicate, also when other fields fail:
+// a row is MapFields, IDKey, then (PrefetchIDs over a batch's keys and)
+// CheckDuplicate, as source runs it. It reads only the Mapper's settings, so it is safe for
 // concurrent use: rows can be mapped in parallel and checked for duplicates
 // in input order after.
 func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors, idShown string) {

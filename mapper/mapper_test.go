@@ -53,7 +53,7 @@ func boolp(b bool) *bool { return &b }
 
 func TestMapValidRow(t *testing.T) {
 	v := validRow()
-	got, errs := newTestMapper(nil).Map(1, &v)
+	got, errs := mapRow(newTestMapper(nil), 1, &v)
 	if len(errs) != 0 {
 		t.Fatalf("Map(validRow) errors = %v, want none", errs)
 	}
@@ -163,7 +163,7 @@ func runRuleCases(t *testing.T, f lead.Field, cases []ruleCase) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := validRow()
 			v[f] = tc.in
-			in, errs := newTestMapper(nil).Map(1, &v)
+			in, errs := mapRow(newTestMapper(nil), 1, &v)
 			var rule string
 			for _, e := range errs {
 				if e.Field == f {
@@ -540,7 +540,7 @@ func TestNotUTF8Everywhere(t *testing.T) {
 		t.Run(f.String(), func(t *testing.T) {
 			v := validRow()
 			v[f] = "M\xfcller"
-			_, errs := newTestMapper(nil).Map(1, &v)
+			_, errs := mapRow(newTestMapper(nil), 1, &v)
 			want := Errors{{Field: f, Rule: ruleNotUTF8}}
 			if f == lead.LeadSourceID {
 				want = nil
@@ -556,7 +556,7 @@ func TestLeadSourceNeverSent(t *testing.T) {
 	for _, val := range []string{"77", "", "not a number", "-1"} {
 		v := validRow()
 		v[lead.LeadSourceID] = val
-		in, errs := newTestMapper(nil).Map(1, &v)
+		in, errs := mapRow(newTestMapper(nil), 1, &v)
 		if len(errs) != 0 {
 			t.Errorf("Map(leadSourceId=%q) errors = %v, want none", val, errs)
 		}
@@ -587,7 +587,7 @@ func TestDuplicateLeadID(t *testing.T) {
 	for i, r := range rows {
 		v := validRow()
 		v[lead.LeadID], v[lead.DateOfBirth] = r.leadID, r.dob
-		_, errs := m.Map(i+1, &v)
+		_, errs := mapRow(m, i+1, &v)
 		if got := errs.Error(); got != r.want {
 			t.Errorf("Map(row %d, leadId=%q) = %q, want %q", i+1, r.leadID, got, r.want)
 		}
@@ -610,7 +610,7 @@ func TestAllErrorsAtOnce(t *testing.T) {
 	v[lead.SocialSecurityNumber] = "666-12-3456"
 	v[lead.LoanAmount] = "1.5"
 	v[lead.Email] = "nope"
-	_, errs := newTestMapper(nil).Map(1, &v)
+	_, errs := mapRow(newTestMapper(nil), 1, &v)
 	want := `dateOfBirth: required; email is "nope": must be a valid e-mail address (name@example.com); ` +
 		`homePhone is "12": must be 10 digits (no country code); ` +
 		`zipCode is "1234": must be 5 digits (a spreadsheet may have dropped a leading zero); ` +
@@ -639,7 +639,7 @@ func TestAbsentFieldsOmitted(t *testing.T) {
 	v[lead.FirstName] = "   "
 	v[lead.LoanAmount] = " "
 	v[lead.ResidenceTypeID] = ""
-	in, errs := newTestMapper(nil).Map(1, &v)
+	in, errs := mapRow(newTestMapper(nil), 1, &v)
 	if len(errs) != 0 {
 		t.Fatalf("Map(minimal) errors = %v", errs)
 	}
@@ -652,7 +652,7 @@ func TestAbsentFieldsOmitted(t *testing.T) {
 func TestJSONShape(t *testing.T) {
 	v := validRow()
 	v[lead.Address2], v[lead.CellPhone], v[lead.MonthlyIncome] = "", "", ""
-	in, errs := newTestMapper(nil).Map(1, &v)
+	in, errs := mapRow(newTestMapper(nil), 1, &v)
 	if len(errs) != 0 {
 		t.Fatalf("Map(validRow) errors = %v", errs)
 	}
@@ -712,7 +712,7 @@ func TestMappingValuesApplied(t *testing.T) {
 		t.Run(tc.f.String()+" "+tc.in, func(t *testing.T) {
 			v := validRow()
 			v[tc.f] = tc.in
-			in, errs := newTestMapper(mp).Map(1, &v)
+			in, errs := mapRow(newTestMapper(mp), 1, &v)
 			var rule string
 			for _, e := range errs {
 				rule = e.Rule
@@ -853,7 +853,7 @@ func TestShownValues(t *testing.T) {
 				// tells that the e-mail cell holds it.
 				v[lead.DateOfBirth] = "1x2y3z4"
 			}
-			_, errs := newTestMapper(nil).Map(1, &v)
+			_, errs := mapRow(newTestMapper(nil), 1, &v)
 			var got *FieldError
 			for i := range errs {
 				if errs[i].Field == tc.f {
@@ -885,7 +885,7 @@ func TestNoSensitiveValueInErrors(t *testing.T) {
 	for _, tc := range bad {
 		v := validRow()
 		v[lead.SocialSecurityNumber], v[lead.DateOfBirth] = tc.ssn, tc.dob
-		_, errs := newTestMapper(nil).Map(1, &v)
+		_, errs := mapRow(newTestMapper(nil), 1, &v)
 		if len(errs) != 2 {
 			t.Errorf("Map(ssn, dob) = %v, want 2 errors", errs)
 		}
@@ -922,7 +922,7 @@ func TestDayFirstDates(t *testing.T) {
 			var v lead.Values
 			v[lead.DateOfBirth] = tc.in
 			v[lead.TermsConsent] = "yes"
-			in, errs := m.Map(1, &v)
+			in, errs := mapRow(m, 1, &v)
 			var rule string
 			for _, e := range errs {
 				if e.Field == lead.DateOfBirth {
@@ -958,4 +958,13 @@ func TestStateTables(t *testing.T) {
 	if len(stateCodes) != 2*59 {
 		t.Errorf("stateCodes has %d codes, want 59", len(stateCodes)/2)
 	}
+}
+
+// mapRow maps one row as source does: MapFields, IDKey, PrefetchIDs (over
+// a batch of one) and CheckDuplicate, from one goroutine in input order.
+func mapRow(m *Mapper, row int, v *lead.Values) (lead.Input, Errors) {
+	in, errs, idShown := m.MapFields(row, v)
+	key := m.IDKey(in.LeadID)
+	m.PrefetchIDs([]IDKey{key})
+	return in, m.CheckDuplicate(row, key, idShown, errs)
 }

@@ -37,7 +37,7 @@ func TestLoadMappingTestdata(t *testing.T) {
 	// The value maps are applied case-insensitively, before the rules.
 	v := validRow()
 	v[lead.ResidenceTypeID], v[lead.TermsConsent], v[lead.IncomeSourceID], v[lead.State] = " with parents", "I AGREE", "ssi", "n/a"
-	in, errs := newTestMapper(mp).Map(1, &v)
+	in, errs := mapRow(newTestMapper(mp), 1, &v)
 	if len(errs) != 0 {
 		t.Fatalf("Map with mapping errors = %v", errs)
 	}
@@ -45,7 +45,7 @@ func TestLoadMappingTestdata(t *testing.T) {
 		t.Errorf("Map with mapping = %v, want residenceTypeId 3, termsConsent true, incomeSourceId 2, no state", in)
 	}
 	v[lead.TermsConsent] = "declined"
-	if _, errs := newTestMapper(mp).Map(1, &v); errs.Error() != `termsConsent is "declined": `+ruleConsent {
+	if _, errs := mapRow(newTestMapper(mp), 1, &v); errs.Error() != `termsConsent is "declined": `+ruleConsent {
 		t.Errorf("Map(termsConsent=declined) = %v, want the consent error", errs)
 	}
 }

@@ -36,7 +36,7 @@ func TestMapFieldsInParallelThenCheckDuplicate(t *testing.T) {
 	}
 	want := make([]mapped, len(rows))
 	for i := range rows {
-		in, errs := serial.Map(i+1, &rows[i])
+		in, errs := mapRow(serial, i+1, &rows[i])
 		want[i] = mapped{in, errs}
 	}
 

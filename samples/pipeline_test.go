@@ -46,7 +46,7 @@ func readAndMap(t *testing.T, name string, ropts reader.Options, mapping *mapper
 			out = append(out, rowResult{errs: rec.Err.Error(), fields: []lead.Field{rec.Err.Field}})
 			continue
 		}
-		in, errs := m.Map(rec.Row, &rec.Values)
+		in, errs := mapRow(m, rec.Row, &rec.Values)
 		res := rowResult{leadID: rec.Values[lead.LeadID], valid: len(errs) == 0}
 		if !res.valid {
 			res.errs = errs.Error()
@@ -158,4 +158,11 @@ func TestLatin1NeedsEncoding(t *testing.T) {
 	if invalid == 0 {
 		t.Errorf("messy-latin1.csv read as UTF-8: every row valid, want the non-UTF-8 names rejected")
 	}
+}
+
+// mapRow maps one row as source does: MapFields, IDKey, then CheckDuplicate
+// (from one goroutine, in input order).
+func mapRow(m *mapper.Mapper, row int, v *lead.Values) (lead.Input, mapper.Errors) {
+	in, errs, idShown := m.MapFields(row, v)
+	return in, m.CheckDuplicate(row, m.IDKey(in.LeadID), idShown, errs)
 }

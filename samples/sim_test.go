@@ -57,7 +57,7 @@ func TestExpectedMatchesSimulator(t *testing.T) {
 		if err != nil || rec.Err != nil || i >= len(want) {
 			t.Fatalf("leads.csv row %d: %v %v (expected rows: %d)", i+1, err, rec.Err, len(want))
 		}
-		in, errs := m.Map(rec.Row, &rec.Values)
+		in, errs := mapRow(m, rec.Row, &rec.Values)
 		if len(errs) > 0 {
 			t.Fatalf("leads.csv row %d invalid: %v", rec.Row, errs)
 		}

@@ -65,8 +65,8 @@ func generated(t *testing.T, n int) string {
 }
 
 // serialItems is the reference: every record read with reader.Next and
-// mapped with mapper.Map, one by one, as the Source did before it mapped in
-// parallel.
+// mapped with mapRow (MapFields, IDKey, CheckDuplicate), one by one, as the
+// Source did before it mapped in parallel.
 func serialItems(t *testing.T, path string, cfg Config) []Item {
 	t.Helper()
 	r, err := reader.Open(path, nil, cfg.Reader)
@@ -88,7 +88,7 @@ func serialItems(t *testing.T, path string, cfg Config) []Item {
 			Ref: strings.TrimSpace(rec.Values[lead.Ref]), Status: report.StatusValid}}
 		if rec.Err != nil {
 			it.Row.Status, it.Row.Invalid = report.StatusInvalid, lead.RowErrors{*rec.Err}
-		} else if in, errs := m.Map(rec.Row, &rec.Values); len(errs) > 0 {
+		} else if in, errs := mapRow(m, rec.Row, &rec.Values); len(errs) > 0 {
 			for i := range errs {
 				errs[i].StartLine, errs[i].Header = rec.Line, r.Header(errs[i].Field)
 			}
@@ -211,4 +211,11 @@ func TestDefaultWorkers(t *testing.T) {
 			t.Errorf("GOMAXPROCS %d: DefaultWorkers() = %d, want %d", tc.procs, got, tc.want)
 		}
 	}
+}
+
+// mapRow maps one row as source does: MapFields, IDKey, then CheckDuplicate
+// (from one goroutine, in input order).
+func mapRow(m *mapper.Mapper, row int, v *lead.Values) (lead.Input, mapper.Errors) {
+	in, errs, idShown := m.MapFields(row, v)
+	return in, m.CheckDuplicate(row, m.IDKey(in.LeadID), idShown, errs)
 }

@@ -65,7 +65,7 @@ func TestGeneratedFilesThroughPipeline(t *testing.T) {
 					t.Fatalf("row %d: leadId %s repeats", rec.Row, id)
 				}
 				ids[id] = true
-				if _, errs := m.Map(rec.Row, &rec.Values); len(errs) > 0 {
+				if _, errs := mapRow(m, rec.Row, &rec.Values); len(errs) > 0 {
 					invalid++
 					if strings.Count(errs.Error(), "; ") > 0 {
 						t.Errorf("row %d: %d errors (%v), want one", rec.Row, len(errs), errs)
@@ -117,4 +117,11 @@ func TestParseRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mapRow maps one row as source does: MapFields, IDKey, then CheckDuplicate
+// (from one goroutine, in input order).
+func mapRow(m *mapper.Mapper, row int, v *lead.Values) (lead.Input, mapper.Errors) {
+	in, errs, idShown := m.MapFields(row, v)
+	return in, m.CheckDuplicate(row, m.IDKey(in.LeadID), idShown, errs)
 }
