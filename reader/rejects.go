@@ -18,7 +18,7 @@ import (
 
 // Rejects writes failed rows back out, so that a partner can fix them and
 // feed the file back with the same flags and mapping. Its format is the
-// rejects file's own (NewRejectsAs; NewRejects: the input's):
+// rejects file's own (NewRejectsAs, from its name by RejectsFormat):
 //
 //   - CSV: an "error" column first, then the original header and each row's
 //     original text, with the same delimiter. The error comes first so that
@@ -63,13 +63,6 @@ type Rejects struct {
 	replaceCol bool     // the input's first column is already "error"
 	wrote      bool
 	err        error // writing the header failed
-}
-
-// NewRejects returns a writer of r's failed rows to w in r's own format. It
-// reads r's format, delimiter, header and encoding, so r must have been
-// created first.
-func NewRejects(w io.Writer, r *Reader) *Rejects {
-	return NewRejectsAs(w, r, r.format, r.comma)
 }
 
 // RejectsFormat returns the format and CSV delimiter a rejects file's name

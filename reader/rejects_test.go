@@ -18,7 +18,7 @@ func rejectAll(t *testing.T, in []byte, name string, opts Options) ([]Record, []
 	}
 	defer r.Close()
 	var out bytes.Buffer
-	x := NewRejects(&out, r)
+	x := NewRejectsAs(&out, r, r.format, r.comma) // the input's own format
 	var recs []Record
 	for i := 0; i < 1000; i++ {
 		rec, err := r.Next()
