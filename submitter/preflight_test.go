@@ -164,7 +164,7 @@ func TestSimPreflightTokenEndpoint(t *testing.T) {
 	tests := []struct {
 		name, tokenURL, wantMsg string
 	}{
-		{"untrusted certificate", untrusted.URL + "/t/oauth2/v2.0/token", "certificate"},
+		{"untrusted certificate", leadsim.TokenURL(untrusted.URL, "t"), "certificate"},
 		{"refused connection", "http://127.0.0.1:1/t/oauth2/v2.0/token", "connection refused"},
 	}
 	for _, tc := range tests {

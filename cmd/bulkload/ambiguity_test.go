@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/leadsim/simtest"
 )
 
 // reply is an HTTP answer as a test proxy writes it.
@@ -47,14 +48,17 @@ type alteringSim struct {
 
 func startAlteringSim(t *testing.T, opts leadsim.Options, alter alterFunc) *alteringSim {
 	t.Helper()
-	s, err := leadsim.New(opts)
-	if err != nil {
-		t.Fatalf("leadsim.New: %v", err)
-	}
 	a := &alteringSim{alter: alter, seen: map[string]int{}}
 	a.on.Store(true)
-	h := s.Handler()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ss := simtest.StartHandler(t, opts, func(s *leadsim.Server) http.Handler { return a.handler(s.Handler()) })
+	t.Cleanup(ss.HTTP.CloseClientConnections) // before ss closes
+	a.sim = simOf(ss)
+	return a
+}
+
+// handler serves h, altering or refusing the calls the test asks for.
+func (a *alteringSim) handler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/graphql" || !a.on.Load() && !a.refuse.Load() && !a.refuseSubmit.Load() {
 			h.ServeHTTP(w, r)
 			return
@@ -104,14 +108,7 @@ func startAlteringSim(t *testing.T, opts leadsim.Options, alter alterFunc) *alte
 		w.Header().Del("Content-Length")
 		w.WriteHeader(out.status)
 		w.Write(out.body)
-	}))
-	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
-		s.Close()
 	})
-	a.sim = &sim{Server: s, url: ts.URL}
-	return a
 }
 
 // qualifyingRows writes the first n rows of samples/leads.csv that qualify

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/submitter"
 )
 
@@ -83,7 +84,7 @@ func (o *authOptions) resolve(getenv func(string) string, from map[string]int, n
 		if o.authURL == "" || o.tenantID == "" {
 			missing = append(missing, "--token-url, or --auth-url with --tenant-id")
 		} else {
-			r.tokenURL = strings.TrimRight(o.authURL, "/") + "/" + url.PathEscape(o.tenantID) + "/oauth2/v2.0/token"
+			r.tokenURL = leadsim.TokenURL(o.authURL, o.tenantID)
 		}
 	}
 	if r.clientID == "" {

@@ -140,7 +140,7 @@ func TestAlternativeSettingsPrecedence(t *testing.T) {
 	}
 	env := map[string]string{
 		"BULKLOAD_CLIENT_SECRET": simSecret,
-		"BULKLOAD_TOKEN_URL":     s.url + "/wrong-tenant/oauth2/v2.0/token",
+		"BULKLOAD_TOKEN_URL":     leadsim.TokenURL(s.url, "wrong-tenant"),
 	}
 	args := []string{"auth", "check", "--config", cfg, "--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID,
 		"--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID}

@@ -6,7 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/leadsim/simtest"
 )
 
 // TestMain lets a test run this test binary as the bulkload command
@@ -54,17 +55,18 @@ type sim struct {
 
 func startTestSim(t testing.TB, opts leadsim.Options) *sim {
 	t.Helper()
-	s, err := leadsim.New(opts)
-	if err != nil {
-		t.Fatalf("leadsim.New: %v", err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		ts.Close()
-		s.Close()
-	})
-	return &sim{Server: s, url: ts.URL}
+	return startTestSimHandler(t, opts, nil)
 }
+
+// startTestSimHandler is startTestSim with the simulator's handler wrapped
+// by wrap (see simtest.StartHandler).
+func startTestSimHandler(t testing.TB, opts leadsim.Options, wrap func(*leadsim.Server) http.Handler) *sim {
+	t.Helper()
+	return simOf(simtest.StartHandler(t, opts, wrap))
+}
+
+// simOf is the sim of a simulator that simtest started.
+func simOf(s *simtest.Server) *sim { return &sim{Server: s.Server, url: s.URL} }
 
 // args are the flags that point upload at the simulator.
 func (s *sim) args() []string {

@@ -23,12 +23,14 @@ const formulaNote = `-2+3+cmd|' /C calc'!A0 `
 // the start of every note the service answers.
 func startFormulaSim(t *testing.T) *sim {
 	t.Helper()
-	s, err := leadsim.New(leadsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := s.Handler()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return startTestSimHandler(t, leadsim.Options{}, func(s *leadsim.Server) http.Handler {
+		return formulaNotes(s.Handler())
+	})
+}
+
+// formulaNotes serves h, putting formulaNote at the start of every note.
+func formulaNotes(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		body := bytes.ReplaceAll(rec.Body.Bytes(), []byte(`"note":"`), []byte(`"note":"`+formulaNote))
@@ -38,12 +40,7 @@ func startFormulaSim(t *testing.T) *sim {
 		w.Header().Del("Content-Length")
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(body)
-	}))
-	t.Cleanup(func() {
-		ts.Close()
-		s.Close()
 	})
-	return &sim{Server: s, url: ts.URL}
 }
 
 // TestOutputsNeutraliseFormulas is issue 18 item 9, end to end: partner

@@ -15,7 +15,7 @@ import (
 func TestInsecureHTTPRefused(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{})
 	remote := strings.Replace(s.url, "127.0.0.1", "0.0.0.0", 1)
-	tokenURL := remote + "/" + leadsim.DefaultTenantID + "/oauth2/v2.0/token"
+	tokenURL := leadsim.TokenURL(remote, leadsim.DefaultTenantID)
 	auth := []string{"--token-url", tokenURL, "--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID}
 	cases := []struct {
 		name string

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -486,14 +485,11 @@ func TestNightAfterNight(t *testing.T) {
 // for --resume"), the summary JSON and the metrics, not only in the last
 // error line, and --resume sends them.
 func TestNotReachedShown(t *testing.T) {
-	srv, err := leadsim.New(leadsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sw := &outageSwitch{h: srv.Handler(), downFrom: 12}
-	ts := httptest.NewServer(sw)
-	t.Cleanup(func() { ts.Close(); srv.Close() })
-	s := &sim{Server: srv, url: ts.URL}
+	var sw *outageSwitch
+	s := startTestSimHandler(t, leadsim.Options{}, func(srv *leadsim.Server) http.Handler {
+		sw = &outageSwitch{h: srv.Handler(), downFrom: 12}
+		return sw
+	})
 	dir := t.TempDir()
 	recs := sampleRecords(t)
 	big := [][]string{recs[0]}
@@ -572,13 +568,9 @@ func (f *refuser) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // for the moment (503 until the retries ran out) are not in it: --resume
 // sends those. Invalid rows stay in --rejects.
 func TestRefusalsFile(t *testing.T) {
-	srv, err := leadsim.New(leadsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(&refuser{h: srv.Handler(), refuse: []string{"ACME-000005", "ACME-000017"}, flaky: []string{"ACME-000009"}})
-	t.Cleanup(func() { ts.Close(); srv.Close() })
-	s := &sim{Server: srv, url: ts.URL}
+	s := startTestSimHandler(t, leadsim.Options{}, func(srv *leadsim.Server) http.Handler {
+		return &refuser{h: srv.Handler(), refuse: []string{"ACME-000005", "ACME-000017"}, flaky: []string{"ACME-000009"}}
+	})
 	dir := t.TempDir()
 	input, _ := partnerFileWithInvalid(t, dir, "acme.csv", 3)
 	refusals, rejects := filepath.Join(dir, "acme.refusals.csv"), filepath.Join(dir, "acme.rejects.csv")

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,12 +168,9 @@ func faultyRun(t *testing.T, dir string, rows int, outage time.Duration, dropAft
 	t.Helper()
 	writer := leadsim.DefaultClient()
 	writer.Roles = []string{leadsim.RoleWrite} // no Lead.Read: lost answers end unverified
-	ls, err := leadsim.New(leadsim.Options{
+	simOpts := leadsim.Options{
 		Clients: []leadsim.Client{writer}, RateLimit: 60, Fail503: 0.02, DropAfter: dropAfter, Seed: 5,
 		CreateLatency: leadsim.Latency{Fixed: 15 * time.Millisecond, Jitter: 25 * time.Millisecond},
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	// The outage begins with the 60th GraphQL request, however long the
 	// run took to get there (a busy CI machine): the service's gateway
@@ -184,30 +180,27 @@ func faultyRun(t *testing.T, dir string, rows int, outage time.Duration, dropAft
 		requests int
 		from     time.Time
 	)
-	h := ls.Handler()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/graphql") {
-			mu.Lock()
-			requests++
-			if requests == 60 {
-				from = time.Now()
+	s := startTestSimHandler(t, simOpts, func(ls *leadsim.Server) http.Handler {
+		h := ls.Handler()
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/graphql") {
+				mu.Lock()
+				requests++
+				if requests == 60 {
+					from = time.Now()
+				}
+				down := !from.IsZero() && time.Since(from) < outage
+				mu.Unlock()
+				if down {
+					w.Header().Set("Content-Type", "text/html")
+					w.WriteHeader(http.StatusBadGateway)
+					io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1></body></html>")
+					return
+				}
 			}
-			down := !from.IsZero() && time.Since(from) < outage
-			mu.Unlock()
-			if down {
-				w.Header().Set("Content-Type", "text/html")
-				w.WriteHeader(http.StatusBadGateway)
-				io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1></body></html>")
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		ts.Close()
-		ls.Close()
+			h.ServeHTTP(w, r)
+		})
 	})
-	s := &sim{Server: ls, url: ts.URL}
 	input := filepath.Join(dir, "acme.csv")
 	opts := synth.Defaults()
 	opts.Invalid = 0.15

@@ -71,7 +71,7 @@ func TestSecretFileReadableByOthersWarned(t *testing.T) {
 		if err := os.Chmod(secret, tc.mode); err != nil {
 			t.Fatal(err)
 		}
-		res := runCLI(t, nil, "auth", "check", "--token-url", s.url+"/"+leadsim.DefaultTenantID+"/oauth2/v2.0/token",
+		res := runCLI(t, nil, "auth", "check", "--token-url", leadsim.TokenURL(s.url, leadsim.DefaultTenantID),
 			"--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID, "--client-secret-file", secret)
 		if res.code != exitOK {
 			t.Fatalf("mode %04o: exit %d\n%s", tc.mode, res.code, res.stderr)

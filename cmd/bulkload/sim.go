@@ -74,7 +74,7 @@ func serveSim(ctx context.Context, addr string, opts leadsim.Options) (*simHandl
 func (h *simHandle) credentials() resolved {
 	return resolved{
 		endpoint: h.base + "/graphql",
-		tokenURL: h.base + "/" + h.opts.TenantID + "/oauth2/v2.0/token",
+		tokenURL: leadsim.TokenURL(h.base, h.opts.TenantID),
 		clientID: h.client.ID,
 		secret:   h.client.Secret,
 		scope:    "api://" + h.opts.AppID + "/.default",

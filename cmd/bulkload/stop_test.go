@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/leadsim/simtest"
 )
 
 // uploadArgs are the flags of an upload of input to s's simulator (its
@@ -82,14 +83,11 @@ func (o *outageSwitch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the run exits 4, no row is failed for the service's absence (the rows not
 // sent have no line), and --resume sends them once the service is back.
 func TestUploadCircuitBreaker(t *testing.T) {
-	srv, err := leadsim.New(leadsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sw := &outageSwitch{h: srv.Handler(), downFrom: 12}
-	ts := httptest.NewServer(sw)
-	t.Cleanup(func() { ts.Close(); srv.Close() })
-	s := &sim{Server: srv, url: ts.URL}
+	var sw *outageSwitch
+	s := startTestSimHandler(t, leadsim.Options{}, func(srv *leadsim.Server) http.Handler {
+		sw = &outageSwitch{h: srv.Handler(), downFrom: 12}
+		return sw
+	})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	summary := filepath.Join(dir, "summary.json")
@@ -238,14 +236,13 @@ func TestUploadSignalsTogetherCountAsOne(t *testing.T) {
 // second cancels the calls in flight (here they take a minute) at once, but
 // the journal is still compacted and the summary written; exit 130.
 func TestUploadSecondSignalStopsCallsInFlight(t *testing.T) {
-	srv, err := leadsim.New(leadsim.Options{CreateLatency: leadsim.Latency{Fixed: time.Minute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	counting := &inFlight{h: srv.Handler()}
-	ts := httptest.NewServer(counting)
-	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); srv.Close() })
-	s := &sim{Server: srv, url: ts.URL}
+	var counting *inFlight
+	ss := simtest.StartHandler(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: time.Minute}}, func(srv *leadsim.Server) http.Handler {
+		counting = &inFlight{h: srv.Handler()}
+		return counting
+	})
+	t.Cleanup(ss.HTTP.CloseClientConnections) // before ss closes: the calls in flight take a minute
+	s := simOf(ss)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	summary := filepath.Join(dir, "summary.json")

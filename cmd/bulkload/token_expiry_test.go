@@ -17,18 +17,21 @@ import (
 // (JSON text) as expires_in.
 func startExpiresInSim(t *testing.T, expiresIn string) *sim {
 	t.Helper()
-	s, err := leadsim.New(leadsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := s.Handler()
+	return startTestSimHandler(t, leadsim.Options{}, func(s *leadsim.Server) http.Handler {
+		return withExpiresIn(s.Handler(), expiresIn)
+	})
+}
+
+// withExpiresIn serves h, with expires (JSON text) as every token answer's
+// expires_in.
+func withExpiresIn(h http.Handler, expires string) http.Handler {
 	field := regexp.MustCompile(`"expires_in":\s*[0-9]+`)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		body := rec.Body.Bytes()
 		if strings.HasSuffix(r.URL.Path, "/token") {
-			body = field.ReplaceAll(body, []byte(`"expires_in":`+expiresIn))
+			body = field.ReplaceAll(body, []byte(`"expires_in":`+expires))
 		}
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
@@ -36,12 +39,7 @@ func startExpiresInSim(t *testing.T, expiresIn string) *sim {
 		w.Header().Del("Content-Length")
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(bytes.Clone(body))
-	}))
-	t.Cleanup(func() {
-		ts.Close()
-		s.Close()
 	})
-	return &sim{Server: s, url: ts.URL}
 }
 
 // TestTokenExpiresInMalformed is issue 18 item 13: a token answer whose

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,14 +191,9 @@ func TestUploadKeyRotation(t *testing.T) {
 	// GraphQL requests), revoking every token issued so far: each worker's
 	// next call gets a 401, one new token is fetched, and the calls are
 	// retried.
-	srv, err := leadsim.New(leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	door := &rotatingDoor{srv: srv, at: 20}
-	ts := httptest.NewServer(door)
-	t.Cleanup(func() { ts.Close(); srv.Close() })
-	s := &sim{Server: srv, url: ts.URL}
+	s := startTestSimHandler(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}}, func(srv *leadsim.Server) http.Handler {
+		return &rotatingDoor{srv: srv, at: 20}
+	})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	args := append([]string{"upload"}, s.args()...)

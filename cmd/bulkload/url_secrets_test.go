@@ -28,7 +28,7 @@ func TestURLSecretsNeverPrinted(t *testing.T) {
 	host := strings.TrimPrefix(s.url, "http://")
 	endpoint := "http://partner:" + endpointPass + "@" + host + "/graphql?api_key=" + endpointQuery
 	push := "http://ops:" + pushPass + "@127.0.0.1:1/?token=" + pushQuery
-	tokenURL := s.url + "/" + leadsim.DefaultTenantID + "/oauth2/v2.0/token?code=" + tokenQuery
+	tokenURL := leadsim.TokenURL(s.url, leadsim.DefaultTenantID) + "?code=" + tokenQuery
 	check := func(t *testing.T, what, text string) {
 		t.Helper()
 		for _, sec := range secrets {

@@ -13,7 +13,8 @@ import (
 // Server is a simulator behind an httptest server on 127.0.0.1, port 0.
 type Server struct {
 	*leadsim.Server
-	URL string // base URL, without a trailing slash
+	URL  string           // base URL, without a trailing slash
+	HTTP *httptest.Server // the HTTP server in front of it
 
 	// What a client needs to talk to it: the tenant and app id the
 	// simulator runs with and its first registered client.
@@ -48,7 +49,7 @@ func StartHandler(t testing.TB, opts leadsim.Options, wrap func(*leadsim.Server)
 		hs.Close()
 		srv.Close()
 	})
-	s := &Server{Server: srv, URL: hs.URL, TenantID: opts.TenantID, AppID: opts.AppID}
+	s := &Server{Server: srv, URL: hs.URL, HTTP: hs, TenantID: opts.TenantID, AppID: opts.AppID}
 	if s.TenantID == "" {
 		s.TenantID = leadsim.DefaultTenantID
 	}
