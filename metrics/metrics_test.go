@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/bulkload/bulkload/internal/fakeclock"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
 )
@@ -68,15 +69,11 @@ func value(mfs map[string]*dto.MetricFamily, name string, want map[string]string
 	return 0, false
 }
 
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time { return c.t }
-
 func TestFileDuringAndAfterRun(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "acme.prom")
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
-	r := New(Config{Job: "acme", File: path, Interval: time.Hour, Now: clk.now})
+	clk := fakeclock.New(time.Unix(1_800_000_000, 0))
+	r := New(Config{Job: "acme", File: path, Interval: time.Hour, Now: clk.Now})
 	if err := r.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +97,7 @@ func TestFileDuringAndAfterRun(t *testing.T) {
 		t.Errorf("mode = %v, %v; want 0644", fi.Mode().Perm(), err)
 	}
 
-	clk.t = clk.t.Add(90 * time.Second)
+	clk.Advance(90 * time.Second)
 	sum := &report.Summary{RowsRead: 8, Submitted: 1, Invalid: 1, Failed: 2, Unverified: 1, NotSent: 3, Qualified: 1, BidCents: 4500}
 	if err := r.Finish(context.Background(), sum, 1); err != nil {
 		t.Fatal(err)
@@ -128,7 +125,7 @@ func TestFileDuringAndAfterRun(t *testing.T) {
 		{"bulkload_outage_waiting", nil, 0}, // the run is over
 		{"bulkload_run_duration_seconds", nil, 90},
 		{"bulkload_run_in_progress", nil, 0},
-		{"bulkload_last_run_timestamp_seconds", nil, float64(clk.t.Unix())},
+		{"bulkload_last_run_timestamp_seconds", nil, float64(clk.Now().Unix())},
 		{"bulkload_last_run_success", nil, 0},
 		{"bulkload_last_run_exit_code", nil, 1},
 	} {
@@ -146,16 +143,16 @@ func TestFileDuringAndAfterRun(t *testing.T) {
 // run from the staleness alert: its timestamp and success are carried over.
 func TestPreviousRunCarriedOver(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "acme.prom")
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
-	first := New(Config{Job: "acme", File: path, Now: clk.now})
+	clk := fakeclock.New(time.Unix(1_800_000_000, 0))
+	first := New(Config{Job: "acme", File: path, Now: clk.Now})
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
 	if err := first.Finish(context.Background(), &report.Summary{}, 0); err != nil {
 		t.Fatal(err)
 	}
-	clk.t = clk.t.Add(24 * time.Hour)
-	second := New(Config{Job: "acme", File: path, Interval: time.Hour, Now: clk.now})
+	clk.Advance(24 * time.Hour)
+	second := New(Config{Job: "acme", File: path, Interval: time.Hour, Now: clk.Now})
 	if err := second.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +178,7 @@ func TestPreviousRunCarriedOver(t *testing.T) {
 // fires a day after the last good run whatever ran since.
 func TestLastSuccessOnlyOnSuccess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "acme.prom")
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	clk := fakeclock.New(time.Unix(1_800_000_000, 0))
 	job := map[string]string{Label: "acme"}
 	for i, tc := range []struct {
 		exit            int
@@ -194,8 +191,8 @@ func TestLastSuccessOnlyOnSuccess(t *testing.T) {
 		{exit: 130, wantLastSuccess: 1_800_086_400, wantPresent: true},
 		{exit: 0, wantLastSuccess: 1_800_345_600, wantPresent: true},
 	} {
-		clk.t = time.Unix(1_800_000_000, 0).Add(time.Duration(i) * 24 * time.Hour)
-		r := New(Config{Job: "acme", File: path, Interval: time.Hour, Now: clk.now})
+		clk.Set(time.Unix(1_800_000_000, 0).Add(time.Duration(i) * 24 * time.Hour))
+		r := New(Config{Job: "acme", File: path, Interval: time.Hour, Now: clk.Now})
 		if err := r.Start(); err != nil {
 			t.Fatal(err)
 		}

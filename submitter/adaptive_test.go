@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/internal/fakeclock"
 	"golang.org/x/time/rate"
 )
 
@@ -52,7 +53,7 @@ func (r autoRun) okRate(from, to int) float64 {
 	return float64(n) / float64(to-from)
 }
 
-func (s autoSim) run(a *Adaptive, clk *fakeClock) autoRun {
+func (s autoSim) run(a *Adaptive, clk *fakeclock.Clock) autoRun {
 	const tick = time.Millisecond
 	type worker struct {
 		busy, waiting    bool
@@ -73,10 +74,10 @@ func (s autoSim) run(a *Adaptive, clk *fakeClock) autoRun {
 	secs := int(s.dur / time.Second)
 	out := autoRun{ok: make([]int, secs), throttled: make([]int, secs), rate: make([]float64, secs)}
 	ws := make([]worker, s.conc)
-	start := clk.t
+	start := clk.Now()
 	changed := false
 	for now := start; now.Before(start.Add(s.dur)); now = now.Add(tick) {
-		clk.t = now
+		clk.Set(now)
 		sec := int(now.Sub(start) / time.Second)
 		if s.changeAt > 0 && !changed && now.Sub(start) >= s.changeAt {
 			srv.SetLimitAt(now, rate.Limit(s.changeTo))
@@ -139,9 +140,9 @@ func recovered(from, settle float64, el time.Duration) float64 {
 // every millisecond of a test's clock.
 func near(got, want float64) bool { return got >= 0.99*want && got <= 1.01*want }
 
-func newTestAdaptive(cfg AutoConfig) (*Adaptive, *fakeClock) {
-	clk := &fakeClock{t: autoEpoch}
-	cfg.Now = clk.now
+func newTestAdaptive(cfg AutoConfig) (*Adaptive, *fakeclock.Clock) {
+	clk := fakeclock.New(autoEpoch)
+	cfg.Now = clk.Now
 	return NewAdaptive(cfg), clk
 }
 
@@ -174,13 +175,13 @@ func TestAdaptiveDoesNotClimbPastWhatTheCallsUse(t *testing.T) {
 func TestAdaptiveClimbsSlowlyWhileLatencyRises(t *testing.T) {
 	a, clk := newTestAdaptive(AutoConfig{})
 	for range 100 {
-		clk.advance(10 * time.Millisecond)
-		a.Observe(attemptOutcome{Start: clk.t, Latency: 20 * time.Millisecond, Status: 200})
+		clk.Advance(10 * time.Millisecond)
+		a.Observe(attemptOutcome{Start: clk.Now(), Latency: 20 * time.Millisecond, Status: 200})
 	}
 	r0 := a.Rate()
 	for range 300 {
-		clk.advance(10 * time.Millisecond)
-		a.Observe(attemptOutcome{Start: clk.t, Latency: 200 * time.Millisecond, Status: 200})
+		clk.Advance(10 * time.Millisecond)
+		a.Observe(attemptOutcome{Start: clk.Now(), Latency: 200 * time.Millisecond, Status: 200})
 	}
 	// ×1.1 a second instead of ×1.4: 1.33 in 3 s, not 2.74.
 	if got := a.Rate(); got > r0*1.4 || got < r0*1.2 {
@@ -271,9 +272,9 @@ func TestAdaptiveCuts(t *testing.T) {
 			a, clk := newTestAdaptive(tc.cfg)
 			for _, st := range tc.steps {
 				for range max(st.n, 1) {
-					clk.advance(st.advance)
+					clk.Advance(st.advance)
 					if st.status != 0 {
-						a.Observe(attemptOutcome{Start: clk.t.Add(-st.sentAgo), Status: st.status, RetryAfter: st.retry})
+						a.Observe(attemptOutcome{Start: clk.Now().Add(-st.sentAgo), Status: st.status, RetryAfter: st.retry})
 					} else {
 						a.Rate() // the rate moves along in steps, as calls come
 					}
@@ -291,20 +292,20 @@ func TestAdaptiveCuts(t *testing.T) {
 
 func TestAdaptiveLongRetryAfterPausesEveryCall(t *testing.T) {
 	a, clk := newTestAdaptive(AutoConfig{Start: 100})
-	a.Observe(attemptOutcome{Start: clk.t, Status: 429, RetryAfter: 30 * time.Second})
-	clk.advance(10 * time.Second)
+	a.Observe(attemptOutcome{Start: clk.Now(), Status: 429, RetryAfter: 30 * time.Second})
+	clk.Advance(10 * time.Second)
 	d, res, _ := a.reserve()
 	if res != nil || d != 20*time.Second {
 		t.Errorf("reserve 10 s into a Retry-After of 30 s = %v (reserved %v), want a 20 s pause and no place taken", d, res != nil)
 	}
-	clk.advance(20 * time.Second)
+	clk.Advance(20 * time.Second)
 	if d, res, _ := a.reserve(); res == nil || d != 0 {
 		t.Errorf("reserve after the Retry-After = %v (reserved %v), want a place now", d, res != nil)
 	}
 	// A short Retry-After (leadsim's 1 s) holds back the refused call
 	// only (the transport waits it), not every call.
 	b, clk2 := newTestAdaptive(AutoConfig{Start: 100})
-	b.Observe(attemptOutcome{Start: clk2.t, Status: 429, RetryAfter: time.Second})
+	b.Observe(attemptOutcome{Start: clk2.Now(), Status: 429, RetryAfter: time.Second})
 	if d, res, _ := b.reserve(); res == nil || d != 0 {
 		t.Errorf("reserve after a 429 with Retry-After 1 s = %v (reserved %v), want a place now", d, res != nil)
 	}
@@ -394,10 +395,10 @@ func TestAdaptiveSettledNeverAboveWhatWasAccepted(t *testing.T) {
 	if r, found := a.Settled(); found || r != 100 {
 		t.Errorf("Settled() before any 429 = %v, %v; want the rate reached, 100, and no limit found", r, found)
 	}
-	a.Observe(attemptOutcome{Start: clk.t, Status: 429})
+	a.Observe(attemptOutcome{Start: clk.Now(), Status: 429})
 	for range 1000 { // 50 accepted calls a second for 20 s
-		clk.advance(20 * time.Millisecond)
-		a.Observe(attemptOutcome{Start: clk.t, Status: 200})
+		clk.Advance(20 * time.Millisecond)
+		a.Observe(attemptOutcome{Start: clk.Now(), Status: 200})
 	}
 	if r, found := a.Settled(); !found || r < 45 || r > 55 {
 		t.Errorf("Settled() after a limit of 100 and 50 calls/s accepted = %v, %v; want about 50 and a limit found", r, found)
@@ -405,8 +406,8 @@ func TestAdaptiveSettledNeverAboveWhatWasAccepted(t *testing.T) {
 	// The input's tail: a few calls a second no longer use the rate, and
 	// say nothing of what the service accepts.
 	for range 50 {
-		clk.advance(200 * time.Millisecond)
-		a.Observe(attemptOutcome{Start: clk.t, Status: 200})
+		clk.Advance(200 * time.Millisecond)
+		a.Observe(attemptOutcome{Start: clk.Now(), Status: 200})
 	}
 	if r, _ := a.Settled(); r < 45 || r > 55 {
 		t.Errorf("Settled() after a tail of 5 calls/s = %v, want still about 50", r)

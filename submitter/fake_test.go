@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/internal/fakeclock"
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/leadsim"
 )
 
 // Values that must never appear in logs or errors.
@@ -98,7 +100,7 @@ func newFakeClient(t *testing.T, f *fakeService, mod func(*Config)) (*Client, *b
 	logs := &bytes.Buffer{}
 	cfg := Config{
 		Endpoint:     srv.URL + "/graphql",
-		TokenURL:     srv.URL + "/tenant/oauth2/v2.0/token",
+		TokenURL:     leadsim.TokenURL(srv.URL, "tenant"),
 		ClientID:     "cid",
 		ClientSecret: testSecret,
 		Scope:        "api://app/.default",
@@ -448,7 +450,7 @@ func TestFakeWrongSecretFetchesOnceForManyWorkers(t *testing.T) {
 	}))
 	defer srv.Close()
 	f.t = t
-	c, err := New(context.Background(), Config{Endpoint: srv.URL + "/graphql", TokenURL: srv.URL + "/tenant/oauth2/v2.0/token",
+	c, err := New(context.Background(), Config{Endpoint: srv.URL + "/graphql", TokenURL: leadsim.TokenURL(srv.URL, "tenant"),
 		ClientID: "cid", ClientSecret: "wrong", Scope: "api://app/.default"})
 	if err != nil {
 		t.Fatalf("New() = %v", err)
@@ -587,22 +589,15 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
-// syncClock is a settable clock safe for the token cache's goroutines.
-type syncClock struct{ ns atomic.Int64 }
-
-func (c *syncClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *syncClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
-
 func TestFakeTokenRenewedAheadOfExpiry(t *testing.T) {
 	t.Parallel()
-	clk := &syncClock{}
-	clk.ns.Store(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC).UnixNano())
+	clk := fakeclock.New(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
 	var seen sync.Map // tokens the service saw
 	f := &fakeService{graphql: func(n int64, w http.ResponseWriter, r *http.Request, auth string) {
 		seen.Store(auth, true)
 		writeJSON(w, 200, okCreate)
 	}}
-	c, _ := newFakeClient(t, f, func(cfg *Config) { cfg.Now = clk.now })
+	c, _ := newFakeClient(t, f, func(cfg *Config) { cfg.Now = clk.Now })
 	create := func() {
 		t.Helper()
 		if _, _, err := c.Create(context.Background(), testInput()); err != nil {
@@ -629,7 +624,7 @@ func TestFakeTokenRenewedAheadOfExpiry(t *testing.T) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			clk.advance(st.advance)
+			clk.Advance(st.advance)
 			create()
 			waitTokens(st.wantTokens)
 			if got := f.tokens.Load(); got != st.wantTokens {

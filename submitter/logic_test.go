@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/internal/fakeclock"
 	"golang.org/x/oauth2"
 )
 
@@ -144,15 +145,9 @@ func TestEarlyRefresh(t *testing.T) {
 	}
 }
 
-// fakeClock is a settable clock for the rate controller and token cache.
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time          { return c.t }
-func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
-
 func TestRateControlAIMD(t *testing.T) {
-	clk := &fakeClock{t: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)}
-	r := newRateControl(20, clk.now)
+	clk := fakeclock.New(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
+	r := newRateControl(20, clk.Now)
 	steps := []struct {
 		name    string
 		advance time.Duration
@@ -162,15 +157,15 @@ func TestRateControlAIMD(t *testing.T) {
 		{"starts at the configured rate", 0, nil, 20},
 		{"a 429 halves it", 0, func() { r.on429() }, 10},
 		{"a second 429 of the same episode does not", 100 * time.Millisecond, func() { r.on429() }, 10},
-		{"no recovery inside the cooldown", 500 * time.Millisecond, func() { r.recoverLocked(clk.t) }, 10},
+		{"no recovery inside the cooldown", 500 * time.Millisecond, func() { r.recoverLocked(clk.Now()) }, 10},
 		{"a 429 after the cooldown halves again", time.Second, func() { r.on429() }, 5},
-		{"recovers 5% of the ceiling per second", 2 * time.Second, func() { r.recoverLocked(clk.t) }, 7},
-		{"recovery continues", 10 * time.Second, func() { r.recoverLocked(clk.t) }, 17},
-		{"never above the ceiling", time.Minute, func() { r.recoverLocked(clk.t) }, 20},
+		{"recovers 5% of the ceiling per second", 2 * time.Second, func() { r.recoverLocked(clk.Now()) }, 7},
+		{"recovery continues", 10 * time.Second, func() { r.recoverLocked(clk.Now()) }, 17},
+		{"never above the ceiling", time.Minute, func() { r.recoverLocked(clk.Now()) }, 20},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			clk.advance(st.advance)
+			clk.Advance(st.advance)
 			if st.do != nil {
 				st.do()
 			}
@@ -185,10 +180,10 @@ func TestRateControlAIMD(t *testing.T) {
 }
 
 func TestRateControlFloor(t *testing.T) {
-	clk := &fakeClock{t: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)}
-	r := newRateControl(2, clk.now)
+	clk := fakeclock.New(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
+	r := newRateControl(2, clk.Now)
 	for i := 0; i < 10; i++ {
-		clk.advance(2 * time.Second)
+		clk.Advance(2 * time.Second)
 		r.on429()
 	}
 	if got := r.rate(); got != rateFloor {
@@ -197,14 +192,14 @@ func TestRateControlFloor(t *testing.T) {
 }
 
 func TestRateControlUnlimitedLearnsFromObservedRate(t *testing.T) {
-	clk := &fakeClock{t: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)}
-	r := newRateControl(0, clk.now)
+	clk := fakeclock.New(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
+	r := newRateControl(0, clk.Now)
 	// 100 calls per second for 3 seconds.
 	for i := 0; i < 300; i++ {
 		r.mu.Lock()
-		r.observeLocked(clk.t)
+		r.observeLocked(clk.Now())
 		r.mu.Unlock()
-		clk.advance(10 * time.Millisecond)
+		clk.Advance(10 * time.Millisecond)
 	}
 	if got := r.rate(); got != 0 {
 		t.Fatalf("rate() before any 429 = %v, want 0 (unlimited)", got)
@@ -219,9 +214,9 @@ func TestRateControlUnlimitedLearnsFromObservedRate(t *testing.T) {
 		advance time.Duration
 		want    float64
 	}{{5 * time.Second, 100}, {5 * time.Second, 150}, {5 * time.Second, 0}} {
-		clk.advance(step.advance)
+		clk.Advance(step.advance)
 		r.mu.Lock()
-		r.recoverLocked(clk.t)
+		r.recoverLocked(clk.Now())
 		r.mu.Unlock()
 		if got := r.rate(); (step.want == 0) != (got == 0) || (got != 0 && (got < step.want*0.8 || got > step.want*1.2)) {
 			t.Errorf("rate() later = %v, want about %v (0 = unlimited)", got, step.want)

@@ -4,20 +4,12 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/internal/fakeclock"
 	"github.com/bulkload/bulkload/leadsim"
 )
-
-// movableClock is a clock that runs with the wall clock plus an offset the
-// test moves, to open and close leadsim's outage windows at will.
-type movableClock struct{ offset atomic.Int64 }
-
-func (c *movableClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
-
-func (c *movableClock) set(d time.Duration) { c.offset.Store(int64(d)) }
 
 // waitOutage waits until the client reports an outage going on.
 func waitOutage(t *testing.T, c *Client) Outage {
@@ -59,7 +51,7 @@ func TestSimOutageWaitedOut(t *testing.T) {
 		{"identity provider", leadsim.Options{TokenOutage: leadsim.Window{Start: time.Hour, Dur: time.Hour}}, true, "503 temporarily_unavailable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := &movableClock{}
+			clock := &fakeclock.Offset{} // opens and closes leadsim's outage windows at will
 			tc.opts.Now, tc.opts.TokenLifetime = clock.Now, 30*time.Minute
 			env := startSim(t, tc.opts, func(c *Config) {
 				c.Now, c.MaxAttempts, c.OutageThreshold, c.OutageWait = clock.Now, 2, 3, 10*time.Hour // the clock jumps an hour
@@ -67,7 +59,7 @@ func TestSimOutageWaitedOut(t *testing.T) {
 			if err := env.c.Preflight(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			clock.set(time.Hour) // the outage begins; the token has expired
+			clock.Set(time.Hour) // the outage begins; the token has expired
 			done := make(chan []error, 1)
 			go func() { _, errs := createAll(env.c, 0, 4); done <- errs }()
 			o := waitOutage(t, env.c)
@@ -75,7 +67,7 @@ func TestSimOutageWaitedOut(t *testing.T) {
 				t.Errorf("outage %+v, want identity provider %v, cause %q", o, tc.idp, tc.cause)
 			}
 			time.Sleep(50 * time.Millisecond) // rows wait, attempts are not used up
-			clock.set(2 * time.Hour)
+			clock.Set(2 * time.Hour)
 			for i, err := range <-done {
 				if err != nil {
 					t.Errorf("lead %d: %v, want it created once the outage ended", i, err)
@@ -98,14 +90,14 @@ func TestSimOutageWaitedOut(t *testing.T) {
 // TestSimOutageTooLong: an outage longer than OutageWait ends every call
 // waiting for it, and every later wait, with an *OutageError.
 func TestSimOutageTooLong(t *testing.T) {
-	clock := &movableClock{}
+	clock := &fakeclock.Offset{} // opens and closes leadsim's outage windows at will
 	env := startSim(t, leadsim.Options{Now: clock.Now, Outage: leadsim.Window{Start: time.Hour, Dur: time.Hour}}, func(c *Config) {
 		c.OutageThreshold, c.OutageWait = 2, 200*time.Millisecond
 	})
 	if err := env.c.Preflight(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	clock.set(time.Hour)
+	clock.Set(time.Hour)
 	_, errs := createAll(env.c, 0, 3)
 	for i, err := range errs {
 		var oe *OutageError
