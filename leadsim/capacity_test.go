@@ -75,7 +75,7 @@ func TestCapacityChange(t *testing.T) {
 		advance time.Duration
 		want    int
 	}{{0, 64}, {29 * time.Second, 64}, {time.Second, 32}, {30 * time.Second, 0}} {
-		s.advance(step.advance)
+		s.Advance(step.advance)
 		if got := s.Stats().Capacity.Capacity; got != step.want {
 			t.Errorf("capacity after %v more = %d, want %d", step.advance, got, step.want)
 		}

@@ -142,14 +142,14 @@ func TestRateLimitChange(t *testing.T) {
 	if got := statuses(); !slices.Equal(got, []int{200, 200, 200, 200}) {
 		t.Errorf("statuses before the first change = %v, want all 200 (unlimited)", got)
 	}
-	s.advance(30 * time.Second)
+	s.Advance(30 * time.Second)
 	if got := statuses(); !slices.Equal(got, []int{200, 429, 429, 429}) {
 		t.Errorf("statuses after the limit became 0.5/s (burst 1) = %v, want 200 then 429s", got)
 	}
 	if r := s.post(t, "/graphql", tok, doc, nil); r.header.Get("Retry-After") != "2" {
 		t.Errorf("Retry-After at 0.5/s = %q, want 2", r.header.Get("Retry-After"))
 	}
-	s.advance(30 * time.Second)
+	s.Advance(30 * time.Second)
 	if got := statuses(); !slices.Equal(got, []int{200, 200, 200, 200}) {
 		t.Errorf("statuses after the limit was lifted = %v, want all 200", got)
 	}

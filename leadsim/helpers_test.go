@@ -12,9 +12,10 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/bulkload/bulkload/internal/fakeclock"
 )
 
 // sim is a simulator behind an httptest server, with a movable clock.
@@ -23,25 +24,12 @@ type sim struct {
 	URL string
 	hs  *httptest.Server
 
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (s *sim) Now() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.now
-}
-
-func (s *sim) advance(d time.Duration) {
-	s.mu.Lock()
-	s.now = s.now.Add(d)
-	s.mu.Unlock()
+	*fakeclock.Clock // the simulator's clock (Options.Now), moved by the test
 }
 
 func newSim(t *testing.T, opts Options) *sim {
 	t.Helper()
-	sm := &sim{now: time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)}
+	sm := &sim{Clock: fakeclock.New(time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC))}
 	if opts.Now == nil {
 		opts.Now = sm.Now
 	}

@@ -60,9 +60,7 @@ func TestTokenOutage(t *testing.T) {
 		at   time.Duration // since the start
 		want int
 	}{{0, 200}, {10 * time.Second, 503}, {14 * time.Second, 503}, {15 * time.Second, 200}} {
-		s.mu.Lock()
-		s.now = s.started.Add(step.at)
-		s.mu.Unlock()
+		s.Set(s.started.Add(step.at))
 		status, body := s.tokenForm(t, form)
 		if status != step.want {
 			t.Errorf("token at %v: status %d, want %d (%v)", step.at, status, step.want, body)
@@ -82,7 +80,7 @@ func TestGraphQLOutage(t *testing.T) {
 	s := newSim(t, Options{Outage: Window{Start: time.Minute, Dur: 20 * time.Second}})
 	tok := s.defaultToken(t)
 	s.create(t, tok, applicant("before", "123456789"))
-	s.advance(time.Minute)
+	s.Advance(time.Minute)
 	b, _ := json.Marshal(map[string]any{"query": createDoc, "variables": map[string]any{"input": applicant("during", "123456780")}})
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(string(b)))
 	req.Header.Set("Authorization", "Bearer "+tok)
@@ -95,7 +93,7 @@ func TestGraphQLOutage(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(resp.Header.Get("Content-Type"), "text/html") || !strings.HasPrefix(string(body), "<html>") {
 		t.Errorf("during the outage: %d %s %q, want 502 with an HTML page", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
-	s.advance(20 * time.Second)
+	s.Advance(20 * time.Second)
 	tok = s.defaultToken(t)
 	s.create(t, tok, applicant("after", "123456781"))
 	st := s.Stats()

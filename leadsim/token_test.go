@@ -165,7 +165,7 @@ func TestUnauthenticated(t *testing.T) {
 		{"missing", "", func() {}},
 		{"garbage", "not-a-jwt", func() {}},
 		{"forged", forged, func() {}},
-		{"expired", expired, func() { s.advance(11 * time.Second) }},
+		{"expired", expired, func() { s.Advance(11 * time.Second) }},
 		{"rotated key", "", nil},
 	}
 	for _, tc := range tests {
@@ -228,7 +228,7 @@ func TestRotateKeyEvery(t *testing.T) {
 // expires_in gets 401s.
 func TestTokenLivesItsLifetime(t *testing.T) {
 	s := newSim(t, Options{TokenLifetime: 2 * time.Second})
-	s.advance(900 * time.Millisecond)
+	s.Advance(900 * time.Millisecond)
 	tok := s.defaultToken(t)
 	const doc = `query { lead(id: "x") { id } }`
 	tests := []struct {
@@ -242,7 +242,7 @@ func TestTokenLivesItsLifetime(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s.advance(tc.advance)
+			s.Advance(tc.advance)
 			if r := s.post(t, "/graphql", tok, doc, nil); r.status != tc.wantStatus {
 				t.Errorf("lead query %s = %d, want %d", tc.name, r.status, tc.wantStatus)
 			}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/internal/fakeclock"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/submitter"
 )
@@ -30,13 +31,8 @@ import (
 // the run.
 
 // simClock is a simulator's clock: the wall clock, until the test jumps it
-// ahead.
-type simClock struct{ offset atomic.Int64 }
-
-func (c *simClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
-
-// jump moves the clock d ahead now.
-func (c *simClock) jump(d time.Duration) { c.offset.Add(int64(d)) }
+// ahead (Add).
+type simClock struct{ fakeclock.Offset }
 
 // jumpAfter moves the clock d ahead once the simulator has had n createLead
 // calls (creates counts them), from a goroutine that ends with the test.
@@ -53,7 +49,7 @@ func (c *simClock) jumpAfter(t *testing.T, creates func() int, n int, d time.Dur
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		c.jump(d)
+		c.Add(d)
 	}()
 }
 
@@ -209,7 +205,7 @@ func TestUploadOutageLongerThanWait(t *testing.T) {
 	}
 
 	// --resume once the service is back.
-	clock.jump(time.Hour)
+	clock.Add(time.Hour)
 	args = append(args[:len(args)-1], "--resume", input)
 	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
 		t.Fatalf("--resume: exit = %d, want 0\n%s", res.code, res.stderr)
