@@ -623,22 +623,22 @@ func (c *Client) Preflight(ctx context.Context) error {
 	var ce *CallError
 	switch {
 	case err == nil && out.Typename == "":
-		return &UnreachableError{URL: c.endpoint, Flag: "--endpoint", GraphQL: true, Err: &CallError{Op: "preflight",
+		return &UnreachableError{URL: c.endpoint, GraphQL: true, Err: &CallError{Op: "preflight",
 			Status: http.StatusOK, Message: "reply has no data.__typename", Outage: true, Attempts: call.Attempts}}
 	case err == nil:
 		return nil
 	case IsFatal(err) || ctx.Err() != nil:
 		return err
 	case !errors.As(err, &ce):
-		return fmt.Errorf("--endpoint %s: %w", c.endpoint, err)
+		return fmt.Errorf("endpoint %s: %w", c.endpoint, err)
 	case ce.Status >= 200 && ce.Status < 300 && len(ce.Errors) > 0:
 		// GraphQL errors to { __typename } are odd, but they come from a
 		// GraphQL service: the rows will tell what it objects to.
 		return nil
 	case ce.Outage, len(ce.Errors) == 0 && !preflightTolerated(ce.Status):
-		return &UnreachableError{URL: c.endpoint, Flag: "--endpoint", GraphQL: true, Err: err}
+		return &UnreachableError{URL: c.endpoint, GraphQL: true, Err: err}
 	}
-	return fmt.Errorf("--endpoint %s: %w", c.endpoint, err)
+	return fmt.Errorf("endpoint %s: %w", c.endpoint, err)
 }
 
 // preflightTolerated lists the statuses without GraphQL errors that do not

@@ -26,8 +26,11 @@ type AuthError struct {
 	// Description is the endpoint's error_description, with the secret
 	// removed should the endpoint ever echo it.
 	Description string
-	// Hint says which setting to check.
+	// Hint says which setting to check, in the words of this package.
 	Hint string
+	// Check names the settings Hint means ("" when no setting can help),
+	// for a caller that says how its user sets them.
+	Check Check
 	// Status is the HTTP status of the token endpoint's reply.
 	Status int
 }
@@ -46,6 +49,17 @@ func (e *AuthError) Error() string {
 	}
 	return b.String()
 }
+
+// Check names the settings that an AuthError asks to check.
+type Check string
+
+// The settings an AuthError may ask to check.
+const (
+	CheckClient   Check = "client" // the client id and the client secret
+	CheckScope    Check = "scope"
+	CheckTokenURL Check = "token-url"
+	CheckAll      Check = "all" // the token URL, client id, scope and client secret
+)
 
 // IsFatal reports whether err means the run must stop now: the token
 // endpoint refused the credentials (an *AuthError anywhere in the chain).
@@ -150,14 +164,11 @@ func IsOutage(err error) bool {
 // token endpoint before it, cannot be reached or does not answer GraphQL: a
 // refused connection, a DNS or TLS failure, 404/405, a 5xx without GraphQL
 // errors, or a body that is not GraphQL. Retrying rows cannot help; the
-// setting named in Flag, or the service, must be fixed first. Its Error
+// endpoint's setting, or the service, must be fixed first. Its Error
 // names the URL (without any user info) and never holds a secret or token.
 type UnreachableError struct {
 	// URL is the endpoint that failed, user info removed.
 	URL string
-	// Flag is the setting that gives URL: "--endpoint", or "" for the
-	// token endpoint (several settings make its URL).
-	Flag string
 	// GraphQL reports whether URL was the lead endpoint (false: the token
 	// endpoint).
 	GraphQL bool
@@ -166,7 +177,7 @@ type UnreachableError struct {
 }
 
 // Error reads like `service unreachable or not a GraphQL endpoint:
-// --endpoint http://127.0.0.1:1/graphql: preflight: send request: dial tcp
+// http://127.0.0.1:1/graphql: preflight: send request: dial tcp
 // 127.0.0.1:1: connect: connection refused after 1 attempt`.
 func (e *UnreachableError) Error() string {
 	var tre *TokenReplyError
@@ -175,9 +186,9 @@ func (e *UnreachableError) Error() string {
 		// Reached, and it answered: say what was wrong with the answer.
 		return fmt.Sprintf("token endpoint %s answered with a token that cannot be used: %s %s %s", e.URL, tre.Field, tre.Value, tre.Reason)
 	case !e.GraphQL:
-		return fmt.Sprintf("token endpoint unreachable: %s (check --auth-url and --tenant-id, or --token-url): %v", e.URL, e.Err)
+		return fmt.Sprintf("token endpoint unreachable: %s: %v", e.URL, e.Err)
 	}
-	return fmt.Sprintf("service unreachable or not a GraphQL endpoint: %s %s: %v", e.Flag, e.URL, e.Err)
+	return fmt.Sprintf("service unreachable or not a GraphQL endpoint: %s: %v", e.URL, e.Err)
 }
 
 // Unwrap returns the failed call's error.

@@ -421,7 +421,7 @@ func (g *gate) giveUp(up chan struct{}) {
 	o := *g.cur
 	g.endLocked(true)
 	g.stopped = &OutageError{Outage: o, Wait: g.cfg.wait}
-	g.cfg.log.Error(fmt.Sprintf("%s has been away for %d s, longer than the outage wait (%s): stopping; rows not sent are left for --resume", o.Who(), int(g.cfg.now().Sub(o.Start).Seconds()), g.cfg.wait), "cause", o.Cause)
+	g.cfg.log.Error(fmt.Sprintf("%s has been away for %d s, longer than the outage wait (%s): stopping; rows not sent are left for a resumed run", o.Who(), int(g.cfg.now().Sub(o.Start).Seconds()), g.cfg.wait), "cause", o.Cause)
 }
 
 // outages returns the outages so far, the current one last (End zero).

@@ -94,12 +94,12 @@ func TestSimPreflightUnreachable(t *testing.T) {
 				t.Fatalf("Preflight() = %v, want an error that IsUnreachable", err)
 			}
 			var ue *UnreachableError
-			if !errors.As(err, &ue) || ue.Flag != "--endpoint" || !ue.GraphQL {
-				t.Errorf("Preflight() = %#v, want an *UnreachableError for --endpoint", err)
+			if !errors.As(err, &ue) || !ue.GraphQL {
+				t.Errorf("Preflight() = %#v, want an *UnreachableError for the endpoint", err)
 			}
 			msg := err.Error()
-			if !strings.Contains(msg, "--endpoint "+tc.endpoint) || !strings.Contains(msg, tc.wantMsg) {
-				t.Errorf("Preflight() = %q, want it to name --endpoint %s and say %q", msg, tc.endpoint, tc.wantMsg)
+			if !strings.Contains(msg, "endpoint: "+tc.endpoint) || !strings.Contains(msg, tc.wantMsg) {
+				t.Errorf("Preflight() = %q, want it to name the endpoint %s and say %q", msg, tc.endpoint, tc.wantMsg)
 			}
 			if strings.Contains(msg, "deadline exceeded") {
 				t.Errorf("Preflight() = %q, want the cause, not a deadline", msg)
@@ -142,8 +142,8 @@ func TestSimPreflightReachable(t *testing.T) {
 			if IsUnreachable(err) || (err != nil) != tc.wantErr {
 				t.Fatalf("Preflight() = %v, want error %v and not IsUnreachable", err, tc.wantErr)
 			}
-			if err != nil && !strings.Contains(err.Error(), "--endpoint "+ep) {
-				t.Errorf("Preflight() = %q, want it to name --endpoint %s", err, ep)
+			if err != nil && !strings.Contains(err.Error(), "endpoint "+ep) {
+				t.Errorf("Preflight() = %q, want it to name the endpoint %s", err, ep)
 			}
 		})
 	}

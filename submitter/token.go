@@ -19,13 +19,14 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 )
 
-// Hints of AuthError: which setting to check.
+// Hints of AuthError: which setting to check (AuthError.Check names it for
+// a caller that says how its user sets it).
 const (
-	hintInvalidClient = "check --client-id and the client secret (BULKLOAD_CLIENT_SECRET or --client-secret-file)"
-	hintInvalidScope  = "check --app-id or --scope"
+	hintInvalidClient = "check the client id and the client secret"
+	hintInvalidScope  = "check the scope"
 	hintUnauthorized  = "the operator has not granted this application access; ask your account manager"
-	hintTokenURL      = "check --auth-url / --tenant-id / --token-url"
-	hintOther         = "check --token-url, --client-id, --scope and the client secret"
+	hintTokenURL      = "check the token URL"
+	hintOther         = "check the token URL, the client id, the scope and the client secret"
 )
 
 // maxEarlyRefresh is how long before expiry a usual one-hour token is
@@ -286,7 +287,7 @@ func (c *tokenCache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 		if errors.As(err, &rd) {
 			// Following it would send the client secret to rd.host.
 			ae := &AuthError{Code: fmt.Sprintf("http_%d", rd.status), Status: rd.status,
-				Description: fmt.Sprintf("redirect to %q not followed", rd.host), Hint: hintTokenURL}
+				Description: fmt.Sprintf("redirect to %q not followed", rd.host), Hint: hintTokenURL, Check: CheckTokenURL}
 			c.log.Error("token endpoint redirected; not following it", "status", rd.status, "host", rd.host)
 			return nil, ae
 		}
@@ -324,10 +325,10 @@ func (c *tokenCache) classify(err error) *AuthError {
 	ae := &AuthError{Code: re.ErrorCode, Status: status, Description: c.scrubString(re.ErrorDescription)}
 	switch re.ErrorCode {
 	case "invalid_client":
-		ae.Hint = hintInvalidClient
+		ae.Hint, ae.Check = hintInvalidClient, CheckClient
 		return ae
 	case "invalid_scope":
-		ae.Hint = hintInvalidScope
+		ae.Hint, ae.Check = hintInvalidScope, CheckScope
 		return ae
 	case "unauthorized_client":
 		ae.Hint = hintUnauthorized
@@ -338,7 +339,7 @@ func (c *tokenCache) classify(err error) *AuthError {
 		if ae.Code == "" {
 			ae.Code = "http_404"
 		}
-		ae.Hint = hintTokenURL
+		ae.Hint, ae.Check = hintTokenURL, CheckTokenURL
 		return ae
 	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests, status >= 500:
 		return nil
@@ -346,7 +347,7 @@ func (c *tokenCache) classify(err error) *AuthError {
 		if ae.Code == "" {
 			ae.Code = fmt.Sprintf("http_%d", status)
 		}
-		ae.Hint = hintOther
+		ae.Hint, ae.Check = hintOther, CheckAll
 		return ae
 	}
 	return nil

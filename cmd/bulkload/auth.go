@@ -189,7 +189,7 @@ func runAuthCheck(ctx context.Context, e *env, args []string) int {
 	}
 	info, err := client.CheckAuth(ctx)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "bulkload: auth check failed: %v\n", err)
+		fmt.Fprintf(e.stderr, "bulkload: auth check failed: %v\n", flagHint(err))
 		if errors.Is(err, context.Canceled) {
 			return exitInterrupted
 		}

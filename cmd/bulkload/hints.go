@@ -2,42 +2,83 @@ package main
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/bulkload/bulkload/reader"
 	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/submitter"
 )
+
+// authFlags says how the command line sets the settings an AuthError asks
+// to check; "" when no setting can help.
+func authFlags(c submitter.Check) string {
+	switch c {
+	case submitter.CheckClient:
+		return "--client-id; BULKLOAD_CLIENT_SECRET or --client-secret-file"
+	case submitter.CheckScope:
+		return "--app-id or --scope"
+	case submitter.CheckTokenURL:
+		return "--auth-url / --tenant-id / --token-url"
+	case submitter.CheckAll:
+		return "--token-url, --client-id, --scope, BULKLOAD_CLIENT_SECRET or --client-secret-file"
+	}
+	return ""
+}
 
 // flagHint adds the command line's advice to a library's error: the
 // libraries say what failed and with which data; which flag changes it is
-// the command line's to say. An error with no hint is returned as it is.
+// the command line's to say. The advice goes right after the library
+// error's own text, wherever that stands in err's. An error with no hint is
+// returned as it is.
 func flagHint(err error) error {
 	var (
-		fe *reader.FormatError
-		he *reader.HeaderError
-		oe *report.OutcomesError
-		h  *hintError
+		fe  *reader.FormatError
+		he  *reader.HeaderError
+		oe  *report.OutcomesError
+		h   *hintError
+		ae  *submitter.AuthError
+		ue  *submitter.UnreachableError
+		tre *submitter.TokenReplyError
 	)
 	switch {
-	case errors.As(err, &h):
-		return err // advised already
+	case err == nil, errors.As(err, &h):
+		return err // nothing to advise, or advised already
 	case errors.As(err, &oe):
-		return &hintError{err, ": choose another path, or pass --overwrite to replace it"}
+		return after(err, oe, ": choose another path, or pass --overwrite to replace it")
+	case errors.As(err, &ae) && authFlags(ae.Check) != "":
+		return after(err, ae, " ("+authFlags(ae.Check)+")")
+	case errors.As(err, &ue) && ue.GraphQL:
+		// The URL is the flag's value: name the flag before it.
+		return &hintError{err, ue, strings.Replace(ue.Error(), ue.URL, "--endpoint "+ue.URL, 1)}
+	case errors.As(err, &ue) && !errors.As(err, &tre):
+		return &hintError{err, ue, strings.Replace(ue.Error(), ue.URL, ue.URL+" (check --auth-url and --tenant-id, or --token-url)", 1)}
 	case errors.Is(err, report.ErrLocked):
-		return &hintError{err, "; wait for that run to end, or stop it (a run that continues it: --resume)"}
+		// report.Lock's whole error: ErrLocked with the holder's details.
+		return after(err, err, "; wait for that run to end, or stop it (a run that continues it: --resume)")
 	case errors.As(err, &fe):
-		return &hintError{err, ": pass --format csv or --format jsonl"}
+		return after(err, fe, ": pass --format csv or --format jsonl")
 	case errors.As(err, &he):
-		return &hintError{err, " Add one, or map the columns with --mapping"}
+		return after(err, he, " Add one, or map the columns with --mapping")
 	}
 	return err
 }
 
-// hintError is a library's error with the command line's advice after its
-// text; errors.Is and errors.As see the library's error.
-type hintError struct {
-	err  error
-	hint string
+// after puts hint right after lib's text in err's.
+func after(err, lib error, hint string) error {
+	return &hintError{err, lib, lib.Error() + hint}
 }
 
-func (e *hintError) Error() string { return e.err.Error() + e.hint }
+// hintError is err with lib's text, within err's, replaced by text (lib's
+// own and the command line's advice); errors.Is and errors.As see err's
+// chain.
+type hintError struct {
+	err  error
+	lib  error
+	text string
+}
+
+func (e *hintError) Error() string {
+	return strings.Replace(e.err.Error(), e.lib.Error(), e.text, 1)
+}
+
 func (e *hintError) Unwrap() error { return e.err }

@@ -224,7 +224,7 @@ func (o *inputOptions) checkOutputs(input, results string, continues, overwrite 
 	if err := report.CheckOutputs(input, outs, overwrite); err != nil {
 		var oe *report.OutcomesError
 		if hint != "" && errors.As(err, &oe) && oe.Flag == "--results" {
-			err = &hintError{err, ": " + hint}
+			err = after(err, oe, ": "+hint)
 		}
 		return fmt.Errorf("%w: %w", errUsage, flagHint(err))
 	}

@@ -839,7 +839,7 @@ func (u *uploader) preflightFailure(ctx context.Context, err error) error {
 	case submitter.IsFatal(err) || ctx.Err() != nil:
 		return u.authFailure(ctx, err)
 	case submitter.IsUnreachable(err):
-		return &exitError{code: exitUnreachable, msg: err.Error()}
+		return &exitError{code: exitUnreachable, msg: flagHint(err).Error()}
 	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
 		return exitErrorf(exitAuth, "the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", submitter.RedactURL(u.creds.endpoint), err)
 	}
@@ -850,13 +850,13 @@ func (u *uploader) preflightFailure(ctx context.Context, err error) error {
 func (u *uploader) authFailure(ctx context.Context, err error) error {
 	switch {
 	case submitter.IsFatal(err):
-		return exitErrorf(exitAuth, "authentication failed: %v", err)
+		return exitErrorf(exitAuth, "authentication failed: %v", flagHint(err))
 	case ctx.Err() != nil:
 		return &exitError{code: exitInterrupted, msg: "interrupted", quiet: true}
 	case submitter.IsUnreachable(err):
 		// The identity provider is down or the token URL wrong: an outage
 		// to wait out or a setting to fix, not a credential.
-		return &exitError{code: exitUnreachable, msg: err.Error()}
+		return &exitError{code: exitUnreachable, msg: flagHint(err).Error()}
 	default:
 		return exitErrorf(exitAuth, "cannot get an access token: %v", err)
 	}
