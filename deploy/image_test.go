@@ -71,8 +71,13 @@ func TestImageDefaultCommandAsDocumented(t *testing.T) {
 	}
 	args := slices.Clone(cmd)
 	for i, a := range args {
-		a = strings.Replace(a, "/samples/", samples+"/", 1)
-		args[i] = strings.Replace(a, "/tmp/", tmp+"/", 1)
+		// One replacement per argument: a checkout under /tmp must not
+		// have its samples path rewritten a second time.
+		if rest, ok := strings.CutPrefix(a, "/samples/"); ok {
+			args[i] = filepath.Join(samples, rest)
+		} else if rest, ok := strings.CutPrefix(a, "/tmp/"); ok {
+			args[i] = filepath.Join(tmp, rest)
+		}
 	}
 	run := exec.Command(buildBulkload(t), args...)
 	run.Dir = tmp
