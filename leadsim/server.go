@@ -57,6 +57,16 @@ type Server struct {
 	done     sync.WaitGroup
 }
 
+// Identity returns the tenant, the application and the first registered
+// client this simulator serves: Options' values, or the defaults where
+// they were left empty. A caller that prints or hands out credentials
+// (bulkload sim, simtest) asks here instead of repeating the defaults.
+func (s *Server) Identity() (tenantID, appID string, client Client) {
+	c := s.opts.Clients[0]
+	c.Roles = append([]string(nil), c.Roles...)
+	return s.opts.TenantID, s.opts.AppID, c
+}
+
 // New starts a simulator with opts (see Options for defaults). It makes a
 // 2048-bit signing key, which takes a fraction of a second, and starts the
 // key rotation goroutine when opts.RotateKeyEvery is set.

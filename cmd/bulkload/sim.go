@@ -38,20 +38,12 @@ func startSim(ctx context.Context, log *slog.Logger) (*simHandle, error) {
 }
 
 func serveSim(ctx context.Context, addr string, opts leadsim.Options) (*simHandle, error) {
-	if opts.TenantID == "" {
-		opts.TenantID = leadsim.DefaultTenantID
-	}
-	if opts.AppID == "" {
-		opts.AppID = leadsim.DefaultAppID
-	}
-	client := leadsim.DefaultClient()
-	if len(opts.Clients) > 0 {
-		client = opts.Clients[0]
-	}
 	sim, err := leadsim.New(opts)
 	if err != nil {
 		return nil, usageErrorf("simulator: %v", err)
 	}
+	var client leadsim.Client
+	opts.TenantID, opts.AppID, client = sim.Identity()
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {

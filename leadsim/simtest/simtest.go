@@ -49,17 +49,9 @@ func StartHandler(t testing.TB, opts leadsim.Options, wrap func(*leadsim.Server)
 		hs.Close()
 		srv.Close()
 	})
-	s := &Server{Server: srv, URL: hs.URL, HTTP: hs, TenantID: opts.TenantID, AppID: opts.AppID}
-	if s.TenantID == "" {
-		s.TenantID = leadsim.DefaultTenantID
-	}
-	if s.AppID == "" {
-		s.AppID = leadsim.DefaultAppID
-	}
-	c := leadsim.DefaultClient()
-	if len(opts.Clients) > 0 {
-		c = opts.Clients[0]
-	}
+	s := &Server{Server: srv, URL: hs.URL, HTTP: hs}
+	var c leadsim.Client
+	s.TenantID, s.AppID, c = srv.Identity()
 	s.ClientID, s.ClientSecret = c.ID, c.Secret
 	return s
 }
