@@ -48,7 +48,8 @@ func uploadAuto(t *testing.T, s *sim, n int, extra ...string) (cliResult, map[in
 // against simulators far from its start of 8 calls in flight. Against one
 // that serves 48 at once the limit ends above the start; against one that
 // serves 2 at once (and queues 4 more, shedding the rest with 503) it ends
-// near 2, and no row runs out of attempts. The summary says what bound the
+// below its start, at no more than the 6 the service holds without
+// shedding, and no row runs out of attempts. The summary says what bound the
 // run. Nothing is timed: the figures are the limits reached.
 func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 	tests := []struct {
@@ -62,7 +63,11 @@ func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 		{"far above the start", leadsim.Options{Capacity: 48, QueueLimit: 48, CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}},
 			1500, [2]int{submitter.DefaultStartConcurrency + 1, 96}, report.BoundCapacity, "in flight"},
 		{"small capacity", leadsim.Options{Capacity: 2, QueueLimit: 4, CreateLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}},
-			200, [2]int{1, 4}, report.BoundCapacity, "the service's capacity"},
+			// At most Capacity+QueueLimit: what the service holds without
+			// shedding, below the start of 8. How close to 2 it settles
+			// depends on the host's load (a busy host looks like queueing:
+			// 5 under go test -race with CI on 2 CPUs).
+			200, [2]int{1, 2 + 4}, report.BoundCapacity, "the service's capacity"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
