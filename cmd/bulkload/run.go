@@ -321,35 +321,50 @@ func exitErrorf(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// exitFor reports a run-level error and maps it to an exit status.
-func exitFor(stderr io.Writer, err error) int {
-	var ue *flagError
+// statusOf is the exit status of err, a command's error: the one table
+// from errors to statuses (exitFor prints; the summary JSON records it).
+func statusOf(err error) int {
 	var xe *exitError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &xe):
-		if !xe.quiet {
-			fmt.Fprintf(stderr, "bulkload: %s\n", xe.msg)
-		}
 		return xe.code
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "bulkload: interrupted")
 		return exitInterrupted
-	case errors.As(err, &ue):
-		return usageHint(stderr, ue.cmd, ue.msg)
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "bulkload: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
 		return exitUsage
 	default:
 		// Not a usage error: the command line was fine, but reading or
 		// writing failed during the run (usage errors are all built by
 		// usageErrorf, before any row is read).
-		fmt.Fprintf(stderr, "bulkload: %v\n", err)
 		return exitIO
 	}
+}
+
+// exitFor reports a command's error and maps it to its exit status
+// (statusOf).
+func exitFor(stderr io.Writer, err error) int {
+	var ue *flagError
+	var xe *exitError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &xe):
+		if !xe.quiet {
+			fmt.Fprintf(stderr, "bulkload: %s\n", xe.msg)
+		}
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "bulkload: interrupted")
+	case errors.As(err, &ue):
+		usageHint(stderr, ue.cmd, ue.msg)
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "bulkload: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
+	default:
+		fmt.Fprintf(stderr, "bulkload: %v\n", err)
+	}
+	return statusOf(err)
 }
 
 // logOptions are the logging flags every command shares.

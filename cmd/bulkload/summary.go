@@ -58,23 +58,25 @@ func runSummary(ctx context.Context, e *env, args []string) int {
 	if err := printSummary(e, sum); err != nil {
 		return exitFor(e.stderr, err)
 	}
-	code := rowsStatus(sum, opts.strict)
+	err = rowsStatus(sum, opts.strict)
 	if sum.Valid > 0 {
 		// A validated row was never uploaded: not settled.
 		fmt.Fprintf(e.stderr, "bulkload: %d rows were only validated (status valid), never uploaded\n", sum.Valid)
-		code = exitRowsFailed
+		err = errRowsLeft
 	}
 	if sum.NotSent > 0 {
 		fmt.Fprintf(e.stderr, "bulkload: %d rows are in no results file: a shard did not run or stopped early; run it (again) with --resume\n", sum.NotSent)
-		code = exitRowsFailed
+		err = errRowsLeft
 	}
 	if jsonPath != "" {
 		// Written once the exit status is known, with it.
+		code := statusOf(err)
 		sum.ExitCode = &code
-		if err := writeSummaryTo(e, sum, jsonPath); err != nil {
-			code = exitFor(e.stderr, fmt.Errorf("--summary-json: %w", err))
+		if werr := writeSummaryTo(e, sum, jsonPath); werr != nil {
+			err = fmt.Errorf("--summary-json: %w", werr)
 		}
 	}
+	code := exitFor(e.stderr, err)
 	logSummary(e, log, sum, code)
 	return code
 }

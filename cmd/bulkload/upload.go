@@ -140,9 +140,15 @@ func runUpload(ctx context.Context, e *env, args []string) int {
 	defer limitUploadMemory(e.getenv)()
 	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0], mets: &mets, refusedRows: map[int]string{}}
 	u.metrics = mets.recorder(pos[0], in.shard)
-	code := u.run(ctx)
-	code = u.finishSummary(code)
-	u.finishMetrics(ctx, code)
+	err = u.run(ctx)
+	if err != nil && u.summary == nil {
+		// Stopped before its end: the summary JSON says why.
+		u.stopped = strings.TrimPrefix(err.Error(), "usage: ")
+	}
+	u.foreign = errors.Is(err, errForeign)
+	err = u.finishSummary(err)
+	u.finishMetrics(ctx, statusOf(err))
+	code := exitFor(e.stderr, err)
 	if u.summary != nil {
 		logSummary(e, log, u.summary, code) // the last record, with --log-format json
 	}
@@ -301,35 +307,26 @@ func (u *uploader) logStarted(resultsPath string) {
 	u.log.Info("started", attrs...)
 }
 
-// stop prints err as exitFor does and returns its exit status, keeping the
-// message for the summary of a run that stops before its end.
-func (u *uploader) stop(err error) int {
-	u.stopped = strings.TrimPrefix(err.Error(), "usage: ")
-	u.foreign = errors.Is(err, errForeign)
-	return exitFor(u.env.stderr, err)
-}
-
-func (u *uploader) run(ctx context.Context) int {
-	e := u.env
+func (u *uploader) run(ctx context.Context) error {
 	u.start = time.Now()
 	resultsPath := u.in.resultsPath(u.input)
 
 	u.logStarted(resultsPath)
 	lock, err := lockResults(resultsPath, "upload")
 	if err != nil {
-		return exitFor(e.stderr, err)
+		return err
 	}
 	defer lock.Unlock()
 	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: "+u.in.redropHint(u.input)+"), or --overwrite to start over and send its leads again", u.mets.outputs()...); err != nil {
 		if errors.Is(err, report.ErrHoldsOutcomes) {
 			err = cmp.Or(newInputError(resultsPath, u.input, u.in.redropHint(u.input)), err)
 		}
-		return exitFor(e.stderr, err)
+		return err
 	}
 	u.outputsChecked = true
 	state, err := u.loadPrior(resultsPath)
 	if err != nil {
-		return u.stop(err)
+		return err
 	}
 	if state != nil {
 		defer state.Close()
@@ -341,12 +338,12 @@ func (u *uploader) run(ctx context.Context) int {
 	ic, err := u.checkInput(ctx, resultsPath, state)
 	if errors.Is(err, errTooManyInvalid) {
 		if merr := u.startMetrics(); merr != nil {
-			return u.stop(merr)
+			return merr
 		}
-		return u.stop(&exitError{code: exitRowsFailed, msg: err.Error()})
+		return &exitError{code: exitRowsFailed, msg: err.Error()}
 	}
 	if err != nil {
-		return u.stop(err)
+		return err
 	}
 	var limit int64
 	var verify *source.Blocks
@@ -354,34 +351,34 @@ func (u *uploader) run(ctx context.Context) int {
 		// A file's checks are behind: its metrics start (standard
 		// input's once the rows read ahead are judged, streamChecks).
 		if err := u.startMetrics(); err != nil {
-			return u.stop(err)
+			return err
 		}
 		u.log.Info("input checked", "rows", sc.Rows, "invalid", sc.Invalid, "sha256", short(sc.SHA256))
 		limit, verify = sc.Bytes, sc.Blocks
 		if err := writeMeta(u.log, resultsPath, u.input, sc.SHA256, sc.Bytes, sc.Rows, sc.AllLeadIDs); err != nil {
-			return u.stop(err)
+			return err
 		}
 	}
 
 	client, closeClient, err := u.connect(ctx)
 	if err != nil {
-		return u.stop(err)
+		return err
 	}
 	defer closeClient()
 	u.metrics.SetAPI(client.Stats)
 
-	src, err := u.in.open(ctx, u.input, e.stdin, u.log, limit, verify, ic.earlier)
+	src, err := u.in.open(ctx, u.input, u.env.stdin, u.log, limit, verify, ic.earlier)
 	if err != nil {
-		return u.stop(err)
+		return err
 	}
 	defer src.Close()
 
 	rows, err := u.streamChecks(ctx, src, ic, state, resultsPath)
 	if err != nil {
-		return u.stop(err)
+		return err
 	}
 	if err := u.startMetrics(); err != nil {
-		return u.stop(err)
+		return err
 	}
 
 	var stopMeta func()
@@ -389,7 +386,7 @@ func (u *uploader) run(ctx context.Context) int {
 		// A stream's identity is on disk before the first call and kept
 		// current, so that a run killed at any point leaves it.
 		if stopMeta, err = u.streamIdentity(src, ic, resultsPath); err != nil {
-			return u.stop(err)
+			return err
 		}
 	}
 
@@ -399,7 +396,7 @@ func (u *uploader) run(ctx context.Context) int {
 		if stopMeta != nil {
 			stopMeta()
 		}
-		return u.stop(fmt.Errorf("results file: %w", err))
+		return fmt.Errorf("results file: %w", err)
 	}
 
 	res, runErr := u.send(ctx, client, rows, src, state, journal)
@@ -668,37 +665,38 @@ func outagesReport(outages []submitter.Outage) []report.Outage {
 	return out
 }
 
-// finishSummary writes --summary-json once the exit status is known, with
-// it: the run's summary, or, for a run that stopped before its end once its
+// finishSummary writes --summary-json once the run's error, and so its
+// exit status, is known, with that status: the run's summary, or, for a run that stopped before its end once its
 // outputs were proven, one that says why (Stopped) with no counts, so that a
 // fixed --summary-json path never shows an earlier run's figures as this
-// one's. A failed write turns exit status 0 into 5.
-func (u *uploader) finishSummary(code int) int {
+// one's. It returns the run's error, or, when a write failed in a run
+// that had none, that failure (exit 5).
+func (u *uploader) finishSummary(err error) error {
 	if u.summary != nil {
-		code = writeSidecar(u.env, u.summary, u.in.resultsPath(u.input), u.in.summaryJSON, code)
+		err = writeSidecar(u.env, u.summary, u.in.resultsPath(u.input), u.in.summaryJSON, err)
 	}
 	if (u.in.summaryJSON != "" || u.in.report != "") && u.outputsChecked {
 		sum := u.summary
 		if sum == nil {
-			sum = stoppedSummary("upload", u.start, code, cmp.Or(u.stopped, "stopped before the first row; see the log"), u.settings(u.in.resultsPath(u.input)))
+			sum = stoppedSummary("upload", u.start, err, cmp.Or(u.stopped, "stopped before the first row; see the log"), u.settings(u.in.resultsPath(u.input)))
 		}
 		if u.refused() {
 			// Refused because its files are another run's: that run's
 			// summary and report stay; a new path gets this run's.
 			if u.in.summaryJSON != "" && !keepOther(u.log, u.in.summaryJSON) {
-				code = writeSummaryJSON(u.env, sum, u.in.summaryJSON, code)
+				err = writeSummaryJSON(u.env, sum, u.in.summaryJSON, err)
 			}
 			if u.in.report != "" && !keepOther(u.log, u.in.report) {
-				code = writeReport(u.env, sum, u.in.report, code)
+				err = writeReport(u.env, sum, u.in.report, err)
 			}
-			return code
+			return err
 		}
 		if u.in.summaryJSON != "" {
-			code = writeSummaryJSON(u.env, sum, u.in.summaryJSON, code)
+			err = writeSummaryJSON(u.env, sum, u.in.summaryJSON, err)
 		}
-		code = writeReport(u.env, sum, u.in.report, code)
+		err = writeReport(u.env, sum, u.in.report, err)
 	}
-	return code
+	return err
 }
 
 // keepOther reports, for a run refused because its files are another
@@ -717,39 +715,38 @@ func keepOther(log *slog.Logger, path string) bool {
 	return true
 }
 
-// exitStatus reports how the upload ended and returns its exit status.
-func (u *uploader) exitStatus(ctx context.Context, sum *report.Summary, runErr error, resultsPath string) int {
-	e := u.env
+// exitStatus reports how the upload ended and returns the run's error: nil only for a run that leaves nothing to do.
+func (u *uploader) exitStatus(ctx context.Context, sum *report.Summary, runErr error, resultsPath string) error {
 	switch {
 	case submitter.IsFatal(runErr):
-		return u.stop(u.authFailure(ctx, runErr))
+		return u.authFailure(ctx, runErr)
 	case errors.Is(runErr, upload.ErrOutage):
-		return exitFor(e.stderr, exitErrorf(exitUnreachable, "%v; run the same command with --resume once it answers", runErr))
+		return exitErrorf(exitUnreachable, "%v; run the same command with --resume once it answers", runErr)
 	case errors.Is(runErr, upload.ErrUnreachable):
-		return exitFor(e.stderr, exitErrorf(exitUnreachable, "%v; check --endpoint %s, then run the same command with --resume", runErr, submitter.RedactURL(u.creds.endpoint)))
+		return exitErrorf(exitUnreachable, "%v; check --endpoint %s, then run the same command with --resume", runErr, submitter.RedactURL(u.creds.endpoint))
 	case sum.Interrupted:
-		return exitFor(e.stderr, exitErrorf(exitInterrupted, "interrupted; run the same command with --resume to finish"))
+		return exitErrorf(exitInterrupted, "interrupted; run the same command with --resume to finish")
 	case errors.Is(runErr, upload.ErrCompact):
 		// Every row is done and recorded: only the tidying failed.
-		return exitFor(e.stderr, exitErrorf(exitRowsFailed, "every row was uploaded, but the results file %s could not be compacted: %v\n"+
-			"bulkload: it is left as the run's journal (several lines per row, the last one counts): intact and valid for --resume, which compacts it", resultsPath, runErr))
+		return exitErrorf(exitRowsFailed, "every row was uploaded, but the results file %s could not be compacted: %v\n"+
+			"bulkload: it is left as the run's journal (several lines per row, the last one counts): intact and valid for --resume, which compacts it", resultsPath, runErr)
 	case runErr != nil:
-		return exitFor(e.stderr, runErr)
+		return runErr
 	}
 	if done, err := u.checks.noRows(u.input, sum); done {
-		return exitFor(e.stderr, err)
+		return err
 	}
-	code := rowsStatus(sum, u.checks.strict)
+	err := rowsStatus(sum, u.checks.strict)
 	if sum.Invalid > 0 {
-		u.logInvalid(sum, code)
+		u.logInvalid(sum, err == nil)
 	}
-	return code
+	return err
 }
 
 // logInvalid says what became of the invalid rows of a run that went
 // through its input: not sent, where they are listed, and whether they
 // made the exit status (--strict) or not (the partner's to fix).
-func (u *uploader) logInvalid(sum *report.Summary, code int) {
+func (u *uploader) logInvalid(sum *report.Summary, ok bool) {
 	where := "the results file " + u.in.resultsPath(u.input) + " (status invalid)"
 	if u.in.rejects != "" {
 		where = "--rejects " + u.in.rejects + ", for the partner to fix and send again"
@@ -760,7 +757,7 @@ func (u *uploader) logInvalid(sum *report.Summary, code int) {
 		return
 	}
 	msg := "invalid rows were not sent, within --max-invalid: the partner's to fix, they do not fail the run (--strict would)"
-	if code != exitOK {
+	if !ok {
 		msg = "invalid rows were not sent, within --max-invalid: the partner's to fix (the exit status is for other rows)"
 	}
 	u.log.Info(msg, attrs...)

@@ -71,34 +71,34 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	sum, provided, unknown, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget, mets.outputs()...)
 	rec := mets.recorder(pos[0], "")
 	if sum == nil { // stopped before reading: no summary to print
-		code := exitInterrupted
-		if !errors.Is(err, context.Canceled) {
-			code = exitFor(e.stderr, err)
+		if errors.Is(err, context.Canceled) {
+			err = &exitError{code: exitInterrupted, msg: "interrupted", quiet: true}
 		}
 		var stop *stoppedBeforeReading
 		if errors.As(err, &stop) && (in.summaryJSON != "" || in.report != "") {
 			// The outputs were proven: say why in --summary-json and the
 			// report, so that a fixed path does not keep an earlier run's
 			// figures.
-			stub := stoppedSummary("validate", start, code, strings.TrimPrefix(stop.err.Error(), "usage: "), in.settings(pos[0], in.resultsPath(pos[0])))
+			stub := stoppedSummary("validate", start, err, strings.TrimPrefix(stop.err.Error(), "usage: "), in.settings(pos[0], in.resultsPath(pos[0])))
 			if in.summaryJSON != "" {
-				code = writeSummaryJSON(e, stub, in.summaryJSON, code)
+				err = writeSummaryJSON(e, stub, in.summaryJSON, err)
 			}
-			code = writeReport(e, stub, in.report, code)
-			finishValidateMetrics(ctx, log, rec, nil, code)
+			err = writeReport(e, stub, in.report, err)
+			finishValidateMetrics(ctx, log, rec, nil, statusOf(err))
 		}
-		return code
+		return exitFor(e.stderr, err)
 	}
 	// A closed stderr (piped to head -1) loses the printed summary, not
 	// the run: its results and --summary-json are still written.
 	_ = printSummary(e, sum)
-	code := validateStatus(e, &checks, pos[0], sum, provided, unknown, err)
-	code = writeSidecar(e, sum, in.resultsPath(pos[0]), in.summaryJSON, code)
+	err = validateStatus(&checks, pos[0], sum, provided, unknown, err)
+	err = writeSidecar(e, sum, in.resultsPath(pos[0]), in.summaryJSON, err)
 	if in.summaryJSON != "" {
-		code = writeSummaryJSON(e, sum, in.summaryJSON, code)
+		err = writeSummaryJSON(e, sum, in.summaryJSON, err)
 	}
-	code = writeReport(e, sum, in.report, code)
-	finishValidateMetrics(ctx, log, rec, sum, code)
+	err = writeReport(e, sum, in.report, err)
+	finishValidateMetrics(ctx, log, rec, sum, statusOf(err))
+	code := exitFor(e.stderr, err)
 	logSummary(e, log, sum, code)
 	return code
 }
@@ -122,52 +122,59 @@ func finishValidateMetrics(ctx context.Context, log *slog.Logger, rec *metrics.R
 	}
 }
 
-// validateStatus is the exit status of a validate that read its input
-// (sum), err being what stopped it early, if anything.
-func validateStatus(e *env, checks *checkOptions, input string, sum *report.Summary, provided []lead.Field, unknown []string, err error) int {
+// validateStatus is the error of a validate that read its input (sum),
+// err being what stopped it early, if anything: nil only when every row
+// is valid.
+func validateStatus(checks *checkOptions, input string, sum *report.Summary, provided []lead.Field, unknown []string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
-		return exitInterrupted
+		return &exitError{code: exitInterrupted, msg: "interrupted", quiet: true}
 	case corruptInput(err):
 		// As upload's check before its first call: a corrupt input is
 		// the input's problem (exit 2), not an I/O failure (5).
-		return exitFor(e.stderr, usageErrorf("%v: the input is corrupt", err))
+		return usageErrorf("%v: the input is corrupt", err)
 	case err != nil:
-		return exitFor(e.stderr, err)
+		return err
 	}
 	if sum.RowsRead > 0 {
 		// Validate reads on to the end so that every row is reported, then
 		// refuses the file as upload would.
 		if err := checks.missingRequired(input, provided, unknown); err != nil {
-			return exitFor(e.stderr, err)
+			return err
 		}
 	}
 	if done, err := checks.noRows(input, sum); done {
-		return exitFor(e.stderr, err)
+		return err
 	}
 	return rowsStatus(sum, true)
 }
 
-// rowsStatus is the exit status of a run that went through its input: 0
-// only when the accounting holds and every row ended valid, processed or
-// submitted, or, unless invalidFails, invalid. An upload's invalid rows
+// rowsStatus is the error of a run that went through its input: nil only
+// when the accounting holds and every row ended valid, processed or
+// submitted, or, unless invalidFails, invalid; else errRowsLeft (exit 1,
+// the summary says which). An upload's invalid rows
 // (within --max-invalid: more stop it before the first call) are the
 // partner's to fix, not the operator's: they are reported (summary,
 // metrics, --rejects) and do not fail the run without --strict; validate
 // fails on any, finding them is its job.
-func rowsStatus(sum *report.Summary, invalidFails bool) int {
+func rowsStatus(sum *report.Summary, invalidFails bool) error {
 	if sum.Check() != nil {
-		return exitRowsFailed
+		return errRowsLeft
 	}
 	bad := sum.Failed + sum.SubmitFailed + sum.Unverified + sum.Created + sum.Unknown + sum.NotSent + sum.NotReached
 	if invalidFails {
 		bad += sum.Invalid
 	}
 	if bad > 0 {
-		return exitRowsFailed
+		return errRowsLeft
 	}
-	return exitOK
+	return nil
 }
+
+// errRowsLeft is the error of a run that went through its input but left
+// rows for the operator (exit 1); the summary, printed already, says
+// which, so there is nothing more to print.
+var errRowsLeft error = &exitError{code: exitRowsFailed, msg: "some rows are not settled; see the summary", quiet: true}
 
 // validateFile reads, maps and records every row of the input. It returns
 // the summary even when it stops early, so that what was done is reported.
@@ -290,61 +297,67 @@ func logSummary(e *env, log *slog.Logger, sum *report.Summary, code int) {
 	}
 }
 
-// writeSummaryJSON writes sum to path with the run's exit status, once it
-// is known (so the printed summary, which comes before, has none). A write
-// that fails is reported and turns status 0 into 5; it returns the status.
-func writeSummaryJSON(e *env, sum *report.Summary, path string, code int) int {
+// writeSummaryJSON writes sum to path with the exit status of err, the
+// run's error, once it is known (so the printed summary, which comes
+// before, has none). It returns err, or, when the write fails in a run
+// that had none, the write's failure (outputFailed).
+func writeSummaryJSON(e *env, sum *report.Summary, path string, err error) error {
+	code := statusOf(err)
 	sum.ExitCode = &code
-	if err := writeSummaryTo(e, sum, path); err != nil {
-		fmt.Fprintf(e.stderr, "bulkload: --summary-json: %v\n", err)
-		if code == exitOK {
-			return exitIO
-		}
+	if werr := writeSummaryTo(e, sum, path); werr != nil {
+		return outputFailed(e, err, "--summary-json", werr)
 	}
-	return code
+	return err
 }
 
 // writeReport writes --report, the run's HTML report, with the exit status
-// (nothing when path is ""). A write that fails is reported and turns
-// status 0 into 5; it returns the status.
-func writeReport(e *env, sum *report.Summary, path string, code int) int {
+// of err (nothing when path is ""); it returns as writeSummaryJSON.
+func writeReport(e *env, sum *report.Summary, path string, err error) error {
 	if path == "" {
-		return code
+		return err
 	}
+	code := statusOf(err)
 	sum.ExitCode = &code
-	if err := runreport.Write(path, &runreport.Report{Summary: sum, Generated: time.Now()}); err != nil {
-		fmt.Fprintf(e.stderr, "bulkload: --report: %v\n", err)
-		if code == exitOK {
-			return exitIO
-		}
+	if werr := runreport.Write(path, &runreport.Report{Summary: sum, Generated: time.Now()}); werr != nil {
+		return outputFailed(e, err, "--report", werr)
 	}
-	return code
+	return err
 }
 
 // writeSidecar writes the run's summary beside its results file
 // (report.SummaryPath), with the exit status, so that `bulkload report`
 // draws the run's timeline, invalid columns and manifest from files
 // alone; skipped when --summary-json names that very file (it is written
-// there anyway). A failed write is reported and turns status 0 into 5.
-func writeSidecar(e *env, sum *report.Summary, results, summaryJSON string, code int) int {
+// there anyway). It returns as writeSummaryJSON.
+func writeSidecar(e *env, sum *report.Summary, results, summaryJSON string, err error) error {
 	path := report.SummaryPath(results)
 	if results == "" || summaryJSON == path {
-		return code
+		return err
 	}
+	code := statusOf(err)
 	sum.ExitCode = &code
-	if err := sum.WriteJSON(path); err != nil {
-		fmt.Fprintf(e.stderr, "bulkload: summary beside the results file: %v\n", err)
-		if code == exitOK {
-			return exitIO
-		}
+	if werr := sum.WriteJSON(path); werr != nil {
+		return outputFailed(e, err, "summary beside the results file", werr)
 	}
-	return code
+	return err
+}
+
+// outputFailed reports that writing output what failed once the run's
+// status was known (it is printed at once, beside the run's own message)
+// and returns the run's error: err, or, for a run that had none, an exit 5
+// (the outputs are part of the run).
+func outputFailed(e *env, err error, what string, werr error) error {
+	fmt.Fprintf(e.stderr, "bulkload: %s: %v\n", what, werr)
+	if err != nil {
+		return err
+	}
+	return &exitError{code: exitIO, msg: what + ": " + werr.Error(), quiet: true}
 }
 
 // stoppedSummary is the summary of a run that stopped before it read or
 // sent its rows, once its outputs were proven: why, and no counts.
-func stoppedSummary(mode string, start time.Time, code int, why string, settings map[string]any) *report.Summary {
-	sum := &report.Summary{Mode: mode, Start: start, End: time.Now(), Interrupted: code == exitInterrupted, Stopped: why, Settings: settings}
+func stoppedSummary(mode string, start time.Time, err error, why string, settings map[string]any) *report.Summary {
+	sum := &report.Summary{Mode: mode, Start: start, End: time.Now(), Interrupted: statusOf(err) == exitInterrupted, Stopped: why, Settings: settings}
 	stampBuild(sum)
 	return sum
 }

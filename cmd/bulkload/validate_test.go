@@ -365,7 +365,7 @@ func TestRowsStatus(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := rowsStatus(&tc.sum, tc.invalidFails); got != tc.want {
+			if got := statusOf(rowsStatus(&tc.sum, tc.invalidFails)); got != tc.want {
 				t.Errorf("rowsStatus(%+v, %v) = %d, want %d", tc.sum, tc.invalidFails, got, tc.want)
 			}
 		})
