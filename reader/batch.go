@@ -16,7 +16,8 @@ type Batch struct {
 	// Records are the batch's records in input order. Until Decode, a
 	// well-formed CSV record's Values are its fields in csvRow's order,
 	// unchecked (no "no known column has a value" error yet); after it,
-	// each record is what Reader.Next would have returned.
+	// each record is what the reference path (Reader.next) would have
+	// returned.
 	Records []Record
 
 	arena   []byte
@@ -30,8 +31,11 @@ func (b *Batch) Len() int { return len(b.Records) }
 
 // ReadBatch reads up to max records into b, replacing what it held, without
 // decoding CSV values (see Decode). It returns nil when b is full, and
-// otherwise the error that ended the input, io.EOF or what Next would have
-// returned, after the records read before it. The Reader is not safe for
+// otherwise the error that ended the input after the records read before
+// it: io.EOF after the last record, or an error meaning the input cannot be
+// read on (an I/O error, a corrupt gzip stream, a CSV record over 1 MiB),
+// which must stop the run. A malformed row is not an error here but a
+// Record with Err set. The Reader is not safe for
 // concurrent use; b must not be in use elsewhere.
 func (r *Reader) ReadBatch(b *Batch, max int) error {
 	b.Records, b.arena, b.spans = b.Records[:0], b.arena[:0], b.spans[:0]
@@ -84,7 +88,7 @@ func (r *Reader) ReadBatch(b *Batch, max int) error {
 // match. What gocsv would do per record from there is copy each string into
 // its field through reflection, allocating per field, most of what
 // validate allocated and of its collector's work (figures: bench/README.md);
-// so the batch path does not call it, and Reader.Next, which decodes through
+// so the batch path does not call it, and Reader.next, which decodes through
 // gocsv's Unmarshaller, stays the reference: TestReadBatchDecodeSameAsNext
 // and FuzzReadBatchSameAsNext hold the two to the same records. What is left
 // is the check for a row with no known value, which the workers run, off the

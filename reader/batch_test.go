@@ -16,14 +16,14 @@ import (
 // readAllNext reads every record with Next, Raw copied.
 func readAllNext(t *testing.T, path string, opts Options) []Record {
 	t.Helper()
-	r, err := Open(path, nil, opts)
+	r, err := openInput(path, nil, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	var recs []Record
 	for {
-		rec, err := r.Next()
+		rec, err := r.next()
 		if errors.Is(err, io.EOF) {
 			return recs
 		}
@@ -39,7 +39,7 @@ func readAllNext(t *testing.T, path string, opts Options) []Record {
 // in workers goroutines, out of order.
 func readAllBatches(t *testing.T, path string, opts Options, size, workers int) []Record {
 	t.Helper()
-	r, err := Open(path, nil, opts)
+	r, err := openInput(path, nil, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func FuzzReadBatchSameAsNext(f *testing.F) {
 		defer r.Close()
 		var want []Record
 		for {
-			rec, err := r.Next()
+			rec, err := r.next()
 			if err != nil {
 				break // io.EOF, or the read error the batch path must end on too
 			}

@@ -99,10 +99,10 @@ func benchNext(b *testing.B, data []byte, name string) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		rec, err := r.Next()
+		rec, err := r.next()
 		if errors.Is(err, io.EOF) {
 			r, _ = NewReader(bytes.NewReader(data), name, Options{})
-			rec, err = r.Next()
+			rec, err = r.next()
 		}
 		if err != nil || rec.Err != nil {
 			b.Fatalf("Next() = %v, %v", rec.Err, err)
@@ -166,7 +166,7 @@ func BenchmarkStream1M(b *testing.B) {
 		}
 		n := 0
 		for {
-			rec, err := r.Next()
+			rec, err := r.next()
 			if errors.Is(err, io.EOF) {
 				break
 			}

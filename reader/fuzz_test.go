@@ -76,7 +76,7 @@ func FuzzCSV(f *testing.F) {
 			if i > len(data)+1 {
 				t.Fatalf("more records than input bytes")
 			}
-			rec, err := r.Next()
+			rec, err := r.next()
 			if errors.Is(err, io.EOF) {
 				break
 			}
@@ -207,7 +207,7 @@ func FuzzJSONL(f *testing.F) {
 			if i > len(data)+1 {
 				t.Fatalf("more records than input bytes")
 			}
-			rec, err := r.Next()
+			rec, err := r.next()
 			if errors.Is(err, io.EOF) {
 				break
 			}

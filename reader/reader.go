@@ -14,12 +14,12 @@
 // CSV is read with encoding/csv and gocsv, the project's chosen decoder,
 // layered around rather than used whole: gocsv reads the header and binds
 // the (renamed) columns to csvRow by its tags, refusing a header it binds
-// otherwise, and decodes each record Next returns. Its per-record decoding
-// is reflection and allocates, so the batch path that validate and upload
-// use (ReadBatch, then Decoders in the workers) copies the fields by that
+// otherwise, and decodes each record of the reference path (next). Its
+// per-record decoding is reflection and allocates, so the batch path that
+// validate and upload use (ReadBatch, then Decode in the workers) copies the fields by that
 // binding itself, which saves much of validate's CPU and garbage (figures:
 // bench/README.md). FuzzReadBatchSameAsNext and
-// TestReadBatchDecodeSameAsNext hold the batch path to Next's gocsv answer.
+// TestReadBatchDecodeSameAsNext hold the batch path to next's gocsv answer.
 package reader
 
 import (
@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"sync/atomic"
 
@@ -121,7 +120,7 @@ type Reader struct {
 	// headers holds the partner's name of each field's column (CSV) or
 	// first key (JSONL), for Header. It is replaced, never changed, when a
 	// JSONL key names a field for the first time, because Header may be
-	// called from another goroutine than Next.
+	// called from another goroutine than the reading one.
 	headers atomic.Pointer[[lead.NumFields]string]
 
 	// CSV only, for the rejects file.
@@ -130,10 +129,10 @@ type Reader struct {
 }
 
 // Record is one data row of the input. A malformed row is a Record with Err
-// set, never a Next error, so the run goes on with the next row.
+// set, never a read error, so the run goes on with the next row.
 type Record struct {
 	// Row is the 1-based data row number, consecutive over every record
-	// Next returns, malformed ones included; the header and blank lines are
+	// read, malformed ones included; the header and blank lines are
 	// not rows.
 	Row int
 	// Line is the input line where the record starts (1-based; a CSV record
@@ -143,33 +142,13 @@ type Record struct {
 	// empty when Err is set.
 	Values lead.Values
 	// Raw is the row's original text, decoded to UTF-8, without its line
-	// end, for the rejects file. It is valid only until the next call to
-	// Next: copy it (bytes.Clone) to keep it longer.
+	// end, for the rejects file. ReadBatch keeps it in the Batch until the
+	// Batch's next read: copy it (bytes.Clone) to keep it longer.
 	Raw []byte
 	// Err is set when the row is malformed: what is wrong (its Field is
 	// lead.NoField), with the row, line and, for a syntax error, the column.
 	// It never quotes cell contents.
 	Err *lead.RowError
-}
-
-// Open opens the named input; "-" reads stdin. Gzip is recognised by a .gz
-// suffix or by its magic bytes and decompressed on the fly. The caller
-// closes the Reader, which closes the file (never stdin).
-func Open(name string, stdin io.Reader, opts Options) (*Reader, error) {
-	if name == "-" {
-		return NewReader(stdin, name, opts)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("open input: %w", err)
-	}
-	r, err := NewReader(f, name, opts)
-	if err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	r.closers = append(r.closers, f)
-	return r, nil
 }
 
 // NewReader reads an input from any stream; name is the file name ("-" for
@@ -266,11 +245,12 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("cannot tell the format of %s from its name (.csv, .tsv, .jsonl or .ndjson, optionally .gz)", e.Name)
 }
 
-// Next returns the next record, or io.EOF after the last. Any other error
-// means the input cannot be read on (an I/O error, a corrupt gzip stream, a
-// CSV record over 1 MiB) and the run must stop; a malformed row is not an
-// error here but a Record with Err set.
-func (r *Reader) Next() (Record, error) {
+// next returns the next record, or io.EOF after the last, decoding a CSV
+// record through gocsv's Unmarshaller. It is the reference the batch path
+// (ReadBatch, then Decode), which production reads with, is held to by
+// TestReadBatchDecodeSameAsNext and FuzzReadBatchSameAsNext; nothing else
+// calls it. Its errors are ReadBatch's.
+func (r *Reader) next() (Record, error) {
 	return r.src.next()
 }
 
@@ -287,7 +267,7 @@ func (r *Reader) Unknown() []string { return r.unknown.list() }
 // Header returns the partner's name for field f: its CSV column header or
 // the first JSONL key that named it, so that a message can name the column
 // as the partner's file does; "" when the input has not named f yet. Safe
-// to call from another goroutine than Next.
+// to call from another goroutine than the reading one.
 func (r *Reader) Header(f lead.Field) string {
 	h := r.headers.Load()
 	if h == nil || f < 0 || f >= lead.NumFields {
@@ -297,7 +277,7 @@ func (r *Reader) Header(f lead.Field) string {
 }
 
 // setHeader records name as field f's header unless f has one. It is
-// called by the goroutine that calls Next.
+// called by the goroutine that reads.
 func (r *Reader) setHeader(f lead.Field, name string) {
 	var h [lead.NumFields]string
 	if old := r.headers.Load(); old != nil {
@@ -312,7 +292,7 @@ func (r *Reader) setHeader(f lead.Field, name string) {
 
 // Provided returns the fields some column provides (after --mapping): for
 // CSV, the header's; for JSONL, the keys seen so far (all of them after the
-// last Next). Safe to call from another goroutine than Next.
+// last read). Safe to call from another goroutine than the reading one.
 func (r *Reader) Provided() []lead.Field {
 	h := r.headers.Load()
 	if h == nil {

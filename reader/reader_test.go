@@ -29,7 +29,7 @@ func readAll(t *testing.T, in []byte, name string, opts Options) ([]Record, []st
 		if i > 1<<20 {
 			t.Fatalf("more records than input bytes: reader does not advance")
 		}
-		rec, err := r.Next()
+		rec, err := r.next()
 		if errors.Is(err, io.EOF) {
 			return recs, r.Unknown(), nil
 		}
@@ -274,7 +274,7 @@ func TestHeader(t *testing.T) {
 			}
 			defer r.Close()
 			for {
-				if _, err := r.Next(); err != nil {
+				if _, err := r.next(); err != nil {
 					break
 				}
 			}
@@ -386,7 +386,7 @@ func TestOpen(t *testing.T) {
 	if err := os.WriteFile(path, content, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(path, nil, Options{})
+	r, err := openInput(path, nil, Options{})
 	if err != nil {
 		t.Fatalf("Open(%q) error = %v", path, err)
 	}
@@ -398,7 +398,7 @@ func TestOpen(t *testing.T) {
 	}
 	n := 0
 	for ; ; n++ {
-		if _, err := r.Next(); err != nil {
+		if _, err := r.next(); err != nil {
 			if !errors.Is(err, io.EOF) {
 				t.Fatalf("Next() error = %v", err)
 			}
@@ -415,19 +415,19 @@ func TestOpen(t *testing.T) {
 		t.Errorf("Close() error = %v", err)
 	}
 
-	r, err = Open("-", strings.NewReader("{\"fname\":\"A\"}\n"), Options{Format: FormatJSONL})
+	r, err = openInput("-", strings.NewReader("{\"fname\":\"A\"}\n"), Options{Format: FormatJSONL})
 	if err != nil {
 		t.Fatalf("Open(-) error = %v", err)
 	}
 	if got := r.Size(); got != -1 {
 		t.Errorf("Open(-).Size() = %d, want -1", got)
 	}
-	if rec, err := r.Next(); err != nil || rec.Values[lead.FirstName] != "A" {
-		t.Errorf("Open(-).Next() = %q, %v, want firstName A", describe(rec), err)
+	if rec, err := r.next(); err != nil || rec.Values[lead.FirstName] != "A" {
+		t.Errorf("Open(-).next() = %q, %v, want firstName A", describe(rec), err)
 	}
 	_ = r.Close()
 
-	if _, err := Open(filepath.Join(dir, "missing.csv"), nil, Options{}); err == nil || !strings.Contains(err.Error(), "missing.csv") {
+	if _, err := openInput(filepath.Join(dir, "missing.csv"), nil, Options{}); err == nil || !strings.Contains(err.Error(), "missing.csv") {
 		t.Errorf("Open(missing) error = %v, want it to name the file", err)
 	}
 }
@@ -551,7 +551,7 @@ func TestBytesReadConcurrent(t *testing.T) {
 	}()
 	rows := 0
 	for ; rows <= 50_000; rows++ {
-		if _, err := r.Next(); err != nil {
+		if _, err := r.next(); err != nil {
 			break
 		}
 	}

@@ -18,7 +18,7 @@ import (
 
 // Rejects writes failed rows back out, so that a partner can fix them and
 // feed the file back with the same flags and mapping. Its format is the
-// rejects file's own (NewRejectsAs, from its name by RejectsFormat):
+// rejects file's own (NewRejects, from its name by RejectsFormat):
 //
 //   - CSV: an "error" column first, then the original header and each row's
 //     original text, with the same delimiter. The error comes first so that
@@ -82,11 +82,11 @@ func RejectsFormat(path string) (Format, rune, error) {
 	return FormatAuto, 0, fmt.Errorf("%s: the extension must be .csv, .tsv, .jsonl or .ndjson (it chooses the format)", path)
 }
 
-// NewRejectsAs returns a writer of r's failed rows to w in format f
+// NewRejects returns a writer of r's failed rows to w in format f
 // (FormatAuto: r's) with CSV delimiter comma (0: r's when r is CSV and not
 // tab-separated, else ','), as the rejects file's own extension asks
 // (RejectsFormat). A CSV rejects file gets its header at once.
-func NewRejectsAs(w io.Writer, r *Reader, f Format, comma rune) *Rejects {
+func NewRejects(w io.Writer, r *Reader, f Format, comma rune) *Rejects {
 	if r.enc != nil {
 		w = encoding.ReplaceUnsupported(r.enc.NewEncoder()).Writer(w)
 	}

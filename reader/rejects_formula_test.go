@@ -103,9 +103,9 @@ func writeRejects(t *testing.T, in []byte, name string, opts Options, as Format,
 	}
 	defer r.Close()
 	var out bytes.Buffer
-	x := NewRejectsAs(&out, r, as, comma)
+	x := NewRejects(&out, r, as, comma)
 	for {
-		rec, err := r.Next()
+		rec, err := r.next()
 		if err != nil {
 			break
 		}
@@ -232,7 +232,7 @@ func FuzzRejectsRoundTrip(f *testing.F) {
 		if err != nil {
 			return
 		}
-		first, err := r.Next()
+		first, err := r.next()
 		r.Close()
 		if err != nil || first.Err != nil {
 			return // a malformed row keeps its text, not its values

@@ -18,10 +18,10 @@ func rejectAll(t *testing.T, in []byte, name string, opts Options) ([]Record, []
 	}
 	defer r.Close()
 	var out bytes.Buffer
-	x := NewRejectsAs(&out, r, r.format, r.comma) // the input's own format
+	x := NewRejects(&out, r, r.format, r.comma) // the input's own format
 	var recs []Record
 	for i := 0; i < 1000; i++ {
-		rec, err := r.Next()
+		rec, err := r.next()
 		if err != nil {
 			break
 		}
@@ -106,7 +106,7 @@ func TestRejectsEmpty(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			x := NewRejectsAs(&out, r, tc.as, 0)
+			x := NewRejects(&out, r, tc.as, 0)
 			if err := x.Flush(); err != nil || !strings.HasPrefix(out.String(), tc.want) || (tc.want == "" && out.Len() != 0) {
 				t.Errorf("Flush() with no rows = %q, %v, want %q", out.String(), err, tc.want)
 			}
@@ -137,9 +137,9 @@ func TestRejectsAsOwnFormat(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			x := NewRejectsAs(&out, r, tc.as, tc.comma)
+			x := NewRejects(&out, r, tc.as, tc.comma)
 			for {
-				rec, err := r.Next()
+				rec, err := r.next()
 				if err != nil {
 					break
 				}
@@ -163,7 +163,7 @@ func TestRejectsAsOwnFormat(t *testing.T) {
 			if err != nil {
 				t.Fatalf("read rejects back: %v", err)
 			}
-			rec, err := back.Next()
+			rec, err := back.next()
 			if err != nil || rec.Err != nil {
 				t.Fatalf("read rejects back: %v %v", err, rec.Err)
 			}

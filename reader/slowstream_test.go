@@ -36,7 +36,7 @@ func TestSlowStreamRowsFlowBeforeEOF(t *testing.T) {
 					close(got)
 					return
 				}
-				rec, err := r.Next()
+				rec, err := r.next()
 				if err != nil {
 					t.Errorf("Next: %v", err)
 				}

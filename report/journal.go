@@ -93,9 +93,10 @@ func OpenJournal(path string, resume bool) (*Journal, error) {
 
 // AppendDurable adds a row's line and writes it through to the OS before
 // returning, so that it survives the process being killed (not a power cut:
-// see Sync). Every line is written this way: a `created` line must be on
-// disk before submitLead is called, and the engine journals each line as it
-// comes.
+// a line is not fsynced, which would cost milliseconds each; the file
+// Compact writes is). Every line is written this way: a `created` line must
+// be on disk before submitLead is called, and the engine journals each line
+// as it comes.
 func (j *Journal) AppendDurable(r Row) error {
 	if j.f == nil {
 		return fmt.Errorf("append to results file %s: journal is closed", j.path)
@@ -104,22 +105,6 @@ func (j *Journal) AppendDurable(r Row) error {
 		return fmt.Errorf("append row %d to results file %s: %w", r.Row, j.path, err)
 	}
 	return j.flush()
-}
-
-// Sync flushes the buffer and asks the OS to put the file on stable storage
-// (fsync), which also survives a power cut. It costs milliseconds: call it
-// now and then, not per line.
-func (j *Journal) Sync() error {
-	if j.f == nil {
-		return fmt.Errorf("sync results file %s: journal is closed", j.path)
-	}
-	if err := j.flush(); err != nil {
-		return err
-	}
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("sync results file %s: %w", j.path, err)
-	}
-	return nil
 }
 
 func (j *Journal) flush() error {

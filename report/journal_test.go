@@ -245,9 +245,6 @@ func TestJournalDurability(t *testing.T) {
 			t.Errorf("after AppendDurable of row %d the file has %d bytes, want %d (every line so far written)", r.Row, got, want)
 		}
 	}
-	if err := j.Sync(); err != nil {
-		t.Errorf("Sync: %v", err)
-	}
 }
 
 func TestStateCounts(t *testing.T) {
@@ -308,9 +305,6 @@ func TestUnverifiedAndAmbiguousSurvive(t *testing.T) {
 				t.Fatal(err)
 			}
 			appendAll(t, j, rows)
-			if err := j.Sync(); err != nil {
-				t.Fatal(err)
-			}
 			check := func(when string) {
 				s := loadState(t, path)
 				for _, want := range rows {

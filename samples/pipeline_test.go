@@ -24,21 +24,9 @@ type rowResult struct {
 // validate does, and returns every row's outcome in order.
 func readAndMap(t *testing.T, name string, ropts reader.Options, mapping *mapper.Mapping) []rowResult {
 	t.Helper()
-	r, err := reader.Open(name, nil, ropts)
-	if err != nil {
-		t.Fatalf("reader.Open(%s): %v", name, err)
-	}
-	defer r.Close()
 	m := mapper.New(mapper.Options{Mapping: mapping})
 	var out []rowResult
-	for range 10_000 {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("%s: Next: %v", name, err)
-		}
+	for _, rec := range readRecords(t, name, ropts) {
 		if rec.Row != len(out)+1 {
 			t.Fatalf("%s: record Row = %d, want %d", name, rec.Row, len(out)+1)
 		}
@@ -58,8 +46,40 @@ func readAndMap(t *testing.T, name string, ropts reader.Options, mapping *mapper
 		}
 		out = append(out, res)
 	}
-	t.Fatalf("%s: more than 10000 records", name)
-	return nil
+	return out
+}
+
+// readRecords reads every record of the named sample as bulkload does
+// (NewReader, then ReadBatch and Decode), failing the test on a read error
+// or on more than 10000 records.
+func readRecords(t *testing.T, name string, ropts reader.Options) []reader.Record {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := reader.NewReader(f, name, ropts)
+	if err != nil {
+		t.Fatalf("reader.NewReader(%s): %v", name, err)
+	}
+	defer r.Close()
+	var recs []reader.Record
+	for {
+		b := new(reader.Batch) // a new one each time: its records stay valid
+		err := r.ReadBatch(b, 256)
+		b.Decode()
+		recs = append(recs, b.Records...)
+		if len(recs) > 10_000 {
+			t.Fatalf("%s: more than 10000 records", name)
+		}
+		if errors.Is(err, io.EOF) {
+			return recs
+		}
+		if err != nil {
+			t.Fatalf("%s: ReadBatch: %v", name, err)
+		}
+	}
 }
 
 func readExpected(t *testing.T, name string) [][]string {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -39,23 +38,15 @@ func TestExpectedMatchesSimulator(t *testing.T) {
 	post(ctx, t, ts.TokenURL(), "application/x-www-form-urlencoded", "", []byte(form.Encode()), &tok)
 
 	want := readExpected(t, "leads.expected.csv")
-	r, err := reader.Open("leads.csv", nil, reader.Options{})
-	if err != nil {
-		t.Fatal(err)
+	recs := readRecords(t, "leads.csv", reader.Options{})
+	if len(recs) != len(want) {
+		t.Fatalf("leads.csv has %d rows, leads.expected.csv %d", len(recs), len(want))
 	}
-	defer r.Close()
 	m := mapper.New(mapper.Options{})
 	const doc = `mutation CreateLead($input: LeadInput!) { createLead(input: $input) { id resultCode note partnerLeadId bidValue } }`
-	for i := 0; ; i++ {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			if i != len(want) {
-				t.Fatalf("leads.csv has %d rows, leads.expected.csv %d", i, len(want))
-			}
-			return
-		}
-		if err != nil || rec.Err != nil || i >= len(want) {
-			t.Fatalf("leads.csv row %d: %v %v (expected rows: %d)", i+1, err, rec.Err, len(want))
+	for i, rec := range recs {
+		if rec.Err != nil {
+			t.Fatalf("leads.csv row %d: %v", i+1, rec.Err)
 		}
 		in, errs := mapRow(m, rec.Row, &rec.Values)
 		if len(errs) > 0 {

@@ -318,7 +318,7 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 		if err != nil {
 			format, comma = reader.FormatAuto, 0
 		}
-		s.rejects = reader.NewRejectsAs(f, r, format, comma)
+		s.rejects = reader.NewRejects(f, r, format, comma)
 	}
 	s.startReading()
 	return s, nil

@@ -64,26 +64,37 @@ func generated(t *testing.T, n int) string {
 	return path
 }
 
-// serialItems is the reference: every record read with reader.Next and
-// mapped with mapRow (MapFields, IDKey, CheckDuplicate), one by one, as the
-// Source did before it mapped in parallel.
+// serialItems is the reference: every record read one at a time (ReadBatch
+// of one, then Decode) and mapped with mapRow (MapFields, IDKey,
+// CheckDuplicate), one by one, as the Source did before it mapped in
+// parallel.
 func serialItems(t *testing.T, path string, cfg Config) []Item {
 	t.Helper()
-	r, err := reader.Open(path, nil, cfg.Reader)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := reader.NewReader(f, path, cfg.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	m := mapper.New(mapper.Options{Mapping: cfg.Mapping, DayFirst: cfg.DayFirst})
-	var items []Item
+	var (
+		items []Item
+		b     reader.Batch
+	)
 	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		err := r.ReadBatch(&b, 1)
+		if errors.Is(err, io.EOF) && b.Len() == 0 {
 			return items
 		}
-		if err != nil {
+		if err != nil && !errors.Is(err, io.EOF) {
 			t.Fatal(err)
 		}
+		b.Decode()
+		rec := &b.Records[0]
 		it := Item{Row: report.Row{Row: rec.Row, LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
 			Ref: strings.TrimSpace(rec.Values[lead.Ref]), Status: report.StatusValid}}
 		if rec.Err != nil {

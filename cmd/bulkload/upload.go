@@ -414,7 +414,7 @@ func (u *uploader) run(ctx context.Context) error {
 	sum := &res.Summary
 	sum.Resumed = res.Skipped
 	u.summary = sum
-	if err := u.writeRefusals(); err != nil && runErr == nil {
+	if err := u.writeRefusals(ctx); err != nil && runErr == nil {
 		runErr = err
 	}
 	if err := u.writeSummary(sum, src, client.Stats(), client.Outages(), ic, state, resultsPath); err != nil && runErr == nil {
@@ -912,13 +912,17 @@ func splitCodes(v string) []string {
 	return codes
 }
 
+// refusalsBatch is how many records writeRefusals reads at a time.
+const refusalsBatch = 128
+
 // writeRefusals writes --refusals: the rows of the input the service
 // refused outright (report.Row.Refused), in the input's own columns with
 // the service's reason, the way --rejects holds the invalid rows, so that
 // the partner can fix them and send them again. Rows that failed for the
 // moment (retries run out, an outage, an ambiguous answer) are not in it:
-// --resume sends those. The input file is read again for the rows' text.
-func (u *uploader) writeRefusals() error {
+// --resume sends those. The input file is read again for the rows' text,
+// the way the upload read it (ReadBatch, then Decode).
+func (u *uploader) writeRefusals(ctx context.Context) error {
 	if u.in.refusals == "" {
 		return nil
 	}
@@ -930,7 +934,12 @@ func (u *uploader) writeRefusals() error {
 	if err != nil {
 		return usageErrorf("--refusals %v", err)
 	}
-	r, err := reader.Open(u.input, nil, cfg.Reader)
+	in, err := reader.OpenFile(ctx, u.input)
+	if err != nil {
+		return fmt.Errorf("--refusals: read %s again: %w", u.input, err)
+	}
+	defer in.Close()
+	r, err := reader.NewReader(in, u.input, cfg.Reader)
 	if err != nil {
 		return fmt.Errorf("--refusals: read %s again: %w", u.input, err)
 	}
@@ -940,24 +949,29 @@ func (u *uploader) writeRefusals() error {
 		return fmt.Errorf("--refusals: %w", err)
 	}
 	defer f.Abort()
-	x := reader.NewRejectsAs(f, r, format, comma)
+	x := reader.NewRejects(f, r, format, comma)
 	u.refusedMu.Lock()
 	refused := u.refusedRows
 	u.refusedMu.Unlock()
 	n := 0
+	var b reader.Batch
 	for n < len(refused) {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		rerr := r.ReadBatch(&b, refusalsBatch)
+		b.Decode()
+		for i := range b.Records {
+			rec := &b.Records[i]
+			if reason, ok := refused[rec.Row]; ok {
+				if err := x.Write(rec, reason); err != nil {
+					return fmt.Errorf("--refusals: %w", err)
+				}
+				n++
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
 			break
 		}
-		if err != nil {
-			return fmt.Errorf("--refusals: read %s again: %w", u.input, err)
-		}
-		if reason, ok := refused[rec.Row]; ok {
-			if err := x.Write(&rec, reason); err != nil {
-				return fmt.Errorf("--refusals: %w", err)
-			}
-			n++
+		if rerr != nil {
+			return fmt.Errorf("--refusals: read %s again: %w", u.input, rerr)
 		}
 	}
 	if err := x.Flush(); err != nil {
