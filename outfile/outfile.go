@@ -1,7 +1,18 @@
-// Package outfile creates the files a run writes (results, rejects, the
-// summary JSON, the metrics file, the lock and meta files, reports): beside
-// the pipeline stages, it is the one place that decides how an output
-// reaches the disk.
+// Package outfile owns the files a run writes, as files: how each output
+// reaches the disk, the files that sit beside the results file, and the
+// check that every output can be written before a run reads or sends
+// anything. What goes into the results file (its columns, codecs, journal
+// and resume state) is package report's.
+//
+//   - Creating outputs (this file): results, rejects, the summary JSON, the
+//     metrics file, reports.
+//   - The results file's lock (Lock, LockPath): NAME.lock, which keeps a
+//     second run off a results file.
+//   - The meta sidecar (Meta, ReadMeta, WriteMeta): NAME.meta, the identity
+//     of the input a results file belongs to, which --resume checks.
+//   - The output probes (CheckOutputs): before a run, every output it will
+//     write is proven writable, distinct from the input and the other
+//     outputs, and not a file holding an upload's outcomes.
 //
 // Every output is a file the run creates itself, its mode set at creation,
 // never an existing path opened for writing: in a shared runs directory a

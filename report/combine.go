@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // Combine reads the results files at paths (the shards of one sharded
@@ -35,7 +37,7 @@ func Combine(paths []string) (*Summary, error) {
 		if err != nil {
 			return nil, fmt.Errorf("summary of %s: %w", path, err)
 		}
-		meta, merr := ReadMeta(path)
+		meta, merr := outfile.ReadMeta(path)
 		var in *input
 		switch {
 		case merr == nil && meta.InputSHA256 != "":

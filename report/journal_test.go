@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // journalLines is an upload's journal in completion order: rows interleave,
@@ -326,5 +329,29 @@ func TestUnverifiedAndAmbiguousSurvive(t *testing.T) {
 			}
 			check("compacted")
 		})
+	}
+}
+
+// TestCompactKeepsMeta: the meta file is a file of its own, so a journal's
+// compaction (a new file renamed over the results file) keeps it.
+func TestCompactKeepsMeta(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.csv")
+	want := outfile.Meta{Input: "in.csv", InputSHA256: "abc", InputBytes: 42, Rows: 3, AllLeadIDs: true, Written: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Version: "v1"}
+	if err := outfile.WriteMeta(path, &want); err != nil {
+		t.Fatal(err)
+	}
+	j, err := OpenJournal(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.AppendDurable(Row{Row: 1, Status: StatusProcessed}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := outfile.ReadMeta(path)
+	if err != nil || *got != want {
+		t.Fatalf("ReadMeta after compaction = %+v, %v; want %+v", got, err, want)
 	}
 }

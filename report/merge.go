@@ -3,6 +3,8 @@ package report
 import (
 	"cmp"
 	"slices"
+
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // CombineSummaries is Combine from the summaries beside the results files
@@ -14,7 +16,7 @@ import (
 // the caller uses it only when every file has a summary at least as new as
 // itself (a results file written after its summary belongs to a run that
 // never finished it: Combine reads that one's rows).
-func CombineSummaries(parts []*Summary, metas []*Meta) *Summary {
+func CombineSummaries(parts []*Summary, metas []*outfile.Meta) *Summary {
 	sum := &Summary{Mode: "summary"}
 	type input struct{ rows, held int }
 	inputs := map[string]*input{}

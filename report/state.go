@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -183,4 +184,38 @@ func (s *State) Close() error {
 	err := s.f.Close()
 	s.f = nil
 	return err
+}
+
+// Outcomes counts the rows of the results file at path whose last line is
+// an upload's outcome (any status but valid and invalid); 0 for a file that
+// is missing or not a results file. outfile.CheckOutputs asks it before an
+// output replaces a file. The lines before a corrupt one count:
+// a damaged journal still holds lead ids worth keeping.
+func Outcomes(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	var refs []lineRef
+	_, _ = scan(f, st.Size(), FormatFor(path), path, func(s *scanned) error {
+		if r, err := newLineRef(s); err == nil {
+			refs = append(refs, r)
+		}
+		return nil
+	})
+	slices.SortFunc(refs, func(a, b lineRef) int {
+		return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.off, b.off))
+	})
+	n := 0
+	for _, r := range lastPerRow(refs) {
+		if s := r.status(); s != StatusValid && s != StatusInvalid {
+			n++
+		}
+	}
+	return n
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -811,4 +812,27 @@ func FormatCents(c int64) string {
 		b.WriteRune(ch)
 	}
 	return fmt.Sprintf("%s$%s.%02d", sign, b.String(), c%100)
+}
+
+// SummaryPath is the summary file beside the results file at path:
+// path + ".summary.json", the run's summary JSON (Summary.WriteJSON) with
+// its timeline and detail tables, written at the end of every run that has
+// a summary, for `bulkload report`. A later run on the same results file
+// replaces it: it describes the last run, whose summary covers every row
+// of the file (a resumed run counts the rows an earlier run finished).
+func SummaryPath(path string) string { return path + ".summary.json" }
+
+// ReadSummary reads the summary file beside the results file at path
+// (SummaryPath). A missing file is an error wrapping fs.ErrNotExist. The
+// summary's Reasons are not restored (the file keeps only the top ones).
+func ReadSummary(path string) (*Summary, error) {
+	b, err := os.ReadFile(SummaryPath(path))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", SummaryPath(path), err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("read %s: %w", SummaryPath(path), err)
+	}
+	return &s, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 )
 
@@ -102,7 +103,7 @@ func writeRunFiles(tb testing.TB, n int) string {
 		tr.Add(report.Sample{Seconds: 1, Answered: int64(30 + i%50), InFlight: 8, ConcurrencyLimit: 8, LatencyP50Ms: 40, LatencyP95Ms: 90, RateLimit: 100})
 	}
 	sum.Timeline = tr.Timeline()
-	if err := report.WriteMeta(path, &report.Meta{Input: "run.csv", InputSHA256: "ab", Rows: n}); err != nil {
+	if err := outfile.WriteMeta(path, &outfile.Meta{Input: "run.csv", InputSHA256: "ab", Rows: n}); err != nil {
 		tb.Fatal(err)
 	}
 	if err := sum.WriteJSON(report.SummaryPath(path)); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 )
@@ -213,7 +214,7 @@ type inputCheck struct {
 	// earlier is, for a resumed stream, the earlier run's record of its
 	// input, whose first bytes (FirstBytes, FirstSHA256) this run must
 	// prove before its first call; nil otherwise.
-	earlier *report.Meta
+	earlier *outfile.Meta
 }
 
 // checkInput reads a regular file through once before the first call: every
@@ -222,13 +223,13 @@ type inputCheck struct {
 // input. It returns a usage error (exit 2), errTooManyInvalid (exit 1), or a
 // read error; nothing has been sent when it fails.
 func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *report.State) (*inputCheck, error) {
-	var meta *report.Meta
+	var meta *outfile.Meta
 	if state != nil {
-		m, err := report.ReadMeta(resultsPath)
+		m, err := outfile.ReadMeta(resultsPath)
 		if err == nil {
 			meta = m
 		} else {
-			u.log.Warn("--resume: the results file has no record of its input (written before bulkload kept one); rows are matched by leadId and number", "path", report.MetaPath(resultsPath))
+			u.log.Warn("--resume: the results file has no record of its input (written before bulkload kept one); rows are matched by leadId and number", "path", outfile.MetaPath(resultsPath))
 		}
 	}
 	if streamed(u.input) {
@@ -237,7 +238,7 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		}
 		switch {
 		case meta == nil:
-			return nil, usageErrorf("--resume from standard input or a pipe: the results file %s has no record of the input it was written for (%s is missing), so this input cannot be proven the same: nothing was sent. Pass --overwrite instead of --resume to start over (every lead is sent again), or give this input its own results file", resultsPath, report.MetaPath(resultsPath))
+			return nil, usageErrorf("--resume from standard input or a pipe: the results file %s has no record of the input it was written for (%s is missing), so this input cannot be proven the same: nothing was sent. Pass --overwrite instead of --resume to start over (every lead is sent again), or give this input its own results file", resultsPath, outfile.MetaPath(resultsPath))
 		case !meta.AllLeadIDs:
 			return nil, usageErrorf("--resume from standard input or a pipe: the earlier run's rows had no leadId each, so this input cannot be matched to them row by row; save the input to a file and resume with the file")
 		case meta.Streamed && meta.FirstBytes > 0:
@@ -301,7 +302,7 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 // or, when every row has a leadId, rows that all match the journal's by
 // leadId. Otherwise the results file belongs to another input and the run
 // stops with that error alone.
-func (u *uploader) sameInput(resultsPath string, meta *report.Meta, scan *source.Scan, mismatch string, maxPrior int) error {
+func (u *uploader) sameInput(resultsPath string, meta *outfile.Meta, scan *source.Scan, mismatch string, maxPrior int) error {
 	if meta != nil {
 		switch {
 		case meta.InputSHA256 == scan.SHA256:
@@ -349,7 +350,7 @@ func streamed(input string) bool {
 // nightly job); nil when it is this input's, or unknown. hint says how to
 // give each input its own files (inputOptions.redropHint).
 func newInputError(resultsPath, input, hint string) error {
-	meta, err := report.ReadMeta(resultsPath)
+	meta, err := outfile.ReadMeta(resultsPath)
 	if err != nil || streamed(input) {
 		return nil
 	}
@@ -373,18 +374,18 @@ func short(sha string) string {
 // the first call (a file) or at the end (standard input: only then is it
 // known).
 func writeMeta(log *slog.Logger, resultsPath, input, sha string, bytes int64, rows int, allLeadIDs bool) error {
-	return writeMetaOf(log, resultsPath, &report.Meta{Input: input, InputSHA256: sha, InputBytes: bytes, Rows: rows, AllLeadIDs: allLeadIDs})
+	return writeMetaOf(log, resultsPath, &outfile.Meta{Input: input, InputSHA256: sha, InputBytes: bytes, Rows: rows, AllLeadIDs: allLeadIDs})
 }
 
 // writeMetaOf records m, stamped with the time and version, beside the
 // results file.
-func writeMetaOf(log *slog.Logger, resultsPath string, m *report.Meta) error {
+func writeMetaOf(log *slog.Logger, resultsPath string, m *outfile.Meta) error {
 	m.Written, m.Version = time.Now().UTC(), readBuildInfo().Version
-	err := report.WriteMeta(resultsPath, m)
+	err := outfile.WriteMeta(resultsPath, m)
 	if err != nil {
 		return fmt.Errorf("results file: %w", err)
 	}
-	log.Debug("input identity recorded", "path", report.MetaPath(resultsPath))
+	log.Debug("input identity recorded", "path", outfile.MetaPath(resultsPath))
 	return nil
 }
 

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/reader"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
 )
 
@@ -34,7 +34,7 @@ func flagHint(err error) error {
 	var (
 		fe  *reader.FormatError
 		he  *reader.HeaderError
-		oe  *report.OutcomesError
+		oe  *outfile.OutcomesError
 		h   *hintError
 		ae  *submitter.AuthError
 		ue  *submitter.UnreachableError
@@ -52,8 +52,8 @@ func flagHint(err error) error {
 		return &hintError{err, ue, strings.Replace(ue.Error(), ue.URL, "--endpoint "+ue.URL, 1)}
 	case errors.As(err, &ue) && !errors.As(err, &tre):
 		return &hintError{err, ue, strings.Replace(ue.Error(), ue.URL, ue.URL+" (check --auth-url and --tenant-id, or --token-url)", 1)}
-	case errors.Is(err, report.ErrLocked):
-		// report.Lock's whole error: ErrLocked with the holder's details.
+	case errors.Is(err, outfile.ErrLocked):
+		// outfile.Lock's whole error: ErrLocked with the holder's details.
 		return after(err, err, "; wait for that run to end, or stop it (a run that continues it: --resume)")
 	case errors.As(err, &fe):
 		return after(err, fe, ": pass --format csv or --format jsonl")

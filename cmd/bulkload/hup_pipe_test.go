@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // TestSIGHUPStopsLikeSIGTERM is issue 18 item 12: a closed terminal or SSH
@@ -48,7 +48,7 @@ func TestSIGHUPStopsLikeSIGTERM(t *testing.T) {
 	if sum := readSummaryJSON(t, summary); sum["processed"] == nil {
 		t.Errorf("summary JSON after SIGHUP lacks counts: %v", sum)
 	}
-	if _, err := report.ReadMeta(results); err != nil {
+	if _, err := outfile.ReadMeta(results); err != nil {
 		t.Errorf("no meta file after SIGHUP: %v", err)
 	}
 }

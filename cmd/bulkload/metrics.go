@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/metrics"
+	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 )
 
@@ -39,8 +40,8 @@ func (o *metricsOptions) registerFile(fs *flag.FlagSet) {
 
 // outputs lists the metrics file for the check of every output before the
 // first call.
-func (o *metricsOptions) outputs() []report.Output {
-	return []report.Output{{Flag: "--metrics-file", Path: o.file}}
+func (o *metricsOptions) outputs() []outfile.Output {
+	return []outfile.Output{{Flag: "--metrics-file", Path: o.file}}
 }
 
 // recorder builds the run's metrics recorder; its Enabled is false when no

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/runreport"
 )
@@ -45,14 +46,14 @@ func runReport(ctx context.Context, e *env, args []string) int {
 	// be read-only): -o must name none of them.
 	if oi, err := os.Stat(out); err == nil {
 		for _, p := range paths {
-			for _, q := range []string{p, report.MetaPath(p), report.SummaryPath(p)} {
+			for _, q := range []string{p, outfile.MetaPath(p), report.SummaryPath(p)} {
 				if qi, err := os.Stat(q); err == nil && os.SameFile(oi, qi) {
 					return exitFor(e.stderr, usageErrorf("-o %s is %s, which the report reads: choose another path", out, q))
 				}
 			}
 		}
 	}
-	if err := report.CheckOutputs("-", []report.Output{{Flag: "-o", Path: out}}, false); err != nil {
+	if err := outfile.CheckOutputs("-", []outfile.Output{{Flag: "-o", Path: out}}, false, report.Outcomes); err != nil {
 		return exitFor(e.stderr, usageErrorf("%v", flagHint(err)))
 	}
 	rep, err := loadReport(paths)
@@ -78,7 +79,7 @@ func runReport(ctx context.Context, e *env, args []string) int {
 // and manifest come from the fresh summaries there are.
 func loadReport(paths []string) (*runreport.Report, error) {
 	rep := &runreport.Report{Generated: time.Now()}
-	var metas []*report.Meta
+	var metas []*outfile.Meta
 	allFresh := true
 	for _, p := range paths {
 		st, err := os.Stat(p)
@@ -95,7 +96,7 @@ func loadReport(paths []string) (*runreport.Report, error) {
 			}
 		}
 		allFresh = allFresh && s != nil
-		m, err := report.ReadMeta(p)
+		m, err := outfile.ReadMeta(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bulkload/bulkload/mapper"
+	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/reader"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
@@ -209,20 +210,20 @@ func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 // command adds. A failure is a usage error (exit 2) naming the flag. Unless
 // overwrite is set, no output may replace a file that holds an upload's
 // outcomes; hint says how to go on when the results file does.
-func (o *inputOptions) checkOutputs(input, results string, continues, overwrite bool, hint string, extra ...report.Output) error {
+func (o *inputOptions) checkOutputs(input, results string, continues, overwrite bool, hint string, extra ...outfile.Output) error {
 	summaryJSON := o.summaryJSON
 	if summaryJSON == "-" {
 		summaryJSON = "" // standard output: no file to check
 	}
-	outs := append([]report.Output{
+	outs := append([]outfile.Output{
 		{Flag: "--results", Path: results, Continues: continues},
 		{Flag: "--rejects", Path: o.rejects},
 		{Flag: "--summary-json", Path: summaryJSON},
 		{Flag: "--report", Path: o.report},
 		{Flag: "--refusals", Path: o.refusals},
 	}, extra...)
-	if err := report.CheckOutputs(input, outs, overwrite); err != nil {
-		var oe *report.OutcomesError
+	if err := outfile.CheckOutputs(input, outs, overwrite, report.Outcomes); err != nil {
+		var oe *outfile.OutcomesError
 		if hint != "" && errors.As(err, &oe) && oe.Flag == "--results" {
 			err = after(err, oe, ": "+hint)
 		}
@@ -234,8 +235,8 @@ func (o *inputOptions) checkOutputs(input, results string, continues, overwrite 
 // lockResults takes the results file's lock for this run (command names
 // it in the lock file); a second run on the same file is refused at once,
 // naming the process that holds it. The caller unlocks it.
-func lockResults(path, command string) (*report.FileLock, error) {
-	l, err := report.Lock(path, command)
+func lockResults(path, command string) (*outfile.FileLock, error) {
+	l, err := outfile.Lock(path, command)
 	if err != nil {
 		return nil, usageErrorf("--results: %v", flagHint(err))
 	}
@@ -277,7 +278,7 @@ func (o *inputOptions) sourceConfig(log *slog.Logger) (source.Config, error) {
 // limit, above 0, reads at most that many bytes of a file (the bytes the
 // check before the upload read). Every error but cancellation is the
 // user's to fix (a missing file, a bad mapping, an unreadable header).
-func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, log *slog.Logger, limit int64, verify *source.Blocks, earlier *report.Meta) (*source.Source, error) {
+func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, log *slog.Logger, limit int64, verify *source.Blocks, earlier *outfile.Meta) (*source.Source, error) {
 	cfg, err := o.sourceConfig(log)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/leadsim"
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/outfile"
 )
 
 // TestUploadStdinKilledIdentity is issue 18 item 4: a run from standard
@@ -67,7 +67,7 @@ func TestUploadStdinKilledIdentity(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	pw.Close()
-	m, err := report.ReadMeta(results)
+	m, err := outfile.ReadMeta(results)
 	if err != nil {
 		t.Fatalf("the killed stdin run left no record of its input: %v\n%s", err, out.String())
 	}
@@ -110,9 +110,9 @@ func TestUploadStdinKilledIdentity(t *testing.T) {
 }
 
 // metaOf reads the meta file beside results.
-func metaOf(t *testing.T, results string) *report.Meta {
+func metaOf(t *testing.T, results string) *outfile.Meta {
 	t.Helper()
-	m, err := report.ReadMeta(results)
+	m, err := outfile.ReadMeta(results)
 	if err != nil {
 		t.Fatalf("meta file: %v", err)
 	}
@@ -171,10 +171,10 @@ func TestUploadStdinIdentityKeptCurrent(t *testing.T) {
 		pw.Write(night1[cut:])
 	}()
 	waitForLines(t, results, 20, 60*time.Second)
-	var m *report.Meta
+	var m *outfile.Meta
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if m, err = report.ReadMeta(results); err == nil && m.InputBytes > m.FirstBytes && m.InputBytes == int64(len(night1)) {
+		if m, err = outfile.ReadMeta(results); err == nil && m.InputBytes > m.FirstBytes && m.InputBytes == int64(len(night1)) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

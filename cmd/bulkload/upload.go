@@ -225,9 +225,9 @@ func (o *uploadOptions) check() error {
 type uploader struct {
 	// first is a stream's first bytes and their hash (FirstBytes,
 	// FirstSHA256), recorded in every meta file the run writes.
-	first *report.Meta
+	first *outfile.Meta
 	// earlier is a resumed stream's earlier record of its input.
-	earlier *report.Meta
+	earlier *outfile.Meta
 
 	env    *env
 	in     *inputOptions
@@ -318,7 +318,7 @@ func (u *uploader) run(ctx context.Context) error {
 	}
 	defer lock.Unlock()
 	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: "+u.in.redropHint(u.input)+"), or --overwrite to start over and send its leads again", u.mets.outputs()...); err != nil {
-		if errors.Is(err, report.ErrHoldsOutcomes) {
+		if errors.Is(err, outfile.ErrHoldsOutcomes) {
 			err = cmp.Or(newInputError(resultsPath, u.input, u.in.redropHint(u.input)), err)
 		}
 		return err
@@ -555,7 +555,7 @@ const metaEvery = 2 * time.Second
 // and the run's error when it must not go on: nothing was sent.
 func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPath string) (stop func(), err error) {
 	n, sha, prefix := src.Identity()
-	first := &report.Meta{FirstBytes: n, FirstSHA256: sha}
+	first := &outfile.Meta{FirstBytes: n, FirstSHA256: sha}
 	if e := ic.earlier; e != nil {
 		if prefix != e.FirstSHA256 {
 			return nil, usageErrorf("--resume: the results file %s does not belong to this input: its first %d bytes hash otherwise than those of the earlier run's (written for %s, %d rows read, %s). Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over (every lead is sent again)",
@@ -567,7 +567,7 @@ func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPat
 	u.earlier = ic.earlier
 	record := func() error {
 		n, sha, _ := src.Identity()
-		return writeMetaOf(u.log, resultsPath, u.streamMeta(src, &report.Meta{Input: u.input, InputSHA256: "partial:" + sha, InputBytes: n,
+		return writeMetaOf(u.log, resultsPath, u.streamMeta(src, &outfile.Meta{Input: u.input, InputSHA256: "partial:" + sha, InputBytes: n,
 			Rows: int(src.RecordsTaken()), AllLeadIDs: src.AllLeadIDsSoFar()}))
 	}
 	if err := record(); err != nil {
@@ -600,7 +600,7 @@ func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPat
 // earlier run read (src.CheckPassed), the earlier run's identity stands:
 // a run that read less leaves it to a later run to prove, and one that
 // turned out to read another input must not record that input's.
-func (u *uploader) streamMeta(src *source.Source, m *report.Meta) *report.Meta {
+func (u *uploader) streamMeta(src *source.Source, m *outfile.Meta) *outfile.Meta {
 	m.Streamed = true
 	if u.first != nil {
 		m.FirstBytes, m.FirstSHA256 = u.first.FirstBytes, u.first.FirstSHA256
@@ -629,7 +629,7 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	}
 	var metaErr error
 	if ic.scan == nil && sum.RowsRead > 0 {
-		metaErr = writeMetaOf(u.log, resultsPath, u.streamMeta(src, &report.Meta{Input: u.input, InputSHA256: sum.InputSHA256,
+		metaErr = writeMetaOf(u.log, resultsPath, u.streamMeta(src, &outfile.Meta{Input: u.input, InputSHA256: sum.InputSHA256,
 			InputBytes: sum.InputBytes, Rows: sum.RowsRead, AllLeadIDs: src.AllLeadIDs()}))
 	}
 	sum.APICalls = int(st.Calls)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/metrics"
+	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/runreport"
 	"github.com/bulkload/bulkload/source"
@@ -180,7 +181,7 @@ var errRowsLeft error = &exitError{code: exitRowsFailed, msg: "some rows are not
 // the summary even when it stops early, so that what was done is reported.
 // It also returns the fields the input's columns provide and its unknown
 // columns.
-func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget, extra ...report.Output) (*report.Summary, []lead.Field, []string, error) {
+func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget, extra ...outfile.Output) (*report.Summary, []lead.Field, []string, error) {
 	resultsPath := in.resultsPath(name)
 	lock, err := lockResults(resultsPath, "validate")
 	if err != nil {

@@ -1,4 +1,4 @@
-package report
+package outfile
 
 import (
 	"errors"
@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/bulkload/bulkload/outfile"
 )
 
 // ErrLocked is wrapped by Lock's error when another process holds the lock
@@ -38,7 +36,7 @@ func Lock(path, command string) (*FileLock, error) {
 	lp := LockPath(path)
 	for range 10 {
 		// Never through a planted link, nor into another user's file.
-		f, err := outfile.OpenOwned(lp, os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := OpenOwned(lp, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("lock results file %s: %w", path, err)
 		}

@@ -1,15 +1,11 @@
-package report
+package outfile
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-
-	"github.com/bulkload/bulkload/outfile"
 )
 
 // ErrHoldsOutcomes is wrapped by CheckOutputs' error when an output would
@@ -50,13 +46,14 @@ type Output struct {
 // for want of a place to say what happened. An output is refused when it
 // names the input file, when two outputs name the same file, when it is not
 // a regular file, when it is a symbolic link or another user's file (an
-// output is created new, never written through what is there: outfile),
+// output is created new, never written through what is there: Create),
 // when its directory cannot take a new file (the probe is removed again),
-// and, unless
-// overwrite is set, when it would replace a file that holds the outcomes of
+// and, unless overwrite is set, when it would replace a file that holds the outcomes of
 // an upload (an *OutcomesError, which wraps ErrHoldsOutcomes; the caller
-// says how to go on). input "-" is standard input.
-func CheckOutputs(input string, outs []Output, overwrite bool) error {
+// says how to go on): outcomes counts the rows sent that the file at a path
+// records (report.Outcomes, which knows the results file's format). input
+// "-" is standard input.
+func CheckOutputs(input string, outs []Output, overwrite bool, outcomes func(path string) int) error {
 	var in os.FileInfo
 	if input != "-" {
 		in, _ = os.Stat(input) // a missing input is the reader's to report
@@ -89,50 +86,17 @@ func CheckOutputs(input string, outs []Output, overwrite bool) error {
 		if exists && !info.Mode().IsRegular() {
 			return fmt.Errorf("%s %s is not a regular file", o.Flag, o.Path)
 		}
-		// Outputs are created new and renamed into place (outfile): a
+		// Outputs are created new and renamed into place (Create): a
 		// planted link or another user's file there is refused, and the
 		// directory must take a new file.
-		if _, err := outfile.Check(o.Path); err != nil {
+		if _, err := Check(o.Path); err != nil {
 			return fmt.Errorf("%s %s: cannot be written: %w", o.Flag, o.Path, err)
 		}
 		if exists && !o.Continues && !overwrite {
-			if n := Outcomes(o.Path); n > 0 {
+			if n := outcomes(o.Path); n > 0 {
 				return &OutcomesError{Flag: o.Flag, Path: o.Path, Rows: n}
 			}
 		}
 	}
 	return nil
-}
-
-// Outcomes counts the rows of the results file at path whose last line is
-// an upload's outcome (any status but valid and invalid); 0 for a file that
-// is missing or not a results file. The lines before a corrupt one count:
-// a damaged journal still holds lead ids worth keeping.
-func Outcomes(path string) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return 0
-	}
-	var refs []lineRef
-	_, _ = scan(f, st.Size(), FormatFor(path), path, func(s *scanned) error {
-		if r, err := newLineRef(s); err == nil {
-			refs = append(refs, r)
-		}
-		return nil
-	})
-	slices.SortFunc(refs, func(a, b lineRef) int {
-		return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.off, b.off))
-	})
-	n := 0
-	for _, r := range lastPerRow(refs) {
-		if s := r.status(); s != StatusValid && s != StatusInvalid {
-			n++
-		}
-	}
-	return n
 }

@@ -1,12 +1,10 @@
-package report
+package outfile
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
 	"time"
-
-	"github.com/bulkload/bulkload/outfile"
 )
 
 // Meta is the identity of the input a results file belongs to, kept in a
@@ -39,29 +37,6 @@ type Meta struct {
 	FirstSHA256 string `json:"firstSha256,omitempty"`
 }
 
-// SummaryPath is the summary file beside the results file at path:
-// path + ".summary.json", the run's summary JSON (Summary.WriteJSON) with
-// its timeline and detail tables, written at the end of every run that has
-// a summary, for `bulkload report`. A later run on the same results file
-// replaces it: it describes the last run, whose summary covers every row
-// of the file (a resumed run counts the rows an earlier run finished).
-func SummaryPath(path string) string { return path + ".summary.json" }
-
-// ReadSummary reads the summary file beside the results file at path
-// (SummaryPath). A missing file is an error wrapping fs.ErrNotExist. The
-// summary's Reasons are not restored (the file keeps only the top ones).
-func ReadSummary(path string) (*Summary, error) {
-	b, err := os.ReadFile(SummaryPath(path))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", SummaryPath(path), err)
-	}
-	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("read %s: %w", SummaryPath(path), err)
-	}
-	return &s, nil
-}
-
 // MetaPath is the meta file of the results file at path: path + ".meta".
 func MetaPath(path string) string { return path + ".meta" }
 
@@ -88,5 +63,5 @@ func WriteMeta(path string, m *Meta) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", MetaPath(path), err)
 	}
-	return outfile.Write(MetaPath(path), 0o600, append(b, '\n'))
+	return Write(MetaPath(path), 0o600, append(b, '\n'))
 }
