@@ -25,7 +25,7 @@ const redactedText = "[REDACTED]"
 //     123-45-6789, 123 45 6789, 1 2 3 4 5 6 7 8 9, SSN123456789;
 //   - the lead's date of birth as year, month and day in the orders
 //     Y-M-D, M-D-Y and D-M-Y, 4- or 2-digit year, with or without leading
-//     zeros, separated by - / . , or spaces, the month as a number or an
+//     zeros, separated by - / . , _ or spaces, the month as a number or an
 //     English name or abbreviation, the day with or without an ordinal
 //     suffix (1977-07-07, 07/07/1977, 7/7/77, 7.7.1977, July 7th, 1977,
 //     07-Jul-77), and as one run of digits (19770707, 07071977, 070777);
@@ -331,7 +331,7 @@ func isDateGap(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if !strings.ContainsRune(" -/.,", rune(s[i])) {
+		if !strings.ContainsRune(" -/.,_", rune(s[i])) {
 			return false
 		}
 	}

@@ -47,6 +47,7 @@ func TestRedactorString(t *testing.T) {
 		{"dob oracle style", "07-JUL-77", "[REDACTED]"},
 		{"dob year first name", "1977 Jul 07", "[REDACTED]"},
 		{"dob glued", "dob07/07/1977", "dob[REDACTED]"},
+		{"dob in a code", "E_DOB_July_7_1977_x", "E_DOB_[REDACTED]_x"},
 		// Anybody's SSN-shaped number.
 		{"other ssn dashes", "see 987-65-4321", "see [REDACTED]"},
 		{"other ssn plain", "ssn:987654321", "ssn:[REDACTED]"},
