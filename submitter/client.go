@@ -427,14 +427,16 @@ func (cfg *Config) setDefaults() {
 // run). Call says how many attempts it took and whether one of them may
 // have reached the service unanswered.
 func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, error) {
-	red := NewRedactor(in)
-	// WithLead: the transport's debug logs redact this lead's data too.
-	return c.call(context.WithValue(ctx, redactorKey{}, red), "createLead", c.createDoc, "input", wireInput(in), red)
+	return c.call(ctx, "createLead", c.createDoc, "input", wireInput(in), NewRedactor(in))
 }
 
-// Lead reads the lead the service holds under id. Errors are as for Create.
-func (c *Client) Lead(ctx context.Context, id string) (lead.Result, Call, error) {
-	return c.call(ctx, "lead", c.leadDoc, "id", id, redactorFrom(ctx))
+// Lead reads the lead the service holds under id. red is the Redactor of
+// the lead the call is about (NewRedactor of the row's input): it cuts
+// that lead's SSN and date of birth out of the answer, the error and the
+// debug logs, as Create does on its own; nil cuts only SSN-shaped numbers.
+// Errors are as for Create.
+func (c *Client) Lead(ctx context.Context, id string, red *Redactor) (lead.Result, Call, error) {
+	return c.call(ctx, "lead", c.leadDoc, "id", id, red)
 }
 
 // Close ends the Client's idle connections (and their goroutines) and its
@@ -480,7 +482,7 @@ func (c *Client) probe(ctx context.Context) (idp bool, cause string, err error) 
 		Typename string `json:"__typename"`
 	}
 	rec := &callRecord{op: "preflight", probe: true}
-	_, err = c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out, redactorFrom(ctx))
+	_, err = c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out, nil)
 	var ce *CallError
 	switch {
 	case err == nil:
@@ -494,9 +496,9 @@ func (c *Client) probe(ctx context.Context) (idp bool, cause string, err error) 
 }
 
 // Submit calls submitLead for the lead the service created with this id.
-// Errors are as for Create.
-func (c *Client) Submit(ctx context.Context, id string) (lead.Result, Call, error) {
-	return c.call(ctx, "submitLead", c.submitDoc, "id", id, redactorFrom(ctx))
+// red is as for Lead. Errors are as for Create.
+func (c *Client) Submit(ctx context.Context, id string, red *Redactor) (lead.Result, Call, error) {
+	return c.call(ctx, "submitLead", c.submitDoc, "id", id, red)
 }
 
 // call performs operation op (its result is named op too) with one
@@ -560,6 +562,7 @@ func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out a
 // runRecord is run with the caller's callRecord.
 func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Request, out any, red *Redactor) (Call, error) {
 	op := rec.op
+	rec.red = red
 	c.stats.calls.Add(1)
 	c.stats.ops[opIndex(op)].calls.Add(1)
 	err := c.gql.Run(context.WithValue(ctx, recordKey{}, rec), req, out)
@@ -619,7 +622,7 @@ func (c *Client) Preflight(ctx context.Context) error {
 		Typename string `json:"__typename"`
 	}
 	rec := &callRecord{op: "preflight", failFast: true}
-	call, err := c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out, redactorFrom(ctx))
+	call, err := c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out, nil)
 	var ce *CallError
 	switch {
 	case err == nil && out.Typename == "":

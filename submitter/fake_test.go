@@ -529,7 +529,7 @@ func TestFakeSubmitSendsID(t *testing.T) {
 			return http.DefaultTransport.RoundTrip(r)
 		})
 	})
-	res, call, err := c.Submit(context.Background(), "L1")
+	res, call, err := c.Submit(context.Background(), "L1", nil)
 	if err != nil || res.ID != "L1" || call.Attempts != 1 {
 		t.Fatalf("Submit() = %+v, %+v, %v, want L1 in 1 attempt", res, call, err)
 	}

@@ -1,7 +1,6 @@
 package submitter
 
 import (
-	"context"
 	"strings"
 
 	"github.com/bulkload/bulkload/lead"
@@ -71,27 +70,6 @@ func NewRedactor(in lead.Input) *Redactor {
 	return r
 }
 
-// redactorKey is the context key of the Redactor of the lead a call is
-// about.
-type redactorKey struct{}
-
-// WithLead returns a context whose Submit and Lead calls redact in's SSN
-// and date of birth from the service's answers and errors, as Create does
-// on its own. The upload engine wraps each row's context with it; without
-// it, Submit and Lead remove only SSN-shaped numbers.
-func WithLead(ctx context.Context, in lead.Input) context.Context {
-	return context.WithValue(ctx, redactorKey{}, NewRedactor(in))
-}
-
-// redactorFrom returns the Redactor ctx carries, or the one that removes
-// only SSN-shaped numbers.
-func redactorFrom(ctx context.Context) *Redactor {
-	if r, ok := ctx.Value(redactorKey{}).(*Redactor); ok && r != nil {
-		return r
-	}
-	return &Redactor{}
-}
-
 // String returns s with the lead's SSN and date of birth and every
 // SSN-shaped number replaced by [REDACTED].
 func (r *Redactor) String(s string) string {
@@ -104,6 +82,9 @@ func (r *Redactor) String(s string) string {
 // for the lead's own values unless it is the row's leadId; bidValue in full
 // unless it is a plain amount.
 func (r *Redactor) Result(res lead.Result) lead.Result {
+	if r == nil {
+		r = &Redactor{}
+	}
 	res.Note = r.String(res.Note)
 	if !isUUID(res.ID) {
 		res.ID = r.redact(res.ID, false)

@@ -82,16 +82,22 @@ func TestRedactorString(t *testing.T) {
 }
 
 func TestRedactorWithoutLead(t *testing.T) {
-	// Submit and Lead without WithLead: only SSN-shaped numbers go.
-	r := redactorFrom(context.Background())
+	// Submit and Lead given no Redactor (nil) or a zero one: only
+	// SSN-shaped numbers go.
 	in := "ssn 123-45-6789 dob 07/07/1977 lead 3f2a1b4c-1234-4567-8901-246813579024"
 	want := "ssn [REDACTED] dob 07/07/1977 lead 3f2a1b4c-1234-4567-8901-246813579024"
-	if got := r.String(in); got != want {
-		t.Errorf("String(%q) = %q, want %q", in, got, want)
+	for _, r := range []*Redactor{nil, {}} {
+		if got := r.String(in); got != want {
+			t.Errorf("%v.String(%q) = %q, want %q", r, in, got, want)
+		}
+		res := r.Result(lead.Result{Note: in})
+		if res.Note != want {
+			t.Errorf("%v.Result() = %+v, want the SSN-shaped numbers cut", r, res)
+		}
 	}
-	r = redactorFrom(WithLead(context.Background(), redactLead()))
+	r := NewRedactor(redactLead())
 	if got, want := r.String(in), "ssn [REDACTED] dob [REDACTED] lead 3f2a1b4c-1234-4567-8901-246813579024"; got != want {
-		t.Errorf("with WithLead: String(%q) = %q, want %q", in, got, want)
+		t.Errorf("with the lead's Redactor: String(%q) = %q, want %q", in, got, want)
 	}
 }
 

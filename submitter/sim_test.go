@@ -198,13 +198,13 @@ func TestSimSubmit(t *testing.T) {
 	if err != nil || !lead.NeedsSubmission(created.ResultCode) {
 		t.Fatalf("Create(qualified) = %+v, %v, want a qualified lead", created, err)
 	}
-	res, call, err := env.c.Submit(ctx, created.ID)
+	res, call, err := env.c.Submit(ctx, created.ID, NewRedactor(simLead(1, true)))
 	if err != nil || res.ID != created.ID || call.Attempts != 1 {
 		t.Fatalf("Submit(%s) = %+v, %+v, %v, want the lead submitted in 1 attempt", created.ID, res, call, err)
 	}
 	// A second submission is refused: a GraphQL error in a 200, kept with
 	// its code, not retried.
-	_, call, err = env.c.Submit(ctx, created.ID)
+	_, call, err = env.c.Submit(ctx, created.ID, NewRedactor(simLead(1, true)))
 	var ce *CallError
 	if !errors.As(err, &ce) || ce.Status != 200 || ce.Code != "SUBMIT_REFUSED" || len(ce.Errors) != 1 || call.Attempts != 1 {
 		t.Fatalf("Submit(%s) again = %+v, %v, want CallError 200 SUBMIT_REFUSED after 1 attempt", created.ID, call, err)
@@ -510,14 +510,14 @@ func TestSimLeadRead(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Create() = %v", err)
 	}
-	got, call, err := env.c.Lead(ctx, created.ID)
+	got, call, err := env.c.Lead(ctx, created.ID, NewRedactor(in))
 	if err != nil {
 		t.Fatalf("Lead(%s) = %v", created.ID, err)
 	}
 	if got.ID != created.ID || got.PartnerLeadID != in.LeadID || got.ResultCode != created.ResultCode || call.Attempts != 1 {
 		t.Errorf("Lead(%s) = %+v after %d attempts, want the created lead %+v", created.ID, got, call.Attempts, created)
 	}
-	if _, _, err := env.c.Lead(ctx, "00000000-0000-0000-0000-000000000000"); err == nil {
+	if _, _, err := env.c.Lead(ctx, "00000000-0000-0000-0000-000000000000", nil); err == nil {
 		t.Error("Lead(unknown id) succeeded")
 	}
 }
@@ -563,5 +563,74 @@ func TestSimAutoRate(t *testing.T) {
 			}
 			t.Logf("limit %v: rate %.1f, settled %.1f (found %v), %d attempts, %d answered 429", tc.limit, s.CurrentRate, s.SettledRate, s.LimitFound, s.Attempts, s.Status429)
 		})
+	}
+}
+
+// piiForms is in's SSN and date of birth written the ways leadsim's
+// EchoPII writes them in messages and in codes.
+func piiForms(in lead.Input) []string {
+	d := in.SocialSecurityNumber
+	var y, m, day int
+	fmt.Sscanf(in.DateOfBirth, "%d-%d-%d", &y, &m, &day)
+	month := time.Month(m).String()
+	return []string{d, d[:3] + "-" + d[3:5] + "-" + d[5:], d[:3] + " " + d[3:5] + " " + d[5:],
+		in.DateOfBirth, fmt.Sprintf("%02d/%02d/%04d", m, day, y), fmt.Sprintf("%d/%d/%02d", m, day, y%100),
+		fmt.Sprintf("%04d%02d%02d", y, m, day), fmt.Sprintf("%s %d, %04d", month, day, y),
+		fmt.Sprintf("%s_%d_%04d", month, day, y)} // in an extensions.code
+}
+
+// TestSimSubmitAndLeadRedact: Submit and Lead, given the lead's Redactor,
+// cut its SSN and date of birth, which the service echoes in notes, bids,
+// GraphQL errors and 503s, out of their results, their errors and the debug
+// log (each retry logs its reason). The lead query is what leadsim does not
+// fail: its answers are checked, its retries are not provoked.
+func TestSimSubmitAndLeadRedact(t *testing.T) {
+	t.Parallel()
+	env := startSim(t, leadsim.Options{EchoPII: true, Fail503: 0.3, Seed: 5}, nil)
+	ctx := context.Background()
+	var texts []string // every result and error of Submit and Lead
+	var leads []lead.Input
+	for i := range 8 {
+		in := simLead(200+i, true)
+		created, _, err := env.c.Create(ctx, in)
+		if err != nil {
+			t.Fatalf("Create(%s) = %v", in.LeadID, err)
+		}
+		leads = append(leads, in)
+		red := NewRedactor(in)
+		// Submitted, then refused as submitted already, then read.
+		for range 2 {
+			res, _, err := env.c.Submit(ctx, created.ID, red)
+			texts = append(texts, fmt.Sprintf("%+v %v", res, err))
+		}
+		res, _, err := env.c.Lead(ctx, created.ID, red)
+		texts = append(texts, fmt.Sprintf("%+v %s %v", res, deref(res.BidValue), err))
+	}
+	logs, all := env.logs.String(), strings.Join(texts, "\n")
+	if !strings.Contains(logs, "retrying op=submitLead") {
+		t.Fatalf("debug log has no retry of submitLead: the test does not test it\n%s", logs)
+	}
+	if !strings.Contains(all, "already submitted [SSN [REDACTED]") || !strings.Contains(all, "(SSN [REDACTED]") {
+		t.Fatalf("no redacted echo in a submitLead error and a lead's note: the test does not test it\n%s", all)
+	}
+	for _, in := range leads {
+		for _, v := range piiForms(in) {
+			if strings.Contains(logs, v) {
+				t.Errorf("debug log holds %q of %s", v, in.LeadID)
+			}
+			for _, s := range texts {
+				if strings.Contains(s, v) {
+					t.Errorf("a result or error holds %q of %s: %s", v, in.LeadID, s)
+				}
+			}
+		}
+	}
+	// Control: without the lead's Redactor, the refusal keeps the date of
+	// birth (not shaped like an SSN), so the checks above can fail.
+	in := leads[0]
+	created, _, _ := env.c.Create(ctx, in) // a duplicate now; its id is the first's
+	_, _, err := env.c.Submit(ctx, created.ID, nil)
+	if err == nil || !strings.Contains(err.Error(), piiForms(in)[4]) {
+		t.Errorf("Submit(%s) again without a Redactor = %v, want the echo of the date of birth %s kept", created.ID, err, piiForms(in)[4])
 	}
 }

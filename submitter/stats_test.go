@@ -19,17 +19,17 @@ func TestSimStatsByOutcome(t *testing.T) {
 	submits := 0
 	for _, o := range out {
 		if o.err == nil && o.res.ID != "" {
-			env.c.Submit(ctx, o.res.ID)
+			env.c.Submit(ctx, o.res.ID, NewRedactor(o.in))
 			submits++
 		}
 	}
 	const unknown = 3
 	for range unknown {
-		if _, _, err := env.c.Submit(ctx, "no-such-lead"); err == nil {
+		if _, _, err := env.c.Submit(ctx, "no-such-lead", nil); err == nil {
 			t.Fatalf("Submit(no-such-lead) = nil error, want a GraphQL error")
 		}
 	}
-	if _, _, err := env.c.Lead(ctx, out[0].res.ID); err != nil && out[0].err == nil {
+	if _, _, err := env.c.Lead(ctx, out[0].res.ID, NewRedactor(out[0].in)); err != nil && out[0].err == nil {
 		t.Fatalf("Lead(%s) = %v", out[0].res.ID, err)
 	}
 

@@ -25,6 +25,7 @@ type recordKey struct{}
 // call's own goroutine touches it.
 type callRecord struct {
 	op        string
+	red       *Redactor // the lead's, for the debug logs; nil: SSN-shaped numbers only
 	attempts  int
 	ambiguous bool
 	errs      []GraphQLError // GraphQL errors of a 2xx reply
@@ -230,7 +231,7 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, rec.fail(callError(rec, ae, ae.kind == outcomeRetry))
 		}
 		wait := max(backoffDelay(rec.attempts-throttled-waived, l.base, l.max, rand.Float64()), ae.retryAfter)
-		l.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ae.status, "wait", wait, "reason", redactorFrom(ctx).String(ae.Error()))
+		l.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ae.status, "wait", wait, "reason", rec.red.String(ae.Error()))
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:

@@ -335,9 +335,9 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 // work sends one row: createLead, then submitLead for a qualified lead. It
 // returns an error only when the run must stop.
 func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
-	// submitLead and lead answers are redacted for this row's SSN and date
-	// of birth too, not only createLead's.
-	ctx = submitter.WithLead(ctx, j.input)
+	// submitLead and lead answers, errors and debug logs are redacted for
+	// this row's SSN and date of birth too, not only createLead's.
+	red := submitter.NewRedactor(j.input)
 	row := j.row
 	row.Status, row.Error = "", ""
 	if j.prior != nil {
@@ -345,7 +345,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		row.ID, row.ResultCode, row.BidValue, row.Note = j.prior.ID, j.prior.ResultCode, j.prior.BidValue, j.prior.Note
 		row.Attempts = j.prior.Attempts
 	} else {
-		res, attempts, unverified, err := e.create(ctx, j, &row)
+		res, attempts, unverified, err := e.create(ctx, j, &row, red)
 		if submitter.IsOutageStop(err) {
 			e.outageStop(err)
 			return nil
@@ -359,7 +359,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		}
 		row.Attempts = attempts
 		if !unverified {
-			if res, unverified, err = e.checkAnswer(ctx, row.LeadID, res); err != nil {
+			if res, unverified, err = e.checkAnswer(ctx, row.LeadID, res, red); err != nil {
 				e.notSent.Add(1) // unrecorded: --resume sends it again and checks
 				return err
 			}
@@ -395,7 +395,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		lines <- line{row: row, kept: j.kept}
 		return nil
 	}
-	res, _, err := e.api.Submit(ctx, row.ID)
+	res, _, err := e.api.Submit(ctx, row.ID, red)
 	if submitter.IsOutageStop(err) {
 		// The lead's created line stands: --resume submits it.
 		e.notSent.Add(1)
@@ -431,16 +431,17 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 // duplicate is known, it only checks that lead again. A createLead that
 // failed sets row's status to failed (with Ambiguous when its lead may
 // exist all the same). unverified reports a duplicate answer that could not
-// be confirmed as the row's own. An error is returned only when the run must
-// stop; the row is then counted as not sent, for --resume.
-func (e *engine) create(ctx context.Context, j job, row *report.Row) (res lead.Result, attempts int, unverified bool, err error) {
+// be confirmed as the row's own. red is the row's Redactor, for the lead
+// reads. An error is returned only when the run must stop; the row is then
+// counted as not sent, for --resume.
+func (e *engine) create(ctx context.Context, j job, row *report.Row, red *submitter.Redactor) (res lead.Result, attempts int, unverified bool, err error) {
 	if p := j.recheck; p != nil {
 		res = lead.Result{ID: p.ID, ResultCode: p.ResultCode, Note: serviceNote(p.Note)}
 		if p.BidValue != "" {
 			bid := p.BidValue
 			res.BidValue = &bid
 		}
-		res, unverified, err = e.ownLead(ctx, row.LeadID, res, "an earlier run left this row unverified; checked again", false)
+		res, unverified, err = e.ownLead(ctx, row.LeadID, res, "an earlier run left this row unverified; checked again", false, red)
 		if err != nil {
 			e.notSent.Add(1)
 		}
@@ -466,9 +467,9 @@ func (e *engine) create(ctx context.Context, j job, row *report.Row) (res lead.R
 	switch {
 	case call.Ambiguous:
 		why := "createLead was sent " + strconv.Itoa(call.Attempts) + " times after an answer was lost"
-		res, unverified, err = e.ownLead(ctx, row.LeadID, res, why, true)
+		res, unverified, err = e.ownLead(ctx, row.LeadID, res, why, true, red)
 	case j.ambiguous:
-		res, unverified, err = e.ownLead(ctx, row.LeadID, res, "an earlier run's createLead for this row may have reached the service", false)
+		res, unverified, err = e.ownLead(ctx, row.LeadID, res, "an earlier run's createLead for this row may have reached the service", false, red)
 	}
 	if err != nil {
 		e.notSent.Add(1) // unrecorded: --resume sends it again and checks
@@ -513,9 +514,10 @@ func serviceNote(note string) string {
 // goes on to journal and submit it. If X is another's, the answer stands: a
 // genuine duplicate. If X cannot be read, or the answer names no X, the row
 // is unverified: a person reconciles it by leadId. An answer that is no
-// duplicate stands (with why in its note when noteAlways). An error is
-// returned only when the run must stop.
-func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, why string, noteAlways bool) (_ lead.Result, unverified bool, _ error) {
+// duplicate stands (with why in its note when noteAlways). red is the row's
+// Redactor, for the read of X. An error is returned only when the run must
+// stop.
+func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, why string, noteAlways bool, red *submitter.Redactor) (_ lead.Result, unverified bool, _ error) {
 	dup, orig := e.duplicate(res.ResultCode, res.ID, res.Note)
 	switch {
 	case !dup:
@@ -527,7 +529,7 @@ func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, wh
 		res.Note += notePrefix + why + "; the duplicate answer names no lead to check: it may be this row's own earlier attempt, reconcile by leadId]"
 		return res, true, nil
 	}
-	own, _, err := e.api.Lead(ctx, orig)
+	own, _, err := e.api.Lead(ctx, orig, red)
 	e.observe(err)
 	switch {
 	case stopped(err):
@@ -549,9 +551,9 @@ func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, wh
 // fails too, or without an id, the row is unverified (its lead exists, its
 // outcome is unknown): a person reconciles it by leadId, and --resume
 // checks it again. A lead without an id whose code needs no submission
-// stands (the summary names it). An error is returned only when the run
-// must stop.
-func (e *engine) checkAnswer(ctx context.Context, leadID string, res lead.Result) (_ lead.Result, unverified bool, _ error) {
+// stands (the summary names it). red is the row's Redactor. An error is
+// returned only when the run must stop.
+func (e *engine) checkAnswer(ctx context.Context, leadID string, res lead.Result, red *submitter.Redactor) (_ lead.Result, unverified bool, _ error) {
 	const why = "createLead answered without a result code"
 	switch {
 	case res.ResultCode != 0 && res.ID != "":
@@ -566,7 +568,7 @@ func (e *engine) checkAnswer(ctx context.Context, leadID string, res lead.Result
 		res.Note += notePrefix + why + " and without a lead id: its outcome is unknown; reconcile by leadId]"
 		return res, true, nil
 	}
-	got, _, err := e.api.Lead(ctx, res.ID)
+	got, _, err := e.api.Lead(ctx, res.ID, red)
 	e.observe(err)
 	switch {
 	case submitter.IsFatal(err):

@@ -39,7 +39,7 @@ func (f *fakeAPI) Create(ctx context.Context, in lead.Input) (lead.Result, submi
 	return f.create(ctx, in)
 }
 
-func (f *fakeAPI) Submit(ctx context.Context, id string) (lead.Result, submitter.Call, error) {
+func (f *fakeAPI) Submit(ctx context.Context, id string, _ *submitter.Redactor) (lead.Result, submitter.Call, error) {
 	f.mu.Lock()
 	f.submits = append(f.submits, id)
 	f.mu.Unlock()
@@ -49,7 +49,7 @@ func (f *fakeAPI) Submit(ctx context.Context, id string) (lead.Result, submitter
 	return f.submit(ctx, id)
 }
 
-func (f *fakeAPI) Lead(ctx context.Context, id string) (lead.Result, submitter.Call, error) {
+func (f *fakeAPI) Lead(ctx context.Context, id string, _ *submitter.Redactor) (lead.Result, submitter.Call, error) {
 	f.mu.Lock()
 	f.reads = append(f.reads, id)
 	f.mu.Unlock()

@@ -40,11 +40,13 @@ import (
 )
 
 // API is the service's three calls as the engine uses them.
-// *submitter.Client satisfies it; it must be safe for concurrent use.
+// *submitter.Client satisfies it; it must be safe for concurrent use. The
+// engine gives Submit and Lead the Redactor of the row a call is about, so
+// that the row's SSN and date of birth reach no result, error or log.
 type API interface {
 	Create(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error)
-	Submit(ctx context.Context, id string) (lead.Result, submitter.Call, error)
-	Lead(ctx context.Context, id string) (lead.Result, submitter.Call, error)
+	Submit(ctx context.Context, id string, red *submitter.Redactor) (lead.Result, submitter.Call, error)
+	Lead(ctx context.Context, id string, red *submitter.Redactor) (lead.Result, submitter.Call, error)
 }
 
 // Gate holds the rows back while the service or its identity provider is
