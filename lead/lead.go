@@ -1,6 +1,7 @@
 // Package lead holds the lead's own types, shared by every stage of the
 // pipeline: the canonical field names of LeadInput, the wire shapes of
-// LeadInput and of the createLead result, and the meaning of result codes.
+// LeadInput and of the createLead result, the meaning of result codes, and
+// a row's statuses with the one table of what each means (Statuses).
 //
 // It has no dependencies inside the module, so the reader, mapper, submitter
 // and report packages can all import it without importing each other.

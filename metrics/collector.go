@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/submitter"
 )
 
@@ -114,23 +114,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(pd, prometheus.GaugeValue, v, append([]string{job}, labels...)...)
 	}
 
-	for _, s := range []struct {
-		status report.Status
-		n      int
-	}{
-		{report.StatusValid, rows.Valid},
-		{report.StatusInvalid, rows.Invalid},
-		{report.StatusProcessed, rows.Processed},
-		{report.StatusSubmitted, rows.Submitted},
-		{report.StatusSubmitFailed, rows.SubmitFailed},
-		{report.StatusFailed, rows.Failed},
-		{report.StatusUnverified, rows.Unverified},
-		{report.StatusCreated, rows.Created},
-		{"not_sent", rows.NotSent},
-		{"not_reached", rows.NotReached},
-	} {
-		counter(d.rows, float64(s.n), string(s.status))
+	for _, i := range lead.Statuses() {
+		counter(d.rows, float64(rows.Of(i)), string(i.Status))
 	}
+	counter(d.rows, float64(rows.NotSent), "not_sent")
+	counter(d.rows, float64(rows.NotReached), "not_reached")
 	gauge(d.invalidRatio, rows.InvalidShare())
 	counter(d.qualified, float64(rows.Qualified))
 	counter(d.bid, float64(rows.BidCents)/100)

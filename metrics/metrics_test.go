@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/bulkload/bulkload/internal/fakeclock"
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
 )
@@ -98,7 +99,7 @@ func TestFileDuringAndAfterRun(t *testing.T) {
 	}
 
 	clk.Advance(90 * time.Second)
-	sum := &report.Summary{RowsRead: 8, Submitted: 1, Invalid: 1, Failed: 2, Unverified: 1, NotSent: 3, Qualified: 1, BidCents: 4500}
+	sum := &report.Summary{RowsRead: 8, Counts: lead.Counts{Submitted: 1, Invalid: 1, Failed: 2, Unverified: 1}, NotSent: 3, Qualified: 1, BidCents: 4500}
 	if err := r.Finish(context.Background(), sum, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestShardLabel(t *testing.T) {
 		if err := r.Start(); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Finish(context.Background(), &report.Summary{Submitted: 3}, 0); err != nil {
+		if err := r.Finish(context.Background(), &report.Summary{Counts: lead.Counts{Submitted: 3}}, 0); err != nil {
 			t.Fatal(err)
 		}
 		mfs := readFile(t, path)
@@ -300,7 +301,7 @@ func TestPush(t *testing.T) {
 			if err := r.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.Finish(context.Background(), &report.Summary{Submitted: 7}, tc.exit); err != nil {
+			if err := r.Finish(context.Background(), &report.Summary{Counts: lead.Counts{Submitted: 7}}, tc.exit); err != nil {
 				t.Fatal(err)
 			}
 			p := <-got

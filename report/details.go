@@ -120,7 +120,8 @@ func (s *Summary) countDetails(r Row) {
 		d.invalid = map[invalidKey]*InvalidColumn{}
 		d.failures = map[failureKey]*Failure{}
 	}
-	if r.Status != StatusValid && r.Status != StatusInvalid {
+	// A row of an unknown status is counted as sent.
+	if i, ok := r.Status.Info(); !ok || i.Sent {
 		c := d.codes[r.ResultCode]
 		if c == nil {
 			c = &CodeCount{Code: r.ResultCode}
@@ -163,9 +164,7 @@ func (s *Summary) countDetails(r Row) {
 			ic.Examples = append(ic.Examples, e.Value)
 		}
 	}
-	switch r.Status {
-	case StatusFailed, StatusSubmitFailed, StatusUnverified:
-	default:
+	if i, _ := r.Status.Info(); !i.Failure() {
 		return
 	}
 	k := failureKey{r.Status, cmp.Or(r.Error, unverifiedReason)}

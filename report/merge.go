@@ -49,14 +49,7 @@ func CombineSummaries(parts []*Summary, metas []*outfile.Meta) *Summary {
 
 // add adds the row counts and the report's tables of o to s.
 func (s *Summary) add(o *Summary) {
-	s.Valid += o.Valid
-	s.Invalid += o.Invalid
-	s.Processed += o.Processed
-	s.Submitted += o.Submitted
-	s.SubmitFailed += o.SubmitFailed
-	s.Failed += o.Failed
-	s.Unverified += o.Unverified
-	s.Created += o.Created
+	s.Counts.Add(o.Counts)
 	s.Unknown += o.Unknown
 	s.Qualified += o.Qualified
 	s.BidCents += o.BidCents

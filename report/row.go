@@ -32,97 +32,45 @@ import (
 	"github.com/bulkload/bulkload/lead"
 )
 
-// Status is the outcome of one row, as written in the results file's status
-// column.
-type Status string
+// Status is lead.Status, kept here while callers move to lead.
+type Status = lead.Status
 
-// The statuses of a row. Validate writes valid and invalid; upload writes
-// invalid, created (journal only), processed, submitted, submit_failed,
-// failed and unverified.
+// The statuses of a row, kept here while callers move to lead's.
 const (
-	// StatusValid: the row passed validation (validate only).
-	StatusValid Status = "valid"
-	// StatusInvalid: the row failed validation and was never sent.
-	StatusInvalid Status = "invalid"
-	// StatusCreated: createLead answered with a code needing submission and
-	// submitLead has not finished yet. A journal line, never final: resume
-	// submits the row by its id without creating it again.
-	StatusCreated Status = "created"
-	// StatusProcessed: createLead answered and no submission was needed.
-	StatusProcessed Status = "processed"
-	// StatusSubmitted: createLead and submitLead both succeeded.
-	StatusSubmitted Status = "submitted"
-	// StatusSubmitFailed: the lead exists, only its submission failed.
-	StatusSubmitFailed Status = "submit_failed"
-	// StatusFailed: createLead failed; the error says why.
-	StatusFailed Status = "failed"
-	// StatusUnverified: createLead was sent again after an answer was lost
-	// and answered as a duplicate that could not be confirmed as this row's
-	// own lead (no lead id in the note, no permission to read it, or the read
-	// failed). The first attempt may have created a lead, perhaps qualified,
-	// that nobody submitted: a person reconciles it by leadId. --resume
-	// checks it again. Likewise a createLead answer without a result code
-	// (null or missing) whose lead could not be read back by its id, or a
-	// qualified answer without a lead id: the lead exists, its outcome is
-	// unknown.
-	StatusUnverified Status = "unverified"
+	StatusValid        = lead.StatusValid
+	StatusInvalid      = lead.StatusInvalid
+	StatusCreated      = lead.StatusCreated
+	StatusProcessed    = lead.StatusProcessed
+	StatusSubmitted    = lead.StatusSubmitted
+	StatusSubmitFailed = lead.StatusSubmitFailed
+	StatusFailed       = lead.StatusFailed
+	StatusUnverified   = lead.StatusUnverified
 )
 
 // AmbiguousNote opens the note of a row marked Ambiguous in the results
 // file: the one place the mark is kept, so that it survives the process.
 const AmbiguousNote = "[ambiguous: createLead may have reached the service although its answer was lost; --resume checks whether a duplicate answer is this row's own lead]"
 
-// Final reports whether a row with this status is done: every status but
-// created, which a later line of the same row replaces.
-func (s Status) Final() bool { return s != StatusCreated }
-
-// Known reports whether s is one of the statuses above.
-func (s Status) Known() bool { return statusCode(s) != 0 }
-
-// statusCode is the status's one-byte code in State; 0 for an unknown status.
+// statusCode is the status's one-byte code in State, 1 + its index in
+// lead.Statuses; 0 for an unknown status.
 func statusCode(s Status) uint8 {
-	switch s {
-	case StatusValid:
-		return 1
-	case StatusInvalid:
-		return 2
-	case StatusCreated:
-		return 3
-	case StatusProcessed:
-		return 4
-	case StatusSubmitted:
-		return 5
-	case StatusSubmitFailed:
-		return 6
-	case StatusFailed:
-		return 7
-	case StatusUnverified:
-		return 8
+	for i, st := range lead.Statuses() {
+		if st.Status == s {
+			return uint8(i + 1)
+		}
 	}
 	return 0
 }
 
+// The status code must fit the 4 bits lineRef.meta keeps for it.
+const _ = uint8(15 - lead.NumStatuses)
+
 // statusOf is the inverse of statusCode.
 func statusOf(c uint8) Status {
-	switch c {
-	case 1:
-		return StatusValid
-	case 2:
-		return StatusInvalid
-	case 3:
-		return StatusCreated
-	case 4:
-		return StatusProcessed
-	case 5:
-		return StatusSubmitted
-	case 6:
-		return StatusSubmitFailed
-	case 7:
-		return StatusFailed
-	case 8:
-		return StatusUnverified
+	if c == 0 || int(c) > lead.NumStatuses {
+		return ""
 	}
-	return ""
+	return lead.Statuses()[c-1].Status
 }
 
 // Row is one line of the results file. Row is the input row number the
@@ -170,13 +118,8 @@ type Row struct {
 // unverified with an id. Such a row keeps its lead whatever later edits do
 // to its cells.
 func (r *Row) HasLead() bool {
-	switch r.Status {
-	case StatusCreated, StatusSubmitFailed, StatusSubmitted, StatusProcessed:
-		return true
-	case StatusUnverified:
-		return r.ID != ""
-	}
-	return false
+	i, _ := r.Status.Info()
+	return i.Lead || i.Answered && r.ID != ""
 }
 
 // ErrorText is the row's error column: Error and the rendered Invalid,

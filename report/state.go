@@ -213,7 +213,7 @@ func Outcomes(path string) int {
 	})
 	n := 0
 	for _, r := range lastPerRow(refs) {
-		if s := r.status(); s != StatusValid && s != StatusInvalid {
+		if i, ok := r.status().Info(); !ok || i.Sent {
 			n++
 		}
 	}

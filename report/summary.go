@@ -122,19 +122,10 @@ type Summary struct {
 	// (--resume): counted by their status, not sent again.
 	Resumed int `json:"resumedRows,omitempty"`
 
-	Valid        int `json:"valid"`
-	Invalid      int `json:"invalid"`
-	Processed    int `json:"processed"`
-	Submitted    int `json:"submitted"`
-	SubmitFailed int `json:"submitFailed"`
-	Failed       int `json:"failed"`
-	// Unverified counts rows whose createLead, sent again after a lost
-	// answer, was answered as a duplicate that could not be confirmed as
-	// the row's own lead: a person reconciles them by leadId.
-	Unverified int `json:"unverified"`
-	// Created counts rows left at created: submission pending, as after an
-	// interrupted run; --resume submits them.
-	Created int `json:"created"`
+	// Counts are the rows by their final status (lead.Statuses), their
+	// fields promoted to the summary's (Valid, SubmitFailed) and its JSON
+	// ("valid", "submitFailed").
+	lead.Counts
 	// Unknown counts rows with a status Count does not know.
 	Unknown int `json:"unknown"`
 	// NotSent counts rows read but deliberately not sent because the run
@@ -391,31 +382,11 @@ type BoundBy struct {
 // same problem on many rows counts as one reason. Count never splits a
 // text: a reason that contains "; " stays whole.
 func (s *Summary) Count(r Row) {
-	switch r.Status {
-	case StatusValid:
-		s.Valid++
-	case StatusInvalid:
-		s.Invalid++
-	case StatusProcessed:
-		s.Processed++
-	case StatusSubmitted:
-		s.Submitted++
-	case StatusSubmitFailed:
-		s.SubmitFailed++
-	case StatusFailed:
-		s.Failed++
-	case StatusUnverified:
-		s.Unverified++
-	case StatusCreated:
-		s.Created++
-	default:
+	if !s.Counts.Count(r.Status) {
 		s.Unknown++
 	}
-	switch r.Status {
-	case StatusProcessed, StatusSubmitted, StatusSubmitFailed, StatusUnverified, StatusCreated:
-		if r.ID == "" && r.ResultCode != 0 {
-			s.NoLeadID.Add(r.Row)
-		}
+	if i, _ := r.Status.Info(); i.Answered && r.ID == "" && r.ResultCode != 0 {
+		s.NoLeadID.Add(r.Row)
 	}
 	if lead.NeedsSubmission(r.ResultCode) {
 		s.Qualified++
@@ -461,34 +432,33 @@ func (s *Summary) Terms() []Term {
 // terms are the statuses the accounting adds up: those of the mode, and any
 // other that occurred.
 func (s *Summary) terms() []term {
-	all := []term{
-		{"valid", s.Valid}, {"invalid", s.Invalid}, {"processed", s.Processed},
-		{"submitted", s.Submitted}, {"submit_failed", s.SubmitFailed}, {"failed", s.Failed},
-		{"unverified", s.Unverified}, {"created", s.Created}, {"unknown", s.Unknown}, {"not sent", s.NotSent},
-		{"skipped (other shards)", s.OtherShards},
-	}
 	var out []term
-	for _, t := range all {
+	add := func(name string, n int, always bool) {
+		if always || n != 0 {
+			out = append(out, term{name, n})
+		}
+	}
+	for _, i := range lead.Statuses() {
 		var always bool
-		switch t.name {
-		case "valid":
+		switch {
+		case i.Rare:
+		case i.Status == lead.StatusValid:
 			always = s.Mode == "validate"
-		case "invalid":
+		case i.Status == lead.StatusInvalid:
 			always = true
-		case "unverified", "created", "unknown", "not sent", "skipped (other shards)":
-			always = false
 		default:
 			always = s.Mode != "validate"
 		}
-		if always || t.n != 0 {
-			out = append(out, t)
-		}
+		add(string(i.Status), s.Of(i), always)
 	}
+	add("unknown", s.Unknown, false)
+	add("not sent", s.NotSent, false)
+	add("skipped (other shards)", s.OtherShards, false)
 	return out
 }
 
 func (s *Summary) accounted() int {
-	return s.Valid + s.Invalid + s.Processed + s.Submitted + s.SubmitFailed + s.Failed + s.Unverified + s.Created + s.Unknown + s.NotSent + s.OtherShards
+	return s.Total(nil) + s.Unknown + s.NotSent + s.OtherShards
 }
 
 // accounting is the check's sentence, e.g. "1000 read = 990 valid + 10

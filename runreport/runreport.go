@@ -52,6 +52,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
@@ -262,7 +263,7 @@ func build(r *Report) *view {
 	}
 	if len(s.Failures) == 0 {
 		for _, rc := range s.Reasons.Top(10) {
-			if s.Failed+s.SubmitFailed+s.Unverified > 0 {
+			if s.Total(lead.StatusInfo.Failure) > 0 {
 				v.TopReasons = append(v.TopReasons, report.ReasonCount{Reason: sc.scrub(rc.Reason), Count: rc.Count})
 			}
 		}

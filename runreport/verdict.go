@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/report"
 )
 
@@ -23,7 +24,7 @@ func verdict(s *report.Summary, parts []Part) (string, string) {
 			}
 		}
 	}
-	unsettled := s.Invalid + s.Failed + s.SubmitFailed + s.Unverified + s.Created + s.NotSent + s.NotReached + s.Unknown
+	unsettled := s.Total(func(i lead.StatusInfo) bool { return i.Action != lead.NoAction }) + s.NotSent + s.NotReached + s.Unknown
 	if code == -1 {
 		code = 0
 		if unsettled > 0 {
@@ -94,7 +95,7 @@ func verdict(s *report.Summary, parts []Part) (string, string) {
 // application Lead.Read so that --resume can check them itself.
 func unverifiedNext(s *report.Summary) string {
 	for _, f := range s.Failures {
-		if f.Status != report.StatusUnverified {
+		if f.Status != lead.StatusUnverified {
 			continue
 		}
 		for _, n := range f.Notes {

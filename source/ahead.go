@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/report"
 )
 
@@ -38,7 +39,7 @@ func ReadAhead(ctx context.Context, src *Source, n int) (*Ahead, error) {
 			a.err = err
 			break
 		}
-		if it.Row.Status == report.StatusInvalid {
+		if it.Row.Status == lead.StatusInvalid {
 			a.invalid++
 			tally.Count(it.Row)
 		}

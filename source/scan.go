@@ -65,7 +65,7 @@ func ScanInput(ctx context.Context, name string, cfg Config, visit func(Item) er
 		if it.Row.LeadID == "" {
 			sc.AllLeadIDs = false
 		}
-		if it.Row.Status == report.StatusInvalid {
+		if it.Row.Status == lead.StatusInvalid {
 			sc.Invalid++
 			tally.Count(it.Row)
 		}

@@ -384,7 +384,7 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 		s.cur, s.pos = b, 0
 	}
 	it := Item{Row: s.cur.rows[s.pos]}
-	if it.Row.Status == report.StatusValid {
+	if it.Row.Status == lead.StatusValid {
 		it.Input = s.cur.mapped[s.pos].in
 	}
 	s.cur.rows[s.pos] = report.Row{}
@@ -426,7 +426,7 @@ func (s *Source) check(rec *reader.Record, m *mapped, key mapper.IDKey) (report.
 		Row:    rec.Row,
 		LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
 		Ref:    strings.TrimSpace(rec.Values[lead.Ref]),
-		Status: report.StatusValid,
+		Status: lead.StatusValid,
 	}
 	if rec.Values[lead.LeadSourceID] != "" {
 		s.sawLeadSource = true
@@ -438,7 +438,7 @@ func (s *Source) check(rec *reader.Record, m *mapped, key mapper.IDKey) (report.
 		s.sawNoLeadID.Store(true)
 	}
 	if rec.Err != nil {
-		row.Status = report.StatusInvalid
+		row.Status = lead.StatusInvalid
 		row.Invalid = lead.RowErrors{*rec.Err}
 	} else if errs := s.m.CheckDuplicate(rec.Row, key, m.idShown, m.errs); len(errs) > 0 {
 		// Name each field as the partner's file does, so that a person
@@ -447,10 +447,10 @@ func (s *Source) check(rec *reader.Record, m *mapped, key mapper.IDKey) (report.
 			errs[i].StartLine = rec.Line
 			errs[i].Header = s.r.Header(errs[i].Field)
 		}
-		row.Status = report.StatusInvalid
+		row.Status = lead.StatusInvalid
 		row.Invalid = errs
 	}
-	if row.Status == report.StatusInvalid && s.rejects != nil {
+	if row.Status == lead.StatusInvalid && s.rejects != nil {
 		if err := s.rejects.Write(rec, row.ErrorText()); err != nil {
 			return report.Row{}, fmt.Errorf("write the rejects file: %w", err)
 		}

@@ -284,12 +284,12 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 	if hasPrior && prior.LeadID != it.Row.LeadID {
 		return job{}, nil, fmt.Errorf("%w: row %d has leadId %q there but %q here", ErrForeignJournal, it.Row.Row, prior.LeadID, it.Row.LeadID)
 	}
-	if it.Row.Status == report.StatusInvalid && hasPrior && prior.HasLead() {
+	if it.Row.Status == lead.StatusInvalid && hasPrior && prior.HasLead() {
 		// Its cells were edited since an earlier run created its lead:
 		// the lead keeps its id and its obligations (submitted when
 		// qualified); the edit is not sent. The summary names the row.
 		switch prior.Status {
-		case report.StatusCreated, report.StatusSubmitFailed:
+		case lead.StatusCreated, lead.StatusSubmitFailed:
 			row := prior
 			row.Status, row.Error, row.Invalid = "", "", nil
 			return job{row: row, prior: &prior, kept: true}, nil, nil
@@ -297,8 +297,8 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 		e.skipped++
 		return job{}, &line{row: prior, countOnly: true, kept: true}, nil
 	}
-	if it.Row.Status == report.StatusInvalid {
-		if hasPrior && prior.Status == report.StatusInvalid {
+	if it.Row.Status == lead.StatusInvalid {
+		if hasPrior && prior.Status == lead.StatusInvalid {
 			// Written by the earlier run; counted by this run's errors,
 			// which are values (the file holds only their text).
 			return job{}, &line{row: it.Row, countOnly: true}, nil
@@ -317,12 +317,12 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 		return j, nil, nil
 	}
 	switch prior.Status {
-	case report.StatusProcessed, report.StatusSubmitted:
+	case lead.StatusProcessed, lead.StatusSubmitted:
 		e.skipped++
 		return job{}, &line{row: prior, countOnly: true}, nil
-	case report.StatusCreated, report.StatusSubmitFailed:
+	case lead.StatusCreated, lead.StatusSubmitFailed:
 		j.prior = &prior
-	case report.StatusUnverified:
+	case lead.StatusUnverified:
 		if dup, orig := e.duplicate(prior.ResultCode, prior.ID, prior.Note); (dup && orig != "") || (prior.ResultCode == 0 && prior.ID != "") {
 			// The lead is known by its id (a duplicate's, or an answer
 			// without a result code): read it again, create nothing.
@@ -353,7 +353,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		if err != nil {
 			return err
 		}
-		if row.Status == report.StatusFailed {
+		if row.Status == lead.StatusFailed {
 			lines <- line{row: row, kept: j.kept}
 			return nil
 		}
@@ -370,17 +370,17 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		}
 		switch {
 		case unverified:
-			row.Status = report.StatusUnverified
+			row.Status = lead.StatusUnverified
 			lines <- line{row: row, kept: j.kept}
 			return nil
 		case !lead.NeedsSubmission(res.ResultCode) || e.cfg.NoSubmit:
-			row.Status = report.StatusProcessed
+			row.Status = lead.StatusProcessed
 			lines <- line{row: row, kept: j.kept}
 			return nil
 		}
 		// The lead is worth a bid: its id is on disk before submitLead.
 		created := row
-		created.Status = report.StatusCreated
+		created.Status = lead.StatusCreated
 		written := make(chan error, 1)
 		lines <- line{row: created, written: written}
 		if err := <-written; err != nil {
@@ -391,7 +391,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		}
 	}
 	if e.cfg.NoSubmit {
-		row.Status = report.StatusProcessed
+		row.Status = lead.StatusProcessed
 		lines <- line{row: row, kept: j.kept}
 		return nil
 	}
@@ -404,20 +404,20 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	}
 	e.observe(err)
 	if err != nil && e.submittedAlready(err) {
-		row.Status = report.StatusSubmitted
+		row.Status = lead.StatusSubmitted
 		row.Note = "submitted (submitLead answered that the lead already was: an earlier attempt's answer was lost, or the partner submits automatically)"
 		lines <- line{row: row, kept: j.kept}
 		return nil
 	}
 	if err != nil {
-		row.Status, row.Error = report.StatusSubmitFailed, err.Error()
+		row.Status, row.Error = lead.StatusSubmitFailed, err.Error()
 		lines <- line{row: row, kept: j.kept}
 		if submitter.IsFatal(err) {
 			return err // recorded: --resume submits it later
 		}
 		return nil
 	}
-	row.Status = report.StatusSubmitted
+	row.Status = lead.StatusSubmitted
 	if res.Note != "" {
 		row.Note = res.Note
 	}
@@ -458,7 +458,7 @@ func (e *engine) create(ctx context.Context, j job, row *report.Row, red *submit
 			return res, call.Attempts, false, err
 		}
 		var ce *submitter.CallError
-		row.Status, row.Error, row.Attempts = report.StatusFailed, err.Error(), call.Attempts
+		row.Status, row.Error, row.Attempts = lead.StatusFailed, err.Error(), call.Attempts
 		row.Ambiguous = j.ambiguous || call.Ambiguous || (errors.As(err, &ce) && ce.Ambiguous)
 		row.Refused = !row.Ambiguous && errors.As(err, &ce) && !ce.Retryable && !ce.Outage && ce.Err == nil && (len(ce.Errors) > 0 || ce.Status >= 400 && ce.Status < 500)
 		e.log.Debug("createLead failed", "row", row.Row, "leadId", row.LeadID, "ambiguous", row.Ambiguous, "err", err)

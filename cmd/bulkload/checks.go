@@ -266,7 +266,7 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		switch {
 		case ok && prior.LeadID != it.Row.LeadID:
 			mismatch = fmt.Sprintf("row %d has leadId %q there but %q here", it.Row.Row, prior.LeadID, it.Row.LeadID)
-		case ok && it.Row.Status == report.StatusInvalid && prior.HasLead():
+		case ok && it.Row.Status == lead.StatusInvalid && prior.HasLead():
 			// Its lead exists: it is submitted by id whatever its cells
 			// say now, so it is no invalid row to send.
 			kept++

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/metrics"
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/reader"
@@ -458,7 +459,7 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 		OnFinal: func(r report.Row) {
 			done.Add(1)
 			u.metrics.Observe(r)
-			if r.Status == report.StatusFailed && r.Refused && u.in.refusals != "" {
+			if r.Status == lead.StatusFailed && r.Refused && u.in.refusals != "" {
 				u.refusedMu.Lock()
 				u.refusedRows[r.Row] = r.Error
 				u.refusedMu.Unlock()

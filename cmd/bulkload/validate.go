@@ -162,10 +162,9 @@ func rowsStatus(sum *report.Summary, invalidFails bool) error {
 	if sum.Check() != nil {
 		return errRowsLeft
 	}
-	bad := sum.Failed + sum.SubmitFailed + sum.Unverified + sum.Created + sum.Unknown + sum.NotSent + sum.NotReached
-	if invalidFails {
-		bad += sum.Invalid
-	}
+	bad := sum.Total(func(i lead.StatusInfo) bool {
+		return i.Action == lead.OperatorAction || invalidFails && i.Action == lead.PartnerAction
+	}) + sum.Unknown + sum.NotSent + sum.NotReached
 	if bad > 0 {
 		return errRowsLeft
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 )
@@ -349,19 +350,19 @@ func TestRowsStatus(t *testing.T) {
 		invalidFails bool
 		want         int
 	}{
-		{"all valid", report.Summary{Mode: "validate", RowsRead: 3, Valid: 3}, true, exitOK},
-		{"one invalid, validate", report.Summary{Mode: "validate", RowsRead: 3, Valid: 2, Invalid: 1}, true, exitRowsFailed},
-		{"rows unaccounted", report.Summary{Mode: "validate", RowsRead: 4, Valid: 3}, true, exitRowsFailed},
-		{"more counted than read", report.Summary{Mode: "upload", RowsRead: 2, Processed: 3}, false, exitRowsFailed},
-		{"all sent", report.Summary{Mode: "upload", RowsRead: 3, Processed: 1, Submitted: 2}, false, exitOK},
-		{"invalid within --max-invalid, upload", report.Summary{Mode: "upload", RowsRead: 300, Processed: 294, Invalid: 6}, false, exitOK},
-		{"invalid, upload --strict", report.Summary{Mode: "upload", RowsRead: 300, Processed: 294, Invalid: 6}, true, exitRowsFailed},
-		{"invalid and failed, upload", report.Summary{Mode: "upload", RowsRead: 3, Processed: 1, Invalid: 1, Failed: 1}, false, exitRowsFailed},
-		{"submit failed", report.Summary{Mode: "upload", RowsRead: 3, Processed: 2, SubmitFailed: 1}, false, exitRowsFailed},
-		{"failed", report.Summary{Mode: "upload", RowsRead: 1, Failed: 1}, false, exitRowsFailed},
-		{"unverified", report.Summary{Mode: "upload", RowsRead: 1, Unverified: 1}, false, exitRowsFailed},
-		{"left created", report.Summary{Mode: "upload", RowsRead: 1, Created: 1}, false, exitRowsFailed},
-		{"not sent", report.Summary{Mode: "upload", RowsRead: 2, Processed: 1, NotSent: 1}, false, exitRowsFailed},
+		{"all valid", report.Summary{Mode: "validate", RowsRead: 3, Counts: lead.Counts{Valid: 3}}, true, exitOK},
+		{"one invalid, validate", report.Summary{Mode: "validate", RowsRead: 3, Counts: lead.Counts{Valid: 2, Invalid: 1}}, true, exitRowsFailed},
+		{"rows unaccounted", report.Summary{Mode: "validate", RowsRead: 4, Counts: lead.Counts{Valid: 3}}, true, exitRowsFailed},
+		{"more counted than read", report.Summary{Mode: "upload", RowsRead: 2, Counts: lead.Counts{Processed: 3}}, false, exitRowsFailed},
+		{"all sent", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 1, Submitted: 2}}, false, exitOK},
+		{"invalid within --max-invalid, upload", report.Summary{Mode: "upload", RowsRead: 300, Counts: lead.Counts{Processed: 294, Invalid: 6}}, false, exitOK},
+		{"invalid, upload --strict", report.Summary{Mode: "upload", RowsRead: 300, Counts: lead.Counts{Processed: 294, Invalid: 6}}, true, exitRowsFailed},
+		{"invalid and failed, upload", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 1, Invalid: 1, Failed: 1}}, false, exitRowsFailed},
+		{"submit failed", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 2, SubmitFailed: 1}}, false, exitRowsFailed},
+		{"failed", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Failed: 1}}, false, exitRowsFailed},
+		{"unverified", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Unverified: 1}}, false, exitRowsFailed},
+		{"left created", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Created: 1}}, false, exitRowsFailed},
+		{"not sent", report.Summary{Mode: "upload", RowsRead: 2, Counts: lead.Counts{Processed: 1}, NotSent: 1}, false, exitRowsFailed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
