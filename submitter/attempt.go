@@ -28,6 +28,9 @@ type attemptError struct {
 	outage     bool  // see CallError.Outage
 	timeout    bool  // no reply within the attempt's timeout
 	err        error // network error, or what is wrong with the reply
+	// latency is the service's latency, as the concurrencyLayer measured
+	// it on the way up, for the rateLayer; 0 when not measured.
+	latency time.Duration
 	// timedOut is the attempt's deadline when it passed with no reply (the
 	// outage's cause names it); 0 otherwise.
 	timedOut time.Duration
@@ -47,9 +50,9 @@ func (e *attemptError) Unwrap() error { return e.err }
 // what a reply or a network failure means (with classifyStatus,
 // isOutageStatus, isTLSError and mayBeProcessed, the one rule of
 // ambiguity). It decodes a 2xx reply whole, once, and hands it up with
-// its result and its GraphQL errors recorded in the callRecord (the
-// library keeps only the first message, without its code, and decodes
-// nothing more); everything else becomes an *attemptError.
+// its result and its GraphQL errors in its replyBody (the library keeps
+// only the first message, without its code, and decodes nothing more);
+// everything else becomes an *attemptError.
 type outcomeLayer struct {
 	next http.RoundTripper
 	now  func() time.Time
@@ -69,7 +72,7 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, classifyFailure(&replyReadError{err: err})
 	}
-	rec := recordOf(r.Context())
+	op := opOf(r.Context())
 	ae := &attemptError{status: resp.StatusCode, statusText: statusText(resp)}
 	ae.kind = classifyStatus(resp.StatusCode)
 	// A 2xx reply is decoded whole here; another only when it may hold
@@ -105,7 +108,7 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		// 1.013e22): the service answered, and what it did is unknown.
 		ae.kind, ae.errs = outcomePermanent, nil
 		ae.ambiguous = mayBeProcessed(ae.status, true, false)
-		ae.err = fmt.Errorf("reply does not decode as the %s result (HTTP %s): %w", opName(rec), ae.statusText, jsonErr)
+		ae.err = fmt.Errorf("reply does not decode as the %s result (HTTP %s): %w", opName(op), ae.statusText, jsonErr)
 		return nil, ae
 	}
 	if jsonErr != nil {
@@ -117,14 +120,47 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		ae.err = fmt.Errorf("reply is not GraphQL JSON (HTTP %s): %w", ae.statusText, jsonErr)
 		return nil, ae
 	}
-	if rec != nil {
-		rec.errs = ae.errs
-		rec.result = env.Data.of(rec.op)
-		if mayBeProcessed(ae.status, true, l.usable(rec.result, ae.errs)) {
-			rec.ambiguous = true
-		}
-	}
+	rb := &replyBody{bufferedBody: bufferedBody{Reader: bytes.NewReader(body), b: body}, errs: ae.errs, result: env.Data.of(op)}
+	rb.ambiguous = mayBeProcessed(ae.status, true, l.usable(rb.result, rb.errs))
+	resp.Body = rb
 	return resp, nil
+}
+
+// replyBody is a 2xx reply's body as the outcomeLayer hands it up: the
+// bytes, for the GraphQL library, and what the layer decoded from them, for
+// the layers above it (replyOf).
+type replyBody struct {
+	bufferedBody
+	errs      []GraphQLError // the reply's GraphQL errors, with their codes
+	result    *lead.Result   // the operation's result, nil when it has none
+	ambiguous bool           // what the service did is unknown (see mayBeProcessed)
+	// latency is the service's latency, as the concurrencyLayer measured
+	// it on the way up, for the rateLayer; 0 when not measured.
+	latency time.Duration
+}
+
+// replyOf is what the outcomeLayer decoded from resp, or nil (no reply, or
+// one that did not pass through an outcomeLayer).
+func replyOf(resp *http.Response) *replyBody {
+	if resp == nil {
+		return nil
+	}
+	rb, _ := resp.Body.(*replyBody)
+	return rb
+}
+
+// serviceLatency is the service's latency of an attempt as the
+// concurrencyLayer measured it, carried up on its result; 0 when not
+// measured.
+func serviceLatency(resp *http.Response, err error) time.Duration {
+	var ae *attemptError
+	if errors.As(err, &ae) {
+		return ae.latency
+	}
+	if rb := replyOf(resp); err == nil && rb != nil {
+		return rb.latency
+	}
+	return 0
 }
 
 // usable reports whether a 2xx reply is an answer: the result without
@@ -145,12 +181,12 @@ func (l *outcomeLayer) usable(result *lead.Result, errs []GraphQLError) bool {
 	return true
 }
 
-// opName is the operation of rec, for messages.
-func opName(rec *callRecord) string {
-	if rec == nil {
+// opName is op, for messages: "operation" when unknown.
+func opName(op string) string {
+	if op == "" {
 		return "operation"
 	}
-	return rec.op
+	return op
 }
 
 // classifyFailure classifies an attempt that got no reply to read. A

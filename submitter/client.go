@@ -15,10 +15,24 @@
 // (see newTransport): retry (attempts, backoff, Retry-After, one retry
 // after a 401), rate (the shared limiter), auth (the bearer token), stats,
 // outcome (the one place that classifies each attempt), deadline (the
-// per-attempt timeout) and body limit. A failed attempt travels up as an
-// attemptError; the retry layer records the call's outcome, with every
-// GraphQL error and its code, in a callRecord in the request's context,
-// which the Client reads when the library returns.
+// per-attempt timeout) and body limit. Each layer hands up what it learnt
+// with the attempt's result: a failed attempt travels up as an
+// attemptError, a 2xx reply with a replyBody that holds what the outcome
+// layer decoded (the result, every GraphQL error and its code), and the
+// concurrency layer adds the service's latency to either for the rate
+// layer. The retry layer gathers them into the call's outcome.
+//
+// One value crosses the GraphQL library in the request's context, because
+// the library offers no other way through: its only hook is the
+// http.Client, and Run returns neither the reply nor anything but the
+// first error's message. That value is the call's handOff: the Client
+// creates it for one call, with the call's spec (operation, the lead's
+// Redactor, fail-fast or probe), and reads the outcome from it when Run
+// returns; the retry layer alone takes it out of the context and writes
+// the outcome into it, once, as it returns; the layers under it only read
+// the operation's name (opOf). Besides it, contexts here carry only
+// deadlines, cancellation and the libraries' own hooks (httptrace, and
+// oauth2.HTTPClient for the token requests).
 //
 // Nothing in this package's logs or errors contains an SSN, a date of birth,
 // the client secret or an access token.
@@ -481,8 +495,7 @@ func (c *Client) probe(ctx context.Context) (idp bool, cause string, err error) 
 	var out struct {
 		Typename string `json:"__typename"`
 	}
-	rec := &callRecord{op: "preflight", probe: true}
-	_, err = c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out, nil)
+	_, _, err = c.run(ctx, callSpec{op: "preflight", probe: true}, graphql.NewRequest(PreflightDocument), &out)
 	var ce *CallError
 	switch {
 	case err == nil:
@@ -507,18 +520,17 @@ func (c *Client) Submit(ctx context.Context, id string, red *Redactor) (lead.Res
 func (c *Client) call(ctx context.Context, op, doc, name string, value any, red *Redactor) (lead.Result, Call, error) {
 	req := graphql.NewRequest(doc)
 	req.Var(name, value)
-	// The outcomeLayer decodes the reply, once, into rec.result; the
+	// The outcomeLayer decodes the reply, once, into the result; the
 	// library only checks that it is JSON.
-	rec := &callRecord{op: op}
-	call, err := c.runRecord(ctx, rec, req, &skipData{}, red)
+	call, result, err := c.run(ctx, callSpec{op: op, red: red}, req, &skipData{})
 	if err != nil {
 		return lead.Result{}, call, err
 	}
-	if rec.result == nil {
+	if result == nil {
 		return lead.Result{}, call, &CallError{Op: op, Status: http.StatusOK,
 			Message: "reply has no " + op + " result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
 	}
-	return red.Result(*rec.result), call, nil
+	return red.Result(*result), call, nil
 }
 
 // skipData is where the GraphQL library decodes a reply's data when the
@@ -552,43 +564,41 @@ func (d *resultData) of(op string) *lead.Result {
 	return nil
 }
 
-// run performs one GraphQL call through the transport and turns what the
-// transport recorded into the call's outcome. red cuts personal data out of
-// every text of the service's error.
-func (c *Client) run(ctx context.Context, op string, req *graphql.Request, out any, red *Redactor) (Call, error) {
-	return c.runRecord(ctx, &callRecord{op: op}, req, out, red)
-}
-
-// runRecord is run with the caller's callRecord.
-func (c *Client) runRecord(ctx context.Context, rec *callRecord, req *graphql.Request, out any, red *Redactor) (Call, error) {
-	op := rec.op
-	rec.red = red
+// run performs one GraphQL call through the transport: it hands spec to
+// the transport's layers (see handOff) and turns what they learnt into the
+// call's outcome; result is the operation's result in a 2xx reply, nil
+// when it has none. spec.red cuts personal data out of every text of the
+// service's error.
+func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request, out any) (_ Call, result *lead.Result, _ error) {
+	op, red := spec.op, spec.red
 	c.stats.calls.Add(1)
 	c.stats.ops[opIndex(op)].calls.Add(1)
-	err := c.gql.Run(context.WithValue(ctx, recordKey{}, rec), req, out)
-	call := Call{Attempts: rec.attempts, Ambiguous: rec.ambiguous}
+	h := &handOff{spec: spec}
+	err := c.gql.Run(withHandOff(ctx, h), req, out)
+	o := h.out
+	call := Call{Attempts: o.attempts, Ambiguous: o.ambiguous}
 	switch {
-	case rec.err != nil:
+	case o.err != nil:
 		var ce *CallError
-		if errors.As(rec.err, &ce) {
+		if errors.As(o.err, &ce) {
 			red.callError(ce)
 		}
-		return call, rec.err
-	case len(rec.errs) > 0:
-		ce := &CallError{Op: op, Status: http.StatusOK, Code: rec.errs[0].Code,
-			Message: joinGraphQLErrors(rec.errs), Errors: rec.errs, Attempts: rec.attempts, Ambiguous: rec.ambiguous}
+		return call, nil, o.err
+	case len(o.errs) > 0:
+		ce := &CallError{Op: op, Status: http.StatusOK, Code: o.errs[0].Code,
+			Message: joinGraphQLErrors(o.errs), Errors: o.errs, Attempts: o.attempts, Ambiguous: o.ambiguous}
 		red.callError(ce)
-		return call, ce
-	case rec.attempts == 0 && ctx.Err() != nil:
+		return call, nil, ce
+	case o.attempts == 0 && ctx.Err() != nil:
 		// Run returned before sending: ctx was already done.
-		return call, &CallError{Op: op, Message: "interrupted: " + ctx.Err().Error(), Err: ctx.Err()}
+		return call, nil, &CallError{Op: op, Message: "interrupted: " + ctx.Err().Error(), Err: ctx.Err()}
 	case err != nil:
 		// A 2xx reply that is not JSON, or whose data does not decode into
 		// the result type (the document selects something else).
-		return call, &CallError{Op: op, Status: http.StatusOK, Message: "reply is not GraphQL JSON of the expected shape: " + red.String(err.Error()),
-			Attempts: rec.attempts, Ambiguous: rec.ambiguous}
+		return call, nil, &CallError{Op: op, Status: http.StatusOK, Message: "reply is not GraphQL JSON of the expected shape: " + red.String(err.Error()),
+			Attempts: o.attempts, Ambiguous: o.ambiguous}
 	}
-	return call, nil
+	return call, o.result, nil
 }
 
 // wireInput is lead.Input as the variable "input": the same JSON, but
@@ -621,8 +631,7 @@ func (c *Client) Preflight(ctx context.Context) error {
 	var out struct {
 		Typename string `json:"__typename"`
 	}
-	rec := &callRecord{op: "preflight", failFast: true}
-	call, err := c.runRecord(ctx, rec, graphql.NewRequest(PreflightDocument), &out, nil)
+	call, _, err := c.run(ctx, callSpec{op: "preflight", failFast: true}, graphql.NewRequest(PreflightDocument), &out)
 	var ce *CallError
 	switch {
 	case err == nil && out.Typename == "":

@@ -82,17 +82,18 @@ func composed(t *testing.T, base http.RoundTripper, lim limiter, st *stats) http
 		maxAttempts: 3, callTimeout: 200 * time.Millisecond, backoffBase: time.Millisecond, backoffMax: time.Millisecond, maxBody: 80})
 }
 
-// send makes one call through rt and returns its record.
-func send(t *testing.T, rt http.RoundTripper) (*callRecord, *http.Response, error) {
+// send makes one call through rt, as Client.run does, and returns what
+// the transport handed back.
+func send(t *testing.T, rt http.RoundTripper) (*callOutcome, *http.Response, error) {
 	t.Helper()
-	rec := &callRecord{op: "test"}
-	ctx := context.WithValue(t.Context(), recordKey{}, rec)
+	h := &handOff{spec: callSpec{op: "test"}}
+	ctx := withHandOff(t.Context(), h)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader(`{"query":"q"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp, err := rt.RoundTrip(req)
-	return rec, resp, err
+	return &h.out, resp, err
 }
 
 // TestLayersCompose sends one call through every layer: a 429 (retried
@@ -124,7 +125,7 @@ func TestLayersCompose(t *testing.T) {
 	}
 	// outcomeLayer: the GraphQL errors of the 2xx, with their code.
 	if rec.attempts != 3 || len(rec.errs) != 1 || rec.errs[0].Code != "C" || rec.err != nil {
-		t.Errorf("record = %+v, want 3 attempts, the GraphQL error with code C, no failure", rec)
+		t.Errorf("outcome = %+v, want 3 attempts, the GraphQL error with code C, no failure", rec)
 	}
 	// rateLayer: a wait before each attempt, each outcome observed.
 	var statuses []int
@@ -170,7 +171,45 @@ func TestLayersAttemptBounds(t *testing.T) {
 			rec, _, err := send(t, composed(t, &scriptedBase{reply: tc.reply}, &recordingLimiter{}, &stats{}))
 			var ce *CallError
 			if !errors.As(err, &ce) || !strings.Contains(ce.Message, tc.wantMsg) || rec.attempts != tc.wantAttempts || rec.err != err {
-				t.Errorf("RoundTrip() = %v after %d attempts, want a recorded CallError saying %q after %d", err, rec.attempts, tc.wantMsg, tc.wantAttempts)
+				t.Errorf("RoundTrip() = %v after %d attempts, want a CallError, handed back too, saying %q after %d", err, rec.attempts, tc.wantMsg, tc.wantAttempts)
+			}
+		})
+	}
+}
+
+// TestRateLayerTakesTheServiceLatency: the rateLayer observes the latency
+// the concurrencyLayer measured (the service's), carried up on the
+// attempt's result, an *attemptError or a 2xx reply's replyBody, not its
+// own wall time around the attempt; and the operation of the call.
+func TestRateLayerTakesTheServiceLatency(t *testing.T) {
+	tests := []struct {
+		name string
+		next roundTripFunc
+		want time.Duration
+	}{
+		{"attempt error", func(*http.Request) (*http.Response, error) {
+			return nil, &attemptError{kind: outcomeRetry, status: 429, latency: 7 * time.Millisecond}
+		}, 7 * time.Millisecond},
+		{"2xx reply", func(*http.Request) (*http.Response, error) {
+			resp := reply(200, `{}`, nil)
+			resp.Body = &replyBody{latency: 9 * time.Millisecond}
+			return resp, nil
+		}, 9 * time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lim := &recordingLimiter{}
+			clock := time.Unix(0, 0)
+			l := &rateLayer{next: tc.next, lim: lim, log: slog.New(slog.DiscardHandler),
+				now: func() time.Time { clock = clock.Add(time.Second); return clock }}
+			ctx := withHandOff(t.Context(), &handOff{spec: callSpec{op: "submitLead"}})
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/graphql", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.RoundTrip(req)
+			if len(lim.observed) != 1 || lim.observed[0].Latency != tc.want || lim.observed[0].Op != "submitLead" {
+				t.Errorf("observed %+v, want one outcome of submitLead with latency %v", lim.observed, tc.want)
 			}
 		})
 	}

@@ -55,8 +55,8 @@ func FuzzOutcome(f *testing.F) {
 			return
 		}
 		l := &outcomeLayer{next: replyTransport{status: status, body: body}, now: time.Now, refusals: refusals}
-		rec := &callRecord{op: "createLead"}
-		req, err := http.NewRequestWithContext(context.WithValue(context.Background(), recordKey{}, rec), http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader("{}"))
+		ctx := withHandOff(context.Background(), &handOff{spec: callSpec{op: "createLead"}})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader("{}"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,9 +67,13 @@ func FuzzOutcome(f *testing.F) {
 			if resp == nil || status < 200 || status > 299 {
 				t.Fatalf("HTTP %d handed up as an answer", status)
 			}
-			usable := l.usable(rec.result, rec.errs)
-			if rec.ambiguous == usable {
-				t.Fatalf("HTTP %d %q: ambiguous %v, usable %v: want exactly one", status, body, rec.ambiguous, usable)
+			rb := replyOf(resp)
+			if rb == nil {
+				t.Fatalf("HTTP %d handed up without what the layer decoded", status)
+			}
+			usable := l.usable(rb.result, rb.errs)
+			if rb.ambiguous == usable {
+				t.Fatalf("HTTP %d %q: ambiguous %v, usable %v: want exactly one", status, body, rb.ambiguous, usable)
 			}
 		case !errors.As(err, &ae):
 			t.Fatalf("error %v is not an attemptError", err)

@@ -17,23 +17,10 @@ import (
 // other call is answered: at most this many times MaxAttempts.
 const throttledAttemptsFactor = 4
 
-// recordKey is the context key of the callRecord of one GraphQL call.
-type recordKey struct{}
-
-// callRecord is what the layers learnt about one GraphQL call, carried in
-// the request's context to the Client above the GraphQL library. Only the
-// call's own goroutine touches it.
-type callRecord struct {
-	op        string
-	red       *Redactor // the lead's, for the debug logs; nil: SSN-shaped numbers only
-	attempts  int
-	ambiguous bool
-	errs      []GraphQLError // GraphQL errors of a 2xx reply
-	result    *lead.Result   // the operation's result in a 2xx reply, nil when it has none
-	err       error          // the call failed: *CallError or *AuthError
-	// attemptLatency is the last attempt's latency as the
-	// concurrencyLayer measured it, for the rateLayer above it.
-	attemptLatency time.Duration
+// callSpec is what the Client asks of the transport for one GraphQL call.
+type callSpec struct {
+	op  string
+	red *Redactor // the lead's, for the debug logs; nil: SSN-shaped numbers only
 	// failFast stops at the first outage (see CallError.Outage) instead
 	// of retrying it: Preflight wants to know now.
 	failFast bool
@@ -43,16 +30,52 @@ type callRecord struct {
 	probe bool
 }
 
-// fail records err as the call's outcome and returns it.
-func (rec *callRecord) fail(err error) error {
-	rec.err = err
-	return err
+// callOutcome is what the transport learnt about one GraphQL call: the
+// retryLayer's result, gathered from what each attempt's layers returned
+// (an *attemptError, or a 2xx reply's replyBody).
+type callOutcome struct {
+	attempts  int
+	ambiguous bool
+	errs      []GraphQLError // GraphQL errors of a 2xx reply
+	result    *lead.Result   // the operation's result in a 2xx reply, nil when it has none
+	err       error          // the call failed: *CallError or *AuthError
 }
 
-// recordOf is the callRecord in ctx, or nil.
-func recordOf(ctx context.Context) *callRecord {
-	rec, _ := ctx.Value(recordKey{}).(*callRecord)
-	return rec
+// handOff carries one GraphQL call across machinebox/graphql, whose only
+// hook is the http.Client it is given (see the package doc): the spec
+// down, the outcome up. Client.run creates it, puts it in the request's
+// context (withHandOff) and reads the outcome when the library returns;
+// the retryLayer is the one layer that takes it out (handOffOf), and it
+// writes the outcome once, as it returns. Only the call's own goroutine
+// touches it.
+type handOff struct {
+	spec callSpec
+	out  callOutcome
+}
+
+// handOffKey is the context key of a call's handOff.
+type handOffKey struct{}
+
+// withHandOff returns ctx carrying h to the transport.
+func withHandOff(ctx context.Context, h *handOff) context.Context {
+	return context.WithValue(ctx, handOffKey{}, h)
+}
+
+// handOffOf is the handOff in ctx, or nil (a request sent without a
+// Client, as in tests that compose layers).
+func handOffOf(ctx context.Context) *handOff {
+	h, _ := ctx.Value(handOffKey{}).(*handOff)
+	return h
+}
+
+// opOf is the operation of the call a request belongs to, for the layers
+// under the retryLayer that count, pace or name by operation; "" without
+// a handOff.
+func opOf(ctx context.Context) string {
+	if h := handOffOf(ctx); h != nil {
+		return h.spec.op
+	}
+	return ""
 }
 
 // layers are the settings of the transport's layers.
@@ -92,7 +115,7 @@ func newTransport(l layers) http.RoundTripper {
 	rt = &concurrencyLayer{next: rt, conc: conc, now: l.now, hist: &l.stats.attemptLatency}
 	rt = &authLayer{next: rt, tokens: l.tokens}
 	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log, waiting: l.rateWait, allowed: l.rateAllowed}
-	return &retryLayer{next: rt, log: l.log, answered: &l.stats.answered, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax, gate: l.gate, now: l.now}
+	return &retryLayer{next: rt, log: l.log, stats: l.stats, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax, gate: l.gate, now: l.now}
 }
 
 // retryLayer makes one GraphQL call of up to MaxAttempts attempts: it
@@ -108,33 +131,51 @@ func newTransport(l layers) http.RoundTripper {
 // run stops waiting). Once the gate is armed, an outage-class failure is
 // retried even when its kind is not (a 404, a reply that is not GraphQL):
 // the endpoint answered before, so it is away, not wrong. It rewinds the
-// request body for every attempt and records the call's outcome.
+// request body for every attempt, counts the retries among them (the
+// attempts made after the first), and gathers the call's outcome from what
+// the layers under it return.
 type retryLayer struct {
 	next        http.RoundTripper
 	log         *slog.Logger
-	answered    *atomic.Int64 // replies of the Client's calls other than 429
+	stats       *stats // its answered (replies other than 429); it counts the retries
 	maxAttempts int
 	base, max   time.Duration
 	gate        *gate // nil: no outage handling
 	now         func() time.Time
 }
 
-// RoundTrip performs one GraphQL call with all its attempts.
+// RoundTrip performs one GraphQL call with all its attempts, and hands
+// what it learnt to the Client through the call's handOff.
 func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
+	h := handOffOf(req.Context())
+	if h == nil {
+		h = &handOff{spec: callSpec{op: "graphql"}}
+	}
+	resp, out := l.call(req, h.spec)
+	h.out = out
+	if out.err != nil {
+		return nil, out.err
+	}
+	return resp, nil
+}
+
+// call makes the attempts of the call spec describes: the last reply (nil
+// when the call failed) and what the attempts' layers returned.
+func (l *retryLayer) call(req *http.Request, spec callSpec) (*http.Response, callOutcome) {
 	ctx := req.Context()
-	rec := recordOf(ctx)
-	if rec == nil {
-		rec = &callRecord{op: "graphql"}
-		ctx = context.WithValue(ctx, recordKey{}, rec)
+	var out callOutcome
+	fail := func(err error) (*http.Response, callOutcome) {
+		out.err = err
+		return nil, out
 	}
 	body, err := newRewinder(req)
 	if err != nil {
-		return nil, rec.fail(&CallError{Op: rec.op, Message: "read request body", Err: err})
+		return fail(&CallError{Op: spec.op, Message: "read request body", Err: err})
 	}
 	reauthed, throttled, stalled, waived := false, 0, 0, 0
-	seen := l.answered.Load()
+	seen := l.stats.answered.Load()
 	g := l.gate
-	if rec.probe {
+	if spec.probe {
 		g = nil
 	}
 	// streak is when this call's outage-class failures in a row began;
@@ -146,42 +187,52 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := l.next.RoundTrip(body.request(ctx, req))
 		var ae *attemptError
 		if errors.As(err, &ae) || err == nil {
-			rec.attempts++ // made, not stopped before by the rate or the token
+			out.attempts++ // made, not stopped before by the rate or the token
+			if out.attempts > 1 {
+				l.stats.retries.Add(1)
+				l.stats.ops[opIndex(spec.op)].retries.Add(1)
+			}
 		}
 		if ae != nil && ae.ambiguous {
-			rec.ambiguous = true
+			out.ambiguous = true
+		}
+		if rb := replyOf(resp); err == nil && rb != nil {
+			out.errs, out.result = rb.errs, rb.result
+			if rb.ambiguous {
+				out.ambiguous = true
+			}
 		}
 		switch {
 		case ctx.Err() != nil:
 			if resp != nil {
 				resp.Body.Close()
 			}
-			return nil, rec.fail(interrupted(rec, ctx.Err()))
+			return fail(interrupted(spec.op, out, ctx.Err()))
 		case err == nil:
 			if g != nil {
 				g.answered(start)
 			}
-			return resp, nil
+			return resp, out
 		case ae == nil:
 			if g != nil && isTokenOutage(err) && g.inOutage() {
 				// No token: the identity provider is away; the call waits.
 				if werr := g.wait(ctx); werr != nil {
-					return nil, rec.fail(outageStop(rec, werr))
+					return fail(outageStop(spec.op, out, werr))
 				}
 				continue
 			}
-			return nil, rec.fail(unattempted(rec, ctx, err))
+			return fail(unattempted(spec.op, out, ctx, err))
 		case ae.kind == outcomeReauth && !reauthed:
 			if g != nil {
 				g.answered(start)
 			}
 			reauthed = true
-			l.log.Debug("401 from the lead endpoint; renewing the token", "op", rec.op, "attempt", rec.attempts)
+			l.log.Debug("401 from the lead endpoint; renewing the token", "op", spec.op, "attempt", out.attempts)
 			continue
-		case rec.probe:
-			return nil, rec.fail(callError(rec, ae, false))
-		case rec.failFast && ae.outage:
-			return nil, rec.fail(callError(rec, ae, ae.kind == outcomeRetry))
+		case spec.probe:
+			return fail(callError(spec.op, out, ae, false))
+		case spec.failFast && ae.outage:
+			return fail(callError(spec.op, out, ae, ae.kind == outcomeRetry))
 		}
 		retryable := ae.kind == outcomeRetry
 		switch {
@@ -198,7 +249,7 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 			// another on its own evidence: if the probes found the service
 			// answering and this call still fails, its attempts count.
 			down, silent := g.failed(cause, ae.timedOut > 0 && !waitedOut, start)
-			if !down && (silent || (!waitedOut && rec.attempts-throttled-waived >= l.maxAttempts && !g.answeredSince(streak))) {
+			if !down && (silent || (!waitedOut && out.attempts-throttled-waived >= l.maxAttempts && !g.answeredSince(streak))) {
 				// No reply while nothing else was answered, or giving up
 				// now would fail the row while nothing sent since its
 				// trouble began was answered: a probe tells whether the
@@ -208,7 +259,7 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 			if down {
 				waived++ // not the row's attempt to lose: the service is away
 				if werr := g.wait(ctx); werr != nil {
-					return nil, rec.fail(outageStop(rec, werr))
+					return fail(outageStop(spec.op, out, werr))
 				}
 				streak, waitedOut = time.Time{}, true
 				continue
@@ -218,26 +269,26 @@ func (l *retryLayer) RoundTrip(req *http.Request) (*http.Response, error) {
 			retryable = retryable || g.isArmed()
 		}
 		if !retryable {
-			return nil, rec.fail(callError(rec, ae, false))
+			return fail(callError(spec.op, out, ae, false))
 		}
 		if ae.status == http.StatusTooManyRequests {
 			throttled++
-			if n := l.answered.Load(); n != seen {
+			if n := l.stats.answered.Load(); n != seen {
 				seen, stalled = n, 0 // others were answered since: progress
 			}
 			stalled++
 		}
-		if rec.attempts-throttled-waived >= l.maxAttempts || stalled >= throttledAttemptsFactor*l.maxAttempts {
-			return nil, rec.fail(callError(rec, ae, ae.kind == outcomeRetry))
+		if out.attempts-throttled-waived >= l.maxAttempts || stalled >= throttledAttemptsFactor*l.maxAttempts {
+			return fail(callError(spec.op, out, ae, ae.kind == outcomeRetry))
 		}
-		wait := max(backoffDelay(rec.attempts-throttled-waived, l.base, l.max, rand.Float64()), ae.retryAfter)
-		l.log.Debug("retrying", "op", rec.op, "attempt", rec.attempts, "status", ae.status, "wait", wait, "reason", rec.red.String(ae.Error()))
+		wait := max(backoffDelay(out.attempts-throttled-waived, l.base, l.max, rand.Float64()), ae.retryAfter)
+		l.log.Debug("retrying", "op", spec.op, "attempt", out.attempts, "status", ae.status, "wait", wait, "reason", spec.red.String(ae.Error()))
 		timer := time.NewTimer(wait)
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, rec.fail(interrupted(rec, ctx.Err()))
+			return fail(interrupted(spec.op, out, ctx.Err()))
 		}
 	}
 }
@@ -252,42 +303,42 @@ func isTokenOutage(err error) bool {
 
 // outageStop is the call's error when it stopped waiting out an outage:
 // werr, the gate's *OutageError, or the call's context ending.
-func outageStop(rec *callRecord, werr error) *CallError {
+func outageStop(op string, out callOutcome, werr error) *CallError {
 	var oe *OutageError
 	if !errors.As(werr, &oe) {
-		return interrupted(rec, werr)
+		return interrupted(op, out, werr)
 	}
-	return &CallError{Op: rec.op, Message: oe.Error(), Retryable: true, Attempts: rec.attempts, Ambiguous: rec.ambiguous, Err: oe}
+	return &CallError{Op: op, Message: oe.Error(), Retryable: true, Attempts: out.attempts, Ambiguous: out.ambiguous, Err: oe}
 }
 
 // unattempted is the call's error when no attempt could be made: no token
 // (the tokenError of the authLayer) or no turn at the rate.
-func unattempted(rec *callRecord, ctx context.Context, err error) error {
+func unattempted(op string, out callOutcome, ctx context.Context, err error) error {
 	var te *tokenError
 	if !errors.As(err, &te) {
-		return interrupted(rec, err)
+		return interrupted(op, out, err)
 	}
 	var ae *AuthError
 	if errors.As(te.err, &ae) {
 		return ae
 	}
 	if ctx.Err() != nil {
-		return interrupted(rec, ctx.Err())
+		return interrupted(op, out, ctx.Err())
 	}
 	// The token endpoint gave no token after its own retries: no call can
 	// be made, which is an outage of the service.
-	return &CallError{Op: rec.op, Message: RedactURLsIn(te.err.Error()), Retryable: true, Outage: true,
-		Attempts: rec.attempts, Ambiguous: rec.ambiguous, Err: te.err}
+	return &CallError{Op: op, Message: RedactURLsIn(te.err.Error()), Retryable: true, Outage: true,
+		Attempts: out.attempts, Ambiguous: out.ambiguous, Err: te.err}
 }
 
-func interrupted(rec *callRecord, err error) *CallError {
-	return &CallError{Op: rec.op, Message: "interrupted: " + err.Error(), Attempts: rec.attempts,
-		Ambiguous: rec.ambiguous, Err: err}
+func interrupted(op string, out callOutcome, err error) *CallError {
+	return &CallError{Op: op, Message: "interrupted: " + err.Error(), Attempts: out.attempts,
+		Ambiguous: out.ambiguous, Err: err}
 }
 
-func callError(rec *callRecord, ae *attemptError, retryable bool) *CallError {
-	ce := &CallError{Op: rec.op, Status: ae.status, Retryable: retryable, Outage: ae.outage, Attempts: rec.attempts,
-		Ambiguous: rec.ambiguous, Errors: ae.errs, Err: ae.err}
+func callError(op string, out callOutcome, ae *attemptError, retryable bool) *CallError {
+	ce := &CallError{Op: op, Status: ae.status, Retryable: retryable, Outage: ae.outage, Attempts: out.attempts,
+		Ambiguous: out.ambiguous, Errors: ae.errs, Err: ae.err}
 	switch {
 	case len(ae.errs) > 0:
 		// A non-2xx reply with GraphQL errors: the status is part of it.
@@ -326,15 +377,12 @@ func (l *rateLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	start := l.now()
 	resp, err := l.next.RoundTrip(r)
-	o := attemptOutcome{Start: start, Latency: l.now().Sub(start)}
-	if rec := recordOf(r.Context()); rec != nil {
-		// The service's latency, as the concurrencyLayer measured it:
-		// without the wait for a place in flight (a limit that binds is
-		// no slower service) and the client's own work.
-		o.Op = rec.op
-		if rec.attemptLatency > 0 {
-			o.Latency, rec.attemptLatency = rec.attemptLatency, 0
-		}
+	o := attemptOutcome{Start: start, Latency: l.now().Sub(start), Op: opOf(r.Context())}
+	// The service's latency, as the concurrencyLayer measured it: without
+	// the wait for a place in flight (a limit that binds is no slower
+	// service) and the client's own work.
+	if d := serviceLatency(resp, err); d > 0 {
+		o.Latency = d
 	}
 	var ae *attemptError
 	switch {
@@ -388,19 +436,20 @@ func (l *concurrencyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if w, f := wrote.Load(), first.Load(); w != 0 && f > w {
 		o.Latency = time.Duration(f - w)
 	}
-	if rec := recordOf(r.Context()); rec != nil {
-		o.Op = rec.op
-		rec.attemptLatency = o.Latency
-	}
+	o.Op = opOf(r.Context())
 	learn := r.Context().Err() == nil
 	var ae *attemptError
 	switch {
 	case errors.As(err, &ae):
 		o.Status, o.RetryAfter, o.Timeout = ae.status, ae.retryAfter, ae.timeout
+		ae.latency = o.Latency // for the rateLayer above
 	case err != nil:
 		learn = false
 	default:
 		o.Status = resp.StatusCode
+		if rb := replyOf(resp); rb != nil {
+			rb.latency = o.Latency // for the rateLayer above
+		}
 	}
 	if learn && (o.Status != 0 || o.Timeout) {
 		l.hist.observe(o.Latency)
@@ -441,8 +490,8 @@ func (l *authLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// statsLayer counts every attempt, the retries among them, and each
-// attempt's outcome. It sits under the authLayer: an attempt is one that
+// statsLayer counts every attempt and each attempt's outcome (the
+// retryLayer, which knows which attempt is a retry, counts the retries). It sits under the authLayer: an attempt is one that
 // had a token to send.
 type statsLayer struct {
 	next  http.RoundTripper
@@ -452,18 +501,17 @@ type statsLayer struct {
 
 // RoundTrip counts one attempt.
 func (l *statsLayer) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := recordOf(r.Context())
-	op := &l.stats.ops[opIndex(rec.op)]
+	op := &l.stats.ops[opIndex(opOf(r.Context()))]
 	l.stats.attempts.Add(1)
-	if rec.attempts > 0 { // the retryLayer counts them once made
-		l.stats.retries.Add(1)
-		op.retries.Add(1)
-	}
 	start := l.now()
 	resp, err := l.next.RoundTrip(r)
 	var ae *attemptError
 	errors.As(err, &ae)
-	class := classOf(resp, rec.errs, ae)
+	var errs []GraphQLError
+	if rb := replyOf(resp); err == nil && rb != nil {
+		errs = rb.errs
+	}
+	class := classOf(resp, errs, ae)
 	op.outcomes[class].Add(1)
 	if class == classOK || class == classGraphQLError {
 		l.stats.answered.Add(1)
