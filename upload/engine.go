@@ -276,15 +276,12 @@ func (e *engine) writeLines(lines <-chan line, journal Journal, failRun context.
 // plan decides what to do with one row: a line to journal now (invalid, or
 // finished in an earlier run) or a job for the workers.
 func (e *engine) plan(it source.Item) (job, *line, error) {
-	var prior report.Row
-	var hasPrior bool
-	if e.cfg.Prior != nil {
-		prior, hasPrior = e.cfg.Prior.Get(it.Row.Row)
+	r, err := MatchPrior(e.cfg.Prior, it.Row)
+	if err != nil {
+		return job{}, nil, err
 	}
-	if hasPrior && prior.LeadID != it.Row.LeadID {
-		return job{}, nil, fmt.Errorf("%w: row %d has leadId %q there but %q here", ErrForeignJournal, it.Row.Row, prior.LeadID, it.Row.LeadID)
-	}
-	if it.Row.Status == lead.StatusInvalid && hasPrior && prior.HasLead() {
+	prior, hasPrior := r.Prior, r.Has
+	if r.Kept {
 		// Its cells were edited since an earlier run created its lead:
 		// the lead keeps its id and its obligations (submitted when
 		// qualified); the edit is not sent. The summary names the row.

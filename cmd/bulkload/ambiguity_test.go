@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/leadsim/simtest"
 )
@@ -197,8 +198,8 @@ func TestUploadAmbiguousAnswers(t *testing.T) {
 				"--timeout", "500ms", "--max-consecutive-failures", "0", input)
 
 			res := runCLI(t, secretEnv(), args...)
-			if res.code != exitRowsFailed {
-				t.Fatalf("first run exit = %d, want %d (rows failed)\n%s", res.code, exitRowsFailed, res.stderr)
+			if res.code != app.ExitRowsFailed {
+				t.Fatalf("first run exit = %d, want %d (rows failed)\n%s", res.code, app.ExitRowsFailed, res.stderr)
 			}
 			for row, r := range finalByRow(t, results, n) {
 				if r["status"] != "failed" || !strings.HasPrefix(r["note"], "[ambiguous:") {
@@ -211,7 +212,7 @@ func TestUploadAmbiguousAnswers(t *testing.T) {
 
 			s.on.Store(false)
 			res = runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
-			if res.code != exitOK {
+			if res.code != app.ExitOK {
 				t.Errorf("--resume exit = %d, want 0\n%s", res.code, res.stderr)
 			}
 			for row, r := range finalByRow(t, results, n) {
@@ -247,7 +248,7 @@ func TestUploadAmbiguousRetry(t *testing.T) {
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "3", "--timeout", "500ms", input)
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Errorf("exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	for row, r := range finalByRow(t, results, n) {
@@ -322,7 +323,7 @@ func TestUploadNullResultCode(t *testing.T) {
 	t.Run("read back with Lead.Read", func(t *testing.T) {
 		s := startAlteringSim(t, leadsim.Options{}, nullCode)
 		res, _, results := upload(t, s)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Errorf("exit = %d, want 0 (every lead read back and submitted)\n%s", res.code, res.stderr)
 		}
 		for row, r := range finalByRow(t, results, n) {
@@ -340,8 +341,8 @@ func TestUploadNullResultCode(t *testing.T) {
 		client.Roles = []string{leadsim.RoleWrite}
 		s := startAlteringSim(t, leadsim.Options{Clients: []leadsim.Client{client}}, nullCode)
 		res, args, results := upload(t, s)
-		if res.code != exitRowsFailed {
-			t.Errorf("exit = %d, want %d (rows unverified)\n%s", res.code, exitRowsFailed, res.stderr)
+		if res.code != app.ExitRowsFailed {
+			t.Errorf("exit = %d, want %d (rows unverified)\n%s", res.code, app.ExitRowsFailed, res.stderr)
 		}
 		for row, r := range finalByRow(t, results, n) {
 			if r["status"] != "unverified" || r["id"] == "" || !strings.Contains(r["note"], "without a result code") {
@@ -354,7 +355,7 @@ func TestUploadNullResultCode(t *testing.T) {
 		s.on.Store(false)
 		input := args[len(args)-1]
 		res = runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Errorf("--resume exit = %d, want 0\n%s", res.code, res.stderr)
 		}
 		for row, r := range finalByRow(t, results, n) {
@@ -372,8 +373,8 @@ func TestUploadNullResultCode(t *testing.T) {
 			return jsonReply(200, string(withField(t, r.body, "id", "null"))), 0
 		})
 		res, args, results := upload(t, s)
-		if res.code != exitRowsFailed {
-			t.Errorf("exit = %d, want %d (rows unverified)\n%s", res.code, exitRowsFailed, res.stderr)
+		if res.code != app.ExitRowsFailed {
+			t.Errorf("exit = %d, want %d (rows unverified)\n%s", res.code, app.ExitRowsFailed, res.stderr)
 		}
 		for row, r := range finalByRow(t, results, n) {
 			if r["status"] != "unverified" || !strings.Contains(r["note"], "without a lead id") {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -28,15 +29,15 @@ func TestAuthCheck(t *testing.T) {
 		code   int
 		want   string
 	}{
-		{"good", simSecret, authArgs, exitOK, "Lead.Write"},
-		{"wrong secret", "wrong-secret-42", authArgs, exitAuth, "invalid_client"},
-		{"wrong scope", simSecret, []string{"--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID, "--client-id", leadsim.DefaultClientID, "--app-id", "other-app"}, exitAuth, "--app-id"},
-		{"unknown client", simSecret, []string{"--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID, "--client-id", "nobody", "--app-id", leadsim.DefaultAppID}, exitAuth, "--client-id"},
-		{"missing settings", simSecret, nil, exitUsage, "--client-id"},
-		{"simulate", "", []string{"--simulate"}, exitOK, "expires at"},
+		{"good", simSecret, authArgs, app.ExitOK, "Lead.Write"},
+		{"wrong secret", "wrong-secret-42", authArgs, app.ExitAuth, "invalid_client"},
+		{"wrong scope", simSecret, []string{"--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID, "--client-id", leadsim.DefaultClientID, "--app-id", "other-app"}, app.ExitAuth, "--app-id"},
+		{"unknown client", simSecret, []string{"--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID, "--client-id", "nobody", "--app-id", leadsim.DefaultAppID}, app.ExitAuth, "--client-id"},
+		{"missing settings", simSecret, nil, app.ExitUsage, "--client-id"},
+		{"simulate", "", []string{"--simulate"}, app.ExitOK, "expires at"},
 		// --endpoint runs upload's preflight, with upload's exit statuses.
-		{"endpoint answers", simSecret, s.args(), exitOK, "answered the preflight query"},
-		{"dead endpoint", simSecret, append(slices.Clone(authArgs), "--endpoint", "http://127.0.0.1:1/graphql", "--timeout", "5s"), exitUnreachable, "127.0.0.1:1"},
+		{"endpoint answers", simSecret, s.args(), app.ExitOK, "answered the preflight query"},
+		{"dead endpoint", simSecret, append(slices.Clone(authArgs), "--endpoint", "http://127.0.0.1:1/graphql", "--timeout", "5s"), app.ExitUnreachable, "127.0.0.1:1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +50,7 @@ func TestAuthCheck(t *testing.T) {
 			if !strings.Contains(out, tc.want) {
 				t.Errorf("auth check output lacks %q:\n%s", tc.want, out)
 			}
-			if tc.secret != "" && tc.code != exitOK && strings.Contains(out, tc.secret) {
+			if tc.secret != "" && tc.code != app.ExitOK && strings.Contains(out, tc.secret) {
 				t.Error("the secret appears in the output")
 			}
 			if strings.Contains(out, "eyJ") {
@@ -102,7 +103,7 @@ func TestSimCommandServesWhatItPrints(t *testing.T) {
 	args[len(args)-1] = filepath.Join(samples, "leads.csv")
 	args = append(args[:len(args)-1], "--results", filepath.Join(t.TempDir(), "r.csv"), "--rate", "0", args[len(args)-1])
 	res := runCLI(t, nil, args...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Errorf("the printed upload command exit = %d\n%s", res.code, res.stderr)
 	}
 	// The secret file is in a private directory of its own, not at a
@@ -114,7 +115,7 @@ func TestSimCommandServesWhatItPrints(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != exitOK {
+		if code != app.ExitOK {
 			t.Errorf("sim exit after cancel = %d, want 0\n%s", code, errb.String())
 		}
 		if _, err := os.Stat(secretFile); !errors.Is(err, os.ErrNotExist) {
@@ -145,7 +146,7 @@ func TestAlternativeSettingsPrecedence(t *testing.T) {
 	args := []string{"auth", "check", "--config", cfg, "--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID,
 		"--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID}
 	res := runCLI(t, env, args...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("auth check exit = %d, want 0 (flags must beat the environment's token URL and the file's scope)\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if !strings.Contains(res.stdout, "/"+leadsim.DefaultTenantID+"/oauth2") {
@@ -154,17 +155,17 @@ func TestAlternativeSettingsPrecedence(t *testing.T) {
 
 	// Without the flags, the environment's token URL is used (and fails).
 	res = runCLI(t, env, "auth", "check", "--config", cfg, "--client-id", leadsim.DefaultClientID)
-	if res.code != exitAuth {
-		t.Errorf("auth check with the environment's wrong token URL exit = %d, want %d\n%s", res.code, exitAuth, res.stderr)
+	if res.code != app.ExitAuth {
+		t.Errorf("auth check with the environment's wrong token URL exit = %d, want %d\n%s", res.code, app.ExitAuth, res.stderr)
 	}
 
 	// The same file serves validate; a key no command takes is refused.
-	if res := runCLI(t, nil, "validate", "--config", cfg, "--results", filepath.Join(dir, "r.csv"), filepath.Join(samples, "leads.csv")); res.code != exitOK {
+	if res := runCLI(t, nil, "validate", "--config", cfg, "--results", filepath.Join(dir, "r.csv"), filepath.Join(samples, "leads.csv")); res.code != app.ExitOK {
 		t.Errorf("validate with a shared config file exit = %d\n%s", res.code, res.stderr)
 	}
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("concurency: 4\n"), 0o600)
-	if res := runCLI(t, nil, "validate", "--config", bad, filepath.Join(samples, "leads.csv")); res.code != exitUsage || !strings.Contains(res.stderr, "concurency") {
+	if res := runCLI(t, nil, "validate", "--config", bad, filepath.Join(samples, "leads.csv")); res.code != app.ExitUsage || !strings.Contains(res.stderr, "concurency") {
 		t.Errorf("a misspelt key: exit %d, stderr:\n%s", res.code, res.stderr)
 	}
 }
@@ -180,12 +181,12 @@ func TestSecretSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	authArgs := append([]string{"auth", "check", "--config", cfg}, s.args()[2:]...)
-	if res := runCLI(t, secretEnv(), authArgs...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), authArgs...); res.code != app.ExitOK {
 		t.Errorf("BULKLOAD_CLIENT_SECRET with a secret file in the config file: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 	res := runCLI(t, secretEnv(), "auth", "check", "--auth-url", s.url, "--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "--tenant-id") {
-		t.Errorf("--auth-url without --tenant-id: exit %d, want %d and a hint\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage || !strings.Contains(res.stderr, "--tenant-id") {
+		t.Errorf("--auth-url without --tenant-id: exit %d, want %d and a hint\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 
 	const real = "PROD-SECRET-do-not-print-8472"
@@ -232,13 +233,13 @@ func TestAuthCheckOpaqueToken(t *testing.T) {
 	defer idp.Close()
 	args := []string{"auth", "check", "--token-url", idp.URL + "/token", "--client-id", "c", "--scope", "s"}
 	res := runCLI(t, map[string]string{"BULKLOAD_CLIENT_SECRET": "x"}, args...)
-	if res.code != exitOK || !strings.Contains(res.stdout, "opaque") || !strings.Contains(res.stdout, "--endpoint") || strings.Contains(res.stdout, "lacks Lead.Write") {
+	if res.code != app.ExitOK || !strings.Contains(res.stdout, "opaque") || !strings.Contains(res.stdout, "--endpoint") || strings.Contains(res.stdout, "lacks Lead.Write") {
 		t.Errorf("auth check with an opaque token: exit %d, want 0, roles unknown and a pointer to --endpoint, no claim about Lead.Write\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	// With --endpoint the service answers (the simulator refuses a token
 	// it did not issue: exit 3, as upload's preflight would).
 	res = runCLI(t, map[string]string{"BULKLOAD_CLIENT_SECRET": "x"}, append(args, "--endpoint", s.url+"/graphql")...)
-	if res.code != exitAuth || !strings.Contains(res.stderr, "refused the access token") {
-		t.Errorf("auth check --endpoint with a token the service refuses: exit %d, want %d\n%s%s", res.code, exitAuth, res.stdout, res.stderr)
+	if res.code != app.ExitAuth || !strings.Contains(res.stderr, "refused the access token") {
+		t.Errorf("auth check --endpoint with a token the service refuses: exit %d, want %d\n%s%s", res.code, app.ExitAuth, res.stdout, res.stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/leadsim"
@@ -34,7 +35,7 @@ func BenchmarkValidate(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		res := runCLI(b, nil, "validate", "--results", results, input)
-		if res.code != exitRowsFailed {
+		if res.code != app.ExitRowsFailed {
 			b.Fatalf("exit %d: %s", res.code, res.stderr)
 		}
 	}
@@ -56,7 +57,7 @@ func BenchmarkUpload(b *testing.B) {
 		args = append(args, "--results", results, "--rate", "0", "--concurrency", "16", "--progress", "off", input)
 		b.StartTimer()
 		res := runCLI(b, secretEnv(), args...)
-		if res.code != exitRowsFailed && res.code != exitOK {
+		if res.code != app.ExitRowsFailed && res.code != app.ExitOK {
 			b.Fatalf("exit %d: %s", res.code, res.stderr)
 		}
 	}
@@ -122,7 +123,7 @@ func BenchmarkReport1M(b *testing.B) {
 	out := filepath.Join(b.TempDir(), "report.html")
 	b.ResetTimer()
 	for b.Loop() {
-		if res := runCLI(b, nil, "report", "-o", out, results); res.code != exitOK {
+		if res := runCLI(b, nil, "report", "-o", out, results); res.code != app.ExitOK {
 			b.Fatalf("exit %d: %s", res.code, res.stderr)
 		}
 	}
@@ -149,7 +150,7 @@ func BenchmarkReport1MCombined(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if res := runCLI(b, nil, "report", "-o", out, results, second); res.code != exitOK {
+		if res := runCLI(b, nil, "report", "-o", out, results, second); res.code != app.ExitOK {
 			b.Fatalf("exit %d: %s", res.code, res.stderr)
 		}
 	}

@@ -9,11 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bulkload/bulkload/app"
 )
 
 func TestVersion(t *testing.T) {
@@ -25,50 +26,13 @@ func TestVersion(t *testing.T) {
 	}
 	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
 		res := runCLI(t, nil, args...)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Errorf("run(%q) exit = %d, want 0\n%s", args, res.code, res.stderr)
 		}
 		// A test binary's build info: the main module's version
 		// ("(devel)") and the Go version, read from the binary.
 		if !strings.Contains(res.stdout, "bulkload "+bi.Main.Version+",") || !strings.Contains(res.stdout, bi.GoVersion) {
 			t.Errorf("run(%q) = %q, want the module version %q and %s", args, res.stdout, bi.Main.Version, bi.GoVersion)
-		}
-	}
-}
-
-// TestBuildInfoFrom proves the version comes from the build info the
-// toolchain stamps (go build in a git checkout), not from a constant.
-func TestBuildInfoFrom(t *testing.T) {
-	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/bulkload/bulkload", Version: "v1.4.2"},
-		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "4b825dc642cb6eb9a060e54bf8d69288fbee4904"},
-			{Key: "vcs.time", Value: "2026-11-20T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
-	got := buildInfoFrom(bi, true)
-	want := buildInfo{Version: "v1.4.2", Revision: "4b825dc642cb6eb9a060e54bf8d69288fbee4904", Time: "2026-11-20T10:00:00Z", Modified: true, GoVersion: "go1.26.8"}
-	if got != want {
-		t.Errorf("buildInfoFrom = %+v, want %+v", got, want)
-	}
-	s := got.String()
-	for _, part := range []string{"v1.4.2", "4b825dc642cb", "(modified)", "2026-11-20T10:00:00Z", "go1.26.8"} {
-		if !strings.Contains(s, part) {
-			t.Errorf("String() = %q, lacks %q", s, part)
-		}
-	}
-	if none := buildInfoFrom(nil, false); none.GoVersion != runtime.Version() || none.Revision != "" {
-		t.Errorf("buildInfoFrom(nil, false) = %+v, want the running Go version and no revision", none)
-	}
-	// Without a revision, the line names why.
-	for _, tc := range []struct {
-		settings []debug.BuildSetting
-		version  string
-		want     string
-	}{
-		{[]debug.BuildSetting{{Key: "-buildvcs", Value: "false"}}, "(devel)", "-buildvcs=false"},
-		{nil, "(devel)", "go run and go test do not record it"},
-		{nil, "v1.4.2", "a module build"},
-	} {
-		bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: tc.version}, Settings: tc.settings}
-		if s := buildInfoFrom(bi, true).String(); !strings.Contains(s, tc.want) {
-			t.Errorf("buildInfoFrom(%v, %s).String() = %q, want it to say %q", tc.settings, tc.version, s, tc.want)
 		}
 	}
 }
@@ -93,8 +57,8 @@ func TestTypos(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runCLI(t, nil, tc.args...)
-			if res.code != exitUsage {
-				t.Errorf("run(%q) exit = %d, want %d", tc.args, res.code, exitUsage)
+			if res.code != app.ExitUsage {
+				t.Errorf("run(%q) exit = %d, want %d", tc.args, res.code, app.ExitUsage)
 			}
 			if !strings.Contains(res.stderr, tc.want) {
 				t.Errorf("run(%q) stderr lacks %q:\n%s", tc.args, tc.want, res.stderr)
@@ -110,7 +74,7 @@ func TestUnknownEnvironmentVariableWarns(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"BULKLOAD_CONCURENCY": "4", "BULKLOAD_RESULTS": filepath.Join(dir, "r.csv"), "BULKLOAD_DATE_ORDER": "mdy"}
 	res := runCLI(t, env, "validate", filepath.Join(samples, "leads.csv"))
-	if res.code == exitUsage {
+	if res.code == app.ExitUsage {
 		t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
 	}
 	if !strings.Contains(res.stderr, "BULKLOAD_CONCURENCY") || !strings.Contains(res.stderr, "BULKLOAD_CONCURRENCY") {
@@ -146,7 +110,7 @@ func TestHelpPerCommand(t *testing.T) {
 	row := regexp.MustCompile(`(?m)^  (\d+) +\S`)
 	for _, tc := range cases {
 		res := runCLI(t, nil, tc.args...)
-		if res.code != exitOK || !strings.Contains(res.stdout, "Usage: bulkload") {
+		if res.code != app.ExitOK || !strings.Contains(res.stdout, "Usage: bulkload") {
 			t.Errorf("run(%q) exit = %d, stdout %q; want 0 and the help", tc.args, res.code, res.stdout)
 			continue
 		}
@@ -205,7 +169,7 @@ func TestCompletion(t *testing.T) {
 	scripts := map[string]string{}
 	for _, sh := range []string{"bash", "zsh", "fish"} {
 		res := runCLI(t, nil, "completion", sh)
-		if res.code != exitOK || res.stdout == "" {
+		if res.code != app.ExitOK || res.stdout == "" {
 			t.Fatalf("completion %s exit = %d\n%s", sh, res.code, res.stderr)
 		}
 		scripts[sh] = res.stdout
@@ -281,21 +245,21 @@ func TestLogFormatJSON(t *testing.T) {
 	})
 	t.Run("validate of a file with invalid rows", func(t *testing.T) {
 		res := runCLI(t, nil, "validate", "--log-format", "json", "--results", filepath.Join(dir, "w.results.csv"), filepath.Join(samples, "messy.csv"))
-		if res.code != exitRowsFailed {
-			t.Errorf("validate exit = %d, want %d", res.code, exitRowsFailed)
+		if res.code != app.ExitRowsFailed {
+			t.Errorf("validate exit = %d, want %d", res.code, app.ExitRowsFailed)
 		}
 		lastSummary(t, res)
 	})
 	t.Run("summary of results files", func(t *testing.T) {
 		res := runCLI(t, nil, "summary", "--log-format", "json", filepath.Join(dir, "v.results.csv"), filepath.Join(dir, "w.results.csv"))
-		if res.code != exitRowsFailed {
-			t.Errorf("summary exit = %d, want %d (rows were only validated)", res.code, exitRowsFailed)
+		if res.code != app.ExitRowsFailed {
+			t.Errorf("summary exit = %d, want %d (rows were only validated)", res.code, app.ExitRowsFailed)
 		}
 		lastSummary(t, res)
 	})
 	t.Run("upload with --progress bar", func(t *testing.T) {
 		res := runCLI(t, nil, "upload", "--simulate", "--log-format", "json", "--progress", "bar", "--results", filepath.Join(dir, "b.results.csv"), filepath.Join(samples, "leads.csv"))
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Errorf("upload exit = %d\n%s", res.code, res.stderr)
 		}
 		lastSummary(t, res)
@@ -308,8 +272,8 @@ func TestLogFormatJSON(t *testing.T) {
 	})
 	t.Run("upload error", func(t *testing.T) {
 		res := runCLI(t, nil, "upload", "--log-format", "json", "--results", filepath.Join(dir, "u.results.csv"), filepath.Join(samples, "leads.csv"))
-		if res.code != exitUsage {
-			t.Errorf("upload without settings exit = %d, want %d", res.code, exitUsage)
+		if res.code != app.ExitUsage {
+			t.Errorf("upload without settings exit = %d, want %d", res.code, app.ExitUsage)
 		}
 		recs := jsonRecords(t, res.stderr)
 		if len(recs) == 0 || !strings.Contains(res.stderr, "missing settings") {
@@ -330,8 +294,8 @@ func TestLogFormatJSON(t *testing.T) {
 	} {
 		t.Run("parse error, "+tc.name, func(t *testing.T) {
 			res := runCLI(t, tc.env, tc.args...)
-			if res.code != exitUsage {
-				t.Errorf("exit = %d, want %d", res.code, exitUsage)
+			if res.code != app.ExitUsage {
+				t.Errorf("exit = %d, want %d", res.code, app.ExitUsage)
 			}
 			recs := jsonRecords(t, res.stderr)
 			if len(recs) == 0 || recs[0]["level"] != "ERROR" || !strings.Contains(fmt.Sprint(recs[0]["msg"]), tc.want) {
@@ -393,8 +357,8 @@ func TestSettingErrorsInWords(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runCLI(t, tc.env, tc.args...)
-			if res.code != exitUsage {
-				t.Errorf("run(%q) exit = %d, want %d\n%s", tc.args, res.code, exitUsage, res.stderr)
+			if res.code != app.ExitUsage {
+				t.Errorf("run(%q) exit = %d, want %d\n%s", tc.args, res.code, app.ExitUsage, res.stderr)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(res.stderr, w) {
@@ -424,8 +388,8 @@ func TestRefusedCombinations(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runCLI(t, nil, tc.args...)
-			if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
-				t.Errorf("run(%q) exit = %d, stderr %q; want %d and %q", tc.args, res.code, res.stderr, exitUsage, tc.want)
+			if res.code != app.ExitUsage || !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("run(%q) exit = %d, stderr %q; want %d and %q", tc.args, res.code, res.stderr, app.ExitUsage, tc.want)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "out.txt")); err == nil {
 				t.Errorf("run(%q) wrote out.txt", tc.args)
@@ -442,8 +406,8 @@ func TestRejectsFollowsItsExtension(t *testing.T) {
 	t.Run("csv input, jsonl rejects", func(t *testing.T) {
 		rejects := filepath.Join(dir, "messy.rejects.jsonl")
 		res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "m.results.csv"), "--rejects", rejects, filepath.Join(samples, "messy.csv"))
-		if res.code != exitRowsFailed {
-			t.Fatalf("validate exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+		if res.code != app.ExitRowsFailed {
+			t.Fatalf("validate exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 		}
 		b, err := os.ReadFile(rejects)
 		if err != nil {
@@ -459,8 +423,8 @@ func TestRejectsFollowsItsExtension(t *testing.T) {
 		// Fed back in, in its own format, every row is read again (a row
 		// refused only as a duplicate of an earlier row passes now).
 		back := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "back.results.csv"), rejects)
-		if back.code != exitRowsFailed {
-			t.Errorf("validate(rejects.jsonl) exit = %d, want %d:\n%s", back.code, exitRowsFailed, back.stderr)
+		if back.code != app.ExitRowsFailed {
+			t.Errorf("validate(rejects.jsonl) exit = %d, want %d:\n%s", back.code, app.ExitRowsFailed, back.stderr)
 		}
 		if rows := readResults(t, filepath.Join(dir, "back.results.csv")); len(rows) != len(lines) {
 			t.Errorf("validate(rejects.jsonl) read %d rows, want %d", len(rows), len(lines))
@@ -473,7 +437,7 @@ func TestRejectsFollowsItsExtension(t *testing.T) {
 		}
 		rejects := filepath.Join(dir, "in.rejects.csv")
 		res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "in.results.csv"), "--rejects", rejects, input)
-		if res.code != exitRowsFailed {
+		if res.code != app.ExitRowsFailed {
 			t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
 		}
 		f, err := os.Open(rejects)
@@ -496,7 +460,7 @@ func TestRejectsFollowsItsExtension(t *testing.T) {
 	t.Run("empty rejects has its header", func(t *testing.T) {
 		rejects := filepath.Join(dir, "clean.rejects.csv")
 		res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "c.results.csv"), "--rejects", rejects, filepath.Join(samples, "leads.csv"))
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
 		}
 		b, err := os.ReadFile(rejects)
@@ -509,8 +473,8 @@ func TestRejectsFollowsItsExtension(t *testing.T) {
 	})
 	t.Run("other extension refused", func(t *testing.T) {
 		res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "x.results.csv"), "--rejects", filepath.Join(dir, "r.txt"), filepath.Join(samples, "leads.csv"))
-		if res.code != exitUsage || !strings.Contains(res.stderr, "--rejects") || !strings.Contains(res.stderr, ".tsv, .jsonl") {
-			t.Errorf("exit = %d, stderr %q; want %d naming --rejects and the extensions", res.code, res.stderr, exitUsage)
+		if res.code != app.ExitUsage || !strings.Contains(res.stderr, "--rejects") || !strings.Contains(res.stderr, ".tsv, .jsonl") {
+			t.Errorf("exit = %d, stderr %q; want %d naming --rejects and the extensions", res.code, res.stderr, app.ExitUsage)
 		}
 	})
 }

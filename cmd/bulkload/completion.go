@@ -6,13 +6,15 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/bulkload/bulkload/app"
 )
 
 // runCompletion prints a completion script for bash, zsh or fish, generated
 // from the commands' flag sets, so it never lags behind a new flag.
-func runCompletion(e *env, args []string) int {
+func runCompletion(e *app.Env, args []string) int {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		fmt.Fprint(e.stdout, `Usage: bulkload completion bash|zsh|fish
+		fmt.Fprint(e.Stdout, `Usage: bulkload completion bash|zsh|fish
 
 Print a shell completion script. To load it:
   bash:  source <(bulkload completion bash)    (or save it in /etc/bash_completion.d/bulkload)
@@ -23,28 +25,28 @@ Examples:
   source <(bulkload completion bash)
   bulkload completion zsh > "${fpath[1]}/_bulkload"
 
-`+exitTable("completion", []int{exitOK, exitUsage}))
-		return exitOK
+`+exitTable("completion", []int{app.ExitOK, app.ExitUsage}))
+		return app.ExitOK
 	}
 	if len(args) != 1 {
-		return usageHint(e.stderr, "completion", "completion needs one shell: bash, zsh or fish")
+		return usageHint(e.Stderr, "completion", "completion needs one shell: bash, zsh or fish")
 	}
 	cmds := completionCommands()
 	switch args[0] {
 	case "bash":
-		writeBash(e.stdout, cmds)
+		writeBash(e.Stdout, cmds)
 	case "zsh":
-		writeZsh(e.stdout, cmds)
+		writeZsh(e.Stdout, cmds)
 	case "fish":
-		writeFish(e.stdout, cmds)
+		writeFish(e.Stdout, cmds)
 	default:
 		msg := fmt.Sprintf("completion: unknown shell %q, want bash, zsh or fish", args[0])
 		if s := suggest(args[0], []string{"bash", "zsh", "fish"}); len(s) > 0 {
 			msg += fmt.Sprintf("; did you mean %q?", s[0])
 		}
-		return usageHint(e.stderr, "completion", msg)
+		return usageHint(e.Stderr, "completion", msg)
 	}
-	return exitOK
+	return app.ExitOK
 }
 
 // compCommand is a command as a completion script sees it.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/report"
@@ -73,8 +74,8 @@ func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startTestSim(t, tc.opts)
 			res, rows, sum := uploadAuto(t, s, tc.rows)
-			if res.code != exitOK {
-				t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, exitOK, res.stderr)
+			if res.code != app.ExitOK {
+				t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, app.ExitOK, res.stderr)
 			}
 			for row, r := range rows {
 				if r["status"] != "processed" && r["status"] != "submitted" {
@@ -108,7 +109,7 @@ func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 func TestConcurrencyFixedBound(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}})
 	res, _, sum := uploadAuto(t, s, 200, "--concurrency", "2")
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d\nstderr:\n%s", res.code, res.stderr)
 	}
 	if c := sum.Concurrency; c == nil || c.Auto || c.Limit != 2 || c.PeakInFlight > 2 {
@@ -119,46 +120,5 @@ func TestConcurrencyFixedBound(t *testing.T) {
 	}
 	if peak := s.Stats().Capacity.PeakInFlight; peak > 2 {
 		t.Errorf("simulator saw %d in flight at once, want at most 2", peak)
-	}
-}
-
-// TestBoundBy: what bound a run, from the waits for a place and for the
-// rate and how much of the rate the calls used.
-func TestBoundBy(t *testing.T) {
-	auto := &uploadOptions{concurrency: concurrencyFlag{auto: true}, maxConcurrency: 256, rate: rateFlag{auto: true}}
-	conc := func(full float64, limit, max int, latencyCuts int) submitter.ConcurrencySnapshot {
-		return submitter.ConcurrencySnapshot{Auto: true, Limit: limit, Max: max, LatencyCuts: latencyCuts, RosePast: limit + 4,
-			Waited: time.Duration(full * float64(100*time.Second)), Since: 100 * time.Second}
-	}
-	tests := []struct {
-		name string
-		st   submitter.Stats
-		up   *uploadOptions
-		want string
-	}{
-		{"capacity", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 52, 256, 3), RateWaited: 95 * time.Second, RateAllowed: 200}, auto, report.BoundCapacity},
-		{"max-concurrency", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 256, 256, 0)}, auto, report.BoundMaxConcurrency},
-		{"concurrency climbing", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 64, 256, 0)}, auto, report.BoundConcurrencyClimb},
-		{"rate limit", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, report.BoundRateLimit},
-		{"rate climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, report.BoundRateClimb},
-		{"waits for the rate it does not use", submitter.Stats{Attempts: 5000, Concurrency: conc(0.2, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, report.BoundInput},
-		{"input", submitter.Stats{Attempts: 500, Concurrency: conc(0.1, 64, 256, 0)}, auto, report.BoundInput},
-		{"fixed concurrency", submitter.Stats{Attempts: 500, Concurrency: submitter.ConcurrencySnapshot{Limit: 8, Max: 8, Waited: 80 * time.Second, Since: 100 * time.Second}},
-			&uploadOptions{concurrency: concurrencyFlag{n: 8}, rate: rateFlag{auto: true}}, report.BoundConcurrency},
-		{"fixed rate", submitter.Stats{Attempts: 2000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 20},
-			&uploadOptions{concurrency: concurrencyFlag{auto: true}, rate: rateFlag{perSecond: 20}}, report.BoundRate},
-		{"max rate", submitter.Stats{Attempts: 10000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 100, CurrentRate: 100},
-			&uploadOptions{concurrency: concurrencyFlag{auto: true}, rate: rateFlag{auto: true}, maxRate: 100}, report.BoundMaxRate},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			b := boundBy(tc.st, tc.up)
-			if b == nil || b.Kind != tc.want {
-				t.Fatalf("boundBy = %+v, want kind %s", b, tc.want)
-			}
-			if strings.Contains(b.Text, "no limit found") {
-				t.Errorf("text %q says no limit was found", b.Text)
-			}
-		})
 	}
 }

@@ -14,20 +14,13 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
 // envPrefix is the prefix of the environment variable that stands in for a
 // flag: --token-url is BULKLOAD_TOKEN_URL.
 const envPrefix = "BULKLOAD_"
-
-// errUsage marks an error that is the user's to fix on the command line, the
-// environment or the config file; run maps it to exitUsage.
-var errUsage = errors.New("usage")
-
-func usageErrorf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
-}
 
 // envName returns the environment variable that stands in for flag name.
 func envName(flagName string) string {
@@ -59,14 +52,14 @@ func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, err
 }
 
 // flagError is a usage error on the command line of command cmd: run prints
-// msg and a one-line hint to cmd's help.
+// Msg and a one-line hint to cmd's help.
 type flagError struct {
 	cmd string
 	msg string
 }
 
 func (e *flagError) Error() string { return e.msg }
-func (e *flagError) Unwrap() error { return errUsage }
+func (e *flagError) Unwrap() error { return app.ErrUsage }
 
 // flagParseError rewords package flag's parse errors ("flag provided but
 // not defined: -concurency") for a person: which flag, what it wants, and
@@ -205,7 +198,7 @@ func lookupEnv(environ []string) func(string) string {
 // (BULKLOAD_TEST_AS_MAIN: the tests' subprocesses).
 func envSettings() []string { return []string{"CONFIG", "CLIENT_SECRET", "TEST_AS_MAIN"} }
 
-// unknownEnv returns the BULKLOAD_* variables set that no command reads.
+// UnknownEnv returns the BULKLOAD_* variables set that no command reads.
 func unknownEnv(getenv func(string) string) []string {
 	var unknown []string
 	known := knownSettings()
@@ -257,17 +250,17 @@ const (
 // positional arguments (name is the command, for the message). It returns
 // the positional arguments and where each setting came from.
 // nargs is the number of positional arguments; -1 is one or more.
-func parseSettings(fs *flag.FlagSet, args []string, e *env, name string, nargs int) ([]string, map[string]int, error) {
+func parseSettings(fs *flag.FlagSet, args []string, e *app.Env, name string, nargs int) ([]string, map[string]int, error) {
 	var cfgPath string
 	registerConfig(fs, &cfgPath)
-	pos, err := parseArgs(fs, args, e.stdout)
+	pos, err := parseArgs(fs, args, e.Stdout)
 	if err != nil {
 		return nil, nil, err
 	}
 	if cfgPath == "" {
-		cfgPath = e.getenv(envPrefix + "CONFIG")
+		cfgPath = e.Getenv(envPrefix + "CONFIG")
 	}
-	from, err := applyPrecedence(fs, e.getenv, cfgPath)
+	from, err := applyPrecedence(fs, e.Getenv, cfgPath)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -276,7 +269,7 @@ func parseSettings(fs *flag.FlagSet, args []string, e *env, name string, nargs i
 	fs.VisitAll(func(f *flag.Flag) {
 		if g, ok := f.Value.(flag.Getter); ok && err == nil {
 			if d, ok := g.Get().(time.Duration); ok && d < 0 {
-				err = usageErrorf("--%s %v: a duration may not be negative", f.Name, d)
+				err = app.UsageErrorf("--%s %v: a duration may not be negative", f.Name, d)
 			}
 		}
 	})
@@ -302,16 +295,16 @@ func parseSettings(fs *flag.FlagSet, args []string, e *env, name string, nargs i
 // key that no command takes is an error.
 func knownSettings() map[string]bool {
 	var (
-		in   inputOptions
+		in   app.InputOptions
 		auth authOptions
-		up   uploadOptions
+		up   app.UploadOptions
 		logs logOptions
 		sim  leadsim.Options
 	)
 	// Commands share some names (tenant-id, app-id): one flag set each.
-	sets := []func(*flag.FlagSet){in.register, in.registerRefusals, auth.register, up.register, logs.register, sim.RegisterFlags,
+	sets := []func(*flag.FlagSet){in.Register, in.RegisterRefusals, auth.register, up.Register, logs.register, sim.RegisterFlags,
 		func(fs *flag.FlagSet) { fs.String("addr", "", "") }, registerAuthTimeout(new(time.Duration)),
-		new(metricsOptions).register, registerSummaryFlags(new(summaryOptions))}
+		new(app.MetricsOptions).Register, app.RegisterSummaryFlags(new(app.SummaryOptions))}
 	known := map[string]bool{}
 	for _, register := range sets {
 		fs := flag.NewFlagSet("settings", flag.ContinueOnError)
@@ -340,7 +333,7 @@ func applyPrecedence(fs *flag.FlagSet, getenv func(string) string, configPath st
 		}
 		if v := getenv(envName(f.Name)); v != "" {
 			if err := fs.Set(f.Name, v); err != nil {
-				setErr = usageErrorf("environment %s=%q: want %s", envName(f.Name), v, typeWords(f))
+				setErr = app.UsageErrorf("environment %s=%q: want %s", envName(f.Name), v, typeWords(f))
 				return
 			}
 			from[f.Name] = fromEnv
@@ -362,7 +355,7 @@ func applyPrecedence(fs *flag.FlagSet, getenv func(string) string, configPath st
 	var known map[string]bool
 	for _, k := range keys {
 		if k == "client-secret" || k == "client_secret" {
-			return nil, usageErrorf("config file %s: the client secret may not be stored in the config file; set BULKLOAD_CLIENT_SECRET or client-secret-file", configPath)
+			return nil, app.UsageErrorf("config file %s: the client secret may not be stored in the config file; set BULKLOAD_CLIENT_SECRET or client-secret-file", configPath)
 		}
 		f := fs.Lookup(k)
 		if f == nil || k == "config" {
@@ -381,13 +374,13 @@ func applyPrecedence(fs *flag.FlagSet, getenv func(string) string, configPath st
 			if s := suggest(k, names); len(s) > 0 {
 				hint = "did you mean " + strings.Join(s, " or ") + "?"
 			}
-			return nil, usageErrorf("config file %s: unknown setting %q (%s)", configPath, k, hint)
+			return nil, app.UsageErrorf("config file %s: unknown setting %q (%s)", configPath, k, hint)
 		}
 		if from[k] != fromDefault {
 			continue
 		}
 		if err := fs.Set(k, values[k]); err != nil {
-			return nil, usageErrorf("config file %s: %s: %q is not %s", configPath, k, values[k], typeWords(f))
+			return nil, app.UsageErrorf("config file %s: %s: %q is not %s", configPath, k, values[k], typeWords(f))
 		}
 		from[k] = fromFile
 	}
@@ -396,14 +389,14 @@ func applyPrecedence(fs *flag.FlagSet, getenv func(string) string, configPath st
 
 // loadConfigFile reads a flat YAML mapping of flag names to values.
 func loadConfigFile(path string) (map[string]string, error) {
-	f, err := openSetting("config file", path)
+	f, err := app.OpenSetting("config file", path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	var raw map[string]any
 	if err := yaml.NewDecoder(f).Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return nil, usageErrorf("config file %s: %v", path, err)
+		return nil, app.UsageErrorf("config file %s: %v", path, err)
 	}
 	out := make(map[string]string, len(raw))
 	for k, v := range raw {
@@ -419,7 +412,7 @@ func loadConfigFile(path string) (map[string]string, error) {
 		case nil:
 			out[k] = ""
 		default:
-			return nil, usageErrorf("config file %s: %s: want a single value (text, a number or true/false), got %s", path, k, yamlKind(v))
+			return nil, app.UsageErrorf("config file %s: %s: want a single value (text, a number or true/false), got %s", path, k, yamlKind(v))
 		}
 	}
 	return out, nil

@@ -87,7 +87,7 @@ type cliResult struct {
 
 // runCLI runs bulkload in-process with the given environment. Its stdout
 // and stderr are safe for concurrent writes: a token fetch that a run gave
-// up waiting for may still log while the run writes its last lines, as it
+// Up waiting for may still log while the run writes its last lines, as it
 // may into a real process's stderr.
 func runCLI(t testing.TB, env map[string]string, args ...string) cliResult {
 	t.Helper()

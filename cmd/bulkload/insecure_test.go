@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -23,10 +24,10 @@ func TestInsecureHTTPRefused(t *testing.T) {
 		code int
 		want string
 	}{
-		{"auth check, http token URL refused", append([]string{"auth", "check"}, auth...), exitUsage, "--allow-insecure-http"},
-		{"auth check, --allow-insecure-http", append([]string{"auth", "check", "--allow-insecure-http"}, auth...), exitOK, "token OK"},
+		{"auth check, http token URL refused", append([]string{"auth", "check"}, auth...), app.ExitUsage, "--allow-insecure-http"},
+		{"auth check, --allow-insecure-http", append([]string{"auth", "check", "--allow-insecure-http"}, auth...), app.ExitOK, "token OK"},
 		{"upload, http endpoint refused", append(append([]string{"upload", "--endpoint", remote + "/graphql"}, auth...),
-			"--results", filepath.Join(t.TempDir(), "r.csv"), filepath.Join(samples, "leads.csv")), exitUsage, "unencrypted"},
+			"--results", filepath.Join(t.TempDir(), "r.csv"), filepath.Join(samples, "leads.csv")), app.ExitUsage, "unencrypted"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,7 +37,7 @@ func TestInsecureHTTPRefused(t *testing.T) {
 			if res.code != tc.code || !strings.Contains(out, tc.want) {
 				t.Fatalf("exit = %d, want %d and %q in:\n%s", res.code, tc.code, tc.want, out)
 			}
-			if issued := s.Stats().TokensIssued - before; tc.code != exitOK && issued != 0 {
+			if issued := s.Stats().TokensIssued - before; tc.code != app.ExitOK && issued != 0 {
 				t.Errorf("%d tokens issued, want none: the secret went over plain http", issued)
 			}
 			if strings.Contains(out, simSecret) {

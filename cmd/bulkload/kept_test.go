@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -54,8 +55,8 @@ func TestUploadEditedCellKeepsLead(t *testing.T) {
 	s.refuseSubmit.Store(true)
 	res := runCLI(t, secretEnv(), args...)
 	s.refuseSubmit.Store(false)
-	if res.code != exitRowsFailed {
-		t.Fatalf("first run exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("first run exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	ids := map[int]string{}
 	for row, r := range finalByRow(t, results, n) {
@@ -69,7 +70,7 @@ func TestUploadEditedCellKeepsLead(t *testing.T) {
 	resume := append(args[:len(args)-1:len(args)-1], "--resume", input)
 	for run := 2; run <= 3; run++ {
 		res = runCLI(t, secretEnv(), resume...)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Errorf("run %d (--resume of the edited file) exit = %d, want 0\n%s", run, res.code, res.stderr)
 		}
 		for row, r := range finalByRow(t, results, n) {
@@ -101,11 +102,11 @@ func TestUploadEditedCellKeepsLead(t *testing.T) {
 func TestSummaryOfValidateOutput(t *testing.T) {
 	dir := t.TempDir()
 	validated := filepath.Join(dir, "v.results.csv")
-	if res := runCLI(t, nil, "validate", "--results", validated, filepath.Join(samples, "leads.csv")); res.code != exitOK {
+	if res := runCLI(t, nil, "validate", "--results", validated, filepath.Join(samples, "leads.csv")); res.code != app.ExitOK {
 		t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
 	}
 	uploaded := filepath.Join(dir, "u.results.csv")
-	if res := runCLI(t, nil, "upload", "--simulate", "--progress", "off", "--results", uploaded, filepath.Join(samples, "leads.csv")); res.code != exitOK {
+	if res := runCLI(t, nil, "upload", "--simulate", "--progress", "off", "--results", uploaded, filepath.Join(samples, "leads.csv")); res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
 	}
 	for _, tc := range []struct {
@@ -117,15 +118,15 @@ func TestSummaryOfValidateOutput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runCLI(t, nil, append([]string{"summary"}, tc.files...)...)
-			if res.code != exitRowsFailed {
-				t.Errorf("summary exit = %d, want %d: validated rows were never uploaded\n%s", res.code, exitRowsFailed, res.stderr)
+			if res.code != app.ExitRowsFailed {
+				t.Errorf("summary exit = %d, want %d: validated rows were never uploaded\n%s", res.code, app.ExitRowsFailed, res.stderr)
 			}
 			if !strings.Contains(res.stderr, "only validated, never uploaded") {
 				t.Errorf("the summary does not show the rows as only validated, not sent:\n%s", res.stderr)
 			}
 		})
 	}
-	if res := runCLI(t, nil, "summary", uploaded); res.code != exitOK {
+	if res := runCLI(t, nil, "summary", uploaded); res.code != app.ExitOK {
 		t.Errorf("summary of the upload alone: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 }

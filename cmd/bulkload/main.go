@@ -1,19 +1,17 @@
 // Command bulkload validates partner lead exports and uploads them to the
-// Lead Intake Service. It owns the command line (flags, environment, help,
-// exit statuses) and wires the packages together: source (the input read
-// ahead, hashed and validated, over reader's bytes-to-records and mapper's
-// records-to-LeadInput), upload (the engine from a valid row to its result
-// line), submitter (auth, calls, retries, rate and concurrency), report
-// (results file, journal and summary), outfile (how every output reaches
-// the disk), metrics (Prometheus textfile and Pushgateway), runreport (the
-// HTML run report), lead (the shared lead types) and leadsim (the simulator
-// behind `bulkload sim`).
+// Lead Intake Service. It owns the command line only: flags, the
+// environment and the config file turned into options (config.go, auth.go),
+// help and completion, version, signals, and the one place that maps a
+// command's error to an exit status and prints it (run.go: exitFor). Each
+// command is run by package app (commands.go calls it).
 package main
 
 import (
 	"context"
 	"os"
 	"time"
+
+	"github.com/bulkload/bulkload/app"
 )
 
 func main() {
@@ -24,7 +22,7 @@ func main() {
 	go handleSignals(sigs, stop, func() { close(abort) }, os.Stderr, time.Now)
 	// lookupEnv (not os.Getenv) so that run can list the BULKLOAD_*
 	// variables set and warn about a misspelt one.
-	code := runEnv(ctx, &env{getenv: lookupEnv(os.Environ()), stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, now: time.Now, abort: abort}, os.Args[1:])
+	code := runEnv(ctx, &app.Env{Getenv: lookupEnv(os.Environ()), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Now: time.Now, Abort: abort}, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -64,7 +65,7 @@ func TestUploadMetricsFileMatchesSummary(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{})
 	path := filepath.Join(t.TempDir(), "leads.prom")
 	res, _, summaryPath := uploadSample(t, s, "--metrics-file", path)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
 	}
 	sum := readSummaryJSON(t, summaryPath)
@@ -125,8 +126,8 @@ func TestUploadMetricsFailedRun(t *testing.T) {
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", filepath.Join(dir, "r.csv"), "--metrics-file", path, "--job-name", "acme", "--progress", "off", filepath.Join(samples, "leads.csv"))
 	res := runCLI(t, map[string]string{"BULKLOAD_CLIENT_SECRET": "wrong"}, args...)
-	if res.code != exitAuth {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, exitAuth, res.stderr)
+	if res.code != app.ExitAuth {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitAuth, res.stderr)
 	}
 	vals, jobs := parseMetrics(t, path)
 	if !jobs["acme"] {
@@ -135,8 +136,8 @@ func TestUploadMetricsFailedRun(t *testing.T) {
 	if got, ok := vals["bulkload_last_run_success"]; !ok || got != 0 {
 		t.Errorf("bulkload_last_run_success = %v (present %v), want 0", got, ok)
 	}
-	if got := vals["bulkload_last_run_exit_code"]; got != exitAuth {
-		t.Errorf("bulkload_last_run_exit_code = %v, want %d", got, exitAuth)
+	if got := vals["bulkload_last_run_exit_code"]; got != app.ExitAuth {
+		t.Errorf("bulkload_last_run_exit_code = %v, want %d", got, app.ExitAuth)
 	}
 }
 
@@ -147,37 +148,14 @@ func TestUploadMetricsFileUnwritable(t *testing.T) {
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", filepath.Join(dir, "r.csv"), "--metrics-file", filepath.Join(dir, "nodir", "m.prom"), "--progress", "off", filepath.Join(samples, "leads.csv"))
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitUsage {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 	if !strings.Contains(res.stderr, "--metrics-file") {
 		t.Errorf("stderr does not name --metrics-file:\n%s", res.stderr)
 	}
 	if n := s.Stats().LeadsCreated; n != 0 {
 		t.Errorf("%d leads created before the unwritable metrics file was refused", n)
-	}
-}
-
-// The default job_name is stable across nights: the dates of a nightly
-// export's name are left out, so each night is the same series and the
-// same Pushgateway group.
-func TestStableJobName(t *testing.T) {
-	for _, tc := range []struct{ input, want string }{
-		{"/srv/acme/leads.csv", "leads"},
-		{"acme_20261122.csv", "acme"},
-		{"acme_20261123.csv.gz", "acme"},
-		{"exports/acme-2026-11-22.jsonl", "acme"},
-		{"acme_2026_11_22_leads.csv", "acme_leads"},
-		{"acme-2026-11-22T023000.csv", "acme"},
-		{"acme_20261122_0230.csv", "acme"},
-		{"20261122.csv", "bulkload"},
-		{"partner42_export.csv", "partner42_export"},
-		{"acme_2026.csv", "acme_2026"}, // a year alone is not a date
-		{"-", "stdin"},
-	} {
-		if got := stableJobName(tc.input); got != tc.want {
-			t.Errorf("stableJobName(%q) = %q, want %q", tc.input, got, tc.want)
-		}
 	}
 }
 
@@ -200,7 +178,7 @@ func TestUploadShardsPushToTheirOwnGroups(t *testing.T) {
 		args = append(args, "--results", filepath.Join(dir, "{name}.{shard}.results.csv"), "--rate", "0", "--progress", "off",
 			"--shard", shard, "--pushgateway", gw.URL, "--job-name", "backfill-acme", filepath.Join(samples, "leads.csv"))
 		res := runCLI(t, secretEnv(), args...)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Fatalf("--shard %s: exit %d\n%s", shard, res.code, res.stderr)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -53,8 +54,8 @@ func TestInvalidRowsWithinLimitAreNotAFailedRun(t *testing.T) {
 		wantCode    int
 		wantSuccess float64
 	}{
-		{"default", nil, exitOK, 1},
-		{"--strict", []string{"--strict"}, exitRowsFailed, 0},
+		{"default", nil, app.ExitOK, 1},
+		{"--strict", []string{"--strict"}, app.ExitRowsFailed, 0},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,14 +95,14 @@ func TestInvalidRowsWithinLimitAreNotAFailedRun(t *testing.T) {
 	// --metrics-file lets a dry-run cron job be monitored.
 	vprom := filepath.Join(dir, "v.prom")
 	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), "--metrics-file", vprom, "--job-name", "acme-dry", input)
-	if res.code != exitRowsFailed {
-		t.Errorf("validate with 3 invalid rows: exit %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Errorf("validate with 3 invalid rows: exit %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	vals, jobs := parseMetrics(t, vprom)
 	for key, want := range map[string]float64{
 		"bulkload_rows_total{status=valid}":   float64(rows - 3),
 		"bulkload_rows_total{status=invalid}": 3,
-		"bulkload_last_run_exit_code":         exitRowsFailed,
+		"bulkload_last_run_exit_code":         app.ExitRowsFailed,
 		"bulkload_last_run_success":           0,
 	} {
 		if got, ok := vals[key]; !ok || got != want {
@@ -114,7 +115,7 @@ func TestInvalidRowsWithinLimitAreNotAFailedRun(t *testing.T) {
 	// Over --max-invalid nothing is sent, exit 1.
 	before := totalCreates(s)
 	res = runCLI(t, secretEnv(), checkUploadArgs(s, "--max-invalid", "2", "--results", filepath.Join(dir, "over.csv"), input)...)
-	if res.code != exitRowsFailed || totalCreates(s) != before {
+	if res.code != app.ExitRowsFailed || totalCreates(s) != before {
 		t.Errorf("over --max-invalid: exit %d, %d sent; want 1, none\n%s", res.code, totalCreates(s)-before, res.stderr)
 	}
 }
@@ -290,7 +291,7 @@ func TestCronLineOneNight(t *testing.T) {
 	h := newCronHost(t, s)
 
 	redrop(t, h.input, 0, 4, 9)
-	if code := h.night(t); code != exitOK {
+	if code := h.night(t); code != app.ExitOK {
 		b, _ := os.ReadFile(h.log)
 		t.Fatalf("night 1, first export: exit %d, want 0\n%s", code, b)
 	}
@@ -309,7 +310,7 @@ func TestCronLineOneNight(t *testing.T) {
 	sent := totalCreates(s)
 
 	redrop(t, h.input, 1, 7)
-	if code := h.night(t); code != exitOK {
+	if code := h.night(t); code != app.ExitOK {
 		b, _ := os.ReadFile(h.log)
 		t.Fatalf("the same day, a re-drop with new contents: exit %d, want 0\n%s", code, b)
 	}
@@ -328,7 +329,7 @@ func TestCronLineOneNight(t *testing.T) {
 	}
 
 	sent = totalCreates(s)
-	if code := h.night(t); code != exitOK {
+	if code := h.night(t); code != app.ExitOK {
 		b, _ := os.ReadFile(h.log)
 		t.Fatalf("a rerun of the re-drop: exit %d, want 0\n%s", code, b)
 	}
@@ -362,7 +363,7 @@ func runAt(t testing.TB, now time.Time, vars map[string]string, args ...string) 
 	for k, v := range vars {
 		environ = append(environ, k+"="+v)
 	}
-	e := &env{getenv: lookupEnv(environ), stdin: strings.NewReader(""), stdout: &out, stderr: &errb, now: func() time.Time { return now }}
+	e := &app.Env{Getenv: lookupEnv(environ), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: func() time.Time { return now }}
 	code := runEnv(context.Background(), e, args)
 	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
 }
@@ -407,7 +408,7 @@ func TestRefusedRunReplacesNothing(t *testing.T) {
 			"--summary-json", runs+"/{name}-{date}.summary.json", "--report", runs+"/{name}-{date}.report.html", "--metrics-file", prom, "--job-name", "acme", input)...)
 	}
 	redrop(t, input, 0, 4)
-	if res := runAt(t, day, secretEnv(), args("--resume")...); res.code != exitOK {
+	if res := runAt(t, day, secretEnv(), args("--resume")...); res.code != app.ExitOK {
 		t.Fatalf("first export: exit %d\n%s", res.code, res.stderr)
 	}
 	before, metrics := snapshot(t, runs), snapshot(t, filepath.Dir(prom))
@@ -416,8 +417,8 @@ func TestRefusedRunReplacesNothing(t *testing.T) {
 	redrop(t, input, 1)
 	for _, extra := range [][]string{{"--resume"}, nil} {
 		res := runAt(t, day.Add(3*time.Hour), secretEnv(), args(extra...)...)
-		if res.code != exitUsage {
-			t.Fatalf("re-drop %v on the {date} pattern: exit %d, want %d\n%s", extra, res.code, exitUsage, res.stderr)
+		if res.code != app.ExitUsage {
+			t.Fatalf("re-drop %v on the {date} pattern: exit %d, want %d\n%s", extra, res.code, app.ExitUsage, res.stderr)
 		}
 		want := "--results '" + runs + "/{name}-{date}-{sha}.results.csv'"
 		if !strings.Contains(res.stderr, want) {
@@ -465,7 +466,7 @@ func TestNightAfterNight(t *testing.T) {
 		redrop(t, input, n.variant, 6)
 		sent := totalCreates(s)
 		res := runAt(t, n.now, secretEnv(), args...)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Fatalf("%s: exit %d\n%s", n.name, res.code, res.stderr)
 		}
 		if got := totalCreates(s) - sent; got != n.sends {
@@ -507,8 +508,8 @@ func TestNotReachedShown(t *testing.T) {
 	summary, prom := filepath.Join(dir, "s.json"), filepath.Join(dir, "m.prom")
 	args := uploadArgs(s, "", filepath.Join(dir, "r.csv"), input, "--concurrency", "1", "--max-consecutive-failures", "5", "--outage-wait", "1s", "--summary-json", summary, "--metrics-file", prom)
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitUnreachable {
-		t.Fatalf("exit %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	if res.code != app.ExitUnreachable {
+		t.Fatalf("exit %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 	}
 	sj := readSummaryJSON(t, summary)
 	read, notReached := sj["rowsRead"].(float64), sj["notReached"].(float64)
@@ -523,7 +524,7 @@ func TestNotReachedShown(t *testing.T) {
 	}
 	sw.healed.Store(true)
 	args = append(args[:len(args)-1], "--resume", input)
-	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
 		t.Fatalf("--resume: exit %d\n%s", res.code, res.stderr)
 	}
 	if sj := readSummaryJSON(t, summary); sj["notReached"] != 0.0 {
@@ -575,8 +576,8 @@ func TestRefusalsFile(t *testing.T) {
 	input, _ := partnerFileWithInvalid(t, dir, "acme.csv", 3)
 	refusals, rejects := filepath.Join(dir, "acme.refusals.csv"), filepath.Join(dir, "acme.rejects.csv")
 	res := runCLI(t, secretEnv(), checkUploadArgs(s, "--max-attempts", "1", "--results", filepath.Join(dir, "r.csv"), "--rejects", rejects, "--refusals", refusals, input)...)
-	if res.code != exitRowsFailed {
-		t.Fatalf("exit %d, want %d (failed rows)\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("exit %d, want %d (failed rows)\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	recs := readCSVFile(t, refusals)
 	header := sampleRecords(t)[0]
@@ -595,7 +596,7 @@ func TestRefusalsFile(t *testing.T) {
 	if st, err := os.Stat(refusals); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("refusals file mode %v (%v), want 0600: it holds the partner's data", st, err)
 	}
-	if res := runCLI(t, nil, "upload", "--simulate", "--refusals", filepath.Join(dir, "x.csv"), "-"); res.code != exitUsage || !strings.Contains(res.stderr, "--refusals needs an input file") {
+	if res := runCLI(t, nil, "upload", "--simulate", "--refusals", filepath.Join(dir, "x.csv"), "-"); res.code != app.ExitUsage || !strings.Contains(res.stderr, "--refusals needs an input file") {
 		t.Errorf("--refusals with standard input: exit %d\n%s", res.code, res.stderr)
 	}
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/internal/fakeclock"
 	"github.com/bulkload/bulkload/leadsim"
-	"github.com/bulkload/bulkload/submitter"
 )
 
 // The outage tests of issue 17 scale its figures down, the behaviour being
@@ -118,7 +116,7 @@ func TestUploadTokenOutage(t *testing.T) {
 	})
 	clock.jumpAfter(t, func() int { return totalCreates(s) }, 5, time.Hour)
 	res, rows, summary := uploadSample(t, s, "--concurrency", "2", "--max-attempts", "2")
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	checkSampleDone(t, s, rows)
@@ -150,7 +148,7 @@ func TestUploadGraphQLOutage(t *testing.T) {
 	})
 	clock.jumpAfter(t, func() int { return totalCreates(s) }, 5, time.Hour)
 	res, rows, summary := uploadSample(t, s, "--concurrency", "2", "--max-attempts", "2")
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	checkSampleDone(t, s, rows)
@@ -185,8 +183,8 @@ func TestUploadOutageLongerThanWait(t *testing.T) {
 	input := filepath.Join(samples, "leads.csv")
 	args := uploadArgs(s, "", results, input, "--concurrency", "2", "--outage-wait", "1s", "--summary-json", summary)
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitUnreachable {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	if res.code != app.ExitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 	}
 	if !strings.Contains(res.stderr, "longer than the outage wait of 1s") || !strings.Contains(res.stderr, "--resume") {
 		t.Errorf("stderr does not say why the run stopped and what to do:\n%s", res.stderr)
@@ -207,7 +205,7 @@ func TestUploadOutageLongerThanWait(t *testing.T) {
 	// --resume once the service is back.
 	clock.Add(time.Hour)
 	args = append(args[:len(args)-1], "--resume", input)
-	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
 		t.Fatalf("--resume: exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	checkSampleDone(t, s, finalByRow(t, results, 50))
@@ -251,8 +249,8 @@ func TestUploadHungService(t *testing.T) {
 	ended := time.Now()
 	close(stop)
 	<-polled
-	if res.code != exitUnreachable {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	if res.code != app.ExitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 	}
 	if hungAt.Load() == 0 {
 		t.Fatal("no request was held: the test tests nothing")
@@ -276,7 +274,7 @@ func TestUploadHungService(t *testing.T) {
 
 	s.Heal()
 	args = append(args[:len(args)-1], "--resume", input)
-	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
 		t.Fatalf("--resume after the heal: exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	checkSampleDone(t, s, finalByRow(t, results, 50))
@@ -290,8 +288,8 @@ func TestUploadDeadEndpointAtStart(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "results.csv")
 	start := time.Now()
 	res := runCLI(t, secretEnv(), uploadArgs(s, "http://127.0.0.1:1/graphql", results, filepath.Join(samples, "leads.csv"), "--outage-wait", "1h")...)
-	if res.code != exitUnreachable {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	if res.code != app.ExitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 	}
 	// Bounds a wait, asserts no speed: the run must not wait --outage-wait.
 	if took := time.Since(start); took > 30*time.Second {
@@ -327,8 +325,8 @@ func TestUploadRefusalDuringPartialOutage(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	res := runCLI(t, secretEnv(), uploadArgs(s.sim, "", results, filepath.Join(samples, "leads.csv"), "--concurrency", "4", "--outage-wait", "1h")...)
-	if res.code != exitRowsFailed {
-		t.Fatalf("exit = %d, want %d (the refused row failed)\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("exit = %d, want %d (the refused row failed)\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	rows := finalByRow(t, results, 50)
 	if r := rows[45]; r["leadId"] != refused || r["status"] != "failed" || !strings.Contains(r["error"], "[BAD_USER_INPUT] zipCode: must be 5 digits") {
@@ -336,33 +334,5 @@ func TestUploadRefusalDuringPartialOutage(t *testing.T) {
 	}
 	if s.Stats().Rejections[leadsim.RejectOutage] == 0 {
 		t.Fatal("no request met the partial outage: the test tests nothing")
-	}
-}
-
-// TestProgressShowsTheOutage: while the run waits out an outage, the bar
-// and the log line say what it waits for, since when, and for how long.
-func TestProgressShowsTheOutage(t *testing.T) {
-	o := submitter.Outage{Start: time.Date(2026, 11, 24, 2, 31, 7, 0, time.UTC), IdentityProvider: true, Cause: "503 temporarily_unavailable"}
-	want := "waiting for the identity provider (503 temporarily_unavailable since 02:31:07, 14 s)"
-	if got := o.Waiting(o.Start.Add(14 * time.Second)); got != want {
-		t.Fatalf("Waiting = %q, want %q", got, want)
-	}
-	for _, mode := range []string{"bar", "log"} {
-		t.Run(mode, func(t *testing.T) {
-			var out bytes.Buffer
-			var done atomic.Int64
-			log := slog.New(slog.NewTextHandler(&out, nil))
-			p := newProgress(&out, mode, log, &done, func() int64 { return 100 })
-			p.begin = time.Now()
-			p.outage = func() string { return want }
-			if mode == "bar" {
-				p.draw()
-			} else {
-				p.logLine()
-			}
-			if !strings.Contains(out.String(), want) {
-				t.Errorf("progress %s = %q, want it to say %q", mode, out.String(), want)
-			}
-		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -61,9 +62,9 @@ func TestPlantedLinksNeverFollowed(t *testing.T) {
 			if st, err := os.Stat(victim); err == nil && st.Mode().Perm() != 0o644 {
 				t.Errorf("the link's target's mode changed to %v", st.Mode().Perm())
 			}
-			if res.code != exitOK && res.code != exitRowsFailed {
-				if res.code != exitUsage {
-					t.Errorf("exit %d, want the run refused with %d or done\n%s", res.code, exitUsage, res.stderr)
+			if res.code != app.ExitOK && res.code != app.ExitRowsFailed {
+				if res.code != app.ExitUsage {
+					t.Errorf("exit %d, want the run refused with %d or done\n%s", res.code, app.ExitUsage, res.stderr)
 				}
 				if n := len(s.Stats().CreateCalls); n > 0 {
 					t.Errorf("a refused run sent %d leads", n)
@@ -119,8 +120,8 @@ func TestPreCreatedRejectsGetsNoPII(t *testing.T) {
 		}
 		assertNoSensitive(t, "the pre-created rejects file", string(got), pii)
 		if owner != os.Geteuid() {
-			if res.code != exitUsage || !strings.Contains(res.stderr, "belongs to user id") {
-				t.Errorf("rejects file of another user: exit %d, want %d naming its owner\n%s", res.code, exitUsage, res.stderr)
+			if res.code != app.ExitUsage || !strings.Contains(res.stderr, "belongs to user id") {
+				t.Errorf("rejects file of another user: exit %d, want %d naming its owner\n%s", res.code, app.ExitUsage, res.stderr)
 			}
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -49,8 +50,8 @@ func TestSecondRunOnResultsFileRefused(t *testing.T) {
 		{"validate", "--results", results, input},
 	} {
 		res := runCLI(t, secretEnv(), second...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, "process "+pid) {
-			t.Errorf("%s while another run holds %s: exit %d, want %d naming process %s\n%s", second[0], results, res.code, exitUsage, pid, res.stderr)
+		if res.code != app.ExitUsage || !strings.Contains(res.stderr, "process "+pid) {
+			t.Errorf("%s while another run holds %s: exit %d, want %d naming process %s\n%s", second[0], results, res.code, app.ExitUsage, pid, res.stderr)
 		}
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -65,7 +66,7 @@ func TestSecondRunOnResultsFileRefused(t *testing.T) {
 
 	// The kill left the lock file; the OS released the lock.
 	res := runCLI(t, secretEnv(), slices.Concat(args, []string{"--resume", input})...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("--resume after the holder was killed: exit %d, want 0\n%s\n%s", res.code, res.stderr, out)
 	}
 	finalByRow(t, results, 50)
@@ -84,7 +85,7 @@ func TestValidateNeverReplacesUploadOutcomes(t *testing.T) {
 	input := copySample(t, dir, "leads.csv")
 	results := filepath.Join(dir, "leads.results.csv")
 	up := append(append([]string{"upload"}, s.args()...), "--rate", "0", "--progress", "off", input)
-	if res := runCLI(t, secretEnv(), up...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), up...); res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
 	}
 	journal, err := os.ReadFile(results)
@@ -98,7 +99,7 @@ func TestValidateNeverReplacesUploadOutcomes(t *testing.T) {
 		}
 	}
 
-	if res := runCLI(t, nil, "validate", input); res.code != exitOK {
+	if res := runCLI(t, nil, "validate", input); res.code != app.ExitOK {
 		t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
 	}
 	unchanged("validate with its default output")
@@ -111,8 +112,8 @@ func TestValidateNeverReplacesUploadOutcomes(t *testing.T) {
 		append(append([]string{"upload"}, s.args()...), "--summary-json", results, "--results", filepath.Join(dir, "other.csv"), input),
 	} {
 		res := runCLI(t, secretEnv(), args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, "holds the outcomes of an upload") || !strings.Contains(res.stderr, "--overwrite") {
-			t.Errorf("%q: exit %d, want %d saying it holds an upload's outcomes\n%s", args, res.code, exitUsage, res.stderr)
+		if res.code != app.ExitUsage || !strings.Contains(res.stderr, "holds the outcomes of an upload") || !strings.Contains(res.stderr, "--overwrite") {
+			t.Errorf("%q: exit %d, want %d saying it holds an upload's outcomes\n%s", args, res.code, app.ExitUsage, res.stderr)
 		}
 		unchanged(strings.Join(args, " "))
 	}
@@ -121,7 +122,7 @@ func TestValidateNeverReplacesUploadOutcomes(t *testing.T) {
 	}
 
 	res := runCLI(t, nil, "validate", "--overwrite", "--results", results, input)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("validate --overwrite exit = %d\n%s", res.code, res.stderr)
 	}
 	finalByRowStatus(t, results, 50, "valid")
@@ -158,8 +159,8 @@ func TestOutputsCheckedBeforeFirstCall(t *testing.T) {
 			}
 			args = append(append(args, tc.flags...), input)
 			res := runCLI(t, secretEnv(), args...)
-			if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
-				t.Errorf("exit %d, want %d naming %s\n%s", res.code, exitUsage, tc.want, res.stderr)
+			if res.code != app.ExitUsage || !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("exit %d, want %d naming %s\n%s", res.code, app.ExitUsage, tc.want, res.stderr)
 			}
 			if n := len(s.Stats().CreateCalls); n != 0 {
 				t.Errorf("%d leads sent before the output was found unwritable", n)
@@ -169,8 +170,8 @@ func TestOutputsCheckedBeforeFirstCall(t *testing.T) {
 			if !containsFlag(tc.flags, "--results") {
 				vargs = append(vargs, "--results", filepath.Join(t.TempDir(), "v.csv"))
 			}
-			if res := runCLI(t, nil, append(vargs, input)...); res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
-				t.Errorf("validate: exit %d, want %d naming %s\n%s", res.code, exitUsage, tc.want, res.stderr)
+			if res := runCLI(t, nil, append(vargs, input)...); res.code != app.ExitUsage || !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("validate: exit %d, want %d naming %s\n%s", res.code, app.ExitUsage, tc.want, res.stderr)
 			}
 		})
 	}

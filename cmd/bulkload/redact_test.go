@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/report"
 )
@@ -71,8 +72,8 @@ func TestUploadRedactsEchoedPersonalData(t *testing.T) {
 		"--already-submitted", "", "--log-level", "debug", "--log-format", "json", "--rate", "0", "--progress", "off",
 		"--concurrency", "4", "--max-attempts", "3", input)
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitRowsFailed {
-		t.Fatalf("upload exit = %d, want %d (submitLead refusals fail rows)\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("upload exit = %d, want %d (submitLead refusals fail rows)\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 
 	// The simulator did provoke every path this test is about.
@@ -119,7 +120,7 @@ func TestUploadRedactsEchoedPersonalData(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := filepath.Join(dir, "later.html")
-	if r := runCLI(t, nil, "report", "-o", later, results); r.code != exitOK {
+	if r := runCLI(t, nil, "report", "-o", later, results); r.code != app.ExitOK {
 		t.Fatalf("bulkload report exit = %d\n%s", r.code, r.stderr)
 	}
 	pageLater, err := os.ReadFile(later)
@@ -161,8 +162,8 @@ func TestAuthCheckScrubsEchoedSecret(t *testing.T) {
 	res := runCLI(t, map[string]string{"BULKLOAD_CLIENT_SECRET": secret}, "auth", "check",
 		"--token-url", ts.URL+"/token", "--client-id", id, "--scope", "api://x/.default", "--log-level", "debug")
 	out := res.stdout + res.stderr
-	if res.code != exitAuth || !strings.Contains(out, "client_secret=[REDACTED]") {
-		t.Fatalf("auth check exit = %d, want %d with the echoed form scrubbed:\n%s", res.code, exitAuth, out)
+	if res.code != app.ExitAuth || !strings.Contains(out, "client_secret=[REDACTED]") {
+		t.Fatalf("auth check exit = %d, want %d with the echoed form scrubbed:\n%s", res.code, app.ExitAuth, out)
 	}
 	for what, leak := range map[string]string{
 		"raw": secret, "form-encoded": url.QueryEscape(secret), "path-escaped": url.PathEscape(secret),

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/report"
@@ -213,8 +214,8 @@ func faultyRun(t *testing.T, dir string, rows int, outage time.Duration, dropAft
 		"--max-invalid", "100%", "--max-attempts", "4",
 		"--concurrency", "8", "--progress", "off", input)
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitRowsFailed {
-		t.Fatalf("upload exit = %d, want %d (invalid rows)\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("upload exit = %d, want %d (invalid rows)\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	reportPath = filepath.Join(dir, "acme-"+time.Now().UTC().Format(time.DateOnly)+".html")
 	if _, err := os.Stat(reportPath); err != nil {
@@ -275,7 +276,7 @@ func TestReportInBrowser(t *testing.T) {
 	// bulkload report draws the same page from the files alone.
 	again := filepath.Join(dir, "again.html")
 	res := runCLI(t, nil, "report", "-o", again, results)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("bulkload report exit = %d\n%s", res.code, res.stderr)
 	}
 	checkPage(t, browse(t, again, "").dom, sum, "exitCode", "apiCalls", "retries")
@@ -389,20 +390,20 @@ func TestReportOutputChecks(t *testing.T) {
 		return runCLI(t, secretEnv(), append(append(args, extra...), input)...)
 	}
 	res := up("--report", filepath.Join(dir, "missing", "run.html"))
-	if res.code != exitUsage || !strings.Contains(res.stderr, "--report") {
-		t.Errorf("--report in a missing directory: exit %d, want %d naming --report\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage || !strings.Contains(res.stderr, "--report") {
+		t.Errorf("--report in a missing directory: exit %d, want %d naming --report\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 	res = up("--report", input)
-	if res.code != exitUsage {
-		t.Errorf("--report naming the input: exit %d, want %d", res.code, exitUsage)
+	if res.code != app.ExitUsage {
+		t.Errorf("--report naming the input: exit %d, want %d", res.code, app.ExitUsage)
 	}
 	if n := len(s.Stats().Requests[leadsim.OpCreateLead]); n != 0 {
 		t.Errorf("%d createLead calls after refused outputs, want none", n)
 	}
 	stopped := filepath.Join(dir, "stopped.html")
 	res = up("--report", stopped, "--max-invalid", "5%")
-	if res.code != exitRowsFailed {
-		t.Fatalf("too many invalid rows: exit %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("too many invalid rows: exit %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	b, err := os.ReadFile(stopped)
 	if err != nil {
@@ -415,15 +416,15 @@ func TestReportOutputChecks(t *testing.T) {
 	// validate writes one too, and bulkload report refuses to write over a
 	// results file.
 	vres := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), "--report", filepath.Join(dir, "v.html"), input)
-	if vres.code != exitRowsFailed {
+	if vres.code != app.ExitRowsFailed {
 		t.Fatalf("validate exit %d\n%s", vres.code, vres.stderr)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "v.html")); err != nil || !strings.Contains(string(b), "bulkload validate report") {
 		t.Errorf("validate --report: %v", err)
 	}
 	for _, o := range []string{"v.csv", "v.csv.summary.json"} {
-		if r := runCLI(t, nil, "report", "-o", filepath.Join(dir, o), filepath.Join(dir, "v.csv")); r.code != exitUsage {
-			t.Errorf("bulkload report -o %s: exit %d, want %d", o, r.code, exitUsage)
+		if r := runCLI(t, nil, "report", "-o", filepath.Join(dir, o), filepath.Join(dir, "v.csv")); r.code != app.ExitUsage {
+			t.Errorf("bulkload report -o %s: exit %d, want %d", o, r.code, app.ExitUsage)
 		}
 	}
 	// Results files that may not be written (an archive) are read all the
@@ -434,7 +435,7 @@ func TestReportOutputChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if r := runCLI(t, nil, "report", "-o", filepath.Join(dir, "later.html"), filepath.Join(dir, "v.csv")); r.code != exitOK {
+	if r := runCLI(t, nil, "report", "-o", filepath.Join(dir, "later.html"), filepath.Join(dir, "v.csv")); r.code != app.ExitOK {
 		t.Errorf("bulkload report of read-only results: exit %d\n%s", r.code, r.stderr)
 	}
 }
@@ -457,7 +458,7 @@ func TestReportCombinesShards(t *testing.T) {
 	for k := range 2 {
 		args := append([]string{"upload"}, s.args()...)
 		args = append(args, "--shard", strconv.Itoa(k)+"/2", "--rate", "0", "--progress", "off", "--max-invalid", "100%", input)
-		if res := runCLI(t, secretEnv(), args...); res.code != exitRowsFailed && res.code != exitOK {
+		if res := runCLI(t, secretEnv(), args...); res.code != app.ExitRowsFailed && res.code != app.ExitOK {
 			t.Fatalf("shard %d/2 exit = %d\n%s", k, res.code, res.stderr)
 		}
 		results = append(results, filepath.Join(dir, "backfill.shard-"+strconv.Itoa(k)+"-of-2.results.csv"))
@@ -465,7 +466,7 @@ func TestReportCombinesShards(t *testing.T) {
 	sumPath := filepath.Join(dir, "combined.json")
 	runCLI(t, nil, append([]string{"summary", "--summary-json", sumPath}, results...)...)
 	page := filepath.Join(dir, "combined.html")
-	if res := runCLI(t, nil, append([]string{"report", "-o", page}, results...)...); res.code != exitOK {
+	if res := runCLI(t, nil, append([]string{"report", "-o", page}, results...)...); res.code != app.ExitOK {
 		t.Fatalf("bulkload report exit = %d\n%s", res.code, res.stderr)
 	}
 	p := browse(t, page, "")
@@ -503,7 +504,7 @@ func TestReportCombinesShards(t *testing.T) {
 	if err := os.Chtimes(results[1], later, later); err != nil {
 		t.Fatal(err)
 	}
-	if res := runCLI(t, nil, append([]string{"report", "-o", page}, results...)...); res.code != exitOK {
+	if res := runCLI(t, nil, append([]string{"report", "-o", page}, results...)...); res.code != app.ExitOK {
 		t.Fatalf("bulkload report exit = %d\n%s", res.code, res.stderr)
 	}
 	b, err := os.ReadFile(page)
@@ -523,8 +524,8 @@ func TestReportWhenServiceUnreachable(t *testing.T) {
 	args = append(args, "--endpoint", "http://127.0.0.1:1/graphql", "--results", filepath.Join(dir, "r.csv"),
 		"--report", page, "--progress", "off", filepath.Join(samples, "leads.csv"))
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitUnreachable {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	if res.code != app.ExitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 	}
 	b, err := os.ReadFile(page)
 	if err != nil {

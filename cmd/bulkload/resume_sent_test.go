@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -36,8 +37,8 @@ func failedFirst(t *testing.T, s *alteringSim, n int) ([]string, string) {
 	s.refuse.Store(true)
 	res := runCLI(t, secretEnv(), args...)
 	s.refuse.Store(false)
-	if res.code != exitRowsFailed {
-		t.Fatalf("first run exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("first run exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	for row, r := range finalByRow(t, results, n) {
 		if r["status"] != "failed" || strings.HasPrefix(r["note"], "[ambiguous:") {
@@ -57,7 +58,7 @@ func resumeSubmitsAll(t *testing.T, s *alteringSim, args []string, results strin
 	s.on.Store(false)
 	input := args[len(args)-1]
 	res := runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Errorf("last --resume exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	for row, r := range finalByRow(t, results, n) {

@@ -10,17 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// Exit statuses, one table for every command; shown in --help and README.md.
-const (
-	exitOK          = 0   // every row valid (validate) or every valid row processed/submitted (upload)
-	exitRowsFailed  = 1   // the run finished, but some rows failed or are unverified (or invalid: validate, upload --strict)
-	exitUsage       = 2   // bad flags, settings or input file (unreadable, wrong format)
-	exitAuth        = 3   // the identity provider refused the credentials
-	exitUnreachable = 4   // the service or its token endpoint cannot be reached, or is not what it should be
-	exitIO          = 5   // reading the input or writing an output failed during the run
-	exitInterrupted = 130 // SIGINT, SIGTERM or SIGHUP: results written so far are valid for --resume
+	"github.com/bulkload/bulkload/app"
 )
 
 // exitMeaning is the one exit table; each command's help shows the rows of
@@ -28,49 +19,49 @@ const (
 // differ.
 func exitMeaning(cmd string, code int) string {
 	switch {
-	case code == exitOK && cmd == "validate":
+	case code == app.ExitOK && cmd == "validate":
 		return "every row valid"
-	case code == exitOK && cmd == "upload":
+	case code == app.ExitOK && cmd == "upload":
 		return "every valid row processed or submitted; invalid rows within --max-invalid do not fail the run (the partner's to fix: summary, metrics, --rejects; --strict: exit 1)"
-	case code == exitOK && cmd == "summary":
+	case code == app.ExitOK && cmd == "summary":
 		return "every valid row of every input processed or submitted (invalid rows: as upload, --strict as upload --strict)"
-	case code == exitOK && cmd == "auth check":
+	case code == app.ExitOK && cmd == "auth check":
 		return "a token was issued"
-	case code == exitOK && cmd == "sim":
+	case code == app.ExitOK && cmd == "sim":
 		return "stopped by SIGINT/SIGTERM/SIGHUP"
-	case code == exitOK && cmd == "":
+	case code == app.ExitOK && cmd == "":
 		return "success: for validate every row valid; for upload every valid row processed or submitted (invalid rows within --max-invalid are reported, not failed, unless --strict)"
-	case code == exitOK:
+	case code == app.ExitOK:
 		return "success"
-	case code == exitRowsFailed && cmd == "validate":
+	case code == app.ExitRowsFailed && cmd == "validate":
 		return "some rows are invalid (see the results file), or no rows"
-	case code == exitRowsFailed && cmd == "summary":
+	case code == app.ExitRowsFailed && cmd == "summary":
 		return "some rows failed, are unverified, still to submit, only validated, or in no results file (a shard that did not run); with --strict, or invalid"
-	case code == exitRowsFailed && cmd == "upload":
+	case code == app.ExitRowsFailed && cmd == "upload":
 		return "the run finished, but some rows failed, are unverified or still to submit (see the results file), or, with --strict, are invalid; or nothing was sent: more rows invalid than --max-invalid, or no rows"
-	case code == exitRowsFailed:
+	case code == app.ExitRowsFailed:
 		return "the run finished, but some rows failed or are unverified (see the results file), or are invalid (validate, upload --strict); or nothing was sent: more rows invalid than --max-invalid, or no rows"
-	case code == exitUsage && cmd == "sim":
+	case code == app.ExitUsage && cmd == "sim":
 		return "usage error or bad setting (a flag, a config file, a listen address that cannot be used)"
-	case code == exitIO && cmd == "sim":
+	case code == app.ExitIO && cmd == "sim":
 		return "serving failed after it started, or the secret file could not be written"
-	case code == exitUsage && (cmd == "auth check" || cmd == "summary" || cmd == "completion" || cmd == "version"):
+	case code == app.ExitUsage && (cmd == "auth check" || cmd == "summary" || cmd == "completion" || cmd == "version"):
 		return "usage error or bad setting (a flag, the environment, a config file; summary: a results file that cannot be read)"
-	case code == exitUsage:
+	case code == app.ExitUsage:
 		return "usage error, bad setting, or unreadable input; found before anything is sent: a corrupt input file, a required column missing, an output unwritable or holding an upload's outcomes, the results file locked by another run or another input's"
-	case code == exitAuth:
+	case code == app.ExitAuth:
 		return "authentication refused: the token endpoint answered that the credentials, scope or tenant are wrong (check client id, secret, scope, --auth-url/--tenant-id or --token-url)"
-	case code == exitUnreachable && cmd == "auth check":
+	case code == app.ExitUnreachable && cmd == "auth check":
 		return "token endpoint unreachable, too slow, or not a token endpoint (check --auth-url and --tenant-id, or --token-url); with --endpoint, the service failed the preflight query as upload's would"
-	case code == exitUnreachable:
+	case code == app.ExitUnreachable:
 		return "service or token endpoint unreachable, too slow, or not what it should be (check --endpoint, --auth-url/--tenant-id or --token-url); or it went away mid-run for longer than --outage-wait. Nothing was sent, or rows not sent have no line: rerun the same command with --resume once it answers"
-	case code == exitIO:
+	case code == app.ExitIO:
 		return "reading the input or writing an output failed during the run (disk, permission, network file system; a gzip stream on standard input corrupt after rows were sent; the input changed while it was read); what was written is valid for --resume"
-	case code == exitInterrupted && cmd == "upload":
+	case code == app.ExitInterrupted && cmd == "upload":
 		return "interrupted (SIGINT/SIGTERM/SIGHUP); rerun the same command with --resume to finish"
-	case code == exitInterrupted && cmd == "":
+	case code == app.ExitInterrupted && cmd == "":
 		return "interrupted (SIGINT/SIGTERM/SIGHUP); rerun upload with --resume to finish"
-	case code == exitInterrupted:
+	case code == app.ExitInterrupted:
 		return "interrupted (SIGINT/SIGTERM/SIGHUP)"
 	}
 	return ""
@@ -102,34 +93,34 @@ func commands() []command {
 		}
 	}
 	var (
-		in   inputOptions
+		in   app.InputOptions
 		auth authOptions
-		up   uploadOptions
+		up   app.UploadOptions
 		logs logOptions
 	)
 	return []command{
 		{"upload", "upload [flags] FILE", "upload FILE to the service (--simulate: to the built-in simulator)",
-			[]int{exitOK, exitRowsFailed, exitUsage, exitAuth, exitUnreachable, exitIO, exitInterrupted},
-			settings(in.register, in.registerRefusals, auth.register, logs.register, up.register, new(checkOptions).registerFor(true), new(metricsOptions).register)},
+			[]int{app.ExitOK, app.ExitRowsFailed, app.ExitUsage, app.ExitAuth, app.ExitUnreachable, app.ExitIO, app.ExitInterrupted},
+			settings(in.Register, in.RegisterRefusals, auth.register, logs.register, up.Register, new(app.CheckOptions).RegisterFor(true), new(app.MetricsOptions).Register)},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
-			[]int{exitOK, exitRowsFailed, exitUsage, exitIO, exitInterrupted},
-			settings(in.register, registerValidateOverwrite(new(bool)), new(checkOptions).registerFor(false), logs.register, new(metricsOptions).registerFile)},
+			[]int{app.ExitOK, app.ExitRowsFailed, app.ExitUsage, app.ExitIO, app.ExitInterrupted},
+			settings(in.Register, app.RegisterValidateOverwrite(new(bool)), new(app.CheckOptions).RegisterFor(false), logs.register, new(app.MetricsOptions).RegisterFile)},
 		{"auth check", "auth check [flags]", "request a token and show its expiry and roles; with --endpoint, run upload's preflight query",
-			[]int{exitOK, exitUsage, exitAuth, exitUnreachable, exitInterrupted},
+			[]int{app.ExitOK, app.ExitUsage, app.ExitAuth, app.ExitUnreachable, app.ExitInterrupted},
 			settings(auth.register, logs.register, registerAuthTimeout(new(time.Duration)))},
 		{"sim", "sim [flags]", "serve the simulated service on a local address",
-			[]int{exitOK, exitUsage, exitIO},
-			settings(registerSimFlags(new(simOptions)), logs.register)},
+			[]int{app.ExitOK, app.ExitUsage, app.ExitIO},
+			settings(app.RegisterSimFlags(new(app.SimOptions)), logs.register)},
 		{"summary", "summary [flags] RESULTS...", "print the combined summary of results files, e.g. all shards of a backfill",
-			[]int{exitOK, exitRowsFailed, exitUsage},
-			settings(registerSummaryFlags(new(summaryOptions)), logs.register)},
+			[]int{app.ExitOK, app.ExitRowsFailed, app.ExitUsage},
+			settings(app.RegisterSummaryFlags(new(app.SummaryOptions)), logs.register)},
 		{"report", "report [flags] RESULTS...", "write the HTML run report of results files (several: one combined report)",
-			[]int{exitOK, exitUsage, exitIO},
-			settings(registerReportFlags(new(string)), logs.register)},
+			[]int{app.ExitOK, app.ExitUsage, app.ExitIO},
+			settings(app.RegisterReportFlags(new(string)), logs.register)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script",
-			[]int{exitOK, exitUsage}, nil},
+			[]int{app.ExitOK, app.ExitUsage}, nil},
 		{"version", "version", "print the version, VCS revision and Go version",
-			[]int{exitOK}, nil},
+			[]int{app.ExitOK}, nil},
 	}
 }
 
@@ -185,45 +176,28 @@ YAML file given with --config; flags win over the environment, the environment o
 	return b.String()
 }
 
-// env is what a command may touch of the outside world; tests supply their own.
-type env struct {
-	getenv func(string) string
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-	// unknownEnv are the BULKLOAD_* variables set that no command reads
-	// (a typo); the command's logger warns about them.
-	unknownEnv []string
-	// now is the clock of the placeholders {date} and {time}.
-	now func() time.Time
-	// abort is closed by a real second signal: the calls in flight are
-	// cancelled at once (upload.Config.Abort). Nil (never closed) in
-	// tests that call run directly.
-	abort <-chan struct{}
-}
-
 // run executes one command line and returns the process exit status.
-// getenv is its only view of the environment: getenv(envListKey) lists the
+// Getenv is its only view of the environment: getenv(envListKey) lists the
 // BULKLOAD_* variables set (see lookupEnv), so that a misspelt one is
 // warned about.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runEnv(ctx, &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}, args)
+	return runEnv(ctx, &app.Env{Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Now: time.Now}, args)
 }
 
 // runEnv is run with the outside world in e (tests give their own clock).
-func runEnv(ctx context.Context, e *env, args []string) int {
-	getenv, stdin, stdout, stderr := e.getenv, e.stdin, e.stdout, e.stderr
-	e.unknownEnv = unknownEnv(getenv)
+func runEnv(ctx context.Context, e *app.Env, args []string) int {
+	getenv, stdin, stdout, stderr := e.Getenv, e.Stdin, e.Stdout, e.Stderr
+	e.UnknownEnv = unknownEnv(getenv)
 	if jsonLogsAsked(args, getenv) {
 		// Errors found before the command's logger exists (a flag that
 		// does not parse, a bad setting) are JSON records too, for a log
 		// shipper that reads every line as one; the logger takes over
 		// from this writer (logger).
-		e.stderr = &jsonLines{log: slog.New(slog.NewJSONHandler(stderr, nil)), out: stderr}
+		e.Stderr = &jsonLines{log: slog.New(slog.NewJSONHandler(stderr, nil)), out: stderr}
 	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, topUsage())
-		return exitUsage
+		return app.ExitUsage
 	}
 	switch args[0] {
 	case "validate":
@@ -231,7 +205,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 	case "upload":
 		return runUpload(ctx, e, args[1:])
 	case "sim":
-		return exitFor(e.stderr, runSim(ctx, e, args[1:]))
+		return runSim(ctx, e, args[1:])
 	case "auth":
 		return runAuth(ctx, e, args[1:])
 	case "summary":
@@ -242,21 +216,21 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		return runCompletion(e, args[1:])
 	case "version", "--version", "-version", "-v":
 		if len(args) == 2 && slices.Contains([]string{"-h", "-help", "--help", "help"}, args[1]) {
-			fmt.Fprintf(stdout, "Usage: bulkload version\n\nPrint the version, VCS revision and Go version (bulkload --version and -v are the same).\n\nExamples:\n  bulkload version\n\n%s", exitTable("version", []int{exitOK}))
-			return exitOK
+			fmt.Fprintf(stdout, "Usage: bulkload version\n\nPrint the version, VCS revision and Go version (bulkload --version and -v are the same).\n\nExamples:\n  bulkload version\n\n%s", exitTable("version", []int{app.ExitOK}))
+			return app.ExitOK
 		}
 		if len(args) > 1 {
 			return usageHint(stderr, "version", fmt.Sprintf("version takes no arguments, got %q", args[1:]))
 		}
-		fmt.Fprintln(stdout, readBuildInfo())
-		return exitOK
+		fmt.Fprintln(stdout, app.ReadBuildInfo())
+		return app.ExitOK
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			// "bulkload help upload" is "bulkload upload -h".
-			return runEnv(ctx, &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, now: e.now, abort: e.abort}, append(slices.Clone(args[1:]), "-h"))
+			return runEnv(ctx, &app.Env{Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Now: e.Now, Abort: e.Abort}, append(slices.Clone(args[1:]), "-h"))
 		}
 		fmt.Fprint(stdout, topUsage())
-		return exitOK
+		return app.ExitOK
 	default:
 		msg := fmt.Sprintf("unknown command %q", args[0])
 		if strings.HasPrefix(args[0], "-") {
@@ -274,22 +248,22 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 }
 
 // runAuth dispatches "auth" to its one subcommand, check.
-func runAuth(ctx context.Context, e *env, args []string) int {
+func runAuth(ctx context.Context, e *app.Env, args []string) int {
 	c, _ := findCommand("auth check")
 	switch {
 	case len(args) > 0 && args[0] == "check":
 		return runAuthCheck(ctx, e, args[1:])
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help"):
-		fmt.Fprintf(e.stdout, "Usage: bulkload %s\n\n%s.\n\"bulkload auth check -h\" lists its flags.\n\n%s\n%s", c.synopsis, capitalize(c.summary), examples(c.name), exitTable(c.name, c.exits))
-		return exitOK
+		fmt.Fprintf(e.Stdout, "Usage: bulkload %s\n\n%s.\n\"bulkload auth check -h\" lists its flags.\n\n%s\n%s", c.synopsis, capitalize(c.summary), examples(c.name), exitTable(c.name, c.exits))
+		return app.ExitOK
 	case len(args) == 0:
-		return usageHint(e.stderr, "auth", "auth needs a subcommand: bulkload auth check")
+		return usageHint(e.Stderr, "auth", "auth needs a subcommand: bulkload auth check")
 	default:
 		msg := fmt.Sprintf("unknown auth subcommand %q", args[0])
 		if s := suggest(args[0], []string{"check"}); len(s) > 0 {
 			msg += `; did you mean "check"?`
 		}
-		return usageHint(e.stderr, "auth", msg)
+		return usageHint(e.Stderr, "auth", msg)
 	}
 }
 
@@ -301,70 +275,30 @@ func usageHint(stderr io.Writer, cmd, msg string) int {
 		help = "bulkload " + cmd + " -h"
 	}
 	fmt.Fprintf(stderr, "bulkload: %s\nRun '%s' for usage.\n", msg, help)
-	return exitUsage
-}
-
-// exitError is an error that carries its exit class: a command returns
-// it like any other error, and exitFor, the one place that turns errors
-// into statuses, prints its message and returns its status (restic's
-// errors.Fatal, cli/cli's cmdutil.FlagError).
-type exitError struct {
-	code  int    // the exit status: exitRowsFailed, exitAuth, exitUnreachable, ...
-	msg   string // what stopped the run, printed as "bulkload: msg"
-	quiet bool   // nothing to print: the run has said it (an interrupt)
-}
-
-func (e *exitError) Error() string { return e.msg }
-
-// exitErrorf returns an exitError with status code and a formatted message.
-func exitErrorf(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-// statusOf is the exit status of err, a command's error: the one table
-// from errors to statuses (exitFor prints; the summary JSON records it).
-func statusOf(err error) int {
-	var xe *exitError
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &xe):
-		return xe.code
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case errors.Is(err, context.Canceled):
-		return exitInterrupted
-	case errors.Is(err, errUsage):
-		return exitUsage
-	default:
-		// Not a usage error: the command line was fine, but reading or
-		// writing failed during the run (usage errors are all built by
-		// usageErrorf, before any row is read).
-		return exitIO
-	}
+	return app.ExitUsage
 }
 
 // exitFor reports a command's error and maps it to its exit status
-// (statusOf).
+// (app.StatusOf).
 func exitFor(stderr io.Writer, err error) int {
 	var ue *flagError
-	var xe *exitError
+	var xe *app.ExitError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 	case errors.As(err, &xe):
-		if !xe.quiet {
-			fmt.Fprintf(stderr, "bulkload: %s\n", xe.msg)
+		if !xe.Quiet {
+			fmt.Fprintf(stderr, "bulkload: %s\n", xe.Msg)
 		}
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "bulkload: interrupted")
 	case errors.As(err, &ue):
 		usageHint(stderr, ue.cmd, ue.msg)
-	case errors.Is(err, errUsage):
+	case errors.Is(err, app.ErrUsage):
 		fmt.Fprintf(stderr, "bulkload: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
 	default:
 		fmt.Fprintf(stderr, "bulkload: %v\n", err)
 	}
-	return statusOf(err)
+	return app.StatusOf(err)
 }
 
 // logOptions are the logging flags every command shares.
@@ -384,26 +318,27 @@ func (o *logOptions) register(fs *flag.FlagSet) {
 // still written to it (an error message) into a JSON record, so that
 // nothing on stderr is plain text. It warns about unknown BULKLOAD_*
 // variables.
-func (e *env) logger(o *logOptions) (*slog.Logger, error) {
+func newLogger(e *app.Env, o *logOptions) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.level)); err != nil {
-		return nil, usageErrorf("--log-level %q: want debug, info, warn or error", o.level)
+		return nil, app.UsageErrorf("--log-level %q: want debug, info, warn or error", o.level)
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	if j, ok := e.stderr.(*jsonLines); ok {
-		e.stderr = j.out // run's early JSON writer: the settings decide now
+	if j, ok := e.Stderr.(*jsonLines); ok {
+		e.Stderr = j.out // run's early JSON writer: the settings decide now
 	}
 	var log *slog.Logger
 	switch o.format {
 	case "text":
-		log = slog.New(slog.NewTextHandler(e.stderr, opts))
+		log = slog.New(slog.NewTextHandler(e.Stderr, opts))
 	case "json":
-		log = slog.New(slog.NewJSONHandler(e.stderr, opts))
-		e.stderr = &jsonLines{log: log, out: e.stderr}
+		log = slog.New(slog.NewJSONHandler(e.Stderr, opts))
+		e.Stderr = &jsonLines{log: log, out: e.Stderr}
+		e.JSONLogs = true
 	default:
-		return nil, usageErrorf("--log-format %q: want text or json", o.format)
+		return nil, app.UsageErrorf("--log-format %q: want text or json", o.format)
 	}
-	for _, name := range e.unknownEnv {
+	for _, name := range e.UnknownEnv {
 		log.Warn("environment variable "+name+" is not a bulkload setting, ignored (misspelt?)", "variable", name, "suggestion", suggestEnv(name))
 	}
 	return log, nil
@@ -473,7 +408,7 @@ func isString(v any) bool {
 func printHelp(w io.Writer, fs *flag.FlagSet) {
 	c, ok := findCommand(fs.Name())
 	if !ok {
-		c = command{name: fs.Name(), synopsis: fs.Name() + " [flags]", exits: []int{exitOK, exitUsage}}
+		c = command{name: fs.Name(), synopsis: fs.Name() + " [flags]", exits: []int{app.ExitOK, app.ExitUsage}}
 	}
 	fmt.Fprintf(w, "Usage: bulkload %s\n\n", c.synopsis)
 	if c.summary != "" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -45,8 +46,8 @@ func TestSettingsFIFORefused(t *testing.T) {
 					t.Fatalf("%s FIFO: the run waited on the FIFO and ignored SIGTERM\n%s", flag, out)
 				}
 			}
-			if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(out.String(), "not a regular file") {
-				t.Errorf("%s FIFO: exit %d, want %d saying it is not a regular file\n%s", flag, code, exitUsage, out)
+			if code := cmd.ProcessState.ExitCode(); code != app.ExitUsage || !strings.Contains(out.String(), "not a regular file") {
+				t.Errorf("%s FIFO: exit %d, want %d saying it is not a regular file\n%s", flag, code, app.ExitUsage, out)
 			}
 			if n := len(s.Stats().CreateCalls); n > 0 {
 				t.Errorf("%d leads sent", n)
@@ -73,7 +74,7 @@ func TestSecretFileReadableByOthersWarned(t *testing.T) {
 		}
 		res := runCLI(t, nil, "auth", "check", "--token-url", leadsim.TokenURL(s.url, leadsim.DefaultTenantID),
 			"--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID, "--client-secret-file", secret)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Fatalf("mode %04o: exit %d\n%s", tc.mode, res.code, res.stderr)
 		}
 		if got := strings.Contains(res.stderr, "chmod 600"); got != tc.warn {

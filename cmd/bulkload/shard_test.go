@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -32,7 +33,7 @@ func TestUploadShardsSendEveryRowOnce(t *testing.T) {
 		args := append([]string{"upload"}, s.args()...)
 		args = append(args, "--shard", strconv.Itoa(k)+"/3", "--rate", "0", "--progress", "off", "--summary-json", summary, input)
 		res := runCLI(t, secretEnv(), args...)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Fatalf("shard %d/3 exit = %d\n%s", k, res.code, res.stderr)
 		}
 		path := filepath.Join(dir, "backfill.shard-"+strconv.Itoa(k)+"-of-3.results.csv")
@@ -66,7 +67,7 @@ func TestUploadShardsSendEveryRowOnce(t *testing.T) {
 	// The combined summary: every row once, exit 0.
 	combined := filepath.Join(dir, "all.json")
 	res := runCLI(t, nil, append([]string{"summary", "--summary-json", combined}, results...)...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("summary exit = %d\n%s", res.code, res.stderr)
 	}
 	if strings.Contains(res.stderr, "elapsed") || strings.Contains(res.stderr, "unknown columns") {
@@ -101,8 +102,8 @@ func TestUploadShardsSendEveryRowOnce(t *testing.T) {
 	// is not a finished backfill.
 	partial := filepath.Join(dir, "partial.json")
 	res = runCLI(t, nil, "summary", "--summary-json", partial, results[0], results[1])
-	if res.code != exitRowsFailed {
-		t.Errorf("summary of 2 of 3 shards exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Errorf("summary of 2 of 3 shards exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	if strings.Contains(res.stderr, "MISMATCH") {
 		t.Errorf("summary of 2 of 3 shards: the missing shard's rows are not accounted as not sent\n%s", res.stderr)
@@ -113,10 +114,10 @@ func TestUploadShardsSendEveryRowOnce(t *testing.T) {
 	if n := readSummaryJSON(t, partial)["notSent"].(float64); n == 0 {
 		t.Errorf("summary of 2 of 3 shards: notSent = 0, want the third shard's rows")
 	}
-	if c := readSummaryJSON(t, partial)["exitCode"]; c != float64(exitRowsFailed) {
-		t.Errorf("summary of 2 of 3 shards: JSON exitCode = %v, want %d as the process's", c, exitRowsFailed)
+	if c := readSummaryJSON(t, partial)["exitCode"]; c != float64(app.ExitRowsFailed) {
+		t.Errorf("summary of 2 of 3 shards: JSON exitCode = %v, want %d as the process's", c, app.ExitRowsFailed)
 	}
-	if c := readSummaryJSON(t, combined)["exitCode"]; c != float64(exitOK) {
-		t.Errorf("combined summary: JSON exitCode = %v, want %d", c, exitOK)
+	if c := readSummaryJSON(t, combined)["exitCode"]; c != float64(app.ExitOK) {
+		t.Errorf("combined summary: JSON exitCode = %v, want %d", c, app.ExitOK)
 	}
 }

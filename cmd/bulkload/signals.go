@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/bulkload/bulkload/app"
 )
 
 // signalGrace is how long after the first signal further signals count as
@@ -15,7 +17,7 @@ const signalGrace = time.Second
 // handleSignals turns signals into the run's stops. The first calls stop:
 // no new rows, calls in flight drain, results and summary are written.
 // Signals within signalGrace of it are the same request. A later one calls
-// abort: calls in flight are cancelled at once, and the results file and
+// Abort: calls in flight are cancelled at once, and the results file and
 // summary are still written (milliseconds). A third exits at once; every
 // line written so far stays valid for --resume.
 func handleSignals(sigs <-chan os.Signal, stop, abort func(), stderr io.Writer, now func() time.Time) {
@@ -31,5 +33,5 @@ func handleSignals(sigs <-chan os.Signal, stop, abort func(), stderr io.Writer, 
 		break
 	}
 	<-sigs
-	os.Exit(exitInterrupted)
+	os.Exit(app.ExitInterrupted)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -17,15 +18,15 @@ func TestSmallThings(t *testing.T) {
 	t.Run("version -h is help, not a loop", func(t *testing.T) {
 		for _, h := range []string{"-h", "--help"} {
 			res := runCLI(t, nil, "version", h)
-			if res.code != exitOK || !strings.Contains(res.stdout, "Usage: bulkload version") || strings.Contains(res.stderr, "takes no arguments") {
+			if res.code != app.ExitOK || !strings.Contains(res.stdout, "Usage: bulkload version") || strings.Contains(res.stderr, "takes no arguments") {
 				t.Errorf("version %s: exit %d\n%s%s", h, res.code, res.stdout, res.stderr)
 			}
 		}
 	})
 	t.Run("upload --dry-run points to validate", func(t *testing.T) {
 		res := runCLI(t, nil, "upload", "--dry-run", filepath.Join(samples, "leads.csv"))
-		if res.code != exitUsage || !strings.Contains(res.stderr, "bulkload validate") {
-			t.Errorf("upload --dry-run: exit %d, want %d naming bulkload validate\n%s", res.code, exitUsage, res.stderr)
+		if res.code != app.ExitUsage || !strings.Contains(res.stderr, "bulkload validate") {
+			t.Errorf("upload --dry-run: exit %d, want %d naming bulkload validate\n%s", res.code, app.ExitUsage, res.stderr)
 		}
 	})
 	t.Run("--rate and --shard complete auto, not files", func(t *testing.T) {
@@ -58,8 +59,8 @@ func TestSmallThings(t *testing.T) {
 		} {
 			for _, cmd := range []string{"validate", "upload"} {
 				res := runCLI(t, nil, cmd, tc.input)
-				if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) || strings.Contains(res.stderr, "lock") || strings.Contains(res.stderr, "--format csv\n") {
-					t.Errorf("%s %s: exit %d, want %d saying %q\n%s", cmd, tc.input, res.code, exitUsage, tc.want, res.stderr)
+				if res.code != app.ExitUsage || !strings.Contains(res.stderr, tc.want) || strings.Contains(res.stderr, "lock") || strings.Contains(res.stderr, "--format csv\n") {
+					t.Errorf("%s %s: exit %d, want %d saying %q\n%s", cmd, tc.input, res.code, app.ExitUsage, tc.want, res.stderr)
 				}
 			}
 		}
@@ -68,7 +69,7 @@ func TestSmallThings(t *testing.T) {
 		dir := t.TempDir()
 		res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "v.csv"), "--summary-json", "-", filepath.Join(samples, "leads.csv"))
 		var sum map[string]any
-		if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil || res.code != exitOK || sum["mode"] != "validate" || sum["exitCode"] != 0.0 {
+		if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil || res.code != app.ExitOK || sum["mode"] != "validate" || sum["exitCode"] != 0.0 {
 			t.Errorf("validate --summary-json -: exit %d, stdout not the summary (%v)\n%s", res.code, err, res.stdout)
 		}
 		if _, err := os.Stat("-"); err == nil {
@@ -118,11 +119,11 @@ func TestRateOnlyWhenMeaningful(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(samples, "leads.csv")
 	args := checkUploadArgs(s, "--results", filepath.Join(dir, "r.csv"), "--summary-json", filepath.Join(dir, "s.json"), input)
-	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
 		t.Fatalf("upload: exit %d\n%s", res.code, res.stderr)
 	}
 	res := runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
-	if res.code != exitOK || strings.Contains(res.stderr, "rows/s") || !strings.Contains(res.stderr, "elapsed") {
+	if res.code != app.ExitOK || strings.Contains(res.stderr, "rows/s") || !strings.Contains(res.stderr, "elapsed") {
 		t.Errorf("no-op resume: exit %d, a rate shown:\n%s", res.code, res.stderr)
 	}
 	if sum := readSummaryJSON(t, filepath.Join(dir, "s.json")); sum["rowsPerSecond"] != 0.0 || sum["resumedRows"] != 50.0 {

@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/outfile"
 )
 
 // TestUploadStdinKilledIdentity is issue 18 item 4: a run from standard
-// input is killed mid-run. Its input's identity must be on disk already
+// Input is killed mid-run. Its input's identity must be on disk already
 // (written before the first call), so that night 2's different export
 // (the same leadIds, row by row, other data) piped into --resume on the
 // same results name is refused before anything is sent, while the same
@@ -88,8 +89,8 @@ func TestUploadStdinKilledIdentity(t *testing.T) {
 
 	// Night 2's export on the same results name: refused, nothing sent.
 	res := runStdin(t, night2, append(slices.Clone(args[:len(args)-1]), "--resume", "-")...)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "does not belong to this input") {
-		t.Errorf("--resume of another export from stdin: exit %d, want %d saying the results file is another input's\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage || !strings.Contains(res.stderr, "does not belong to this input") {
+		t.Errorf("--resume of another export from stdin: exit %d, want %d saying the results file is another input's\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 	if got := totalCreates(s); got != creates {
 		t.Errorf("createLead calls = %d after the refused resume, want %d: nothing may be sent", got, creates)
@@ -97,7 +98,7 @@ func TestUploadStdinKilledIdentity(t *testing.T) {
 
 	// Night 1's export again: resumed and finished.
 	res = runStdin(t, night1, append(slices.Clone(args[:len(args)-1]), "--resume", "-")...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Errorf("--resume of the same export from stdin: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 	rows := finalByRow(t, results, n)
@@ -123,7 +124,7 @@ func metaOf(t *testing.T, results string) *outfile.Meta {
 // while the run reads (the meta file's bytes grow past the first bytes),
 // and a --resume whose input begins with the same first bytes but differs
 // before the bytes the earlier run read stops with an error naming the
-// input, not exit 0 (issue 18 item 4).
+// Input, not exit 0 (issue 18 item 4).
 func TestUploadStdinIdentityKeptCurrent(t *testing.T) {
 	const n = 1500
 	dir := t.TempDir()
@@ -191,12 +192,12 @@ func TestUploadStdinIdentityKeptCurrent(t *testing.T) {
 	mixed := append(slices.Clone(night1[:cut]), night2[rowsEnd(night2, 1200):]...)
 	mixed = append(mixed, bytes.Repeat([]byte("\n"), 4096)...)
 	res := runStdin(t, mixed, append(slices.Clone(args[:len(args)-1]), "--resume", "-")...)
-	if res.code == exitOK || !strings.Contains(res.stderr, "not the input of the earlier run") || !strings.Contains(res.stderr, "hash otherwise") {
+	if res.code == app.ExitOK || !strings.Contains(res.stderr, "not the input of the earlier run") || !strings.Contains(res.stderr, "hash otherwise") {
 		t.Errorf("--resume of an input that differs after its first bytes: exit %d, want non-zero naming it\n%s", res.code, res.stderr)
 	}
 	// Night 1's export again: resumed and finished.
 	res = runStdin(t, night1, append(slices.Clone(args[:len(args)-1]), "--resume", "-")...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Errorf("--resume of the same export: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 }

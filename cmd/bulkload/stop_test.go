@@ -16,12 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/leadsim/simtest"
 )
 
 // uploadArgs are the flags of an upload of input to s's simulator (its
-// endpoint replaced by endpoint when set), writing results.
+// Endpoint replaced by endpoint when set), writing results.
 func uploadArgs(s *sim, endpoint, results, input string, extra ...string) []string {
 	args := append([]string{"upload"}, s.args()...)
 	if endpoint != "" {
@@ -43,8 +44,8 @@ func TestUploadPreflightStopsAtOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			results := filepath.Join(t.TempDir(), "results.csv")
 			res := runCLI(t, secretEnv(), uploadArgs(s, tc.endpoint, results, filepath.Join(samples, "leads.csv"))...)
-			if res.code != exitUnreachable {
-				t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+			if res.code != app.ExitUnreachable {
+				t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 			}
 			if !strings.Contains(res.stderr, "--endpoint "+tc.endpoint) || !strings.Contains(res.stderr, "not a GraphQL endpoint") {
 				t.Errorf("stderr does not name --endpoint %s as unreachable:\n%s", tc.endpoint, res.stderr)
@@ -95,8 +96,8 @@ func TestUploadCircuitBreaker(t *testing.T) {
 	args := uploadArgs(s, "", results, input, "--concurrency", "1", "--max-consecutive-failures", "5", "--outage-wait", "1s", "--summary-json", summary)
 
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitUnreachable {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+	if res.code != app.ExitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 	}
 	if !strings.Contains(res.stderr, "longer than the outage wait of 1s") || !strings.Contains(res.stderr, "--resume") {
 		t.Errorf("stderr does not say why the run stopped and what to do:\n%s", res.stderr)
@@ -133,7 +134,7 @@ func TestUploadCircuitBreaker(t *testing.T) {
 
 	sw.healed.Store(true)
 	args = append(args[:len(args)-1], "--resume", input)
-	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
 		t.Fatalf("--resume after the outage: exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	finalByRow(t, results, 50)
@@ -147,8 +148,8 @@ func TestUploadThrottlingNeverTrips(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	res := runCLI(t, secretEnv(), uploadArgs(s, "", results, filepath.Join(samples, "leads.csv"), "--max-attempts", "1", "--max-consecutive-failures", "3")...)
-	if res.code != exitRowsFailed {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	finalByRow(t, results, 50)
 }
@@ -171,7 +172,7 @@ func TestUploadCorruptInputDrains(t *testing.T) {
 	zw.Close()
 	results := filepath.Join(dir, "results.csv")
 	res := runStdin(t, gz.Bytes()[:gz.Len()*2/3], uploadArgs(s, "", results, "-", "--format", "csv", "--max-invalid", "100%", "--concurrency", "4")...)
-	if res.code == exitOK || res.code == exitInterrupted {
+	if res.code == app.ExitOK || res.code == app.ExitInterrupted {
 		t.Fatalf("exit = %d, want the input error's\n%s", res.code, res.stderr)
 	}
 	if !strings.Contains(res.stderr, "rows read") {
@@ -209,8 +210,8 @@ func TestUploadSignalsTogetherCountAsOne(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Fatalf("exit = %d, want %d\n%s", code, exitInterrupted, out)
+	if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
+		t.Fatalf("exit = %d, want %d\n%s", code, app.ExitInterrupted, out)
 	}
 	text := out.String()
 	if !strings.Contains(text, "INTERRUPTED") || !strings.Contains(text, "--resume") || !strings.Contains(text, "second signal cancels") {
@@ -257,8 +258,8 @@ func TestUploadSecondSignalStopsCallsInFlight(t *testing.T) {
 	time.Sleep(signalGrace + 300*time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Fatalf("exit = %d, want %d\n%s", code, exitInterrupted, out)
+	if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
+		t.Fatalf("exit = %d, want %d\n%s", code, app.ExitInterrupted, out)
 	}
 	if !strings.Contains(out.String(), "rows read") {
 		t.Errorf("no summary after the second signal:\n%s", out)
@@ -301,8 +302,8 @@ func TestUploadCompactionFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	if res.code != exitRowsFailed {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	if !strings.Contains(res.stderr, "could not be compacted") || !strings.Contains(res.stderr, "valid for --resume") {
 		t.Errorf("stderr does not say the journal is intact and valid for --resume:\n%s", res.stderr)
@@ -313,7 +314,7 @@ func TestUploadCompactionFails(t *testing.T) {
 	if err := os.Rename(moved, dir); err != nil {
 		t.Fatal(err)
 	}
-	if res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...); res.code != app.ExitOK {
 		t.Fatalf("--resume: exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	finalByRow(t, results, 50)
@@ -321,7 +322,7 @@ func TestUploadCompactionFails(t *testing.T) {
 
 // TestTokenEndpointUnreachable: an identity provider that is down (no
 // listener, 503 on every try) or never answers is an outage, not refused
-// credentials: upload and auth check exit 4 naming the token endpoint,
+// Credentials: upload and auth check exit 4 naming the token endpoint,
 // before any row is read, as a dead --endpoint does. (One that answers that
 // the credentials or the tenant are wrong, 400/401/404, stays exit 3:
 // TestUploadWrongSecret, TestAlternativeSettingsPrecedence.)
@@ -354,8 +355,8 @@ func TestTokenEndpointUnreachable(t *testing.T) {
 				"--client-id", leadsim.DefaultClientID, "--scope", "api://" + leadsim.DefaultAppID + "/.default",
 				"--timeout", "1s", "--results", results, "--progress", "off", filepath.Join(samples, "leads.csv")}
 			res := runCLI(t, secretEnv(), args...)
-			if res.code != exitUnreachable {
-				t.Fatalf("upload exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+			if res.code != app.ExitUnreachable {
+				t.Fatalf("upload exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 			}
 			if !strings.Contains(res.stderr, "token endpoint unreachable: "+tc.tokenURL) {
 				t.Errorf("stderr does not name the token endpoint %s as unreachable:\n%s", tc.tokenURL, res.stderr)
@@ -368,8 +369,8 @@ func TestTokenEndpointUnreachable(t *testing.T) {
 			}
 			res = runCLI(t, secretEnv(), "auth", "check", "--token-url", tc.tokenURL, "--client-id", leadsim.DefaultClientID,
 				"--scope", "api://"+leadsim.DefaultAppID+"/.default", "--timeout", "1s")
-			if res.code != exitUnreachable {
-				t.Errorf("auth check exit = %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+			if res.code != app.ExitUnreachable {
+				t.Errorf("auth check exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 			}
 		})
 	}
@@ -393,14 +394,14 @@ func TestSummaryJSONSaysHowTheRunEnded(t *testing.T) {
 		code    int
 		stopped string // "" for a run that went through its input
 	}{
-		{"sent", func(r string) []string { return uploadArgs(s, "", r, leads) }, exitOK, ""},
-		{"too many invalid rows", func(r string) []string { return uploadArgs(s, "", r, messy) }, exitRowsFailed, "--max-invalid 20%"},
-		{"dead endpoint", func(r string) []string { return uploadArgs(s, "http://127.0.0.1:1/graphql", r, leads) }, exitUnreachable, "--endpoint http://127.0.0.1:1/graphql"},
+		{"sent", func(r string) []string { return uploadArgs(s, "", r, leads) }, app.ExitOK, ""},
+		{"too many invalid rows", func(r string) []string { return uploadArgs(s, "", r, messy) }, app.ExitRowsFailed, "--max-invalid 20%"},
+		{"dead endpoint", func(r string) []string { return uploadArgs(s, "http://127.0.0.1:1/graphql", r, leads) }, app.ExitUnreachable, "--endpoint http://127.0.0.1:1/graphql"},
 		{"dead token endpoint", func(r string) []string {
 			return []string{"upload", "--endpoint", s.url + "/graphql", "--token-url", "http://127.0.0.1:1/token",
 				"--client-id", leadsim.DefaultClientID, "--scope", "api://" + leadsim.DefaultAppID + "/.default",
 				"--timeout", "1s", "--results", r, "--progress", "off", leads}
-		}, exitUnreachable, "token endpoint unreachable"},
+		}, app.ExitUnreachable, "token endpoint unreachable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -459,8 +460,8 @@ func TestSummaryJSONSaysHowTheRunEnded(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	if res.code != exitRowsFailed || got.Mode != "validate" || got.ExitCode == nil || *got.ExitCode != res.code {
-		t.Errorf("validate exit %d, summary JSON mode %q exitCode %v; want %d in both", res.code, got.Mode, got.ExitCode, exitRowsFailed)
+	if res.code != app.ExitRowsFailed || got.Mode != "validate" || got.ExitCode == nil || *got.ExitCode != res.code {
+		t.Errorf("validate exit %d, summary JSON mode %q exitCode %v; want %d in both", res.code, got.Mode, got.ExitCode, app.ExitRowsFailed)
 	}
 
 	// A validate that cannot read its input (here: empty, no header line)
@@ -481,7 +482,7 @@ func TestSummaryJSONSaysHowTheRunEnded(t *testing.T) {
 	if err := json.Unmarshal(b, &stub); err != nil {
 		t.Fatal(err)
 	}
-	if res.code != exitUsage || stub["stale"] != nil || stub["exitCode"] != float64(exitUsage) || !strings.Contains(fmt.Sprint(stub["stopped"]), "empty") {
-		t.Errorf("validate of an empty file: exit %d, summary JSON %s; want exit %d and a summary that says the file is empty", res.code, b, exitUsage)
+	if res.code != app.ExitUsage || stub["stale"] != nil || stub["exitCode"] != float64(app.ExitUsage) || !strings.Contains(fmt.Sprint(stub["stopped"]), "empty") {
+		t.Errorf("validate of an empty file: exit %d, summary JSON %s; want exit %d and a summary that says the file is empty", res.code, b, app.ExitUsage)
 	}
 }

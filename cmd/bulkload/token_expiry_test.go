@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -44,7 +45,7 @@ func withExpiresIn(h http.Handler, expires string) http.Handler {
 
 // TestTokenExpiresInMalformed is issue 18 item 13: a token answer whose
 // expires_in is not a whole number of seconds used to give exit 4 "token
-// endpoint unreachable" after every retry. The run now says what was wrong
+// Endpoint unreachable" after every retry. The run now says what was wrong
 // with the answer (exit 4: the endpoint is not what it should be), at once,
 // and sends nothing; a lifetime as a string of digits or a very large one
 // is used.
@@ -68,13 +69,13 @@ func TestTokenExpiresInMalformed(t *testing.T) {
 				"--progress", "off", "--rate", "0", filepath.Join(samples, "leads.csv")})
 			res := runCLI(t, secretEnv(), args...)
 			if tc.ok {
-				if res.code != exitOK {
+				if res.code != app.ExitOK {
 					t.Fatalf("expires_in %s: exit %d, want 0\n%s", tc.value, res.code, res.stderr)
 				}
 				return
 			}
-			if res.code != exitUnreachable {
-				t.Errorf("expires_in %s: exit %d, want %d\n%s", tc.value, res.code, exitUnreachable, res.stderr)
+			if res.code != app.ExitUnreachable {
+				t.Errorf("expires_in %s: exit %d, want %d\n%s", tc.value, res.code, app.ExitUnreachable, res.stderr)
 			}
 			if !strings.Contains(res.stderr, "expires_in "+tc.value+" "+tc.reason) || strings.Contains(res.stderr, "unreachable") {
 				t.Errorf("expires_in %s: the error does not say what is wrong with the answer (want %q, not \"unreachable\"):\n%s", tc.value, "expires_in "+tc.value+" "+tc.reason, res.stderr)
@@ -87,8 +88,8 @@ func TestTokenExpiresInMalformed(t *testing.T) {
 			}
 			res = runCLI(t, secretEnv(), "auth", "check", "--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID,
 				"--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID)
-			if res.code != exitUnreachable || !strings.Contains(res.stderr, "expires_in "+tc.value) {
-				t.Errorf("auth check, expires_in %s: exit %d, want %d naming expires_in\n%s", tc.value, res.code, exitUnreachable, res.stderr)
+			if res.code != app.ExitUnreachable || !strings.Contains(res.stderr, "expires_in "+tc.value) {
+				t.Errorf("auth check, expires_in %s: exit %d, want %d naming expires_in\n%s", tc.value, res.code, app.ExitUnreachable, res.stderr)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -52,8 +53,8 @@ func TestUploadResumeChecksLostAnswers(t *testing.T) {
 	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "1", input)
 
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitRowsFailed {
-		t.Fatalf("first run exit = %d, want %d (rows failed)\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("first run exit = %d, want %d (rows failed)\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	ambiguous := 0
 	for _, r := range finalByRow(t, results, 30) {
@@ -96,11 +97,11 @@ func resumeUntilSubmitted(t *testing.T, s *sim, args []string, results, when str
 		if seen != nil {
 			seen(rows)
 		}
-		if res.code == exitOK || try == 10 {
+		if res.code == app.ExitOK || try == 10 {
 			break
 		}
 	}
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Errorf("last --resume%s exit = %d, want 0\n%s", when, res.code, res.stderr)
 	}
 	for row, r := range rows {
@@ -128,8 +129,8 @@ func TestUploadUnverified(t *testing.T) {
 	args = append(args, "--results", results, "--summary-json", summary, "--rate", "0", "--progress", "off", "--max-attempts", "20", input)
 
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitRowsFailed {
-		t.Errorf("exit = %d, want %d (unverified rows)\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Errorf("exit = %d, want %d (unverified rows)\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	unverified := 0
 	for row, r := range finalByRow(t, results, 30) {
@@ -189,8 +190,8 @@ func TestUploadKilledMidRetryThenResumed(t *testing.T) {
 	for try := 1; ; try++ {
 		res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...)
 		rows = finalByRow(t, results, 30)
-		if res.code == exitOK || try == 5 {
-			if res.code != exitOK {
+		if res.code == app.ExitOK || try == 5 {
+			if res.code != app.ExitOK {
 				t.Errorf("last --resume exit = %d, want 0\n%s", res.code, res.stderr)
 			}
 			break

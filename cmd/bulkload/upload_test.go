@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -38,8 +39,8 @@ func uploadSample(t *testing.T, s *sim, extra ...string) (cliResult, map[int]res
 func TestUploadCleanSample(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{})
 	res, rows, summary := uploadSample(t, s, "--concurrency", "8")
-	if res.code != exitOK {
-		t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, exitOK, res.stderr)
+	if res.code != app.ExitOK {
+		t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, app.ExitOK, res.stderr)
 	}
 	exp := readExpected(t)
 	wantSubmitted := 0
@@ -82,7 +83,7 @@ func TestUploadCleanSample(t *testing.T) {
 		t.Errorf("tokens issued = %d, want 1 shared by all workers", st.TokensIssued)
 	}
 	sj := readSummaryJSON(t, summary)
-	if bi := readBuildInfo(); sj["version"] != bi.Version || len(fmt.Sprint(sj["inputSha256"])) != 64 {
+	if bi := app.ReadBuildInfo(); sj["version"] != bi.Version || len(fmt.Sprint(sj["inputSha256"])) != 64 {
 		t.Errorf("summary JSON version %v, inputSha256 %v: want %s and a SHA-256", sj["version"], sj["inputSha256"], bi.Version)
 	}
 	// The build, as the binary recorded it (runtime/debug.ReadBuildInfo).
@@ -124,7 +125,7 @@ func TestUploadCleanSample(t *testing.T) {
 func TestUploadNoSubmit(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{})
 	res, rows, _ := uploadSample(t, s, "--no-submit")
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	if c := countStatus(rows); c["processed"] != len(rows) {
@@ -144,7 +145,7 @@ func TestUploadShortLivedTokens(t *testing.T) {
 	begin := time.Now()
 	res, rows, _ := uploadSample(t, s, "--concurrency", "3")
 	elapsed := time.Since(begin)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	if c := countStatus(rows); c["failed"]+c["submit_failed"] > 0 {
@@ -199,7 +200,7 @@ func TestUploadKeyRotation(t *testing.T) {
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--concurrency", "4", filepath.Join(samples, "leads.csv"))
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	rows := finalByRow(t, results, 50)
@@ -215,7 +216,7 @@ func TestUploadKeyRotation(t *testing.T) {
 func TestUploadServerRateLimitSlowsClient(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{RateLimit: 25, RateBurst: 2})
 	res, rows, _ := uploadSample(t, s, "--concurrency", "8", "--rate", "100")
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	if c := countStatus(rows); c["failed"]+c["submit_failed"] > 0 {
@@ -237,7 +238,7 @@ func TestUploadServerRateLimitSlowsClient(t *testing.T) {
 func TestUploadTransient503(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{Fail503: 0.1, Seed: 7})
 	res, rows, summary := uploadSample(t, s, "--concurrency", "8", "--max-attempts", "8")
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	if c := countStatus(rows); c["failed"]+c["submit_failed"] > 0 {
@@ -252,8 +253,8 @@ func TestUploadTransient503(t *testing.T) {
 func TestUploadPermanent500(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{Fail500: 0.2, Seed: 11})
 	res, rows, _ := uploadSample(t, s, "--concurrency", "8")
-	if res.code != exitRowsFailed {
-		t.Fatalf("upload exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("upload exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	st := s.Stats()
 	n500 := st.Rejections[leadsim.RejectFault500]
@@ -277,7 +278,7 @@ func TestUploadPermanent500(t *testing.T) {
 func TestUploadDroppedConnections(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{DropAfter: 0.2, Seed: 5})
 	res, rows, _ := uploadSample(t, s, "--concurrency", "8")
-	if res.code != exitOK && res.code != exitRowsFailed {
+	if res.code != app.ExitOK && res.code != app.ExitRowsFailed {
 		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
 	}
 	if s.Stats().Rejections[leadsim.RejectDropped] == 0 {
@@ -312,8 +313,8 @@ func TestUploadWrongSecret(t *testing.T) {
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", filepath.Join(dir, "r.csv"), "--log-level", "debug", filepath.Join(samples, "leads.csv"))
 	res := runCLI(t, map[string]string{"BULKLOAD_CLIENT_SECRET": wrong}, args...)
-	if res.code != exitAuth {
-		t.Fatalf("upload exit = %d, want %d\n%s", res.code, exitAuth, res.stderr)
+	if res.code != app.ExitAuth {
+		t.Fatalf("upload exit = %d, want %d\n%s", res.code, app.ExitAuth, res.stderr)
 	}
 	if !strings.Contains(res.stderr, "invalid_client") || !strings.Contains(res.stderr, "secret") {
 		t.Errorf("stderr does not say which setting to check:\n%s", res.stderr)
@@ -334,7 +335,7 @@ func TestUploadNeverLeaksSensitiveData(t *testing.T) {
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", results, "--log-level", "debug", "--log-format", "json", "--rate", "0", filepath.Join(samples, "leads.csv"))
 	res := runCLI(t, secretEnv(), args...)
-	if res.code != exitOK && res.code != exitRowsFailed {
+	if res.code != app.ExitOK && res.code != app.ExitRowsFailed {
 		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
 	}
 	b, err := os.ReadFile(results)
@@ -428,7 +429,7 @@ func TestUploadKilledThenResumed(t *testing.T) {
 	}
 
 	res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("resume exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	exp := readExpected(t)
@@ -468,8 +469,8 @@ func TestUploadSIGTERMThenResume(t *testing.T) {
 	results, args, out, cmd := signalledUpload(t, s, 8, syscall.SIGTERM)
 	input := args[len(args)-1]
 	err := cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Fatalf("exit after SIGTERM = %d (%v), want %d\n%s", code, err, exitInterrupted, out)
+	if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
+		t.Fatalf("exit after SIGTERM = %d (%v), want %d\n%s", code, err, app.ExitInterrupted, out)
 	}
 	// The interrupted run compacted its journal: every line is final and in
 	// row order, and no row is missing before the last one written.
@@ -488,7 +489,7 @@ func TestUploadSIGTERMThenResume(t *testing.T) {
 	}
 
 	res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...)
-	if res.code != exitOK {
+	if res.code != app.ExitOK {
 		t.Fatalf("resume exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	rows := finalByRow(t, results, 50)
@@ -511,24 +512,24 @@ func TestUploadRefusesToOverwriteEarlierUpload(t *testing.T) {
 	args = append(args, "--results", results, "--rate", "0", "--progress", "off")
 
 	// A validate run's results may be overwritten by an upload.
-	if res := runCLI(t, nil, "validate", "--results", results, input); res.code != exitOK {
+	if res := runCLI(t, nil, "validate", "--results", results, input); res.code != app.ExitOK {
 		t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
 	}
-	if res := runCLI(t, secretEnv(), append(args, input)...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), append(args, input)...); res.code != app.ExitOK {
 		t.Fatalf("first upload exit = %d\n%s", res.code, res.stderr)
 	}
 	created := s.Stats().LeadsCreated
 
 	res := runCLI(t, secretEnv(), append(args, input)...)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "--resume") {
-		t.Errorf("second upload without --resume: exit %d, want %d and a hint\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage || !strings.Contains(res.stderr, "--resume") {
+		t.Errorf("second upload without --resume: exit %d, want %d and a hint\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 	if got := s.Stats().LeadsCreated; got != created {
 		t.Errorf("the refused run created %d leads", got-created)
 	}
 
 	// --resume over a finished file sends nothing.
-	if res := runCLI(t, secretEnv(), append(args, "--resume", input)...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), append(args, "--resume", input)...); res.code != app.ExitOK {
 		t.Fatalf("resume of a finished run exit = %d\n%s", res.code, res.stderr)
 	}
 	if got := s.Stats().LeadsCreated; got != created {
@@ -551,7 +552,7 @@ func TestUploadSimulateTwice(t *testing.T) {
 	}
 	for i := range 2 {
 		res := runCLI(t, nil, "upload", "--simulate", "--rate", "0", "--progress", "off", input)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Fatalf("run %d: upload --simulate exit = %d\n%s", i+1, res.code, res.stderr)
 		}
 	}
@@ -568,11 +569,11 @@ func TestUploadJSONLResultsAndResume(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "results.jsonl")
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", results, "--rate", "0", "--progress", "off", filepath.Join(samples, "leads.jsonl"))
-	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
 	}
 	created := s.Stats().LeadsCreated
-	if res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", args[len(args)-1])...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", args[len(args)-1])...); res.code != app.ExitOK {
 		t.Fatalf("resume exit = %d\n%s", res.code, res.stderr)
 	}
 	if got := s.Stats().LeadsCreated; got != created || created != 50 {
@@ -609,7 +610,7 @@ func TestUploadLeavesNoGoroutines(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "r.csv")
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", results, "--rate", "0", "--progress", "log", filepath.Join(samples, "leads.csv"))
-	if res := runCLI(t, secretEnv(), args...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d\n%s", res.code, res.stderr)
 	}
 	// Server-side goroutines of the simulator end as the client's closed
@@ -633,7 +634,7 @@ func TestUploadLostAnswerNeverClaimsAnotherLead(t *testing.T) {
 	day1 := filepath.Join(dir, "day1.results.csv")
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--rate", "0", "--progress", "off", "--concurrency", "8", "--max-attempts", "20")
-	if res := runCLI(t, secretEnv(), append(args, "--results", day1, filepath.Join(samples, "leads.csv"))...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), append(args, "--results", day1, filepath.Join(samples, "leads.csv"))...); res.code != app.ExitOK {
 		t.Fatalf("day 1 exit = %d\n%s", res.code, res.stderr)
 	}
 	day1IDs := map[string]bool{}
@@ -651,7 +652,7 @@ func TestUploadLostAnswerNeverClaimsAnotherLead(t *testing.T) {
 		t.Fatal(err)
 	}
 	day2 := filepath.Join(dir, "day2.results.csv")
-	if res := runCLI(t, secretEnv(), append(args, "--results", day2, input)...); res.code != exitOK {
+	if res := runCLI(t, secretEnv(), append(args, "--results", day2, input)...); res.code != app.ExitOK {
 		t.Fatalf("day 2 exit = %d\n%s", res.code, res.stderr)
 	}
 	retried := 0
@@ -696,8 +697,8 @@ func TestUploadResumeCountsReasonsByField(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--resume"}} {
 		res := runCLI(t, secretEnv(), append(append(args, extra...), input)...)
 		// Invalid rows within --max-invalid do not fail the run.
-		if res.code != exitOK {
-			t.Fatalf("upload %v exit = %d, want %d\n%s", extra, res.code, exitOK, res.stderr)
+		if res.code != app.ExitOK {
+			t.Fatalf("upload %v exit = %d, want %d\n%s", extra, res.code, app.ExitOK, res.stderr)
 		}
 		top, _ := readSummaryJSON(t, summary)["topReasons"].([]any)
 		var got []string

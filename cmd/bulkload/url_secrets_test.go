@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -46,7 +47,7 @@ func TestURLSecretsNeverPrinted(t *testing.T) {
 				"--client-id", leadsim.DefaultClientID, "--scope", "api://"+leadsim.DefaultAppID+"/.default",
 				"--pushgateway", push, "--log-format", format, "--summary-json", summary,
 				"--results", filepath.Join(dir, "r.csv"), "--progress", "off", "--rate", "0", input)
-			if res.code != exitOK {
+			if res.code != app.ExitOK {
 				t.Fatalf("upload: exit %d, want 0\n%s", res.code, res.stderr)
 			}
 			if !strings.Contains(res.stderr, "pushgateway") {
@@ -68,8 +69,8 @@ func TestURLSecretsNeverPrinted(t *testing.T) {
 		res := runCLI(t, secretEnv(), "upload", "--endpoint", endpoint, "--token-url", dead,
 			"--client-id", leadsim.DefaultClientID, "--scope", "api://"+leadsim.DefaultAppID+"/.default",
 			"--timeout", "1s", "--results", filepath.Join(t.TempDir(), "r.csv"), "--progress", "off", input)
-		if res.code != exitUnreachable {
-			t.Fatalf("upload: exit %d, want %d\n%s", res.code, exitUnreachable, res.stderr)
+		if res.code != app.ExitUnreachable {
+			t.Fatalf("upload: exit %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 		}
 		check(t, "stderr", res.stderr)
 		res = runCLI(t, secretEnv(), "auth", "check", "--token-url", dead, "--client-id", leadsim.DefaultClientID,
@@ -79,7 +80,7 @@ func TestURLSecretsNeverPrinted(t *testing.T) {
 	t.Run("auth check", func(t *testing.T) {
 		res := runCLI(t, secretEnv(), "auth", "check", "--token-url", tokenURL, "--client-id", leadsim.DefaultClientID,
 			"--scope", "api://"+leadsim.DefaultAppID+"/.default")
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Fatalf("auth check: exit %d\n%s", res.code, res.stderr)
 		}
 		check(t, "auth check", res.stdout+res.stderr)

@@ -16,9 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
-	"github.com/bulkload/bulkload/source"
+	"github.com/bulkload/bulkload/app"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -28,7 +26,7 @@ func TestValidateCleanSample(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			results := filepath.Join(t.TempDir(), "r.csv")
 			res := runCLI(t, nil, "validate", "--results", results, filepath.Join(samples, name))
-			if res.code != exitOK {
+			if res.code != app.ExitOK {
 				t.Fatalf("validate %s exit = %d, want 0\n%s", name, res.code, res.stderr)
 			}
 			exp := readExpected(t)
@@ -82,7 +80,7 @@ func TestValidateMessySamples(t *testing.T) {
 			rejects := filepath.Join(dir, "rejects.csv")
 			args := append([]string{"validate", "--results", results, "--rejects", rejects}, tc.flags...)
 			res := runCLI(t, nil, append(args, filepath.Join(samples, tc.input))...)
-			if res.code != exitOK && res.code != exitRowsFailed {
+			if res.code != app.ExitOK && res.code != app.ExitRowsFailed {
 				t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
 			}
 			got, err := os.ReadFile(results)
@@ -111,7 +109,7 @@ func TestValidateMessySamples(t *testing.T) {
 					invalid++
 				}
 			}
-			if res.code == exitRowsFailed && invalid == 0 || res.code == exitOK && invalid > 0 {
+			if res.code == app.ExitRowsFailed && invalid == 0 || res.code == app.ExitOK && invalid > 0 {
 				t.Errorf("exit %d with %d invalid rows", res.code, invalid)
 			}
 			fi, err := os.Stat(rejects)
@@ -137,7 +135,7 @@ func TestValidateRejectsFeedBack(t *testing.T) {
 	dir := t.TempDir()
 	rejects := filepath.Join(dir, "rejects.csv")
 	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r1.csv"), "--rejects", rejects, filepath.Join(samples, "messy.csv"))
-	if res.code != exitRowsFailed {
+	if res.code != app.ExitRowsFailed {
 		t.Fatalf("validate messy exit = %d, want 1\n%s", res.code, res.stderr)
 	}
 	first := readResults(t, filepath.Join(dir, "r1.csv"))
@@ -148,7 +146,7 @@ func TestValidateRejectsFeedBack(t *testing.T) {
 		}
 	}
 	res = runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r2.csv"), rejects)
-	if res.code != exitRowsFailed {
+	if res.code != app.ExitRowsFailed {
 		t.Fatalf("validate rejects exit = %d, want 1\n%s", res.code, res.stderr)
 	}
 	again := readResults(t, filepath.Join(dir, "r2.csv"))
@@ -195,7 +193,7 @@ func TestValidateStdin(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"validate", "--format", "csv", "--results", results, "-"},
 		func(string) string { return "" }, bytes.NewReader(input), &out, &errb)
-	if code != exitOK {
+	if code != app.ExitOK {
 		t.Fatalf("validate - exit = %d, want 0\n%s", code, errb.String())
 	}
 	b, err := os.ReadFile(results)
@@ -235,8 +233,8 @@ func TestUsageErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runCLI(t, nil, tc.args...)
-			if res.code != exitUsage {
-				t.Errorf("run(%q) exit = %d, want %d\n%s", tc.args, res.code, exitUsage, res.stderr)
+			if res.code != app.ExitUsage {
+				t.Errorf("run(%q) exit = %d, want %d\n%s", tc.args, res.code, app.ExitUsage, res.stderr)
 			}
 			if !strings.Contains(res.stderr, tc.want) {
 				t.Errorf("run(%q) stderr lacks %q:\n%s", tc.args, tc.want, res.stderr)
@@ -248,7 +246,7 @@ func TestUsageErrors(t *testing.T) {
 func TestHelpShowsExitTable(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"validate", "-h"}, {"upload", "-h"}} {
 		res := runCLI(t, nil, args...)
-		if res.code != exitOK {
+		if res.code != app.ExitOK {
 			t.Errorf("run(%q) exit = %d, want 0", args, res.code)
 		}
 		if !strings.Contains(res.stdout+res.stderr, "130") {
@@ -283,7 +281,7 @@ func TestSettingPrecedence(t *testing.T) {
 				os.Remove(p)
 			}
 			res := runCLI(t, tc.env, tc.args...)
-			if res.code != exitOK {
+			if res.code != app.ExitOK {
 				t.Fatalf("exit = %d\n%s", res.code, res.stderr)
 			}
 			if _, err := os.Stat(tc.want); err != nil {
@@ -295,7 +293,7 @@ func TestSettingPrecedence(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("client-secret: hunter2\n"), 0o600)
 	res := runCLI(t, nil, "upload", "--config", bad, input)
-	if res.code != exitUsage || strings.Contains(res.stderr, "hunter2") || !strings.Contains(res.stderr, "BULKLOAD_CLIENT_SECRET") {
+	if res.code != app.ExitUsage || strings.Contains(res.stderr, "hunter2") || !strings.Contains(res.stderr, "BULKLOAD_CLIENT_SECRET") {
 		t.Errorf("a secret in the config file: exit %d, stderr:\n%s", res.code, res.stderr)
 	}
 }
@@ -306,8 +304,8 @@ func TestValidateInterrupted(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"validate", "--results", filepath.Join(t.TempDir(), "r.csv"), filepath.Join(samples, "leads.csv")},
 		func(string) string { return "" }, nil, &out, &errb)
-	if code != exitInterrupted {
-		t.Errorf("validate with a cancelled context exit = %d, want %d\n%s", code, exitInterrupted, errb.String())
+	if code != app.ExitInterrupted {
+		t.Errorf("validate with a cancelled context exit = %d, want %d\n%s", code, app.ExitInterrupted, errb.String())
 	}
 }
 
@@ -322,7 +320,7 @@ func TestSummaryHashesWholeInput(t *testing.T) {
 	want := fmt.Sprintf("%x", sha256.Sum256(b))
 	dir := t.TempDir()
 	summary := filepath.Join(dir, "s.json")
-	if res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r.csv"), "--summary-json", summary, input); res.code != exitOK {
+	if res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r.csv"), "--summary-json", summary, input); res.code != app.ExitOK {
 		t.Fatalf("validate exit = %d\n%s", res.code, res.stderr)
 	}
 	if got := readSummaryJSON(t, summary)["inputSha256"]; got != want {
@@ -335,41 +333,11 @@ func TestSummaryHashesWholeInput(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"validate", "--results", filepath.Join(dir, "r2.csv"), "--summary-json", summary, input},
 		func(string) string { return "" }, nil, &out, &errb)
-	if code != exitInterrupted {
-		t.Fatalf("exit = %d, want %d", code, exitInterrupted)
+	if code != app.ExitInterrupted {
+		t.Fatalf("exit = %d, want %d", code, app.ExitInterrupted)
 	}
 	if got := readSummaryJSON(t, summary)["inputSha256"]; got != want {
 		t.Errorf("interrupted run: summary inputSha256 = %v, want %s", got, want)
-	}
-}
-
-func TestRowsStatus(t *testing.T) {
-	cases := []struct {
-		name         string
-		sum          report.Summary
-		invalidFails bool
-		want         int
-	}{
-		{"all valid", report.Summary{Mode: "validate", RowsRead: 3, Counts: lead.Counts{Valid: 3}}, true, exitOK},
-		{"one invalid, validate", report.Summary{Mode: "validate", RowsRead: 3, Counts: lead.Counts{Valid: 2, Invalid: 1}}, true, exitRowsFailed},
-		{"rows unaccounted", report.Summary{Mode: "validate", RowsRead: 4, Counts: lead.Counts{Valid: 3}}, true, exitRowsFailed},
-		{"more counted than read", report.Summary{Mode: "upload", RowsRead: 2, Counts: lead.Counts{Processed: 3}}, false, exitRowsFailed},
-		{"all sent", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 1, Submitted: 2}}, false, exitOK},
-		{"invalid within --max-invalid, upload", report.Summary{Mode: "upload", RowsRead: 300, Counts: lead.Counts{Processed: 294, Invalid: 6}}, false, exitOK},
-		{"invalid, upload --strict", report.Summary{Mode: "upload", RowsRead: 300, Counts: lead.Counts{Processed: 294, Invalid: 6}}, true, exitRowsFailed},
-		{"invalid and failed, upload", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 1, Invalid: 1, Failed: 1}}, false, exitRowsFailed},
-		{"submit failed", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 2, SubmitFailed: 1}}, false, exitRowsFailed},
-		{"failed", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Failed: 1}}, false, exitRowsFailed},
-		{"unverified", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Unverified: 1}}, false, exitRowsFailed},
-		{"left created", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Created: 1}}, false, exitRowsFailed},
-		{"not sent", report.Summary{Mode: "upload", RowsRead: 2, Counts: lead.Counts{Processed: 1}, NotSent: 1}, false, exitRowsFailed},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := statusOf(rowsStatus(&tc.sum, tc.invalidFails)); got != tc.want {
-				t.Errorf("rowsStatus(%+v, %v) = %d, want %d", tc.sum, tc.invalidFails, got, tc.want)
-			}
-		})
 	}
 }
 
@@ -377,7 +345,7 @@ func TestRowsStatus(t *testing.T) {
 // is named on stderr exactly once, however many rows carry it.
 func TestUnknownColumnsReportedOnce(t *testing.T) {
 	res := runCLI(t, nil, "validate", "--results", filepath.Join(t.TempDir(), "r.csv"), filepath.Join(samples, "messy.csv"))
-	if res.code != exitRowsFailed {
+	if res.code != app.ExitRowsFailed {
 		t.Fatalf("exit = %d\n%s", res.code, res.stderr)
 	}
 	// Once in a warning, once in the summary's column list.
@@ -402,56 +370,25 @@ func TestValidateDateOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	results := filepath.Join(dir, "r.csv")
-	if res := runCLI(t, nil, "validate", "--date-order", "dmy", "--results", results, input); res.code != exitOK {
+	if res := runCLI(t, nil, "validate", "--date-order", "dmy", "--results", results, input); res.code != app.ExitOK {
 		t.Fatalf("validate --date-order dmy exit = %d\n%s", res.code, res.stderr)
 	}
 	res := runCLI(t, nil, "validate", "--results", results, input)
-	if res.code != exitRowsFailed {
-		t.Fatalf("validate (month first) exit = %d, want %d\n%s", res.code, exitRowsFailed, res.stderr)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("validate (month first) exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
 	if rows := readResults(t, results); rows[0]["status"] != "invalid" || !strings.Contains(rows[0]["error"], "month first") {
 		t.Errorf("row 1 = %v, want invalid, saying dates are read month first", rows[0])
 	}
-	if res := runCLI(t, nil, "validate", "--date-order", "ymd", input); res.code != exitUsage {
-		t.Errorf("--date-order ymd exit = %d, want %d", res.code, exitUsage)
-	}
-}
-
-// TestValidateRestoresGCSettings: validate turns GOGC off and sets a memory
-// limit for its own run (see memoryBudget); the process's settings are back
-// as they were when it returns, and a GOGC the user set is left alone.
-func TestValidateRestoresGCSettings(t *testing.T) {
-	input := writeSynthetic(t, 3000)
-	results := filepath.Join(t.TempDir(), "r.csv")
-	const gcPercent, limit = 77, 1 << 40
-	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
-	for _, env := range []map[string]string{nil, {"GOGC": "30"}} {
-		var seen int64
-		budget := newMemoryBudget(func(k string) string { return env[k] })
-		if budget.on {
-			seen = debug.SetMemoryLimit(-1)
-		}
-		budget.restore()
-		if want := int64(maxGoMemory + source.DefaultWorkers()*perWorkerMemory); env == nil && seen != want {
-			t.Errorf("during validate the memory limit is %d, want %d", seen, want)
-		}
-		if res := runCLI(t, env, "validate", "--results", results, input); res.code != exitRowsFailed {
-			t.Fatalf("validate exit %d: %s", res.code, res.stderr)
-		}
-		if got := debug.SetGCPercent(gcPercent); got != gcPercent {
-			t.Errorf("env %v: GOGC after validate = %d, want %d", env, got, gcPercent)
-		}
-		if got := debug.SetMemoryLimit(-1); got != limit {
-			t.Errorf("env %v: memory limit after validate = %d, want %d", env, got, limit)
-		}
+	if res := runCLI(t, nil, "validate", "--date-order", "ymd", input); res.code != app.ExitUsage {
+		t.Errorf("--date-order ymd exit = %d, want %d", res.code, app.ExitUsage)
 	}
 }
 
 // TestValidateCorruptInputAsUpload checks that an input whose bytes are
 // corrupt (a gzip stream cut short) exits 2, as upload exits for the same
 // file before its first call: one status for one kind of failure (an
-// input to fix), where a disk that fails the read is 5.
+// Input to fix), where a disk that fails the read is 5.
 func TestValidateCorruptInputAsUpload(t *testing.T) {
 	dir := t.TempDir()
 	var plain bytes.Buffer
@@ -468,12 +405,12 @@ func TestValidateCorruptInputAsUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r.csv"), input)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "unexpected EOF") {
-		t.Errorf("validate(cut gzip) exit = %d, want %d naming the read error\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage || !strings.Contains(res.stderr, "unexpected EOF") {
+		t.Errorf("validate(cut gzip) exit = %d, want %d naming the read error\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 	res = runCLI(t, secretEnv(), "upload", "--simulate", "--results", filepath.Join(dir, "u.csv"), "--progress", "off", input)
-	if res.code != exitUsage {
-		t.Errorf("upload(cut gzip) exit = %d, want %d as validate\n%s", res.code, exitUsage, res.stderr)
+	if res.code != app.ExitUsage {
+		t.Errorf("upload(cut gzip) exit = %d, want %d as validate\n%s", res.code, app.ExitUsage, res.stderr)
 	}
 }
 
@@ -521,12 +458,34 @@ func TestValidateFIFOStopsOnSignal(t *testing.T) {
 			}()
 			select {
 			case code := <-codes:
-				if code != exitInterrupted {
-					t.Errorf("validate(fifo) after the signal: exit %d, want %d\n%s", code, exitInterrupted, errb.String())
+				if code != app.ExitInterrupted {
+					t.Errorf("validate(fifo) after the signal: exit %d, want %d\n%s", code, app.ExitInterrupted, errb.String())
 				}
 			case <-time.After(30 * time.Second): // a hang detector, not a speed limit
 				t.Fatal("validate(fifo) did not return after the signal")
 			}
 		})
+	}
+}
+
+// TestValidateRestoresGCSettings: validate turns GOGC off and sets a memory
+// limit for its own run (see memoryBudget); the process's settings are back
+// as they were when it returns, and a GOGC the user set is left alone.
+func TestValidateRestoresGCSettings(t *testing.T) {
+	input := writeSynthetic(t, 3000)
+	results := filepath.Join(t.TempDir(), "r.csv")
+	const gcPercent, limit = 77, 1 << 40
+	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
+	for _, env := range []map[string]string{nil, {"GOGC": "30"}} {
+		if res := runCLI(t, env, "validate", "--results", results, input); res.code != app.ExitRowsFailed {
+			t.Fatalf("validate exit %d: %s", res.code, res.stderr)
+		}
+		if got := debug.SetGCPercent(gcPercent); got != gcPercent {
+			t.Errorf("env %v: GOGC after validate = %d, want %d", env, got, gcPercent)
+		}
+		if got := debug.SetMemoryLimit(-1); got != limit {
+			t.Errorf("env %v: memory limit after validate = %d, want %d", env, got, limit)
+		}
 	}
 }

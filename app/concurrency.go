@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -39,8 +39,8 @@ func (c *concurrencyFlag) Set(s string) error {
 }
 
 // workers is the number of workers the pool runs: the fixed limit, or
-// auto's cap (the limit decides how many of them have a call in flight).
-func (o *uploadOptions) workers() int {
+// Auto's cap (the limit decides how many of them have a call in flight).
+func (o *UploadOptions) workers() int {
 	if o.concurrency.auto {
 		return o.maxConcurrency
 	}
@@ -72,10 +72,10 @@ func concurrencyReport(st submitter.Stats) *report.Concurrency {
 }
 
 // boundBy says what held the run back, from the calls' waits: for a place
-// in flight (the concurrency) or for the rate, whichever they waited for
+// In flight (the concurrency) or for the rate, whichever they waited for
 // longer if it was at least half the time, else the input. nil before the
 // first call.
-func boundBy(st submitter.Stats, up *uploadOptions) *report.BoundBy {
+func boundBy(st submitter.Stats, up *UploadOptions) *report.BoundBy {
 	c := st.Concurrency
 	if c.Since <= 0 {
 		return nil
@@ -125,16 +125,16 @@ func concurrencyBound(b *report.BoundBy, c submitter.ConcurrencySnapshot, callsP
 	}
 }
 
-func rateBound(b *report.BoundBy, st submitter.Stats, up *uploadOptions, callsPerSecond float64) {
+func rateBound(b *report.BoundBy, st submitter.Stats, up *UploadOptions, callsPerSecond float64) {
 	share429 := 0.0
 	if st.Attempts > 0 {
 		share429 = 100 * float64(st.Status429) / float64(st.Attempts)
 	}
 	switch {
-	case !up.rate.auto && up.rate.perSecond > 0:
+	case !up.Rate.Auto && up.Rate.perSecond > 0:
 		b.Kind = report.BoundRate
-		b.Text = fmt.Sprintf("--rate %g (%.0f calls/s; %.1f%% answered 429)", up.rate.perSecond, callsPerSecond, share429)
-	case !up.rate.auto:
+		b.Text = fmt.Sprintf("--rate %g (%.0f calls/s; %.1f%% answered 429)", up.Rate.perSecond, callsPerSecond, share429)
+	case !up.Rate.Auto:
 		b.Kind = report.BoundRateLimit
 		b.Text = fmt.Sprintf("the service's rate limit: 429s made --rate 0 slow down (%.0f calls/s; %.1f%% answered 429)", callsPerSecond, share429)
 	case up.maxRate > 0 && st.CurrentRate >= 0.99*up.maxRate:
@@ -155,7 +155,7 @@ func rateBound(b *report.BoundBy, st submitter.Stats, up *uploadOptions, callsPe
 // use.
 type boundTracker struct {
 	stats func() submitter.Stats
-	up    *uploadOptions
+	up    *UploadOptions
 
 	mu   sync.Mutex
 	prev submitter.Stats

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"compress/flate"
@@ -27,81 +27,74 @@ import (
 // nothing per row.
 const ctxCheckEvery = 1024
 
-// registerValidateOverwrite registers validate's --overwrite.
-func registerValidateOverwrite(overwrite *bool) func(*flag.FlagSet) {
+// RegisterValidateOverwrite registers validate's --overwrite.
+func RegisterValidateOverwrite(overwrite *bool) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		fs.BoolVar(overwrite, "overwrite", false, "write the results although the file holds an upload's outcomes (its lead ids and bids are lost)")
 	}
 }
 
-func runValidate(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet("validate", "validate [flags] FILE", e.stderr)
-	var (
-		in        = inputOptions{outputSuffix: ".validation.csv"}
-		logs      logOptions
-		overwrite bool
-		checks    checkOptions
-		mets      metricsOptions
-	)
-	in.register(fs)
-	registerValidateOverwrite(&overwrite)(fs)
-	checks.register(fs, false)
-	logs.register(fs)
-	mets.registerFile(fs)
-	pos, _, err := parseSettings(fs, args, e, "validate", 1)
-	if err != nil {
-		return exitFor(e.stderr, err)
-	}
-	if err := errors.Join(in.check(), checks.check()); err != nil {
-		return exitFor(e.stderr, err)
-	}
-	if err := checkInputKind("validate", pos[0]); err != nil {
-		return exitFor(e.stderr, err)
-	}
-	if err := in.expand(pos[0], e.now()); err != nil {
-		return exitFor(e.stderr, err)
-	}
-	log, err := e.logger(&logs)
-	if err != nil {
-		return exitFor(e.stderr, err)
-	}
+// ValidateJob is one validate run: its input and the options that shape
+// it.
+type ValidateJob struct {
+	Input     string
+	In        *InputOptions
+	Checks    *CheckOptions
+	Mets      *MetricsOptions
+	Overwrite bool
+}
 
-	budget := newMemoryBudget(e.getenv)
+// Prepare checks the job's options and completes them from the input's
+// name and the clock, before anything is opened or logged.
+func (j *ValidateJob) Prepare(e *Env) error {
+	if err := errors.Join(j.In.check(), j.Checks.check()); err != nil {
+		return err
+	}
+	if err := checkInputKind("validate", j.Input); err != nil {
+		return err
+	}
+	return j.In.expand(j.Input, e.Now())
+}
+
+// RunValidateJob reads and validates every row of the prepared job's
+// Input, sending nothing. It returns the run's summary, nil when it stopped
+// before it read a row, and the run's error (nil: every row valid).
+func RunValidateJob(ctx context.Context, e *Env, log *slog.Logger, j *ValidateJob) (*report.Summary, error) {
+	in, input := j.In, j.Input
+	budget := newMemoryBudget(e.Getenv)
 	defer budget.restore()
 	start := time.Now()
-	sum, provided, unknown, err := validateFile(ctx, pos[0], e, &in, overwrite, log, budget, mets.outputs()...)
-	rec := mets.recorder(pos[0], "")
+	sum, provided, unknown, err := validateFile(ctx, input, e, in, j.Overwrite, log, budget, j.Mets.outputs()...)
+	rec := j.Mets.recorder(input, "")
 	if sum == nil { // stopped before reading: no summary to print
 		if errors.Is(err, context.Canceled) {
-			err = &exitError{code: exitInterrupted, msg: "interrupted", quiet: true}
+			err = &ExitError{Code: ExitInterrupted, Msg: "interrupted", Quiet: true}
 		}
 		var stop *stoppedBeforeReading
 		if errors.As(err, &stop) && (in.summaryJSON != "" || in.report != "") {
 			// The outputs were proven: say why in --summary-json and the
 			// report, so that a fixed path does not keep an earlier run's
 			// figures.
-			stub := stoppedSummary("validate", start, err, strings.TrimPrefix(stop.err.Error(), "usage: "), in.settings(pos[0], in.resultsPath(pos[0])))
+			stub := stoppedSummary("validate", start, err, strings.TrimPrefix(stop.err.Error(), "usage: "), in.settings(input, in.resultsPath(input)))
 			if in.summaryJSON != "" {
 				err = writeSummaryJSON(e, stub, in.summaryJSON, err)
 			}
 			err = writeReport(e, stub, in.report, err)
-			finishValidateMetrics(ctx, log, rec, nil, statusOf(err))
+			finishValidateMetrics(ctx, log, rec, nil, StatusOf(err))
 		}
-		return exitFor(e.stderr, err)
+		return nil, err
 	}
 	// A closed stderr (piped to head -1) loses the printed summary, not
 	// the run: its results and --summary-json are still written.
 	_ = printSummary(e, sum)
-	err = validateStatus(&checks, pos[0], sum, provided, unknown, err)
-	err = writeSidecar(e, sum, in.resultsPath(pos[0]), in.summaryJSON, err)
+	err = validateStatus(j.Checks, input, sum, provided, unknown, err)
+	err = writeSidecar(e, sum, in.resultsPath(input), in.summaryJSON, err)
 	if in.summaryJSON != "" {
 		err = writeSummaryJSON(e, sum, in.summaryJSON, err)
 	}
 	err = writeReport(e, sum, in.report, err)
-	finishValidateMetrics(ctx, log, rec, sum, statusOf(err))
-	code := exitFor(e.stderr, err)
-	logSummary(e, log, sum, code)
-	return code
+	finishValidateMetrics(ctx, log, rec, sum, StatusOf(err))
+	return sum, err
 }
 
 // finishValidateMetrics writes validate's --metrics-file, once the run's
@@ -126,14 +119,14 @@ func finishValidateMetrics(ctx context.Context, log *slog.Logger, rec *metrics.R
 // validateStatus is the error of a validate that read its input (sum),
 // err being what stopped it early, if anything: nil only when every row
 // is valid.
-func validateStatus(checks *checkOptions, input string, sum *report.Summary, provided []lead.Field, unknown []string, err error) error {
+func validateStatus(checks *CheckOptions, input string, sum *report.Summary, provided []lead.Field, unknown []string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
-		return &exitError{code: exitInterrupted, msg: "interrupted", quiet: true}
+		return &ExitError{Code: ExitInterrupted, Msg: "interrupted", Quiet: true}
 	case corruptInput(err):
 		// As upload's check before its first call: a corrupt input is
 		// the input's problem (exit 2), not an I/O failure (5).
-		return usageErrorf("%v: the input is corrupt", err)
+		return UsageErrorf("%v: the input is corrupt", err)
 	case err != nil:
 		return err
 	}
@@ -174,13 +167,13 @@ func rowsStatus(sum *report.Summary, invalidFails bool) error {
 // errRowsLeft is the error of a run that went through its input but left
 // rows for the operator (exit 1); the summary, printed already, says
 // which, so there is nothing more to print.
-var errRowsLeft error = &exitError{code: exitRowsFailed, msg: "some rows are not settled; see the summary", quiet: true}
+var errRowsLeft error = &ExitError{Code: ExitRowsFailed, Msg: "some rows are not settled; see the summary", Quiet: true}
 
 // validateFile reads, maps and records every row of the input. It returns
 // the summary even when it stops early, so that what was done is reported.
 // It also returns the fields the input's columns provide and its unknown
 // columns.
-func validateFile(ctx context.Context, name string, e *env, in *inputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget, extra ...outfile.Output) (*report.Summary, []lead.Field, []string, error) {
+func validateFile(ctx context.Context, name string, e *Env, in *InputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget, extra ...outfile.Output) (*report.Summary, []lead.Field, []string, error) {
 	resultsPath := in.resultsPath(name)
 	lock, err := lockResults(resultsPath, "validate")
 	if err != nil {
@@ -190,7 +183,7 @@ func validateFile(ctx context.Context, name string, e *env, in *inputOptions, ov
 	if err := in.checkOutputs(name, resultsPath, false, overwrite, "choose another path, or pass --overwrite to replace it and lose its lead ids and bids", extra...); err != nil {
 		return nil, nil, nil, err
 	}
-	src, err := in.open(ctx, name, e.stdin, log, 0, nil, nil)
+	src, err := in.open(ctx, name, e.Stdin, log, 0, nil, nil)
 	if err != nil {
 		return nil, nil, nil, &stoppedBeforeReading{err}
 	}
@@ -257,7 +250,7 @@ func (e *stoppedBeforeReading) Unwrap() error { return e.err }
 
 // settings records the options that shaped a run, for --summary-json:
 // camelCase keys, typed values.
-func (o *inputOptions) settings(input, results string) map[string]any {
+func (o *InputOptions) settings(input, results string) map[string]any {
 	return map[string]any{
 		"input":     input,
 		"format":    o.format,
@@ -272,26 +265,26 @@ func (o *inputOptions) settings(input, results string) map[string]any {
 
 // stampBuild records which binary made the run.
 func stampBuild(sum *report.Summary) {
-	sum.Build = report.Build(readBuildInfo())
+	sum.Build = report.Build(ReadBuildInfo())
 	sum.Version = sum.Build.Version
 }
 
 // printSummary prints the summary on stderr as text, as soon as the run's
 // figures are in. With --log-format json it prints nothing: logSummary
 // logs it once the exit status is known.
-func printSummary(e *env, sum *report.Summary) error {
-	if _, ok := e.stderr.(*jsonLines); ok {
+func printSummary(e *Env, sum *report.Summary) error {
+	if e.JSONLogs {
 		return nil
 	}
-	return sum.WriteText(e.stderr)
+	return sum.WriteText(e.Stderr)
 }
 
-// logSummary is printSummary's half for --log-format json: the summary as
+// LogSummary is printSummary's half for --log-format json: the summary as
 // one log record, the same object as --summary-json, exitCode included,
 // written last so that a log collector reads how the run ended in one
 // record.
-func logSummary(e *env, log *slog.Logger, sum *report.Summary, code int) {
-	if _, ok := e.stderr.(*jsonLines); ok {
+func LogSummary(e *Env, log *slog.Logger, sum *report.Summary, code int) {
+	if e.JSONLogs {
 		sum.ExitCode = &code
 		log.Info("summary", "summary", sum.JSON())
 	}
@@ -301,8 +294,8 @@ func logSummary(e *env, log *slog.Logger, sum *report.Summary, code int) {
 // run's error, once it is known (so the printed summary, which comes
 // before, has none). It returns err, or, when the write fails in a run
 // that had none, the write's failure (outputFailed).
-func writeSummaryJSON(e *env, sum *report.Summary, path string, err error) error {
-	code := statusOf(err)
+func writeSummaryJSON(e *Env, sum *report.Summary, path string, err error) error {
+	code := StatusOf(err)
 	sum.ExitCode = &code
 	if werr := writeSummaryTo(e, sum, path); werr != nil {
 		return outputFailed(e, err, "--summary-json", werr)
@@ -312,11 +305,11 @@ func writeSummaryJSON(e *env, sum *report.Summary, path string, err error) error
 
 // writeReport writes --report, the run's HTML report, with the exit status
 // of err (nothing when path is ""); it returns as writeSummaryJSON.
-func writeReport(e *env, sum *report.Summary, path string, err error) error {
+func writeReport(e *Env, sum *report.Summary, path string, err error) error {
 	if path == "" {
 		return err
 	}
-	code := statusOf(err)
+	code := StatusOf(err)
 	sum.ExitCode = &code
 	if werr := runreport.Write(path, &runreport.Report{Summary: sum, Generated: time.Now()}); werr != nil {
 		return outputFailed(e, err, "--report", werr)
@@ -329,12 +322,12 @@ func writeReport(e *env, sum *report.Summary, path string, err error) error {
 // draws the run's timeline, invalid columns and manifest from files
 // alone; skipped when --summary-json names that very file (it is written
 // there anyway). It returns as writeSummaryJSON.
-func writeSidecar(e *env, sum *report.Summary, results, summaryJSON string, err error) error {
+func writeSidecar(e *Env, sum *report.Summary, results, summaryJSON string, err error) error {
 	path := report.SummaryPath(results)
 	if results == "" || summaryJSON == path {
 		return err
 	}
-	code := statusOf(err)
+	code := StatusOf(err)
 	sum.ExitCode = &code
 	if werr := sum.WriteJSON(path); werr != nil {
 		return outputFailed(e, err, "summary beside the results file", werr)
@@ -346,18 +339,18 @@ func writeSidecar(e *env, sum *report.Summary, results, summaryJSON string, err 
 // status was known (it is printed at once, beside the run's own message)
 // and returns the run's error: err, or, for a run that had none, an exit 5
 // (the outputs are part of the run).
-func outputFailed(e *env, err error, what string, werr error) error {
-	fmt.Fprintf(e.stderr, "bulkload: %s: %v\n", what, werr)
+func outputFailed(e *Env, err error, what string, werr error) error {
+	fmt.Fprintf(e.Stderr, "bulkload: %s: %v\n", what, werr)
 	if err != nil {
 		return err
 	}
-	return &exitError{code: exitIO, msg: what + ": " + werr.Error(), quiet: true}
+	return &ExitError{Code: ExitIO, Msg: what + ": " + werr.Error(), Quiet: true}
 }
 
 // stoppedSummary is the summary of a run that stopped before it read or
 // sent its rows, once its outputs were proven: why, and no counts.
 func stoppedSummary(mode string, start time.Time, err error, why string, settings map[string]any) *report.Summary {
-	sum := &report.Summary{Mode: mode, Start: start, End: time.Now(), Interrupted: statusOf(err) == exitInterrupted, Stopped: why, Settings: settings}
+	sum := &report.Summary{Mode: mode, Start: start, End: time.Now(), Interrupted: StatusOf(err) == ExitInterrupted, Stopped: why, Settings: settings}
 	stampBuild(sum)
 	return sum
 }
@@ -443,7 +436,7 @@ func corruptInput(err error) bool {
 }
 
 // writeSummaryTo writes sum as JSON to path, "-" being standard output.
-func writeSummaryTo(e *env, sum *report.Summary, path string) error {
+func writeSummaryTo(e *Env, sum *report.Summary, path string) error {
 	if path != "-" {
 		return sum.WriteJSON(path)
 	}
@@ -451,6 +444,6 @@ func writeSummaryTo(e *env, sum *report.Summary, path string) error {
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
-	_, err = e.stdout.Write(append(b, '\n'))
+	_, err = e.Stdout.Write(append(b, '\n'))
 	return err
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -17,11 +17,12 @@ import (
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
+	"github.com/bulkload/bulkload/upload"
 )
 
-// checkOptions are the flags of the checks an input passes before anything
+// CheckOptions are the flags of the checks an input passes before anything
 // is sent: required columns, the share of invalid rows, an empty file.
-type checkOptions struct {
+type CheckOptions struct {
 	requireColumns string
 	allowEmpty     bool
 	maxInvalid     string // upload only
@@ -47,7 +48,7 @@ func alwaysRequired() []lead.Field { return []lead.Field{lead.DateOfBirth, lead.
 // before the first call.
 const stdinCheckRows = 1000
 
-func (o *checkOptions) register(fs *flag.FlagSet, upload bool) {
+func (o *CheckOptions) Register(fs *flag.FlagSet, upload bool) {
 	fs.StringVar(&o.requireColumns, "require-columns", "", "fields the input must have a column for, besides dateOfBirth and termsConsent (eg socialSecurityNumber)")
 	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "exit 0 for an input with a header and no rows (default: exit 1, \"no rows\")")
 	if upload {
@@ -56,13 +57,13 @@ func (o *checkOptions) register(fs *flag.FlagSet, upload bool) {
 	}
 }
 
-// registerFor returns register for the command list (help, completion).
-func (o *checkOptions) registerFor(upload bool) func(*flag.FlagSet) {
-	return func(fs *flag.FlagSet) { o.register(fs, upload) }
+// RegisterFor returns register for the command list (help, completion).
+func (o *CheckOptions) RegisterFor(upload bool) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) { o.Register(fs, upload) }
 }
 
 // check parses the flags' values.
-func (o *checkOptions) check() error {
+func (o *CheckOptions) check() error {
 	o.required = alwaysRequired()
 	for name := range strings.SplitSeq(o.requireColumns, ",") {
 		if name = strings.TrimSpace(name); name == "" {
@@ -70,7 +71,7 @@ func (o *checkOptions) check() error {
 		}
 		f, ok := lead.FieldByName(name)
 		if !ok || f == lead.LeadSourceID {
-			return usageErrorf("--require-columns: %q is not a LeadInput field (for example socialSecurityNumber, cellPhone)", name)
+			return UsageErrorf("--require-columns: %q is not a LeadInput field (for example socialSecurityNumber, cellPhone)", name)
 		}
 		o.required = append(o.required, f)
 	}
@@ -79,13 +80,13 @@ func (o *checkOptions) check() error {
 		if pct, ok := strings.CutSuffix(v, "%"); ok {
 			r, err := strconv.ParseFloat(pct, 64)
 			if err != nil || r < 0 || r > 100 {
-				return usageErrorf("--max-invalid %q: want a share from 0%% to 100%% or a count of rows", o.maxInvalid)
+				return UsageErrorf("--max-invalid %q: want a share from 0%% to 100%% or a count of rows", o.maxInvalid)
 			}
 			o.maxRatio = r / 100
 		} else {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				return usageErrorf("--max-invalid %q: want a share from 0%% to 100%% or a count of rows", o.maxInvalid)
+				return UsageErrorf("--max-invalid %q: want a share from 0%% to 100%% or a count of rows", o.maxInvalid)
 			}
 			o.maxCount = n
 		}
@@ -95,7 +96,7 @@ func (o *checkOptions) check() error {
 
 // tooManyInvalid reports whether invalid rows out of rows exceed
 // --max-invalid.
-func (o *checkOptions) tooManyInvalid(invalid, rows int) bool {
+func (o *CheckOptions) tooManyInvalid(invalid, rows int) bool {
 	if o.maxCount >= 0 {
 		return invalid > o.maxCount
 	}
@@ -104,10 +105,10 @@ func (o *checkOptions) tooManyInvalid(invalid, rows int) bool {
 
 // readAhead reports whether standard input's first rows are held for
 // --max-invalid before the first call: not when it allows every row.
-func (o *checkOptions) readAhead() bool { return o.maxCount >= 0 || o.maxRatio < 1 }
+func (o *CheckOptions) readAhead() bool { return o.maxCount >= 0 || o.maxRatio < 1 }
 
 // limitText describes --max-invalid for a message.
-func (o *checkOptions) limitText() string {
+func (o *CheckOptions) limitText() string {
 	if o.maxCount >= 0 {
 		return strconv.Itoa(o.maxCount) + " rows"
 	}
@@ -131,7 +132,7 @@ func missingFields(provided []lead.Field) []string {
 
 // missingRequired refuses an input without a column for a required field,
 // naming what is missing and the unknown columns that might be meant.
-func (o *checkOptions) missingRequired(input string, provided []lead.Field, unknown []string) error {
+func (o *CheckOptions) missingRequired(input string, provided []lead.Field, unknown []string) error {
 	var have [lead.NumFields]bool
 	for _, f := range provided {
 		have[f] = true
@@ -149,7 +150,7 @@ func (o *checkOptions) missingRequired(input string, provided []lead.Field, unkn
 	if len(unknown) > 0 {
 		hint = "Unknown columns, one of which may be meant: " + strings.Join(unknown, ", ") + "; map it with --mapping (columns: {\"NAME\": " + missing[0] + "})"
 	}
-	return usageErrorf("%s has no column for %s (required); nothing was sent. %s", inputLabel(input), strings.Join(missing, ", "), hint)
+	return UsageErrorf("%s has no column for %s (required); nothing was sent. %s", inputLabel(input), strings.Join(missing, ", "), hint)
 }
 
 // inputLabel names the input in a message.
@@ -166,17 +167,17 @@ func setColumns(sum *report.Summary, provided []lead.Field, unknown []string) {
 	sum.MissingFields = missingFields(provided)
 }
 
-// noRows ends a run whose input had no rows (done): with an exitError of
+// noRows ends a run whose input had no rows (done): with an ExitError of
 // status 1, or with nil under --allow-empty. done is false when the input
 // had rows.
-func (o *checkOptions) noRows(input string, sum *report.Summary) (done bool, err error) {
+func (o *CheckOptions) noRows(input string, sum *report.Summary) (done bool, err error) {
 	if sum.RowsRead != 0 || sum.Interrupted {
 		return false, nil
 	}
 	if o.allowEmpty {
 		return true, nil
 	}
-	return true, exitErrorf(exitRowsFailed, "no rows: %s has no data rows (pass --allow-empty when an empty export is normal)", input)
+	return true, exitErrorf(ExitRowsFailed, "no rows: %s has no data rows (pass --allow-empty when an empty export is normal)", input)
 }
 
 // errForeign marks a usage error that refuses a run because its results
@@ -184,9 +185,9 @@ func (o *checkOptions) noRows(input string, sum *report.Summary) (done bool, err
 // run's outputs (uploader.refused).
 var errForeign = errors.New("belongs to another run")
 
-// foreignErrorf is usageErrorf for a refusal of another run's files.
+// foreignErrorf is UsageErrorf for a refusal of another run's files.
 func foreignErrorf(format string, args ...any) error {
-	return &foreignError{usageErrorf(format, args...)}
+	return &foreignError{UsageErrorf(format, args...)}
 }
 
 type foreignError struct{ error }
@@ -198,7 +199,7 @@ var errTooManyInvalid = errors.New("too many invalid rows")
 
 // tooManyInvalidError prints why nothing was sent: the counts and the top
 // reasons.
-func (o *checkOptions) tooManyInvalidError(input string, invalid, rows int, reasons report.Reasons, of string) error {
+func (o *CheckOptions) tooManyInvalidError(input string, invalid, rows int, reasons report.Reasons, of string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d of %d rows%s are invalid, more than --max-invalid %s: nothing was sent (a systematic break: a renamed column, a wrong --mapping?). Top reasons:", input, invalid, rows, of, o.limitText())
 	for _, r := range reasons.Top(5) {
@@ -212,7 +213,7 @@ func (o *checkOptions) tooManyInvalidError(input string, invalid, rows int, reas
 type inputCheck struct {
 	scan *source.Scan // nil for standard input
 	// earlier is, for a resumed stream, the earlier run's record of its
-	// input, whose first bytes (FirstBytes, FirstSHA256) this run must
+	// Input, whose first bytes (FirstBytes, FirstSHA256) this run must
 	// prove before its first call; nil otherwise.
 	earlier *outfile.Meta
 }
@@ -220,7 +221,7 @@ type inputCheck struct {
 // checkInput reads a regular file through once before the first call: every
 // row validated (--max-invalid), the required columns, a compressed file's
 // checksum, and, when resuming, that the results file belongs to this
-// input. It returns a usage error (exit 2), errTooManyInvalid (exit 1), or a
+// Input. It returns a usage error (exit 2), errTooManyInvalid (exit 1), or a
 // read error; nothing has been sent when it fails.
 func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *report.State) (*inputCheck, error) {
 	var meta *outfile.Meta
@@ -238,9 +239,9 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		}
 		switch {
 		case meta == nil:
-			return nil, usageErrorf("--resume from standard input or a pipe: the results file %s has no record of the input it was written for (%s is missing), so this input cannot be proven the same: nothing was sent. Pass --overwrite instead of --resume to start over (every lead is sent again), or give this input its own results file", resultsPath, outfile.MetaPath(resultsPath))
+			return nil, UsageErrorf("--resume from standard input or a pipe: the results file %s has no record of the input it was written for (%s is missing), so this input cannot be proven the same: nothing was sent. Pass --overwrite instead of --resume to start over (every lead is sent again), or give this input its own results file", resultsPath, outfile.MetaPath(resultsPath))
 		case !meta.AllLeadIDs:
-			return nil, usageErrorf("--resume from standard input or a pipe: the earlier run's rows had no leadId each, so this input cannot be matched to them row by row; save the input to a file and resume with the file")
+			return nil, UsageErrorf("--resume from standard input or a pipe: the earlier run's rows had no leadId each, so this input cannot be matched to them row by row; save the input to a file and resume with the file")
 		case meta.Streamed && meta.FirstBytes > 0:
 			return &inputCheck{earlier: meta}, nil
 		}
@@ -262,13 +263,12 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		if state == nil || mismatch != "" {
 			return nil
 		}
-		prior, ok := state.Get(it.Row.Row)
+		r, err := upload.MatchPrior(state, it.Row)
+		var fe *upload.ForeignRowError
 		switch {
-		case ok && prior.LeadID != it.Row.LeadID:
-			mismatch = fmt.Sprintf("row %d has leadId %q there but %q here", it.Row.Row, prior.LeadID, it.Row.LeadID)
-		case ok && it.Row.Status == lead.StatusInvalid && prior.HasLead():
-			// Its lead exists: it is submitted by id whatever its cells
-			// say now, so it is no invalid row to send.
+		case errors.As(err, &fe):
+			mismatch = fe.Detail()
+		case r.Kept:
 			kept++
 		}
 		return nil
@@ -278,23 +278,35 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, usageErrorf("%v; nothing was sent", flagHint(err))
+		return nil, UsageErrorf("%v; nothing was sent", flagHint(err))
 	}
 	if state != nil && state.Len() > 0 {
 		if err := u.sameInput(resultsPath, meta, scan, mismatch, maxPrior); err != nil {
 			return nil, err
 		}
 	}
-	if scan.Rows == 0 {
-		return &inputCheck{scan: scan}, nil // no rows: the run says so at its end
-	}
-	if err := u.checks.missingRequired(u.input, scan.Provided, scan.Unknown); err != nil {
+	if err := u.checks.judge(u.input, scan.Provided, scan.Unknown, scan.Rows, scan.Invalid-kept, scan.Reasons, ""); err != nil {
 		return nil, err
 	}
-	if u.checks.tooManyInvalid(scan.Invalid-kept, scan.Rows) {
-		return nil, u.checks.tooManyInvalidError(u.input, scan.Invalid-kept, scan.Rows, scan.Reasons, "")
-	}
 	return &inputCheck{scan: scan}, nil
+}
+
+// judge is the one check of an input's rows before the first call, for a
+// file read through and for standard input's first rows alike: with rows
+// (none: the run says so at its end), the required columns, then
+// --max-invalid (errTooManyInvalid). invalid leaves out the rows --resume
+// keeps (upload.MatchPrior: invalid now, their lead made earlier).
+func (o *CheckOptions) judge(input string, provided []lead.Field, unknown []string, rows, invalid int, reasons report.Reasons, of string) error {
+	if rows == 0 {
+		return nil
+	}
+	if err := o.missingRequired(input, provided, unknown); err != nil {
+		return err
+	}
+	if o.tooManyInvalid(invalid, rows) {
+		return o.tooManyInvalidError(inputLabel(input), invalid, rows, reasons, of)
+	}
+	return nil
 }
 
 // sameInput decides whether a resumed run's input is the one its results
@@ -380,7 +392,7 @@ func writeMeta(log *slog.Logger, resultsPath, input, sha string, bytes int64, ro
 // writeMetaOf records m, stamped with the time and version, beside the
 // results file.
 func writeMetaOf(log *slog.Logger, resultsPath string, m *outfile.Meta) error {
-	m.Written, m.Version = time.Now().UTC(), readBuildInfo().Version
+	m.Written, m.Version = time.Now().UTC(), ReadBuildInfo().Version
 	err := outfile.WriteMeta(resultsPath, m)
 	if err != nil {
 		return fmt.Errorf("results file: %w", err)
@@ -394,12 +406,12 @@ func writeMetaOf(log *slog.Logger, resultsPath string, m *outfile.Meta) error {
 // so that each distinct input under the same name (a partner's re-drop the
 // same day) gets its own results, rejects and summary while the same input
 // still resumes; standard input, which has no {sha}, gets {time}.
-func (o *inputOptions) redropHint(input string) string {
+func (o *InputOptions) redropHint(input string) string {
 	t := o.resultsTemplate
 	if t == "" {
-		t = filepath.Join(filepath.Dir(input), "{name}"+cmp.Or(o.outputSuffix, ".results.csv"))
+		t = filepath.Join(filepath.Dir(input), "{name}"+cmp.Or(o.OutputSuffix, ".results.csv"))
 		if input == "-" {
-			t = "runs/{name}" + cmp.Or(o.outputSuffix, ".results.csv")
+			t = "runs/{name}" + cmp.Or(o.OutputSuffix, ".results.csv")
 		}
 	}
 	add := "{sha}"
@@ -436,11 +448,11 @@ func checkInputKind(cmd, input string) error {
 		case "gs":
 			fetch = "gcloud storage cat '" + input + "'"
 		}
-		return usageErrorf("%s is a URL: bulkload reads a local file or standard input. Copy it here first, or pipe it: %s | bulkload %s --format csv - (--format jsonl for a JSONL file)", input, fetch, cmd)
+		return UsageErrorf("%s is a URL: bulkload reads a local file or standard input. Copy it here first, or pipe it: %s | bulkload %s --format csv - (--format jsonl for a JSONL file)", input, fetch, cmd)
 	}
 	for _, ext := range []string{".xlsx", ".xlsm", ".xls", ".ods"} {
 		if strings.HasSuffix(strings.TrimSuffix(lower, ".gz"), ext) {
-			return usageErrorf("%s is a spreadsheet (%s): bulkload reads CSV or JSONL. Export the sheet as CSV (UTF-8), e.g. libreoffice --headless --convert-to csv '%s', then run bulkload %s on the .csv; check that leading zeros (zip codes) survived the export", input, ext, input, cmd)
+			return UsageErrorf("%s is a spreadsheet (%s): bulkload reads CSV or JSONL. Export the sheet as CSV (UTF-8), e.g. libreoffice --headless --convert-to csv '%s', then run bulkload %s on the .csv; check that leading zeros (zip codes) survived the export", input, ext, input, cmd)
 		}
 	}
 	return nil

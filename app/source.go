@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -24,9 +24,9 @@ import (
 	"github.com/bulkload/bulkload/source"
 )
 
-// inputOptions are the flags of reading and validating, shared by validate
+// InputOptions are the flags of reading and validating, shared by validate
 // and upload, so that upload reads exactly as validate does.
-type inputOptions struct {
+type InputOptions struct {
 	format    string
 	delimiter string
 	encoding  string
@@ -41,10 +41,10 @@ type inputOptions struct {
 	// report is --report: the HTML run report, written at the end of every
 	// run that writes a summary.
 	report string
-	// outputSuffix names the default results file, NAME+outputSuffix beside
+	// OutputSuffix names the default results file, NAME+outputSuffix beside
 	// the input: ".results.csv" (upload, the default) or ".validation.csv"
 	// (validate, so that a dry run never replaces an upload's journal).
-	outputSuffix string
+	OutputSuffix string
 	// resultsTemplate is --results as given, placeholders and all (expand
 	// fills results), for a hint that adds one.
 	resultsTemplate string
@@ -54,13 +54,13 @@ type inputOptions struct {
 	shard string
 }
 
-func (o *inputOptions) register(fs *flag.FlagSet) {
+func (o *InputOptions) Register(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "", "input format: csv or jsonl (default: from the file name; required for stdin)")
 	fs.StringVar(&o.delimiter, "delimiter", "", `CSV delimiter: ",", ";", "|" or "tab" (default: sniffed from the header)`)
 	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8, latin1 or windows-1252")
 	fs.StringVar(&o.dateOrder, "date-order", "mdy", "order of slashed dates of birth: mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)")
 	fs.StringVar(&o.mapping, "mapping", "", "YAML file of this partner's column renames and value maps")
-	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME"+cmp.Or(o.outputSuffix, ".results.csv")+" beside the input)")
+	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME"+cmp.Or(o.OutputSuffix, ".results.csv")+" beside the input)")
 	fs.StringVar(&o.rejects, "rejects", "", "file for the rows that failed validation, .csv, .tsv or .jsonl, with an error column (mode 0600)")
 	fs.StringVar(&o.summaryJSON, "summary-json", "", `file to write the summary to as JSON ("-": standard output)`)
 	fs.StringVar(&o.report, "report", "", "file to write the run report to: one HTML page (timeline, invalid columns, bids), opened with no network")
@@ -70,22 +70,22 @@ func (o *inputOptions) register(fs *flag.FlagSet) {
 // results file is written as CSV or JSONL by its extension, and a typo
 // (leads.results.cvs) or another format's name (.xlsx, .json) must not be
 // written as something else.
-func (o *inputOptions) check() error {
+func (o *InputOptions) check() error {
 	if o.results != "" {
 		switch ext := strings.ToLower(filepath.Ext(o.results)); ext {
 		case ".csv", ".jsonl":
 		default:
-			return usageErrorf("--results %s: the extension must be .csv or .jsonl (it chooses the format), not %q", o.results, ext)
+			return UsageErrorf("--results %s: the extension must be .csv or .jsonl (it chooses the format), not %q", o.results, ext)
 		}
 	}
 	if o.rejects != "" {
 		if _, _, err := reader.RejectsFormat(o.rejects); err != nil {
-			return usageErrorf("--rejects %v", err)
+			return UsageErrorf("--rejects %v", err)
 		}
 	}
 	if o.refusals != "" {
 		if _, _, err := reader.RejectsFormat(o.refusals); err != nil {
-			return usageErrorf("--refusals %v", err)
+			return UsageErrorf("--refusals %v", err)
 		}
 	}
 	return nil
@@ -94,11 +94,11 @@ func (o *inputOptions) check() error {
 // resultsPath returns the results file path: --results, or NAME plus the
 // command's suffix beside the input ("leads.csv.gz" gives
 // "leads.results.csv" for upload, "leads.validation.csv" for validate).
-func (o *inputOptions) resultsPath(input string) string {
+func (o *InputOptions) resultsPath(input string) string {
 	if o.results != "" {
 		return o.results
 	}
-	suffix := cmp.Or(o.outputSuffix, ".results.csv")
+	suffix := cmp.Or(o.OutputSuffix, ".results.csv")
 	if o.shard != "" {
 		suffix = ".shard-" + o.shard + suffix
 	}
@@ -131,7 +131,7 @@ const placeholder = `\{[A-Za-z_]+\}`
 // UTC time (150405), {sha} the first 12 hex digits of the input file's
 // SHA-256 (not for standard input), {shard} the shard of upload --shard
 // ("2-of-4"; "0-of-1" without it). Any other {word} is an error.
-func (o *inputOptions) expand(input string, now time.Time) error {
+func (o *InputOptions) expand(input string, now time.Time) error {
 	paths := []struct {
 		flag string
 		p    *string
@@ -142,11 +142,11 @@ func (o *inputOptions) expand(input string, now time.Time) error {
 			continue
 		}
 		if input == "-" {
-			return usageErrorf("%s %s: {sha} needs an input file; standard input is read only once", x.flag, *x.p)
+			return UsageErrorf("%s %s: {sha} needs an input file; standard input is read only once", x.flag, *x.p)
 		}
 		sum, err := fileSHA256(input)
 		if err != nil {
-			return usageErrorf("%s %s: {sha}: %v", x.flag, *x.p, err)
+			return UsageErrorf("%s %s: {sha}: %v", x.flag, *x.p, err)
 		}
 		sha = sum[:12]
 	}
@@ -156,7 +156,7 @@ func (o *inputOptions) expand(input string, now time.Time) error {
 	re := regexp.MustCompile(placeholder)
 	for _, x := range paths {
 		if left := re.FindString(r.Replace(*x.p)); left != "" {
-			return usageErrorf("%s %s: unknown placeholder %s (known: {name}, {date}, {time}, {sha}, {shard})", x.flag, *x.p, left)
+			return UsageErrorf("%s %s: unknown placeholder %s (known: {name}, {date}, {time}, {sha}, {shard})", x.flag, *x.p, left)
 		}
 		*x.p = r.Replace(*x.p)
 	}
@@ -177,12 +177,12 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) {
+func (o *InputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) {
 	var opts reader.Options
 	if o.format != "" {
 		f, err := reader.ParseFormat(o.format)
 		if err != nil {
-			return opts, usageErrorf("--format: %v", err)
+			return opts, UsageErrorf("--format: %v", err)
 		}
 		opts.Format = f
 	}
@@ -193,7 +193,7 @@ func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 	default:
 		r, size := utf8.DecodeRuneInString(d)
 		if size != len(d) || r == '"' || r == '\r' || r == '\n' || r == utf8.RuneError {
-			return opts, usageErrorf(`--delimiter %q: want one character such as ",", ";", "|" or "tab"`, d)
+			return opts, UsageErrorf(`--delimiter %q: want one character such as ",", ";", "|" or "tab"`, d)
 		}
 		opts.Delimiter = r
 	}
@@ -208,9 +208,9 @@ func (o *inputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 // or sent, that every output of a run can be written: the results file
 // (continues: --resume), --rejects, --summary-json, and the extra outputs a
 // command adds. A failure is a usage error (exit 2) naming the flag. Unless
-// overwrite is set, no output may replace a file that holds an upload's
+// Overwrite is set, no output may replace a file that holds an upload's
 // outcomes; hint says how to go on when the results file does.
-func (o *inputOptions) checkOutputs(input, results string, continues, overwrite bool, hint string, extra ...outfile.Output) error {
+func (o *InputOptions) checkOutputs(input, results string, continues, overwrite bool, hint string, extra ...outfile.Output) error {
 	summaryJSON := o.summaryJSON
 	if summaryJSON == "-" {
 		summaryJSON = "" // standard output: no file to check
@@ -227,7 +227,7 @@ func (o *inputOptions) checkOutputs(input, results string, continues, overwrite 
 		if hint != "" && errors.As(err, &oe) && oe.Flag == "--results" {
 			err = after(err, oe, ": "+hint)
 		}
-		return fmt.Errorf("%w: %w", errUsage, flagHint(err))
+		return fmt.Errorf("%w: %w", ErrUsage, flagHint(err))
 	}
 	return nil
 }
@@ -238,26 +238,26 @@ func (o *inputOptions) checkOutputs(input, results string, continues, overwrite 
 func lockResults(path, command string) (*outfile.FileLock, error) {
 	l, err := outfile.Lock(path, command)
 	if err != nil {
-		return nil, usageErrorf("--results: %v", flagHint(err))
+		return nil, UsageErrorf("--results: %v", flagHint(err))
 	}
 	return l, nil
 }
 
 // sourceConfig turns the reading flags into a source.Config.
-func (o *inputOptions) sourceConfig(log *slog.Logger) (source.Config, error) {
+func (o *InputOptions) sourceConfig(log *slog.Logger) (source.Config, error) {
 	if o.dateOrder != "mdy" && o.dateOrder != "dmy" {
-		return source.Config{}, usageErrorf("--date-order %q: want mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)", o.dateOrder)
+		return source.Config{}, UsageErrorf("--date-order %q: want mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)", o.dateOrder)
 	}
 	var mapping *mapper.Mapping
 	if o.mapping != "" {
-		f, err := openSetting("--mapping", o.mapping)
+		f, err := OpenSetting("--mapping", o.mapping)
 		if err != nil {
 			return source.Config{}, err
 		}
 		m, err := mapper.ParseMapping(f, o.mapping)
 		f.Close()
 		if err != nil {
-			return source.Config{}, usageErrorf("--mapping: %v", err)
+			return source.Config{}, UsageErrorf("--mapping: %v", err)
 		}
 		mapping = m
 	}
@@ -278,7 +278,7 @@ func (o *inputOptions) sourceConfig(log *slog.Logger) (source.Config, error) {
 // limit, above 0, reads at most that many bytes of a file (the bytes the
 // check before the upload read). Every error but cancellation is the
 // user's to fix (a missing file, a bad mapping, an unreadable header).
-func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, log *slog.Logger, limit int64, verify *source.Blocks, earlier *outfile.Meta) (*source.Source, error) {
+func (o *InputOptions) open(ctx context.Context, name string, stdin io.Reader, log *slog.Logger, limit int64, verify *source.Blocks, earlier *outfile.Meta) (*source.Source, error) {
 	cfg, err := o.sourceConfig(log)
 	if err != nil {
 		return nil, err
@@ -302,10 +302,10 @@ func (o *inputOptions) open(ctx context.Context, name string, stdin io.Reader, l
 	case errors.Is(err, source.ErrInputChanged):
 		return nil, err // not the command line's fault: exit 5
 	}
-	return nil, usageErrorf("%v", flagHint(err))
+	return nil, UsageErrorf("%v", flagHint(err))
 }
 
-// registerRefusals registers upload's --refusals.
-func (o *inputOptions) registerRefusals(fs *flag.FlagSet) {
+// RegisterRefusals registers upload's --refusals.
+func (o *InputOptions) RegisterRefusals(fs *flag.FlagSet) {
 	fs.StringVar(&o.refusals, "refusals", "", "file for the rows the service refused: the input's columns and its reason, as --rejects (mode 0600)")
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -15,45 +15,45 @@ import (
 	"github.com/bulkload/bulkload/report"
 )
 
-// metricsOptions are upload's flags for a monitoring system.
-type metricsOptions struct {
+// MetricsOptions are upload's flags for a monitoring system.
+type MetricsOptions struct {
 	file        string
 	pushgateway string
 	pushJob     string
 	jobName     string
 }
 
-func (o *metricsOptions) register(fs *flag.FlagSet) {
+func (o *MetricsOptions) Register(fs *flag.FlagSet) {
 	fs.StringVar(&o.file, "metrics-file", "", "write Prometheus metrics to this file for node_exporter's textfile collector, every 10s and at the end")
 	fs.StringVar(&o.pushgateway, "pushgateway", "", "push Prometheus metrics to this Pushgateway URL at the end of the run")
 	fs.StringVar(&o.pushJob, "pushgateway-job", "bulkload", "the Pushgateway job the metrics are pushed under")
 	fs.StringVar(&o.jobName, "job-name", "", "the job_name label of the metrics (default: the input's base name without dates: acme_20261122.csv is acme)")
 }
 
-// registerFile registers validate's part of them: the file and its
+// RegisterFile registers validate's part of them: the file and its
 // job_name (no Pushgateway: a dry run pushing into the upload's group
 // would hide the upload's figures).
-func (o *metricsOptions) registerFile(fs *flag.FlagSet) {
+func (o *MetricsOptions) RegisterFile(fs *flag.FlagSet) {
 	fs.StringVar(&o.file, "metrics-file", "", "write Prometheus metrics to this file for node_exporter's textfile collector, at the end")
 	fs.StringVar(&o.jobName, "job-name", "", "the job_name label of the metrics (default: the input's base name without dates)")
 }
 
 // outputs lists the metrics file for the check of every output before the
 // first call.
-func (o *metricsOptions) outputs() []outfile.Output {
+func (o *MetricsOptions) outputs() []outfile.Output {
 	return []outfile.Output{{Flag: "--metrics-file", Path: o.file}}
 }
 
 // recorder builds the run's metrics recorder; its Enabled is false when no
 // metrics were asked for. shard is "K-of-N" for a shard of a backfill, ""
 // otherwise: it labels the series and keys the Pushgateway's group.
-func (o *metricsOptions) recorder(input, shard string) *metrics.Recorder {
+func (o *MetricsOptions) recorder(input, shard string) *metrics.Recorder {
 	job := o.jobName
 	if job == "" {
 		job = stableJobName(input)
 	}
 	return metrics.New(metrics.Config{Job: job, Shard: shard, File: o.file, Pushgateway: o.pushgateway, PushJob: o.pushJob,
-		Build: report.Build(readBuildInfo())})
+		Build: report.Build(ReadBuildInfo())})
 }
 
 // datePart matches a date in an export's name, with an optional time after
@@ -86,7 +86,7 @@ func (u *uploader) finishMetrics(ctx context.Context, code int) {
 	}
 	if !u.metricsStarted {
 		// Stopped before its checks were through (credentials refused,
-		// endpoint down, too many invalid rows): still recorded.
+		// Endpoint down, too many invalid rows): still recorded.
 		if err := u.startMetrics(); err != nil {
 			u.log.Warn("metrics not written", "err", err)
 			return

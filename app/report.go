@@ -1,11 +1,11 @@
-package main
+package app
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"time"
 
@@ -14,57 +14,42 @@ import (
 	"github.com/bulkload/bulkload/runreport"
 )
 
-// registerReportFlags registers the flags of "bulkload report".
-func registerReportFlags(out *string) func(*flag.FlagSet) {
+// RegisterReportFlags registers the flags of "bulkload report".
+func RegisterReportFlags(out *string) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		fs.StringVar(out, "o", "report.html", "file to write the HTML report to")
 	}
 }
 
-// runReport renders the run report of results files after the fact: one
-// results file's run from its summary beside it (report.SummaryPath), or
-// several (the shards of a backfill, a night's runs) combined as
-// `bulkload summary` combines them, with their timelines merged on one
-// time axis and their invalid-column tables added up.
-func runReport(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet("report", "report [flags] RESULTS...", e.stderr)
-	var (
-		out  string
-		logs logOptions
-	)
-	registerReportFlags(&out)(fs)
-	logs.register(fs)
-	paths, _, err := parseSettings(fs, args, e, "report", -1)
-	if err != nil {
-		return exitFor(e.stderr, err)
-	}
-	log, err := e.logger(&logs)
-	if err != nil {
-		return exitFor(e.stderr, err)
-	}
+// WriteRunReport renders the run report of results files after the fact
+// to out: one results file's run from its summary beside it
+// (report.SummaryPath), or several (the shards of a backfill, a night's
+// runs) combined as `bulkload summary` combines them, with their timelines
+// merged on one time axis and their invalid-column tables added up.
+func WriteRunReport(log *slog.Logger, out string, paths []string) error {
 	// The results files and the files beside them are only read (they may
 	// be read-only): -o must name none of them.
 	if oi, err := os.Stat(out); err == nil {
 		for _, p := range paths {
 			for _, q := range []string{p, outfile.MetaPath(p), report.SummaryPath(p)} {
 				if qi, err := os.Stat(q); err == nil && os.SameFile(oi, qi) {
-					return exitFor(e.stderr, usageErrorf("-o %s is %s, which the report reads: choose another path", out, q))
+					return UsageErrorf("-o %s is %s, which the report reads: choose another path", out, q)
 				}
 			}
 		}
 	}
 	if err := outfile.CheckOutputs("-", []outfile.Output{{Flag: "-o", Path: out}}, false, report.Outcomes); err != nil {
-		return exitFor(e.stderr, usageErrorf("%v", flagHint(err)))
+		return UsageErrorf("%v", flagHint(err))
 	}
 	rep, err := loadReport(paths)
 	if err != nil {
-		return exitFor(e.stderr, usageErrorf("%v", err))
+		return UsageErrorf("%v", err)
 	}
 	if err := runreport.Write(out, rep); err != nil {
-		return exitFor(e.stderr, fmt.Errorf("-o: %w", err))
+		return fmt.Errorf("-o: %w", err)
 	}
 	log.Info("report written", "path", out)
-	return exitOK
+	return nil
 }
 
 // loadReport builds the report of results files. A file's summary beside

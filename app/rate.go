@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 // rateFlag is --rate: "auto" (the default: find the service's limit, see
 // submitter.Adaptive) or a fixed number of calls per second, 0 unlimited.
 type rateFlag struct {
-	auto      bool
+	Auto      bool
 	perSecond float64
 }
 
 func (r *rateFlag) String() string {
-	if r.auto {
+	if r.Auto {
 		return "auto"
 	}
 	return strconv.FormatFloat(r.perSecond, 'f', -1, 64)
@@ -25,7 +25,7 @@ func (r *rateFlag) String() string {
 
 func (r *rateFlag) Set(s string) error {
 	if s == "auto" {
-		*r = rateFlag{auto: true}
+		*r = rateFlag{Auto: true}
 		return nil
 	}
 	f, err := strconv.ParseFloat(s, 64)

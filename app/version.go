@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -8,16 +8,16 @@ import (
 	"github.com/bulkload/bulkload/report"
 )
 
-// readBuildInfo says which binary this is, from what the Go toolchain
+// ReadBuildInfo says which binary this is, from what the Go toolchain
 // recorded in it (runtime/debug.ReadBuildInfo), never from a constant that
 // someone must remember to bump.
-func readBuildInfo() buildInfo {
+func ReadBuildInfo() BuildInfo {
 	bi, ok := debug.ReadBuildInfo()
 	return buildInfoFrom(bi, ok)
 }
 
-// buildInfo is report.Build with the text `bulkload version` prints.
-type buildInfo report.Build
+// BuildInfo is report.Build with the text `bulkload version` prints.
+type BuildInfo report.Build
 
 // buildInfoFrom reads bi: the main module's version ("(devel)" for a build
 // from a checkout, the tag for `go install ...@v1.2.3`), the VCS revision,
@@ -25,8 +25,8 @@ type buildInfo report.Build
 // absent from `go run` and `go test` builds), and the Go version. Go records
 // no wall-clock build time (builds are reproducible): the commit time
 // stands for it.
-func buildInfoFrom(bi *debug.BuildInfo, ok bool) buildInfo {
-	b := buildInfo{Version: "(unknown)", GoVersion: runtime.Version()}
+func buildInfoFrom(bi *debug.BuildInfo, ok bool) BuildInfo {
+	b := BuildInfo{Version: "(unknown)", GoVersion: runtime.Version()}
 	if !ok || bi == nil {
 		return b
 	}
@@ -52,7 +52,7 @@ func buildInfoFrom(bi *debug.BuildInfo, ok bool) buildInfo {
 }
 
 // String is the line `bulkload version` prints.
-func (b buildInfo) String() string {
+func (b BuildInfo) String() string {
 	var rev string
 	switch {
 	case b.Revision != "":

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -44,11 +44,6 @@ func newProgress(out io.Writer, mode string, log *slog.Logger, done *atomic.Int6
 		if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			mode = "bar"
 		}
-	}
-	if _, jsonLog := out.(*jsonLines); jsonLog && mode == "bar" {
-		// --log-format json: nothing on stderr is plain text, a bar
-		// included; progress goes out as log records.
-		mode = "log"
 	}
 	return &progress{out: out, mode: mode, log: log, done: done, total: total, quit: make(chan struct{})}
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -11,48 +11,48 @@ import (
 // mapping or a secret is a few KiB.
 const maxSettingsFile = 4 << 20
 
-// openSetting opens a settings file (--config, --mapping,
+// OpenSetting opens a settings file (--config, --mapping,
 // --client-secret-file) for reading. Only a regular file is accepted (a
 // link to one is followed, as Kubernetes mounts secrets): a FIFO with no
 // writer would block the open and then the read beyond the reach of
 // SIGINT and SIGTERM, and a device could be read for ever. The open does
 // not wait on a FIFO (openNoWait). flag names the setting in the error,
 // which is a usage error. The caller closes the file.
-func openSetting(flag, path string) (*os.File, error) {
+func OpenSetting(flag, path string) (*os.File, error) {
 	f, err := openNoWait(path)
 	if err != nil {
-		return nil, usageErrorf("%s: %v", flag, err)
+		return nil, UsageErrorf("%s: %v", flag, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, usageErrorf("%s: %v", flag, err)
+		return nil, UsageErrorf("%s: %v", flag, err)
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, usageErrorf("%s %s is %s, not a regular file: settings are read only from regular files (a pipe with no writer would wait for ever); save it to a file", flag, path, fileKind(st.Mode()))
+		return nil, UsageErrorf("%s %s is %s, not a regular file: settings are read only from regular files (a pipe with no writer would wait for ever); save it to a file", flag, path, fileKind(st.Mode()))
 	}
 	return f, nil
 }
 
-// readSetting reads a whole settings file through openSetting, at most
+// ReadSetting reads a whole settings file through openSetting, at most
 // maxSettingsFile bytes.
-func readSetting(flag, path string) ([]byte, fs.FileInfo, error) {
-	f, err := openSetting(flag, path)
+func ReadSetting(flag, path string) ([]byte, fs.FileInfo, error) {
+	f, err := OpenSetting(flag, path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, nil, usageErrorf("%s: %v", flag, err)
+		return nil, nil, UsageErrorf("%s: %v", flag, err)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxSettingsFile+1))
 	if err != nil {
-		return nil, nil, usageErrorf("%s: %v", flag, err)
+		return nil, nil, UsageErrorf("%s: %v", flag, err)
 	}
 	if len(b) > maxSettingsFile {
-		return nil, nil, usageErrorf("%s %s is larger than %d MiB: not a settings file", flag, path, maxSettingsFile>>20)
+		return nil, nil, UsageErrorf("%s %s is larger than %d MiB: not a settings file", flag, path, maxSettingsFile>>20)
 	}
 	return b, st, nil
 }

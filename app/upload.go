@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -28,14 +28,14 @@ import (
 	"github.com/bulkload/bulkload/upload"
 )
 
-// uploadOptions are the flags of upload beyond reading and authentication.
-type uploadOptions struct {
+// UploadOptions are the flags of upload beyond reading and authentication.
+type UploadOptions struct {
 	// shard is --shard as given (K/N or auto); shardOf is it parsed.
 	shard          string
 	shardOf        upload.Shard
 	concurrency    concurrencyFlag
 	maxConcurrency int
-	rate           rateFlag
+	Rate           rateFlag
 	maxRate        float64
 	maxAttempts    int
 	timeout        time.Duration
@@ -69,100 +69,76 @@ type uploadOptions struct {
 	refusalCodes string
 }
 
-func runUpload(ctx context.Context, e *env, args []string) int {
-	fs := newFlagSet("upload", "upload [flags] FILE", e.stderr)
-	var (
-		in     inputOptions
-		auth   authOptions
-		up     uploadOptions
-		logs   logOptions
-		checks checkOptions
-		mets   metricsOptions
-	)
-	in.register(fs)
-	in.registerRefusals(fs)
-	auth.register(fs)
-	logs.register(fs)
-	up.register(fs)
-	checks.register(fs, true)
-	mets.register(fs)
+// UploadJob is one upload: its input and the options that shape it.
+type UploadJob struct {
+	Input  string
+	In     *InputOptions
+	Up     *UploadOptions
+	Checks *CheckOptions
+	Mets   *MetricsOptions
+}
 
-	pos, from, err := parseSettings(fs, args, e, "upload", 1)
-	if err != nil {
-		return exitFor(e.stderr, err)
-	}
-	if err := errors.Join(up.check(), checks.check()); err != nil {
-		return exitFor(e.stderr, err)
+// Prepare checks the job's options and completes them from the input's
+// name and the clock, before anything is opened or logged.
+func (j *UploadJob) Prepare(e *Env) error {
+	in, up := j.In, j.Up
+	if err := errors.Join(up.check(), j.Checks.check()); err != nil {
+		return err
 	}
 	if up.shard != "" {
-		if up.shardOf, err = upload.ParseShard(up.shard, e.getenv); err != nil {
-			return exitFor(e.stderr, usageErrorf("--shard: %v", err))
+		var err error
+		if up.shardOf, err = upload.ParseShard(up.shard, e.Getenv); err != nil {
+			return UsageErrorf("--shard: %v", err)
 		}
 		in.shard = fmt.Sprintf("%d-of-%d", up.shardOf.K, up.shardOf.N)
 	}
-	if err := checkInputKind("upload", pos[0]); err != nil {
-		return exitFor(e.stderr, err)
+	if err := checkInputKind("upload", j.Input); err != nil {
+		return err
 	}
-	if in.refusals != "" && streamed(pos[0]) {
-		return exitFor(e.stderr, usageErrorf("--refusals needs an input file: the refused rows are read again from it at the end, and standard input or a pipe cannot be read twice (the results file lists them: status failed)"))
+	if in.refusals != "" && streamed(j.Input) {
+		return UsageErrorf("--refusals needs an input file: the refused rows are read again from it at the end, and standard input or a pipe cannot be read twice (the results file lists them: status failed)")
 	}
-	if err := in.expand(pos[0], e.now()); err != nil {
-		return exitFor(e.stderr, err)
+	if err := in.expand(j.Input, e.Now()); err != nil {
+		return err
 	}
-	if err := in.check(); err != nil {
-		return exitFor(e.stderr, err)
-	}
-	log, err := e.logger(&logs)
-	if err != nil {
-		return exitFor(e.stderr, err)
-	}
+	return in.check()
+}
 
-	var creds resolved
-	if auth.simulate {
-		sim, err := startSim(ctx, log)
-		if err != nil {
-			return exitFor(e.stderr, err)
-		}
-		defer sim.close()
-		creds = sim.credentials()
-		log.Info("simulator started", "endpoint", creds.endpoint, "token_url", creds.tokenURL)
-	} else if creds, err = auth.resolve(e.getenv, from, true, log); err != nil {
-		return exitFor(e.stderr, err)
-	}
-
-	if auth.simulate && in.results == "" {
+// RunUploadJob runs the prepared job against the service creds name
+// (simulated: the built-in simulator, which has its own default results
+// file). It returns the run's summary, nil when it stopped before it had
+// one, and the run's error, which says its exit class.
+func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, creds Credentials, simulated bool) (*report.Summary, error) {
+	in, up := j.In, j.Up
+	if simulated && in.results == "" {
 		// A simulated run has its own default results file: it can never
-		// overwrite a real upload's journal, and, since every --simulate
+		// Overwrite a real upload's journal, and, since every --simulate
 		// starts a fresh simulator that cannot continue an earlier run, it
 		// may overwrite its own.
-		in.results = strings.TrimSuffix(in.resultsPath(pos[0]), ".results.csv") + ".simulated.results.csv"
+		in.results = strings.TrimSuffix(in.resultsPath(j.Input), ".results.csv") + ".simulated.results.csv"
 		up.overwrite = !up.resume
 	}
-	defer limitUploadMemory(e.getenv)()
-	u := &uploader{env: e, in: &in, up: &up, checks: &checks, creds: creds, log: log, input: pos[0], mets: &mets, refusedRows: map[int]string{}}
-	u.metrics = mets.recorder(pos[0], in.shard)
-	err = u.run(ctx)
+	defer limitUploadMemory(e.Getenv)()
+	u := &uploader{env: e, in: in, up: up, checks: j.Checks, creds: creds, log: log, input: j.Input, mets: j.Mets, refusedRows: map[int]string{}}
+	u.metrics = j.Mets.recorder(j.Input, in.shard)
+	err := u.run(ctx)
 	if err != nil && u.summary == nil {
 		// Stopped before its end: the summary JSON says why.
 		u.stopped = strings.TrimPrefix(err.Error(), "usage: ")
 	}
 	u.foreign = errors.Is(err, errForeign)
 	err = u.finishSummary(err)
-	u.finishMetrics(ctx, statusOf(err))
-	code := exitFor(e.stderr, err)
-	if u.summary != nil {
-		logSummary(e, log, u.summary, code) // the last record, with --log-format json
-	}
-	return code
+	u.finishMetrics(ctx, StatusOf(err))
+	return u.summary, err
 }
 
-func (up *uploadOptions) register(fs *flag.FlagSet) {
+func (up *UploadOptions) Register(fs *flag.FlagSet) {
 	up.concurrency = concurrencyFlag{auto: true}
 	fs.Var(&up.concurrency, "concurrency", "calls in flight at once: auto (learn what the service takes, up to --max-concurrency) or a number")
 	fs.IntVar(&up.maxConcurrency, "max-concurrency", submitter.DefaultMaxConcurrency, "with --concurrency auto, never more calls in flight than this")
-	up.rate = rateFlag{auto: true}
+	up.Rate = rateFlag{Auto: true}
 	fs.StringVar(&up.shard, "shard", "", "send only the rows of shard K of N: K/N, or auto (from a Kubernetes Indexed Job)")
-	fs.Var(&up.rate, "rate", "API calls per second, retries included: auto (find the service's limit), a number, or 0 (unlimited)")
+	fs.Var(&up.Rate, "rate", "API calls per second, retries included: auto (find the service's limit), a number, or 0 (unlimited)")
 	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto, never above this many calls per second (0: no cap)")
 	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for retryable failures (network, 429, 502, 503, 504), the first included")
 	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt")
@@ -181,41 +157,41 @@ func (up *uploadOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, else a log line every 10 s), bar, log or off")
 }
 
-func (o *uploadOptions) check() error {
+func (o *UploadOptions) check() error {
 	switch {
 	case !o.concurrency.auto && o.concurrency.n < 1:
-		return usageErrorf("--concurrency %d: want auto, or at least 1", o.concurrency.n)
+		return UsageErrorf("--concurrency %d: want auto, or at least 1", o.concurrency.n)
 	case o.maxConcurrency < 1:
-		return usageErrorf("--max-concurrency %d: want at least 1", o.maxConcurrency)
+		return UsageErrorf("--max-concurrency %d: want at least 1", o.maxConcurrency)
 	case o.maxRate < 0 || math.IsNaN(o.maxRate):
-		return usageErrorf("--max-rate %v: want 0 (no cap) or more", o.maxRate)
+		return UsageErrorf("--max-rate %v: want 0 (no cap) or more", o.maxRate)
 	case o.maxAttempts < 1:
-		return usageErrorf("--max-attempts %d: want at least 1", o.maxAttempts)
+		return UsageErrorf("--max-attempts %d: want at least 1", o.maxAttempts)
 	case o.timeout <= 0:
-		return usageErrorf("--timeout %v: want a positive duration", o.timeout)
+		return UsageErrorf("--timeout %v: want a positive duration", o.timeout)
 	case o.maxOutages < 0:
-		return usageErrorf("--max-consecutive-failures %d: want 0 (no count) or more", o.maxOutages)
+		return UsageErrorf("--max-consecutive-failures %d: want 0 (no count) or more", o.maxOutages)
 	case o.outageWait < 0:
-		return usageErrorf("--outage-wait %v: want 0 (stop at once) or a positive duration", o.outageWait)
+		return UsageErrorf("--outage-wait %v: want 0 (stop at once) or a positive duration", o.outageWait)
 	case o.resume && o.overwrite:
-		return usageErrorf("--resume and --overwrite contradict each other: --resume continues the results file, --overwrite starts it over; give one")
+		return UsageErrorf("--resume and --overwrite contradict each other: --resume continues the results file, --overwrite starts it over; give one")
 	}
 	switch o.progress {
 	case "auto", "bar", "log", "off":
 	default:
-		return usageErrorf("--progress %q: want auto, bar, log or off", o.progress)
+		return UsageErrorf("--progress %q: want auto, bar, log or off", o.progress)
 	}
 	if o.duplicateOf != "" {
 		re, err := regexp.Compile(o.duplicateOf)
 		if err != nil || re.NumSubexp() < 1 {
-			return usageErrorf("--duplicate-of %q: want a regular expression that matches a duplicate answer's note and whose first group captures the lead id", o.duplicateOf)
+			return UsageErrorf("--duplicate-of %q: want a regular expression that matches a duplicate answer's note and whose first group captures the lead id", o.duplicateOf)
 		}
 		o.duplicateOfRE = re
 	}
 	if o.alreadySubmitted != "" {
 		re, err := regexp.Compile(o.alreadySubmitted)
 		if err != nil {
-			return usageErrorf("--already-submitted: %v", err)
+			return UsageErrorf("--already-submitted: %v", err)
 		}
 		o.alreadyRE = re
 	}
@@ -230,14 +206,14 @@ type uploader struct {
 	// earlier is a resumed stream's earlier record of its input.
 	earlier *outfile.Meta
 
-	env    *env
-	in     *inputOptions
-	up     *uploadOptions
-	checks *checkOptions
-	creds  resolved
+	env    *Env
+	in     *InputOptions
+	up     *UploadOptions
+	checks *CheckOptions
+	creds  Credentials
 	log    *slog.Logger
 	input  string
-	mets   *metricsOptions
+	mets   *MetricsOptions
 
 	// metrics records the run for a monitoring system; summary is the
 	// run's summary once it has one, for the metrics' last write.
@@ -284,20 +260,20 @@ func (u *uploader) startMetrics() error {
 	}
 	u.metricsStarted = true
 	if err := u.metrics.Start(); err != nil {
-		return usageErrorf("--metrics-file %s: %v", u.mets.file, err)
+		return UsageErrorf("--metrics-file %s: %v", u.mets.file, err)
 	}
 	return nil
 }
 
 // logStarted is the run's first line, logged at once, before the input is
 // read: a run killed in its first seconds still leaves what it was doing
-// in the log.
+// In the log.
 func (u *uploader) logStarted(resultsPath string) {
 	rate := "auto"
-	if !u.up.rate.auto {
-		rate = strconv.FormatFloat(u.up.rate.perSecond, 'f', -1, 64)
+	if !u.up.Rate.Auto {
+		rate = strconv.FormatFloat(u.up.Rate.perSecond, 'f', -1, 64)
 	}
-	attrs := []any{"input", u.input, "endpoint", submitter.RedactURL(u.creds.endpoint), "results", resultsPath,
+	attrs := []any{"input", u.input, "endpoint", submitter.RedactURL(u.creds.Endpoint), "results", resultsPath,
 		"rate", rate, "max_rate", u.up.maxRate, "concurrency", u.settings(resultsPath)["concurrency"], "resume", u.up.resume}
 	if u.up.shard != "" {
 		attrs = append(attrs, "shard", u.up.shardOf.String())
@@ -341,16 +317,15 @@ func (u *uploader) run(ctx context.Context) error {
 		if merr := u.startMetrics(); merr != nil {
 			return merr
 		}
-		return &exitError{code: exitRowsFailed, msg: err.Error()}
 	}
 	if err != nil {
-		return err
+		return tooManyInvalid(err)
 	}
 	var limit int64
 	var verify *source.Blocks
 	if sc := ic.scan; sc != nil {
 		// A file's checks are behind: its metrics start (standard
-		// input's once the rows read ahead are judged, streamChecks).
+		// Input's once the rows read ahead are judged, streamChecks).
 		if err := u.startMetrics(); err != nil {
 			return err
 		}
@@ -368,7 +343,7 @@ func (u *uploader) run(ctx context.Context) error {
 	defer closeClient()
 	u.metrics.SetAPI(client.Stats)
 
-	src, err := u.in.open(ctx, u.input, u.env.stdin, u.log, limit, verify, ic.earlier)
+	src, err := u.in.open(ctx, u.input, u.env.Stdin, u.log, limit, verify, ic.earlier)
 	if err != nil {
 		return err
 	}
@@ -409,7 +384,7 @@ func (u *uploader) run(ctx context.Context) error {
 		runErr = err
 	}
 	if errors.Is(runErr, upload.ErrForeignJournal) {
-		runErr = usageErrorf("--resume: %v", runErr)
+		runErr = UsageErrorf("--resume: %v", runErr)
 	}
 
 	sum := &res.Summary
@@ -430,12 +405,28 @@ func (u *uploader) run(ctx context.Context) error {
 	return u.exitStatus(ctx, sum, runErr, resultsPath)
 }
 
+// tooManyInvalid is err with its exit class: errTooManyInvalid fails the
+// run with exit 1 (nothing was sent; the partner's file or mapping is
+// broken), any other error is returned as it is.
+func tooManyInvalid(err error) error {
+	if errors.Is(err, errTooManyInvalid) {
+		return &ExitError{Code: ExitRowsFailed, Msg: err.Error()}
+	}
+	return err
+}
+
 // send runs the engine over rows with the progress display and the
 // metrics' row counts, and the first signal's message.
 func (u *uploader) send(ctx context.Context, client *submitter.Client, rows upload.Source, src *source.Source, state *report.State, journal *report.Journal) (upload.Result, error) {
 	var done atomic.Int64
-	prog := newProgress(u.env.stderr, u.up.progress, u.log, &done, src.EstimatedRows)
-	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.rate) }
+	mode := u.up.progress
+	if u.env.JSONLogs && mode == "bar" {
+		// --log-format json: nothing on stderr is plain text, a bar
+		// included; progress goes out as log records.
+		mode = "log"
+	}
+	prog := newProgress(u.env.Stderr, mode, u.log, &done, src.EstimatedRows)
+	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.Rate) }
 	prog.bound = (&boundTracker{stats: client.Stats, up: u.up}).note
 	prog.outage = func() string {
 		if o, ok := client.CurrentOutage(); ok {
@@ -450,7 +441,7 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 		DrainTimeout:           u.up.drainTimeout,
 		MaxConsecutiveFailures: u.up.maxOutages,
 		Gate:                   client,
-		Abort:                  u.env.abort,
+		Abort:                  u.env.Abort,
 		NoSubmit:               u.up.noSubmit,
 		AlreadySubmitted:       u.up.alreadyRE,
 		DuplicateOf:            u.up.duplicateOfRE,
@@ -491,7 +482,7 @@ func (u *uploader) loadPrior(resultsPath string) (*report.State, error) {
 		u.log.Info("--resume: no results file yet, starting from the first row", "path", resultsPath)
 		return nil, nil
 	case err != nil:
-		return nil, usageErrorf("--resume: %v", err)
+		return nil, UsageErrorf("--resume: %v", err)
 	}
 	if n := st.IgnoredPartialLines(); n > 0 {
 		u.log.Warn("--resume: ignored a half-written last line of the results file", "lines", n)
@@ -516,22 +507,26 @@ func (u *uploader) streamChecks(ctx context.Context, src *source.Source, ic *inp
 			return nil, err
 		}
 		if err := ahead.Err(); err != nil {
-			return nil, usageErrorf("%v; nothing was sent", err)
+			return nil, UsageErrorf("%v; nothing was sent", err)
 		}
-		if err := u.checks.missingRequired(u.input, src.Provided(), src.Unknown()); err != nil && ahead.Rows() > 0 {
-			return nil, err
-		}
+		kept := 0
 		if state != nil {
 			// The rows read ahead are matched with the results file before
-			// the first call: a foreign journal's error comes alone.
+			// the first call (upload.MatchPrior, as a file's): a foreign
+			// journal's error comes alone.
 			for _, it := range ahead.Items() {
-				if prior, ok := state.Get(it.Row.Row); ok && prior.LeadID != it.Row.LeadID {
-					return nil, foreignErrorf("--resume: the results file %s does not belong to this input: row %d has leadId %q there but %q here. Nothing was sent. Give each run its own results file: %s; or pass --overwrite instead of --resume to start over", resultsPath, it.Row.Row, prior.LeadID, it.Row.LeadID, u.in.redropHint(u.input))
+				r, err := upload.MatchPrior(state, it.Row)
+				var fe *upload.ForeignRowError
+				if errors.As(err, &fe) {
+					return nil, foreignErrorf("--resume: the results file %s does not belong to this input: %s. Nothing was sent. Give each run its own results file: %s; or pass --overwrite instead of --resume to start over", resultsPath, fe.Detail(), u.in.redropHint(u.input))
+				}
+				if r.Kept {
+					kept++
 				}
 			}
 		}
-		if u.checks.tooManyInvalid(ahead.Invalid(), ahead.Rows()) {
-			return nil, &exitError{code: exitRowsFailed, msg: u.checks.tooManyInvalidError("standard input", ahead.Invalid(), ahead.Rows(), ahead.Reasons(), " (the first rows)").Error()}
+		if err := u.checks.judge(u.input, src.Provided(), src.Unknown(), ahead.Rows(), ahead.Invalid()-kept, ahead.Reasons(), " (the first rows)"); err != nil {
+			return nil, tooManyInvalid(err)
 		}
 		return ahead, nil
 	} else if ic.scan == nil && len(src.Provided()) > 0 {
@@ -559,7 +554,7 @@ func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPat
 	first := &outfile.Meta{FirstBytes: n, FirstSHA256: sha}
 	if e := ic.earlier; e != nil {
 		if prefix != e.FirstSHA256 {
-			return nil, usageErrorf("--resume: the results file %s does not belong to this input: its first %d bytes hash otherwise than those of the earlier run's (written for %s, %d rows read, %s). Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over (every lead is sent again)",
+			return nil, UsageErrorf("--resume: the results file %s does not belong to this input: its first %d bytes hash otherwise than those of the earlier run's (written for %s, %d rows read, %s). Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over (every lead is sent again)",
 				resultsPath, e.FirstBytes, e.Input, e.Rows, e.Written.Local().Format(time.DateTime))
 		}
 		first.FirstBytes, first.FirstSHA256 = e.FirstBytes, e.FirstSHA256
@@ -638,7 +633,7 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 	sum.TokensFetched = int(st.TokensFetched)
 	sum.Outages = outagesReport(outages)
 	if st.Attempts > 0 {
-		sum.Rate = rateReport(st, u.up.rate)
+		sum.Rate = rateReport(st, u.up.Rate)
 		sum.Concurrency = concurrencyReport(st)
 		sum.BoundBy = boundBy(st, u.up)
 	}
@@ -722,14 +717,14 @@ func (u *uploader) exitStatus(ctx context.Context, sum *report.Summary, runErr e
 	case submitter.IsFatal(runErr):
 		return u.authFailure(ctx, runErr)
 	case errors.Is(runErr, upload.ErrOutage):
-		return exitErrorf(exitUnreachable, "%v; run the same command with --resume once it answers", runErr)
+		return exitErrorf(ExitUnreachable, "%v; run the same command with --resume once it answers", runErr)
 	case errors.Is(runErr, upload.ErrUnreachable):
-		return exitErrorf(exitUnreachable, "%v; check --endpoint %s, then run the same command with --resume", runErr, submitter.RedactURL(u.creds.endpoint))
+		return exitErrorf(ExitUnreachable, "%v; check --endpoint %s, then run the same command with --resume", runErr, submitter.RedactURL(u.creds.Endpoint))
 	case sum.Interrupted:
-		return exitErrorf(exitInterrupted, "interrupted; run the same command with --resume to finish")
+		return exitErrorf(ExitInterrupted, "interrupted; run the same command with --resume to finish")
 	case errors.Is(runErr, upload.ErrCompact):
 		// Every row is done and recorded: only the tidying failed.
-		return exitErrorf(exitRowsFailed, "every row was uploaded, but the results file %s could not be compacted: %v\n"+
+		return exitErrorf(ExitRowsFailed, "every row was uploaded, but the results file %s could not be compacted: %v\n"+
 			"bulkload: it is left as the run's journal (several lines per row, the last one counts): intact and valid for --resume, which compacts it", resultsPath, runErr)
 	case runErr != nil:
 		return runErr
@@ -766,20 +761,20 @@ func (u *uploader) logInvalid(sum *report.Summary, ok bool) {
 
 // connect builds the run's client and proves, before any row is read, that
 // the credentials give a token and --endpoint answers GraphQL. It returns
-// the run's exit error (an *exitError, or a usage error) when the run must
+// the run's exit error (an *ExitError, or a usage error) when the run must
 // not go on. The client's
 // background work (token fetches) lives as long as the run, past the first
 // signal (calls still draining need tokens), until the caller calls release.
 func (u *uploader) connect(ctx context.Context) (client *submitter.Client, release func(), err error) {
 	clientCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	client, err = submitter.New(clientCtx, submitter.Config{
-		Endpoint:     u.creds.endpoint,
-		TokenURL:     u.creds.tokenURL,
-		ClientID:     u.creds.clientID,
-		ClientSecret: u.creds.secret,
-		Scope:        u.creds.scope,
-		Rate:         u.up.rate.perSecond,
-		RateAuto:     u.up.rate.auto,
+		Endpoint:     u.creds.Endpoint,
+		TokenURL:     u.creds.TokenURL,
+		ClientID:     u.creds.ClientID,
+		ClientSecret: u.creds.Secret,
+		Scope:        u.creds.Scope,
+		Rate:         u.up.Rate.perSecond,
+		RateAuto:     u.up.Rate.Auto,
 		MaxRate:      u.up.maxRate,
 		MaxAttempts:  u.up.maxAttempts,
 
@@ -796,11 +791,11 @@ func (u *uploader) connect(ctx context.Context) (client *submitter.Client, relea
 		RefusalCodes:    splitCodes(u.up.refusalCodes),
 		Logger:          u.log,
 
-		AllowInsecureHTTP: u.creds.insecure,
+		AllowInsecureHTTP: u.creds.Insecure,
 	})
 	if err != nil {
 		cancel()
-		return nil, nil, usageErrorf("%v", err)
+		return nil, nil, UsageErrorf("%v", err)
 	}
 	release = func() {
 		client.Close()
@@ -837,26 +832,26 @@ func (u *uploader) preflightFailure(ctx context.Context, err error) error {
 	case submitter.IsFatal(err) || ctx.Err() != nil:
 		return u.authFailure(ctx, err)
 	case submitter.IsUnreachable(err):
-		return &exitError{code: exitUnreachable, msg: flagHint(err).Error()}
+		return &ExitError{Code: ExitUnreachable, Msg: flagHint(err).Error()}
 	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
-		return exitErrorf(exitAuth, "the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", submitter.RedactURL(u.creds.endpoint), err)
+		return exitErrorf(ExitAuth, "the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", submitter.RedactURL(u.creds.Endpoint), err)
 	}
-	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", submitter.RedactURL(u.creds.endpoint), "err", err)
+	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", submitter.RedactURL(u.creds.Endpoint), "err", err)
 	return nil
 }
 
 func (u *uploader) authFailure(ctx context.Context, err error) error {
 	switch {
 	case submitter.IsFatal(err):
-		return exitErrorf(exitAuth, "authentication failed: %v", flagHint(err))
+		return exitErrorf(ExitAuth, "authentication failed: %v", flagHint(err))
 	case ctx.Err() != nil:
-		return &exitError{code: exitInterrupted, msg: "interrupted", quiet: true}
+		return &ExitError{Code: ExitInterrupted, Msg: "interrupted", Quiet: true}
 	case submitter.IsUnreachable(err):
 		// The identity provider is down or the token URL wrong: an outage
 		// to wait out or a setting to fix, not a credential.
-		return &exitError{code: exitUnreachable, msg: flagHint(err).Error()}
+		return &ExitError{Code: ExitUnreachable, Msg: flagHint(err).Error()}
 	default:
-		return exitErrorf(exitAuth, "cannot get an access token: %v", err)
+		return exitErrorf(ExitAuth, "cannot get an access token: %v", err)
 	}
 }
 
@@ -866,20 +861,20 @@ func (u *uploader) authFailure(ctx context.Context, err error) error {
 func (u *uploader) settings(results string) map[string]any {
 	s := u.in.settings(u.input, results)
 	// User info and query values may be credentials.
-	s["endpoint"] = submitter.RedactURL(u.creds.endpoint)
-	s["tokenUrl"] = submitter.RedactURL(u.creds.tokenURL)
-	s["clientId"] = u.creds.clientID
-	s["scope"] = u.creds.scope
+	s["endpoint"] = submitter.RedactURL(u.creds.Endpoint)
+	s["tokenUrl"] = submitter.RedactURL(u.creds.TokenURL)
+	s["clientId"] = u.creds.ClientID
+	s["scope"] = u.creds.Scope
 	if u.up.concurrency.auto {
 		s["concurrency"] = "auto"
 	} else {
 		s["concurrency"] = u.up.concurrency.n
 	}
 	s["maxConcurrency"] = u.up.maxConcurrency
-	if u.up.rate.auto {
+	if u.up.Rate.Auto {
 		s["rate"] = "auto"
 	} else {
-		s["rate"] = u.up.rate.perSecond
+		s["rate"] = u.up.Rate.perSecond
 	}
 	s["maxRate"] = u.up.maxRate
 	s["maxAttempts"] = u.up.maxAttempts
@@ -933,7 +928,7 @@ func (u *uploader) writeRefusals(ctx context.Context) error {
 	}
 	format, comma, err := reader.RejectsFormat(u.in.refusals)
 	if err != nil {
-		return usageErrorf("--refusals %v", err)
+		return UsageErrorf("--refusals %v", err)
 	}
 	in, err := reader.OpenFile(ctx, u.input)
 	if err != nil {

@@ -1,0 +1,242 @@
+package app
+
+import (
+	"bytes"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/source"
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// TestBuildInfoFrom proves the version comes from the build info the
+// toolchain stamps (go build in a git checkout), not from a constant.
+func TestBuildInfoFrom(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/bulkload/bulkload", Version: "v1.4.2"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "4b825dc642cb6eb9a060e54bf8d69288fbee4904"},
+			{Key: "vcs.time", Value: "2026-11-20T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	got := buildInfoFrom(bi, true)
+	want := BuildInfo{Version: "v1.4.2", Revision: "4b825dc642cb6eb9a060e54bf8d69288fbee4904", Time: "2026-11-20T10:00:00Z", Modified: true, GoVersion: "go1.26.8"}
+	if got != want {
+		t.Errorf("buildInfoFrom = %+v, want %+v", got, want)
+	}
+	s := got.String()
+	for _, part := range []string{"v1.4.2", "4b825dc642cb", "(modified)", "2026-11-20T10:00:00Z", "go1.26.8"} {
+		if !strings.Contains(s, part) {
+			t.Errorf("String() = %q, lacks %q", s, part)
+		}
+	}
+	if none := buildInfoFrom(nil, false); none.GoVersion != runtime.Version() || none.Revision != "" {
+		t.Errorf("buildInfoFrom(nil, false) = %+v, want the running Go version and no revision", none)
+	}
+	// Without a revision, the line names why.
+	for _, tc := range []struct {
+		settings []debug.BuildSetting
+		version  string
+		want     string
+	}{
+		{[]debug.BuildSetting{{Key: "-buildvcs", Value: "false"}}, "(devel)", "-buildvcs=false"},
+		{nil, "(devel)", "go run and go test do not record it"},
+		{nil, "v1.4.2", "a module build"},
+	} {
+		bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: tc.version}, Settings: tc.settings}
+		if s := buildInfoFrom(bi, true).String(); !strings.Contains(s, tc.want) {
+			t.Errorf("buildInfoFrom(%v, %s).String() = %q, want it to say %q", tc.settings, tc.version, s, tc.want)
+		}
+	}
+}
+
+// TestBoundBy: what bound a run, from the waits for a place and for the
+// Rate and how much of the rate the calls used.
+func TestBoundBy(t *testing.T) {
+	auto := &UploadOptions{concurrency: concurrencyFlag{auto: true}, maxConcurrency: 256, Rate: rateFlag{Auto: true}}
+	conc := func(full float64, limit, max int, latencyCuts int) submitter.ConcurrencySnapshot {
+		return submitter.ConcurrencySnapshot{Auto: true, Limit: limit, Max: max, LatencyCuts: latencyCuts, RosePast: limit + 4,
+			Waited: time.Duration(full * float64(100*time.Second)), Since: 100 * time.Second}
+	}
+	tests := []struct {
+		name string
+		st   submitter.Stats
+		up   *UploadOptions
+		want string
+	}{
+		{"capacity", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 52, 256, 3), RateWaited: 95 * time.Second, RateAllowed: 200}, auto, report.BoundCapacity},
+		{"max-concurrency", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 256, 256, 0)}, auto, report.BoundMaxConcurrency},
+		{"concurrency climbing", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 64, 256, 0)}, auto, report.BoundConcurrencyClimb},
+		{"rate limit", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, report.BoundRateLimit},
+		{"rate climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, report.BoundRateClimb},
+		{"waits for the rate it does not use", submitter.Stats{Attempts: 5000, Concurrency: conc(0.2, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, report.BoundInput},
+		{"input", submitter.Stats{Attempts: 500, Concurrency: conc(0.1, 64, 256, 0)}, auto, report.BoundInput},
+		{"fixed concurrency", submitter.Stats{Attempts: 500, Concurrency: submitter.ConcurrencySnapshot{Limit: 8, Max: 8, Waited: 80 * time.Second, Since: 100 * time.Second}},
+			&UploadOptions{concurrency: concurrencyFlag{n: 8}, Rate: rateFlag{Auto: true}}, report.BoundConcurrency},
+		{"fixed rate", submitter.Stats{Attempts: 2000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 20},
+			&UploadOptions{concurrency: concurrencyFlag{auto: true}, Rate: rateFlag{perSecond: 20}}, report.BoundRate},
+		{"max rate", submitter.Stats{Attempts: 10000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 100, CurrentRate: 100},
+			&UploadOptions{concurrency: concurrencyFlag{auto: true}, Rate: rateFlag{Auto: true}, maxRate: 100}, report.BoundMaxRate},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := boundBy(tc.st, tc.up)
+			if b == nil || b.Kind != tc.want {
+				t.Fatalf("boundBy = %+v, want kind %s", b, tc.want)
+			}
+			if strings.Contains(b.Text, "no limit found") {
+				t.Errorf("text %q says no limit was found", b.Text)
+			}
+		})
+	}
+}
+
+// The default job_name is stable across nights: the dates of a nightly
+// export's name are left out, so each night is the same series and the
+// same Pushgateway group.
+func TestStableJobName(t *testing.T) {
+	for _, tc := range []struct{ input, want string }{
+		{"/srv/acme/leads.csv", "leads"},
+		{"acme_20261122.csv", "acme"},
+		{"acme_20261123.csv.gz", "acme"},
+		{"exports/acme-2026-11-22.jsonl", "acme"},
+		{"acme_2026_11_22_leads.csv", "acme_leads"},
+		{"acme-2026-11-22T023000.csv", "acme"},
+		{"acme_20261122_0230.csv", "acme"},
+		{"20261122.csv", "bulkload"},
+		{"partner42_export.csv", "partner42_export"},
+		{"acme_2026.csv", "acme_2026"}, // a year alone is not a date
+		{"-", "stdin"},
+	} {
+		if got := stableJobName(tc.input); got != tc.want {
+			t.Errorf("stableJobName(%q) = %q, want %q", tc.input, got, tc.want)
+		}
+	}
+}
+
+// TestProgressShowsTheOutage: while the run waits out an outage, the bar
+// and the log line say what it waits for, since when, and for how long.
+func TestProgressShowsTheOutage(t *testing.T) {
+	o := submitter.Outage{Start: time.Date(2026, 11, 24, 2, 31, 7, 0, time.UTC), IdentityProvider: true, Cause: "503 temporarily_unavailable"}
+	want := "waiting for the identity provider (503 temporarily_unavailable since 02:31:07, 14 s)"
+	if got := o.Waiting(o.Start.Add(14 * time.Second)); got != want {
+		t.Fatalf("Waiting = %q, want %q", got, want)
+	}
+	for _, mode := range []string{"bar", "log"} {
+		t.Run(mode, func(t *testing.T) {
+			var out bytes.Buffer
+			var done atomic.Int64
+			log := slog.New(slog.NewTextHandler(&out, nil))
+			p := newProgress(&out, mode, log, &done, func() int64 { return 100 })
+			p.begin = time.Now()
+			p.outage = func() string { return want }
+			if mode == "bar" {
+				p.draw()
+			} else {
+				p.logLine()
+			}
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("progress %s = %q, want it to say %q", mode, out.String(), want)
+			}
+		})
+	}
+}
+
+func TestProgressShowsTheRate(t *testing.T) {
+	var out bytes.Buffer
+	var done atomic.Int64
+	done.Store(10)
+	p := newProgress(&out, "bar", nil, &done, func() int64 { return 100 })
+	p.begin = time.Now().Add(-time.Second)
+	p.rate = func() *report.Rate {
+		return &report.Rate{Auto: true, CallsPerSecond: 291, LimitFound: true, Attempts: 1000, Status429: 4}
+	}
+	p.draw()
+	if want := "291/s settled, 0.4% 429"; !strings.Contains(out.String(), want) {
+		t.Errorf("progress bar = %q, want it to contain %q", out.String(), want)
+	}
+}
+
+func TestRateFlag(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    rateFlag
+		wantErr bool
+	}{
+		{"auto", rateFlag{Auto: true}, false},
+		{"0", rateFlag{}, false},
+		{"20", rateFlag{perSecond: 20}, false},
+		{"2.5", rateFlag{perSecond: 2.5}, false},
+		{"-1", rateFlag{}, true},
+		{"fast", rateFlag{}, true},
+		{"NaN", rateFlag{}, true},
+		{"Inf", rateFlag{}, true},
+	} {
+		var r rateFlag
+		err := r.Set(tc.in)
+		if (err != nil) != tc.wantErr || (err == nil && r != tc.want) {
+			t.Errorf("Set(%q) = %+v, %v; want %+v, error %v", tc.in, r, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestRowsStatus(t *testing.T) {
+	cases := []struct {
+		name         string
+		sum          report.Summary
+		invalidFails bool
+		want         int
+	}{
+		{"all valid", report.Summary{Mode: "validate", RowsRead: 3, Counts: lead.Counts{Valid: 3}}, true, ExitOK},
+		{"one invalid, validate", report.Summary{Mode: "validate", RowsRead: 3, Counts: lead.Counts{Valid: 2, Invalid: 1}}, true, ExitRowsFailed},
+		{"rows unaccounted", report.Summary{Mode: "validate", RowsRead: 4, Counts: lead.Counts{Valid: 3}}, true, ExitRowsFailed},
+		{"more counted than read", report.Summary{Mode: "upload", RowsRead: 2, Counts: lead.Counts{Processed: 3}}, false, ExitRowsFailed},
+		{"all sent", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 1, Submitted: 2}}, false, ExitOK},
+		{"invalid within --max-invalid, upload", report.Summary{Mode: "upload", RowsRead: 300, Counts: lead.Counts{Processed: 294, Invalid: 6}}, false, ExitOK},
+		{"invalid, upload --strict", report.Summary{Mode: "upload", RowsRead: 300, Counts: lead.Counts{Processed: 294, Invalid: 6}}, true, ExitRowsFailed},
+		{"invalid and failed, upload", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 1, Invalid: 1, Failed: 1}}, false, ExitRowsFailed},
+		{"submit failed", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 2, SubmitFailed: 1}}, false, ExitRowsFailed},
+		{"failed", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Failed: 1}}, false, ExitRowsFailed},
+		{"unverified", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Unverified: 1}}, false, ExitRowsFailed},
+		{"left created", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Created: 1}}, false, ExitRowsFailed},
+		{"not sent", report.Summary{Mode: "upload", RowsRead: 2, Counts: lead.Counts{Processed: 1}, NotSent: 1}, false, ExitRowsFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := StatusOf(rowsStatus(&tc.sum, tc.invalidFails)); got != tc.want {
+				t.Errorf("rowsStatus(%+v, %v) = %d, want %d", tc.sum, tc.invalidFails, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMemoryBudget proves validate's memory budget sets the Go runtime's
+// limit (unless GOGC or GOMEMLIMIT is set) and restores both settings.
+func TestMemoryBudget(t *testing.T) {
+	const gcPercent, limit = 77, 1 << 40
+	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
+	for _, env := range []map[string]string{nil, {"GOGC": "30"}} {
+		var seen int64
+		budget := newMemoryBudget(func(k string) string { return env[k] })
+		if budget.on {
+			seen = debug.SetMemoryLimit(-1)
+		}
+		budget.restore()
+		if want := int64(maxGoMemory + source.DefaultWorkers()*perWorkerMemory); env == nil && seen != want {
+			t.Errorf("during validate the memory limit is %d, want %d", seen, want)
+		}
+		if env != nil && budget.on {
+			t.Errorf("env %v: the budget is on, want off (the user's GOGC wins)", env)
+		}
+		if got := debug.SetGCPercent(gcPercent); got != gcPercent {
+			t.Errorf("env %v: GOGC after restore = %d, want %d", env, got, gcPercent)
+		}
+		if got := debug.SetMemoryLimit(-1); got != limit {
+			t.Errorf("env %v: memory limit after restore = %d, want %d", env, got, limit)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package upload
+
+import (
+	"fmt"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/report"
+)
+
+// Resumed is how a row of the input stands against the earlier run's line
+// for it (MatchPrior).
+type Resumed struct {
+	// Prior is the earlier run's last line for the row, when Has.
+	Prior report.Row
+	Has   bool
+	// Kept is set for a row that is invalid now although an earlier run
+	// created its lead: its cells were edited since. The lead keeps its id
+	// and its obligations (submitted when qualified); the edit is not
+	// sent, and the row is no invalid row of this run (it does not count
+	// against a limit on invalid rows).
+	Kept bool
+}
+
+// ForeignRowError says the earlier run's results are another input's: the
+// row has another leadId there. It wraps ErrForeignJournal.
+type ForeignRowError struct {
+	Row         int
+	There, Here string // the leadIds in the results and in the input
+}
+
+func (e *ForeignRowError) Error() string {
+	return fmt.Sprintf("%v: %s", ErrForeignJournal, e.Detail())
+}
+
+// Detail is the error without ErrForeignJournal's text: which row differs.
+func (e *ForeignRowError) Detail() string {
+	return fmt.Sprintf("row %d has leadId %q there but %q here", e.Row, e.There, e.Here)
+}
+
+func (e *ForeignRowError) Unwrap() error { return ErrForeignJournal }
+
+// MatchPrior is the one resume policy for a row: the check before the
+// first call (a file read through, standard input's first rows read
+// ahead) and the engine apply it alike. prior is the earlier run's
+// results (nil: not resuming). A row whose leadId differs from its line's
+// is a *ForeignRowError: the results file belongs to another input.
+func MatchPrior(prior Prior, row report.Row) (Resumed, error) {
+	if prior == nil {
+		return Resumed{}, nil
+	}
+	p, ok := prior.Get(row.Row)
+	if !ok {
+		return Resumed{}, nil
+	}
+	if p.LeadID != row.LeadID {
+		return Resumed{}, &ForeignRowError{Row: row.Row, There: p.LeadID, Here: row.LeadID}
+	}
+	return Resumed{Prior: p, Has: true, Kept: row.Status == lead.StatusInvalid && p.HasLead()}, nil
+}
