@@ -130,3 +130,48 @@ func TestSummaryOfValidateOutput(t *testing.T) {
 		t.Errorf("summary of the upload alone: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 }
+
+// TestUploadEditedCellKeepsLeadFromStdin is the same resume read from
+// standard input: the rows read ahead go through the same resume policy
+// (upload.MatchPrior) as a file's, so rows kept by their earlier lead do
+// not count against --max-invalid there either (3 of 3 rows invalid now,
+// against the default 20%).
+func TestUploadEditedCellKeepsLeadFromStdin(t *testing.T) {
+	const n = 3
+	s := startAlteringSim(t, leadsim.Options{}, nil)
+	s.on.Store(false)
+	dir := t.TempDir()
+	input := qualifyingRows(t, dir, n)
+	results := filepath.Join(dir, "results.csv")
+	common := append([]string{"upload"}, s.args()...)
+	common = append(common, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "1", "--max-consecutive-failures", "0")
+
+	s.refuseSubmit.Store(true)
+	res := runCLI(t, secretEnv(), append(slices.Clone(common), input)...)
+	s.refuseSubmit.Store(false)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("first run exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
+	}
+	ids := map[int]string{}
+	for row, r := range finalByRow(t, results, n) {
+		ids[row] = r["id"]
+	}
+
+	editColumn(t, input, "zipCode", "1912")
+	edited, err := os.ReadFile(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = runStdin(t, edited, append(slices.Clone(common), "--resume", "--format", "csv", "-")...)
+	if res.code != app.ExitOK {
+		t.Fatalf("--resume of the edited input from standard input: exit %d, want 0\n%s", res.code, res.stderr)
+	}
+	for row, r := range finalByRow(t, results, n) {
+		if r["status"] != "submitted" || r["id"] != ids[row] {
+			t.Errorf("row %d ended %s with id %q, error %q; want submitted with its lead %s", row, r["status"], r["id"], r["error"], ids[row])
+		}
+	}
+	if got := createsAtService(s); got != n {
+		t.Errorf("the service processed %d createLead calls, want %d (none again)", got, n)
+	}
+}

@@ -1,0 +1,64 @@
+package upload
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/report"
+)
+
+// rows is a Prior over a map of row number to last line.
+type rows map[int]report.Row
+
+func (p rows) Get(n int) (report.Row, bool) {
+	r, ok := p[n]
+	return r, ok
+}
+
+// TestMatchPrior is the resume policy's table: the check before the first
+// call (files and streams) and the engine all apply it.
+func TestMatchPrior(t *testing.T) {
+	prior := rows{
+		1: {Row: 1, LeadID: "a", Status: lead.StatusSubmitted, ID: "L1"},
+		2: {Row: 2, LeadID: "b", Status: lead.StatusFailed},
+		3: {Row: 3, LeadID: "c", Status: lead.StatusCreated, ID: "L3"},
+		4: {Row: 4, LeadID: "", Status: lead.StatusInvalid},
+	}
+	cases := []struct {
+		name    string
+		prior   Prior
+		row     report.Row
+		has     bool
+		kept    bool
+		foreign bool
+	}{
+		{"not resuming", nil, report.Row{Row: 1, LeadID: "a"}, false, false, false},
+		{"no line yet", prior, report.Row{Row: 9, LeadID: "z"}, false, false, false},
+		{"same leadId", prior, report.Row{Row: 1, LeadID: "a", Status: lead.StatusValid}, true, false, false},
+		{"another leadId", prior, report.Row{Row: 1, LeadID: "x"}, false, false, true},
+		{"leadId gone", prior, report.Row{Row: 2, LeadID: ""}, false, false, true},
+		{"invalid now, lead made earlier", prior, report.Row{Row: 3, LeadID: "c", Status: lead.StatusInvalid}, true, true, false},
+		{"invalid now, submitted earlier", prior, report.Row{Row: 1, LeadID: "a", Status: lead.StatusInvalid}, true, true, false},
+		{"invalid now, failed earlier: no lead", prior, report.Row{Row: 2, LeadID: "b", Status: lead.StatusInvalid}, true, false, false},
+		{"invalid then and now", prior, report.Row{Row: 4, Status: lead.StatusInvalid}, true, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := MatchPrior(tc.prior, tc.row)
+			var fe *ForeignRowError
+			if got := errors.As(err, &fe); got != tc.foreign {
+				t.Fatalf("MatchPrior: err %v, want foreign %v", err, tc.foreign)
+			}
+			if tc.foreign {
+				if !errors.Is(err, ErrForeignJournal) || fe.Row != tc.row.Row || fe.Here != tc.row.LeadID {
+					t.Errorf("foreign error %#v (%v): want row %d, here %q, wrapping ErrForeignJournal", fe, err, tc.row.Row, tc.row.LeadID)
+				}
+				return
+			}
+			if r.Has != tc.has || r.Kept != tc.kept {
+				t.Errorf("MatchPrior = has %v kept %v, want has %v kept %v", r.Has, r.Kept, tc.has, tc.kept)
+			}
+		})
+	}
+}
