@@ -214,8 +214,8 @@ func TestNoSensitiveColumns(t *testing.T) {
 	// One field per column; Invalid, rendered into the error column;
 	// Ambiguous, kept in the note column; and Refused, a flag for the
 	// --refusals file, never written.
-	if n := reflect.TypeFor[Row]().NumField(); n != numColumns+3 {
-		t.Errorf("Row has %d fields, want %d (one per column, Invalid, Ambiguous and Refused)", n, numColumns+3)
+	if n := reflect.TypeFor[Row]().NumField(); n != int(numColumns)+3 {
+		t.Errorf("Row has %d fields, want %d (one per column, Invalid, Ambiguous and Refused)", n, int(numColumns)+3)
 	}
 }
 

@@ -10,10 +10,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/gocarina/gocsv"
-
-	"github.com/bulkload/bulkload/lead"
 )
 
 // ErrCorrupt is wrapped by the error for a results file line that is neither
@@ -23,85 +19,6 @@ var ErrCorrupt = errors.New("corrupt results file")
 // maxPartial bounds the half-written last line scan will consider: a longer
 // unterminated tail is reported as corrupt rather than ignored.
 const maxPartial = 1 << 20
-
-// csvRow is a results CSV record as gocsv decodes it. The numbers are strings
-// so that they are parsed strictly here (gocsv would accept "1.5" as 1).
-type csvRow struct {
-	Row        string `csv:"row"`
-	LeadID     string `csv:"leadId"`
-	Ref        string `csv:"ref"`
-	Status     string `csv:"status"`
-	ID         string `csv:"id"`
-	ResultCode string `csv:"resultCode"`
-	Note       string `csv:"note"`
-	BidValue   string `csv:"bidValue"`
-	Attempts   string `csv:"attempts"`
-	Error      string `csv:"error"`
-}
-
-// jsonRow is a results JSONL line; a missing or null number is 0.
-type jsonRow struct {
-	Row        *int   `json:"row"`
-	LeadID     string `json:"leadId"`
-	Ref        string `json:"ref"`
-	Status     string `json:"status"`
-	ID         string `json:"id"`
-	ResultCode *int   `json:"resultCode"`
-	Note       string `json:"note"`
-	BidValue   string `json:"bidValue"`
-	Attempts   *int   `json:"attempts"`
-	Error      string `json:"error"`
-}
-
-func atoiEmpty(col, s string) (int, error) {
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%s is not an integer", col)
-	}
-	return n, nil
-}
-
-func (c *csvRow) toRow() (Row, error) {
-	if c.Row == "" {
-		return Row{}, errors.New("row is empty")
-	}
-	n, err := atoiEmpty("row", c.Row)
-	if err != nil {
-		return Row{}, err
-	}
-	code, err := atoiEmpty("resultCode", c.ResultCode)
-	if err != nil {
-		return Row{}, err
-	}
-	att, err := atoiEmpty("attempts", c.Attempts)
-	if err != nil {
-		return Row{}, err
-	}
-	un := lead.UnescapeCell // the CSV writer escaped them: encoder.write
-	r := Row{Row: n, LeadID: un(c.LeadID), Ref: un(c.Ref), Status: Status(c.Status), ID: un(c.ID),
-		ResultCode: code, BidValue: un(c.BidValue), Attempts: att, Error: un(c.Error)}
-	r.setNote(un(c.Note))
-	return r, checkRow(&r)
-}
-
-func (j *jsonRow) toRow() (Row, error) {
-	if j.Row == nil {
-		return Row{}, errors.New("row is missing")
-	}
-	r := Row{Row: *j.Row, LeadID: j.LeadID, Ref: j.Ref, Status: Status(j.Status), ID: j.ID,
-		BidValue: j.BidValue, Error: j.Error}
-	r.setNote(j.Note)
-	if j.ResultCode != nil {
-		r.ResultCode = *j.ResultCode
-	}
-	if j.Attempts != nil {
-		r.Attempts = *j.Attempts
-	}
-	return r, checkRow(&r)
-}
 
 // scanned is one complete line of a results file: the row and the byte span
 // [start, end) of its line, newline included. A CSV span may begin with blank
@@ -157,10 +74,9 @@ func scanCSV(r io.ReaderAt, size int64, name string, fn func(*scanned) error) (s
 	}
 
 	cr := csv.NewReader(io.NewSectionReader(r, 0, size))
-	cr.FieldsPerRecord = 0 // the header's count: a short record is caught
+	cr.FieldsPerRecord = int(numColumns) // a short or long record is caught
 	cr.ReuseRecord = true
-	um, err := gocsv.NewUnmarshaller(cr, csvRow{})
-	if err != nil {
+	if _, err := cr.Read(); err != nil { // the header, checked above
 		return res, fmt.Errorf("%w: %s line 1: %w", ErrCorrupt, name, err)
 	}
 	res.validEnd = cr.InputOffset()
@@ -171,7 +87,7 @@ func scanCSV(r io.ReaderAt, size int64, name string, fn func(*scanned) error) (s
 	}
 	for {
 		start := cr.InputOffset()
-		v, err := um.Read()
+		rec, err := cr.Read()
 		end := cr.InputOffset()
 		if errors.Is(err, io.EOF) {
 			return res, nil
@@ -194,8 +110,7 @@ func scanCSV(r io.ReaderAt, size int64, name string, fn func(*scanned) error) (s
 			}
 			return res, fmt.Errorf("%w: %s line %d: %w", ErrCorrupt, name, line, err)
 		}
-		c := v.(csvRow)
-		row, err := c.toRow()
+		row, err := decodeCSV(rec)
 		if err != nil {
 			line, _ := cr.FieldPos(0)
 			return res, fmt.Errorf("%w: %s line %d: %w", ErrCorrupt, name, line, err)
@@ -245,7 +160,7 @@ func partialCSV(tail []byte) bool {
 		cr := csv.NewReader(io.MultiReader(bytes.NewReader(tail), strings.NewReader(suffix)))
 		cr.FieldsPerRecord = -1
 		rec, err := cr.Read()
-		if err != nil || len(rec) > numColumns {
+		if err != nil || len(rec) > int(numColumns) {
 			continue
 		}
 		if _, err := cr.Read(); errors.Is(err, io.EOF) {
@@ -266,7 +181,7 @@ func swallowsRecords(tail []byte) bool {
 	}
 	for _, l := range lines[1 : len(lines)-1] {
 		cr := csv.NewReader(bytes.NewReader(l))
-		cr.FieldsPerRecord = numColumns
+		cr.FieldsPerRecord = int(numColumns)
 		rec, err := cr.Read()
 		if err != nil {
 			continue
@@ -317,11 +232,7 @@ func scanJSONL(r io.ReaderAt, size int64, name string, fn func(*scanned) error) 
 			res.validEnd = off
 			continue
 		}
-		var j jsonRow
-		if err := json.Unmarshal(line, &j); err != nil {
-			return res, fmt.Errorf("%w: %s line %d: %w", ErrCorrupt, name, n, jsonErr(err))
-		}
-		row, err := j.toRow()
+		row, err := decodeJSON(line)
 		if err != nil {
 			return res, fmt.Errorf("%w: %s line %d: %w", ErrCorrupt, name, n, err)
 		}
@@ -331,19 +242,6 @@ func scanJSONL(r io.ReaderAt, size int64, name string, fn func(*scanned) error) 
 			return res, err
 		}
 	}
-}
-
-// jsonErr keeps a JSON error's kind and offset but not the text around it.
-func jsonErr(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("invalid JSON at byte %d", se.Offset)
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Errorf("%s: want %s", te.Field, te.Type)
-	}
-	return errors.New("invalid JSON")
 }
 
 // partialJSON reports whether tail, an unterminated last line, is a prefix of

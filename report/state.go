@@ -3,14 +3,11 @@ package report
 import (
 	"cmp"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/gocarina/gocsv"
 )
 
 // State is what a previous run left in a results file, for --resume: the
@@ -31,7 +28,7 @@ type State struct {
 	block    []byte // a cached block of the file, for Gets in file order
 	blockOff int64
 	feed     *strings.Reader
-	um       *gocsv.Unmarshaller
+	cr       *csv.Reader
 }
 
 // LoadState reads the results file at path. A half-written last line (the
@@ -108,34 +105,25 @@ func (s *State) read(r lineRef) (Row, error) {
 		return Row{}, err
 	}
 	if s.format == FormatJSONL {
-		var j jsonRow
-		if err := json.Unmarshal(line, &j); err != nil {
-			return Row{}, err
-		}
-		return j.toRow()
+		return decodeJSON(line)
 	}
-	if s.um == nil {
-		// One gocsv Unmarshaller for every Get: it reads the header once,
-		// then one record per Get from the feed.
-		s.feed = strings.NewReader(Header + "\n")
-		cr := csv.NewReader(s.feed)
-		cr.FieldsPerRecord = 0
-		um, err := gocsv.NewUnmarshaller(cr, csvRow{})
-		if err != nil {
-			return Row{}, err
-		}
-		s.um = um
+	if s.cr == nil {
+		// One csv.Reader for every Get, reading one record per Get from
+		// the feed.
+		s.feed = strings.NewReader("")
+		s.cr = csv.NewReader(s.feed)
+		s.cr.FieldsPerRecord = int(numColumns)
+		s.cr.ReuseRecord = true
 	}
 	// The reader never asks for more than the record it was given, so it
 	// never sees the feed's end between Gets.
 	s.feed.Reset(string(line))
-	v, err := s.um.Read()
+	rec, err := s.cr.Read()
 	if err != nil {
-		s.um = nil // its reader may be mid-record: start over next time
+		s.cr = nil // it may be mid-record: start over next time
 		return Row{}, err
 	}
-	c := v.(csvRow)
-	return c.toRow()
+	return decodeCSV(rec)
 }
 
 // blockSize is how much of the file a Get reads at once: Gets in row order
