@@ -309,31 +309,14 @@ func (u *uploader) run(ctx context.Context) error {
 		defer state.Close()
 	}
 
-	// The input is read through before the first call: every row
-	// validated, its columns and checksum checked, its identity compared
-	// with the results file's when resuming.
-	ic, err := u.checkInput(ctx, resultsPath, state)
-	if errors.Is(err, errTooManyInvalid) {
-		if merr := u.startMetrics(); merr != nil {
-			return merr
-		}
-	}
+	ic, err := u.prove(ctx, resultsPath, state)
 	if err != nil {
-		return tooManyInvalid(err)
+		return err
 	}
 	var limit int64
 	var verify *source.Blocks
 	if sc := ic.scan; sc != nil {
-		// A file's checks are behind: its metrics start (standard
-		// Input's once the rows read ahead are judged, streamChecks).
-		if err := u.startMetrics(); err != nil {
-			return err
-		}
-		u.log.Info("input checked", "rows", sc.Rows, "invalid", sc.Invalid, "sha256", short(sc.SHA256))
 		limit, verify = sc.Bytes, sc.Blocks
-		if err := writeMeta(u.log, resultsPath, u.input, sc.SHA256, sc.Bytes, sc.Rows, sc.AllLeadIDs); err != nil {
-			return err
-		}
 	}
 
 	client, closeClient, err := u.connect(ctx)
@@ -379,7 +362,41 @@ func (u *uploader) run(ctx context.Context) error {
 	if stopMeta != nil {
 		stopMeta()
 	}
+	return u.finish(ctx, res, runErr, src, client, ic, state, resultsPath)
+}
 
+// prove reads a file through before the first call (checkInput: every row
+// validated, its columns and checksum checked, its identity compared with
+// the results file's when resuming) and, once it passes, starts the
+// metrics and records the file's identity beside the results file. A
+// stream is judged once it is open (streamChecks).
+func (u *uploader) prove(ctx context.Context, resultsPath string, state *report.State) (*inputCheck, error) {
+	ic, err := u.checkInput(ctx, resultsPath, state)
+	if errors.Is(err, errTooManyInvalid) {
+		if merr := u.startMetrics(); merr != nil {
+			return nil, merr
+		}
+	}
+	if err != nil {
+		return nil, tooManyInvalid(err)
+	}
+	if sc := ic.scan; sc != nil {
+		// A file's checks are behind: its metrics start (standard
+		// input's once the rows read ahead are judged, streamChecks).
+		if err := u.startMetrics(); err != nil {
+			return nil, err
+		}
+		u.log.Info("input checked", "rows", sc.Rows, "invalid", sc.Invalid, "sha256", short(sc.SHA256))
+		if err := writeMeta(u.log, resultsPath, u.input, sc.SHA256, sc.Bytes, sc.Rows, sc.AllLeadIDs); err != nil {
+			return nil, err
+		}
+	}
+	return ic, nil
+}
+
+// finish completes a run the engine has ended with runErr: the input
+// closed, --refusals and the summary written; it returns the run's error.
+func (u *uploader) finish(ctx context.Context, res upload.Result, runErr error, src *source.Source, client *submitter.Client, ic *inputCheck, state *report.State, resultsPath string) error {
 	if err := src.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
