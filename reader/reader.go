@@ -1,8 +1,11 @@
-// Package reader is the first stage of the bulkload pipeline: it turns the
-// bytes of a partner's lead export (CSV or JSONL, optionally gzipped, from a
-// file or standard input) into records of raw cell text by LeadInput field.
-// It parses, and nothing more: reading ahead, hashing and running it in
-// parallel with the mapper is package source's job.
+// Package reader is the parser, the first stage of the bulkload pipeline:
+// it turns the bytes of one partner lead export (CSV or JSONL, optionally
+// gzipped, from any stream) into records of raw cell text by LeadInput
+// field, and writes failed rows back out in the export's own format (the
+// rejects file, Rejects). It knows formats, not runs: a run's input (which
+// file or standard input), reading it ahead, hashing it and running the
+// reader beside the mapper's workers are package source's job, which drives
+// a Reader through ReadBatch and Batch.Decode.
 //
 // It streams in constant memory whatever the file's size, copes with what
 // real exports contain (byte-order marks, CRLF, quoted newlines, ; | or tab

@@ -1,10 +1,16 @@
-// Package source runs the input for the engine: it opens the input file or
-// standard input, reads it ahead in batches, hashes it for the summary, has
-// reader decode and mapper validate the batches in parallel, checks
-// duplicate leadIds in input order, writes the rejects file, and yields one
-// validated Item per input row, in input order. Parsing bytes into records is
-// reader's job and validating a record mapper's; source only joins them,
-// concurrently, and owns the input and the rejects file.
+// Package source is a run's input, as the engine sees it: one validated
+// Item per input row, in input order. Where package reader parses one
+// export's bytes into raw records, and knows formats but not runs, source
+// runs it: it opens the input file or standard input, drives reader over it
+// in batches read ahead of the engine, has mapper validate the batches in
+// parallel, checks duplicate leadIds in input order, writes the rejects
+// file, and hashes every byte for the input's identity. It parses nothing
+// itself (reader does) and judges no value itself (mapper does).
+//
+// Beside Open and Next, it owns the passes around a run's input: ReadAhead
+// (the first rows, read before anything is sent), ScanInput (a whole check
+// pass over a file before an upload) and Blocks (that pass's identity of the
+// file, against which the send pass verifies what it reads).
 //
 // The goroutines: a pump reads standard input so that an idle pipe never
 // holds off cancellation; one goroutine reads batches; another hashes every
