@@ -56,7 +56,7 @@ func AuthCheck(ctx context.Context, e *Env, log *slog.Logger, cfg Credentials, t
 		ClientSecret: cfg.Secret, Scope: cfg.Scope, AllowInsecureHTTP: cfg.Insecure, Logger: log,
 	})
 	if err != nil {
-		return UsageErrorf("%v", err)
+		return UsageErrorf("%v", flagHint(err))
 	}
 	info, err := client.CheckAuth(ctx)
 	if err != nil {

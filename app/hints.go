@@ -25,6 +25,66 @@ func authFlags(c submitter.Check) string {
 	return ""
 }
 
+// settingFlags says how the command line sets the submitter.Config fields
+// a SettingError names; "" when no flag does.
+func settingFlags(fields []string) string {
+	switch strings.Join(fields, ",") {
+	case "Endpoint":
+		return "--endpoint"
+	case "TokenURL":
+		return "--token-url or --auth-url with --tenant-id"
+	case "ClientID":
+		return "--client-id"
+	case "ClientSecret":
+		return "BULKLOAD_CLIENT_SECRET or --client-secret-file"
+	case "Scope":
+		return "--app-id or --scope"
+	case "Rate":
+		return "--rate"
+	case "StartRate,MaxRate":
+		return "--max-rate"
+	case "Concurrency,StartConcurrency,MaxConcurrency":
+		return "--concurrency, --max-concurrency"
+	case "MaxAttempts":
+		return "--max-attempts"
+	case "CallTimeout,BackoffBase,BackoffMax":
+		return "--timeout"
+	}
+	return ""
+}
+
+// settingText is a SettingError's text with the flags that set it.
+func settingText(se *submitter.SettingError) string {
+	flags := settingFlags(se.Fields)
+	switch {
+	case flags == "":
+		return se.Error()
+	case se.Problem == submitter.ProblemMissing:
+		return se.Text + " (set " + flags + ")"
+	case se.Problem == submitter.ProblemInsecure:
+		return se.Text + "; use https (check " + flags + "), or --allow-insecure-http to accept it"
+	}
+	return se.Text + " (check " + flags + ")"
+}
+
+// configText is a ConfigError's text with each problem's flags right after
+// it.
+func configText(ce *submitter.ConfigError) string {
+	var b strings.Builder
+	rest := ce.Error()
+	for _, p := range ce.Problems {
+		i := strings.Index(rest, p.Error())
+		if i < 0 {
+			continue
+		}
+		b.WriteString(rest[:i])
+		b.WriteString(settingText(p))
+		rest = rest[i+len(p.Error()):]
+	}
+	b.WriteString(rest)
+	return b.String()
+}
+
 // flagHint adds the command line's advice to a library's error: the
 // libraries say what failed and with which data; which flag changes it is
 // the command line's to say. The advice goes right after the library
@@ -39,10 +99,13 @@ func flagHint(err error) error {
 		ae  *submitter.AuthError
 		ue  *submitter.UnreachableError
 		tre *submitter.TokenReplyError
+		ce  *submitter.ConfigError
 	)
 	switch {
 	case err == nil, errors.As(err, &h):
 		return err // nothing to advise, or advised already
+	case errors.As(err, &ce):
+		return &hintError{err, ce, configText(ce)}
 	case errors.As(err, &oe):
 		return after(err, oe, ": choose another path, or pass --overwrite to replace it")
 	case errors.As(err, &ae) && authFlags(ae.Check) != "":

@@ -812,7 +812,7 @@ func (u *uploader) connect(ctx context.Context) (client *submitter.Client, relea
 	})
 	if err != nil {
 		cancel()
-		return nil, nil, UsageErrorf("%v", err)
+		return nil, nil, UsageErrorf("%v", flagHint(err))
 	}
 	release = func() {
 		client.Close()

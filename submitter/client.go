@@ -343,53 +343,58 @@ func refusalSet(codes []string) map[string]bool {
 	return set
 }
 
+// validate returns a *ConfigError naming every setting of cfg that New
+// refuses, or nil.
 func (cfg *Config) validate() error {
-	var problems []string
-	checkURL := func(name, flag, v string) {
+	var problems []*SettingError
+	add := func(p Problem, text string, fields ...string) {
+		problems = append(problems, &SettingError{Fields: fields, Problem: p, Text: text})
+	}
+	checkURL := func(name, field, v string) {
 		if v == "" {
-			problems = append(problems, fmt.Sprintf("%s is required (set %s)", name, flag))
+			add(ProblemMissing, name+" is required", field)
 			return
 		}
 		u, err := url.Parse(v)
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			problems = append(problems, fmt.Sprintf("%s %q is not an http(s) URL (check %s)", name, RedactURL(v), flag))
+			add(ProblemNotURL, fmt.Sprintf("%s %q is not an http(s) URL", name, RedactURL(v)), field)
 		case u.Scheme == "http" && !cfg.AllowInsecureHTTP && !isLoopback(u.Hostname()):
-			problems = append(problems, fmt.Sprintf("%s %q is plain http to a host that is not this machine: the client secret, the token and the leads would cross the network unencrypted; use https (check %s), or --allow-insecure-http to accept it",
-				name, RedactURL(v), flag))
+			add(ProblemInsecure, fmt.Sprintf("%s %q is plain http to a host that is not this machine: the client secret, the token and the leads would cross the network unencrypted", name, RedactURL(v)), field)
 		}
 	}
-	checkURL("endpoint", "--endpoint", cfg.Endpoint)
-	checkURL("token URL", "--token-url or --auth-url with --tenant-id", cfg.TokenURL)
+	checkURL("endpoint", "Endpoint", cfg.Endpoint)
+	checkURL("token URL", "TokenURL", cfg.TokenURL)
 	if cfg.ClientID == "" {
-		problems = append(problems, "client id is required (set --client-id)")
+		add(ProblemMissing, "client id is required", "ClientID")
 	}
 	if cfg.ClientSecret == "" {
-		problems = append(problems, "client secret is required (set BULKLOAD_CLIENT_SECRET or --client-secret-file)")
+		add(ProblemMissing, "client secret is required", "ClientSecret")
 	}
 	if cfg.Scope == "" {
-		problems = append(problems, "scope is required (set --app-id or --scope)")
+		add(ProblemMissing, "scope is required", "Scope")
 	}
 	if cfg.Rate < 0 {
-		problems = append(problems, fmt.Sprintf("rate %v is negative (check --rate)", cfg.Rate))
+		add(ProblemNegative, fmt.Sprintf("rate %v is negative", cfg.Rate), "Rate")
 	}
 	if cfg.StartRate < 0 || cfg.MaxRate < 0 {
-		problems = append(problems, fmt.Sprintf("start rate %v or max rate %v is negative (check --max-rate)", cfg.StartRate, cfg.MaxRate))
+		add(ProblemNegative, fmt.Sprintf("start rate %v or max rate %v is negative", cfg.StartRate, cfg.MaxRate), "StartRate", "MaxRate")
 	}
 	if cfg.Concurrency < 0 || cfg.StartConcurrency < 0 || cfg.MaxConcurrency < 0 {
-		problems = append(problems, fmt.Sprintf("concurrency %d, start %d or max %d is negative (check --concurrency, --max-concurrency)", cfg.Concurrency, cfg.StartConcurrency, cfg.MaxConcurrency))
+		add(ProblemNegative, fmt.Sprintf("concurrency %d, start %d or max %d is negative", cfg.Concurrency, cfg.StartConcurrency, cfg.MaxConcurrency),
+			"Concurrency", "StartConcurrency", "MaxConcurrency")
 	}
 	if cfg.MaxAttempts < 0 {
-		problems = append(problems, fmt.Sprintf("max attempts %d is negative (check --max-attempts)", cfg.MaxAttempts))
+		add(ProblemNegative, fmt.Sprintf("max attempts %d is negative", cfg.MaxAttempts), "MaxAttempts")
 	}
 	if cfg.CallTimeout < 0 || cfg.BackoffBase < 0 || cfg.BackoffMax < 0 {
-		problems = append(problems, "timeouts and backoff must not be negative (check --timeout)")
+		add(ProblemNegative, "timeouts and backoff must not be negative", "CallTimeout", "BackoffBase", "BackoffMax")
 	}
 	if cfg.TokenRetries < 0 || cfg.MaxResponseBytes < 0 {
-		problems = append(problems, "token retries and the response size cap must not be negative")
+		add(ProblemNegative, "token retries and the response size cap must not be negative", "TokenRetries", "MaxResponseBytes")
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("submitter config: %s", strings.Join(problems, "; "))
+		return &ConfigError{Problems: problems}
 	}
 	return nil
 }

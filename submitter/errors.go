@@ -200,3 +200,60 @@ func IsUnreachable(err error) bool {
 	var ue *UnreachableError
 	return errors.As(err, &ue)
 }
+
+// ConfigError is New refusing a Config: every setting at fault, in the
+// order of Config's fields. Its text names the settings in this package's
+// words; a caller that knows how its user sets them (the command line's
+// flags) adds that.
+type ConfigError struct {
+	Problems []*SettingError
+}
+
+// Error lists every problem.
+func (e *ConfigError) Error() string {
+	texts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		texts[i] = p.Error()
+	}
+	return "submitter config: " + strings.Join(texts, "; ")
+}
+
+// Unwrap returns the problems, for errors.As.
+func (e *ConfigError) Unwrap() []error {
+	errs := make([]error, len(e.Problems))
+	for i, p := range e.Problems {
+		errs[i] = p
+	}
+	return errs
+}
+
+// SettingError is one setting of a Config that New refuses.
+type SettingError struct {
+	// Fields are the Config fields at fault: one, or the few checked
+	// together ("StartRate", "MaxRate").
+	Fields []string
+	// Problem is what is wrong with them.
+	Problem Problem
+	// Text says what is wrong, naming the setting in words ("endpoint is
+	// required"), without advice.
+	Text string
+}
+
+// Error is Text, with the way out of an insecure URL.
+func (e *SettingError) Error() string {
+	if e.Problem == ProblemInsecure {
+		return e.Text + "; use https, or set AllowInsecureHTTP to accept it"
+	}
+	return e.Text
+}
+
+// Problem is what is wrong with a setting of a Config.
+type Problem string
+
+// The problems a SettingError reports.
+const (
+	ProblemMissing  Problem = "missing"  // required, and empty
+	ProblemNotURL   Problem = "not-url"  // not an http(s) URL with a host
+	ProblemInsecure Problem = "insecure" // plain http to another machine, and AllowInsecureHTTP not set
+	ProblemNegative Problem = "negative" // below zero
+)
