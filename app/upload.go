@@ -464,7 +464,7 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 		DuplicateOf:            u.up.duplicateOfRE,
 		Log:                    u.log,
 		Stats:                  client.Stats,
-		OnFinal: func(r report.Row) {
+		OnFinal: func(r lead.Row) {
 			done.Add(1)
 			u.metrics.Observe(r)
 			if r.Status == lead.StatusFailed && r.Refused && u.in.refusals != "" {
@@ -929,7 +929,7 @@ func splitCodes(v string) []string {
 const refusalsBatch = 128
 
 // writeRefusals writes --refusals: the rows of the input the service
-// refused outright (report.Row.Refused), in the input's own columns with
+// refused outright (lead.Row.Refused), in the input's own columns with
 // the service's reason, the way --rejects holds the invalid rows, so that
 // the partner can fix them and send them again. Rows that failed for the
 // moment (retries run out, an outage, an ambiguous answer) are not in it:

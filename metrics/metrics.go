@@ -46,6 +46,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
@@ -192,7 +193,7 @@ func (r *Recorder) SetAPI(stats func() submitter.Stats) {
 
 // Observe counts one row's final line as the run goes (the engine's
 // OnFinal).
-func (r *Recorder) Observe(row report.Row) {
+func (r *Recorder) Observe(row lead.Row) {
 	r.mu.Lock()
 	r.rows.Count(row)
 	r.mu.Unlock()

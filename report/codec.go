@@ -133,7 +133,7 @@ func (e *encoder) write(r *Row) error {
 	}
 	if e.format == FormatCSV {
 		for c := range numColumns {
-			text, n := r.cell(c)
+			text, n := cell(r, c)
 			switch c.kind() {
 			case kindNumber:
 				e.rec[c] = strconv.Itoa(n)
@@ -171,7 +171,7 @@ func (e *encoder) flush() error {
 func (e *encoder) appendJSON(b []byte, r *Row) []byte {
 	for c := range numColumns {
 		b = append(b, e.keys[c]...)
-		text, n := r.cell(c)
+		text, n := cell(r, c)
 		switch c.kind() {
 		case kindNumber:
 			b = strconv.AppendInt(b, int64(n), 10)
@@ -276,11 +276,11 @@ func decodeCSV(rec []string) (Row, error) {
 			if err != nil {
 				return Row{}, err
 			}
-			r.setCell(c, "", n)
+			setCell(&r, c, "", n)
 		case kindWord:
-			r.setCell(c, cell, 0)
+			setCell(&r, c, cell, 0)
 		default:
-			r.setCell(c, lead.UnescapeCell(cell), 0) // encoder.write escaped it
+			setCell(&r, c, lead.UnescapeCell(cell), 0) // encoder.write escaped it
 		}
 	}
 	return r, checkRow(&r)
@@ -324,10 +324,10 @@ func decodeJSON(line []byte) (Row, error) {
 		switch f := v.Field(int(c)); f.Kind() {
 		case reflect.Pointer:
 			if !f.IsNil() {
-				r.setCell(c, "", int(f.Elem().Int()))
+				setCell(&r, c, "", int(f.Elem().Int()))
 			}
 		default:
-			r.setCell(c, f.String(), 0)
+			setCell(&r, c, f.String(), 0)
 		}
 	}
 	return r, checkRow(&r)

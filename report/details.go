@@ -182,7 +182,7 @@ func (s *Summary) countDetails(r Row) {
 	f.Count++
 	if len(f.FirstRows) < maxFirstRows && r.Row > 0 {
 		f.FirstRows = append(f.FirstRows, r.Row)
-		f.Notes = append(f.Notes, r.Note)
+		f.Notes = append(f.Notes, noteText(&r))
 	}
 }
 

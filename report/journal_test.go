@@ -296,9 +296,10 @@ func TestOpenJournalRemovesStaleCompaction(t *testing.T) {
 func TestUnverifiedAndAmbiguousSurvive(t *testing.T) {
 	rows := []Row{
 		{Row: 1, LeadID: "L1", Status: StatusFailed, Attempts: 1, Ambiguous: true, Error: "createLead: connection lost after 1 attempt"},
-		{Row: 2, LeadID: "L2", Status: StatusUnverified, ID: "dup-2", ResultCode: 1002, Note: "Duplicate of lead x [bulkload: reconcile by leadId]", Attempts: 2},
+		{Row: 2, LeadID: "L2", Status: StatusUnverified, ID: "dup-2", ResultCode: 1002, Note: "Duplicate of lead x", EngineNotes: []string{"reconcile by leadId"}, Attempts: 2},
 		{Row: 3, LeadID: "L3", Status: StatusFailed, Attempts: 1, Ambiguous: true, Note: "kept"},
 		{Row: 4, LeadID: "L4", Status: StatusFailed, Attempts: 5, Error: "createLead: HTTP 503 after 5 attempts"},
+		{Row: 5, LeadID: "L5", Status: StatusFailed, Attempts: 1, Ambiguous: true, EngineNotes: []string{"one", "two; three"}},
 	}
 	for _, ext := range []string{".csv", ".jsonl"} {
 		t.Run(ext, func(t *testing.T) {
@@ -319,8 +320,8 @@ func TestUnverifiedAndAmbiguousSurvive(t *testing.T) {
 						t.Errorf("%s: Status(%d) = %q, want %q", when, want.Row, st, want.Status)
 					}
 				}
-				if got := s.Counts(); got[StatusUnverified] != 1 || got[StatusFailed] != 3 {
-					t.Errorf("%s: Counts() = %v, want 1 unverified, 3 failed", when, got)
+				if got := s.Counts(); got[StatusUnverified] != 1 || got[StatusFailed] != 4 {
+					t.Errorf("%s: Counts() = %v, want 1 unverified, 4 failed", when, got)
 				}
 			}
 			check("journal")

@@ -212,10 +212,10 @@ func TestNoSensitiveColumns(t *testing.T) {
 		}
 	}
 	// One field per column; Invalid, rendered into the error column;
-	// Ambiguous, kept in the note column; and Refused, a flag for the
-	// --refusals file, never written.
-	if n := reflect.TypeFor[Row]().NumField(); n != int(numColumns)+3 {
-		t.Errorf("Row has %d fields, want %d (one per column, Invalid, Ambiguous and Refused)", n, int(numColumns)+3)
+	// EngineNotes and Ambiguous, kept in the note column; and Refused, a
+	// flag for the --refusals file, never written.
+	if n := reflect.TypeFor[Row]().NumField(); n != int(numColumns)+4 {
+		t.Errorf("Row has %d fields, want %d (one per column, Invalid, EngineNotes, Ambiguous and Refused)", n, int(numColumns)+4)
 	}
 }
 
@@ -223,5 +223,42 @@ func TestLoadStateMissingFile(t *testing.T) {
 	_, err := LoadState(filepath.Join(t.TempDir(), "none.csv"))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("LoadState(missing) = %v, want fs.ErrNotExist", err)
+	}
+}
+
+// noteColumnCases are note columns as results files hold them and the
+// fields they read as: the text on disk is the same as before the engine's
+// notes and the ambiguous mark were fields of their own.
+var noteColumnCases = []struct {
+	name string
+	col  string
+	want Row
+}{
+	{"empty", "", Row{}},
+	{"service's", "Lead qualified, tier 2", Row{Note: "Lead qualified, tier 2"}},
+	{"engine's after the service's", "Duplicate of lead x [bulkload: createLead was sent 2 times after an answer was lost; this is the lead the earlier attempt created, answered as a duplicate on the retry]",
+		Row{Note: "Duplicate of lead x", EngineNotes: []string{"createLead was sent 2 times after an answer was lost; this is the lead the earlier attempt created, answered as a duplicate on the retry"}}},
+	{"engine's alone", " [bulkload: createLead answered without a lead id]", Row{EngineNotes: []string{"createLead answered without a lead id"}}},
+	{"two of the engine's", "ok [bulkload: a] [bulkload: createLead answered without a lead id]", Row{Note: "ok", EngineNotes: []string{"a", "createLead answered without a lead id"}}},
+	{"ambiguous", AmbiguousNote, Row{Ambiguous: true}},
+	{"ambiguous with a note", AmbiguousNote + " kept", Row{Ambiguous: true, Note: "kept"}},
+	{"ambiguous with the engine's", AmbiguousNote + "  [bulkload: x]", Row{Ambiguous: true, EngineNotes: []string{"x"}}},
+	{"an unclosed mark is the service's", "a [bulkload: b", Row{Note: "a [bulkload: b"}},
+	{"a mark unclosed later is the service's", "a [bulkload: b] [bulkload: c", Row{Note: "a [bulkload: b] [bulkload: c"}},
+	{"a bracket in the engine's", "a [bulkload: lead (x] y)]", Row{Note: "a", EngineNotes: []string{"lead (x] y)"}}},
+}
+
+func TestNoteColumn(t *testing.T) {
+	for _, tc := range noteColumnCases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got Row
+			setNoteColumn(&got, tc.col)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("setNoteColumn(%q) = %+v, want %+v", tc.col, got, tc.want)
+			}
+			if col := noteColumn(&tc.want); col != tc.col {
+				t.Errorf("noteColumn(%+v) = %q, want %q", tc.want, col, tc.col)
+			}
+		})
 	}
 }

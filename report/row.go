@@ -7,7 +7,9 @@
 // column for an SSN or a date of birth, and its note and error come from the
 // service and the mapper, which never carry those values. It is CSV with a
 // header, or JSONL when its name ends in .jsonl or .ndjson, and is created
-// with mode 0600.
+// with mode 0600. Its rows are lead.Row values; this package alone knows how
+// the note column carries a row's Ambiguous mark and the engine's notes
+// besides the service's note.
 //
 // During an upload the file is a journal: lines are appended in completion
 // order, a row may have several (a durable `created` line, then its final
@@ -38,10 +40,6 @@ const (
 	StatusUnverified   = lead.StatusUnverified
 )
 
-// AmbiguousNote opens the note of a row marked Ambiguous in the results
-// file: the one place the mark is kept, so that it survives the process.
-const AmbiguousNote = "[ambiguous: createLead may have reached the service although its answer was lost; --resume checks whether a duplicate answer is this row's own lead]"
-
 // statusCode is the status's one-byte code in State, 1 + its index in
 // lead.Statuses; 0 for an unknown status.
 func statusCode(s Status) uint8 {
@@ -64,87 +62,76 @@ func statusOf(c uint8) Status {
 	return lead.Statuses()[c-1].Status
 }
 
-// Row is one line of the results file. Row is the input row number the
-// caller assigns (0 or more); ResultCode and Attempts of 0 are written as an
-// empty column (JSON null). The struct has no field for an SSN or a date of
-// birth on purpose.
-type Row struct {
-	Row        int
-	LeadID     string
-	Ref        string
-	Status     Status
-	ID         string
-	ResultCode int // 0 = empty column
-	Note       string
-	BidValue   string
-	Attempts   int // 0 = empty column
-	// Error is why the row failed, as text: the service's answer or the
-	// run's own reason (a failed or submit_failed row), or the error column
-	// read back from a results file.
-	Error string
-	// Invalid is why the row is invalid, as values: the reader's and the
-	// mapper's errors. They are rendered into the error column when the row
-	// is written (after Error, when both are set) and counted by the
-	// summary by their reasons; reading a results file back gives Error.
-	Invalid lead.RowErrors
-	// Ambiguous marks a failed row whose createLead may have reached the
-	// service and got no usable answer (a lost answer, a 5xx but 503, a 200
-	// that does not decode: see submitter's mayBeProcessed), or that a
-	// resumed run sent again: a later duplicate answer may be its own
-	// lead. It is written as AmbiguousNote at the start of the note column
-	// and read back from it (the note's wording is kept for files written
-	// before; --resume checks every failed row either way).
-	Ambiguous bool
-	// Refused marks a failed row the service refused outright: its answer
-	// was about this lead (a GraphQL error, a 4xx), not about the moment
-	// (retries run out, an outage) and not ambiguous. Sending it again
-	// gets the same answer: the partner must fix it. It is not a column of
-	// the results file (the error column says why); upload's --refusals
-	// file holds these rows.
-	Refused bool
-}
+// Row is lead.Row, one line of the results file, kept here while callers
+// move to lead. The results file writes its note column from Note,
+// EngineNotes and Ambiguous (noteColumn) and reads them back from it
+// (setNoteColumn); Refused is not written.
+type Row = lead.Row
 
-// HasLead reports whether this line says the row's lead exists at the
-// service: created (and perhaps submitted), answered (processed), or
-// unverified with an id. Such a row keeps its lead whatever later edits do
-// to its cells.
-func (r *Row) HasLead() bool {
-	i, _ := r.Status.Info()
-	return i.Lead || i.Answered && r.ID != ""
-}
+// AmbiguousNote opens the note column of a row marked Ambiguous: the one
+// place the mark is kept, so that it survives the process. Its wording is
+// kept for files written before.
+const AmbiguousNote = "[ambiguous: createLead may have reached the service although its answer was lost; --resume checks whether a duplicate answer is this row's own lead]"
 
-// ErrorText is the row's error column: Error and the rendered Invalid,
-// joined by "; " when both are set.
-func (r *Row) ErrorText() string {
-	switch {
-	case len(r.Invalid) == 0:
-		return r.Error
-	case r.Error == "":
-		return r.Invalid.Error()
+// engineNoteOpen and engineNoteClose enclose each of a row's EngineNotes in
+// the note column, after the service's note.
+const (
+	engineNoteOpen  = " [bulkload: "
+	engineNoteClose = "]"
+)
+
+// noteText is the service's note followed by the engine's notes, each
+// enclosed in engineNoteOpen and engineNoteClose: the note column without
+// AmbiguousNote, and the note the summary quotes.
+func noteText(r *Row) string {
+	if len(r.EngineNotes) == 0 {
+		return r.Note
 	}
-	return r.Error + "; " + r.Invalid.Error()
+	var b strings.Builder
+	b.WriteString(r.Note)
+	for _, n := range r.EngineNotes {
+		b.WriteString(engineNoteOpen)
+		b.WriteString(n)
+		b.WriteString(engineNoteClose)
+	}
+	return b.String()
 }
 
-// noteText is the row's note column: the note, after AmbiguousNote when the
-// row is Ambiguous.
-func (r *Row) noteText() string {
+// noteColumn is the row's note column: noteText, after AmbiguousNote when
+// the row is Ambiguous.
+func noteColumn(r *Row) string {
+	note := noteText(r)
 	switch {
 	case !r.Ambiguous:
-		return r.Note
-	case r.Note == "":
+		return note
+	case note == "":
 		return AmbiguousNote
 	}
-	return AmbiguousNote + " " + r.Note
+	return AmbiguousNote + " " + note
 }
 
-// setNote is the inverse of noteText: it sets Note and Ambiguous from a note
-// column.
-func (r *Row) setNote(col string) {
-	rest, ok := strings.CutPrefix(col, AmbiguousNote)
-	if !ok {
-		r.Note = col
+// setNoteColumn is the inverse of noteColumn: it sets Ambiguous, Note and
+// EngineNotes from a note column. The engine's notes start at the first
+// engineNoteOpen; a column whose text after it does not split into notes
+// each closed by engineNoteClose is all the service's note. Writing the row
+// again gives the same column.
+func setNoteColumn(r *Row, col string) {
+	if rest, ok := strings.CutPrefix(col, AmbiguousNote); ok {
+		r.Ambiguous = true
+		col = strings.TrimPrefix(rest, " ")
+	}
+	r.Note, r.EngineNotes = col, nil
+	i := strings.Index(col, engineNoteOpen)
+	if i < 0 {
 		return
 	}
-	r.Ambiguous = true
-	r.Note = strings.TrimPrefix(rest, " ")
+	notes := strings.Split(col[i+len(engineNoteOpen):], engineNoteOpen)
+	for j, n := range notes {
+		n, ok := strings.CutSuffix(n, engineNoteClose)
+		if !ok {
+			return
+		}
+		notes[j] = n
+	}
+	r.Note, r.EngineNotes = col[:i], notes
 }

@@ -12,7 +12,7 @@ const Header = "row,leadId,ref,status,id,resultCode,note,bidValue,attempts,error
 
 // column is one column of the results file. The constants below, in the
 // order of Header, are the results file's schema: both codecs, writing and
-// reading, range over them, and Row.cell and Row.setCell bind each to its
+// reading, range over them, and cell and setCell bind each to its
 // field of Row. A new column is a constant here, its name in Header, its
 // kind and its field in cell and setCell.
 type column uint8
@@ -76,8 +76,9 @@ func (c column) name() string {
 
 // cell returns the value of column c in r: text for a text or word column,
 // n for a number column. Text columns hold what the file shows (the note
-// with AmbiguousNote, the error with the rendered Invalid).
-func (r *Row) cell(c column) (text string, n int) {
+// with AmbiguousNote and the engine's notes, the error with the rendered
+// Invalid).
+func cell(r *Row, c column) (text string, n int) {
 	switch c {
 	case colRow:
 		return "", r.Row
@@ -92,7 +93,7 @@ func (r *Row) cell(c column) (text string, n int) {
 	case colResultCode:
 		return "", r.ResultCode
 	case colNote:
-		return r.noteText(), 0
+		return noteColumn(r), 0
 	case colBidValue:
 		return r.BidValue, 0
 	case colAttempts:
@@ -105,7 +106,7 @@ func (r *Row) cell(c column) (text string, n int) {
 
 // setCell sets the field of column c from a cell read back: text for a text
 // or word column, n for a number column. It is cell's inverse.
-func (r *Row) setCell(c column, text string, n int) {
+func setCell(r *Row, c column, text string, n int) {
 	switch c {
 	case colRow:
 		r.Row = n
@@ -120,7 +121,7 @@ func (r *Row) setCell(c column, text string, n int) {
 	case colResultCode:
 		r.ResultCode = n
 	case colNote:
-		r.setNote(text)
+		setNoteColumn(r, text)
 	case colBidValue:
 		r.BidValue = text
 	case colAttempts:

@@ -24,8 +24,8 @@ func TestSchema(t *testing.T) {
 		Note: "note", Ambiguous: true, BidValue: "$1.00", Attempts: 3, Error: "submitLead: HTTP 503"}
 	var back Row
 	for c := range numColumns {
-		text, n := r.cell(c)
-		back.setCell(c, text, n)
+		text, n := cell(&r, c)
+		setCell(&back, c, text, n)
 	}
 	if !reflect.DeepEqual(back, r) {
 		t.Errorf("setCell(cell) over every column = %+v, want %+v", back, r)

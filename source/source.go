@@ -40,7 +40,6 @@ import (
 	"github.com/bulkload/bulkload/mapper"
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/reader"
-	"github.com/bulkload/bulkload/report"
 )
 
 // Config is how a Source reads: the reader's options, the partner's mapping
@@ -186,7 +185,7 @@ type batch struct {
 	err    error          // io.EOF or the read error, after the records
 	mapped []mapped       // per record, once done
 	keys   []mapper.IDKey // per record, once done: its leadId's key, or zero
-	rows   []report.Row   // per record, once checked; err follows them
+	rows   []lead.Row     // per record, once checked; err follows them
 	// done receives one value when a worker has decoded and mapped the
 	// batch.
 	done chan struct{}
@@ -214,7 +213,7 @@ func DefaultWorkers() int { return min(runtime.GOMAXPROCS(0), maxWorkers) }
 
 // Item is one row of the input after validation.
 type Item struct {
-	Row   report.Row // Row, LeadID, Ref, and Status valid or invalid with Invalid
+	Row   lead.Row   // Row, LeadID, Ref, and Status valid or invalid with Invalid
 	Input lead.Input // meaningful only when Row.Status is valid
 }
 
@@ -393,7 +392,7 @@ func (s *Source) Next(ctx context.Context) (Item, error) {
 	if it.Row.Status == lead.StatusValid {
 		it.Input = s.cur.mapped[s.pos].in
 	}
-	s.cur.rows[s.pos] = report.Row{}
+	s.cur.rows[s.pos] = lead.Row{}
 	s.pos++
 	return it, nil
 }
@@ -427,8 +426,8 @@ func shortHash(sha string) string {
 // check of key, the row's leadId as the worker hashed it (mapper.IDKey),
 // and the rejects file for an invalid row. Next takes the Input of a valid
 // row from m.
-func (s *Source) check(rec *reader.Record, m *mapped, key mapper.IDKey) (report.Row, error) {
-	row := report.Row{
+func (s *Source) check(rec *reader.Record, m *mapped, key mapper.IDKey) (lead.Row, error) {
+	row := lead.Row{
 		Row:    rec.Row,
 		LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
 		Ref:    strings.TrimSpace(rec.Values[lead.Ref]),
@@ -458,7 +457,7 @@ func (s *Source) check(rec *reader.Record, m *mapped, key mapper.IDKey) (report.
 	}
 	if row.Status == lead.StatusInvalid && s.rejects != nil {
 		if err := s.rejects.Write(rec, row.ErrorText()); err != nil {
-			return report.Row{}, fmt.Errorf("write the rejects file: %w", err)
+			return lead.Row{}, fmt.Errorf("write the rejects file: %w", err)
 		}
 	}
 	return row, nil

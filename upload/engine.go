@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -73,11 +72,11 @@ func (e *engine) observe(err error) {
 
 // job is one valid row for the workers.
 type job struct {
-	row   report.Row
+	row   lead.Row
 	input lead.Input
 	// prior is the row's last line in the results file of an earlier run
 	// when that run created the lead but did not finish submitting it.
-	prior *report.Row
+	prior *lead.Row
 	// ambiguous: an earlier attempt at createLead may have reached the
 	// service (every row a resumed run sends: see plan), so a duplicate
 	// answer may be this row's own lead and gets the own-lead check.
@@ -85,7 +84,7 @@ type job struct {
 	// recheck is an earlier run's unverified line whose duplicate answer
 	// names the lead it duplicates: that lead is read again, nothing is
 	// created.
-	recheck *report.Row
+	recheck *lead.Row
 	// kept: the row's cells fail validation now, but an earlier run
 	// created its lead (prior), which is submitted all the same.
 	kept bool
@@ -95,7 +94,7 @@ type job struct {
 // before the line is on disk (a created lead, before submitLead) waits on
 // written.
 type line struct {
-	row       report.Row
+	row       lead.Row
 	countOnly bool       // a row finished in an earlier run: count it, write nothing
 	kept      bool       // the row's lead exists though its cells fail validation now (job.kept)
 	written   chan error // when set, the writer answers once the line is written (or not)
@@ -339,7 +338,8 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	row.Status, row.Error = "", ""
 	if j.prior != nil {
 		// Created by an earlier run: never create it again.
-		row.ID, row.ResultCode, row.BidValue, row.Note = j.prior.ID, j.prior.ResultCode, j.prior.BidValue, j.prior.Note
+		row.ID, row.ResultCode, row.BidValue = j.prior.ID, j.prior.ResultCode, j.prior.BidValue
+		row.Note, row.EngineNotes = j.prior.Note, j.prior.EngineNotes
 		row.Attempts = j.prior.Attempts
 	} else {
 		res, attempts, unverified, err := e.create(ctx, j, &row, red)
@@ -361,7 +361,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 				return err
 			}
 		}
-		row.ID, row.ResultCode, row.Note = res.ID, res.ResultCode, res.Note
+		row.ID, row.ResultCode, row.Note, row.EngineNotes = res.ID, res.ResultCode, res.Note, res.notes
 		if res.BidValue != nil {
 			row.BidValue = *res.BidValue
 		}
@@ -402,7 +402,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	e.observe(err)
 	if err != nil && e.submittedAlready(err) {
 		row.Status = lead.StatusSubmitted
-		row.Note = "submitted (submitLead answered that the lead already was: an earlier attempt's answer was lost, or the partner submits automatically)"
+		row.Note, row.EngineNotes = "submitted (submitLead answered that the lead already was: an earlier attempt's answer was lost, or the partner submits automatically)", nil
 		lines <- line{row: row, kept: j.kept}
 		return nil
 	}
@@ -416,7 +416,9 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	}
 	row.Status = lead.StatusSubmitted
 	if res.Note != "" {
-		row.Note = res.Note
+		// submitLead's note is the lead's now, in place of createLead's
+		// and of what the engine said about that.
+		row.Note, row.EngineNotes = res.Note, nil
 	}
 	lines <- line{row: row, kept: j.kept}
 	return nil
@@ -431,9 +433,11 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 // be confirmed as the row's own. red is the row's Redactor, for the lead
 // reads. An error is returned only when the run must stop; the row is then
 // counted as not sent, for --resume.
-func (e *engine) create(ctx context.Context, j job, row *report.Row, red *submitter.Redactor) (res lead.Result, attempts int, unverified bool, err error) {
+func (e *engine) create(ctx context.Context, j job, row *lead.Row, red *submitter.Redactor) (res answer, attempts int, unverified bool, err error) {
 	if p := j.recheck; p != nil {
-		res = lead.Result{ID: p.ID, ResultCode: p.ResultCode, Note: serviceNote(p.Note)}
+		// The service's answer as the earlier run recorded it, without
+		// what that run's engine said about it.
+		res.Result = lead.Result{ID: p.ID, ResultCode: p.ResultCode, Note: p.Note}
 		if p.BidValue != "" {
 			bid := p.BidValue
 			res.BidValue = &bid
@@ -444,7 +448,8 @@ func (e *engine) create(ctx context.Context, j job, row *report.Row, red *submit
 		}
 		return res, p.Attempts, unverified, err
 	}
-	res, call, err := e.api.Create(ctx, j.input)
+	created, call, err := e.api.Create(ctx, j.input)
+	res.Result = created
 	e.observe(err)
 	if err != nil {
 		if stopped(err) {
@@ -492,16 +497,15 @@ func (e *engine) duplicate(code int, id, note string) (bool, string) {
 	return true, m[1]
 }
 
-// notePrefix opens what the engine adds to a service's note.
-const notePrefix = " [bulkload: "
-
-// serviceNote is a note without what the engine added to it.
-func serviceNote(note string) string {
-	if i := strings.Index(note, notePrefix); i >= 0 {
-		return note[:i]
-	}
-	return note
+// answer is a createLead result and the notes the engine adds to it as it
+// settles it (lead.Row.EngineNotes).
+type answer struct {
+	lead.Result
+	notes []string
 }
+
+// note adds one of the engine's notes.
+func (a *answer) note(text string) { a.notes = append(a.notes, text) }
 
 // ownLead settles a createLead answer when an earlier attempt may have
 // reached the service (why says how). If the answer says the lead
@@ -514,16 +518,16 @@ func serviceNote(note string) string {
 // duplicate stands (with why in its note when noteAlways). red is the row's
 // Redactor, for the read of X. An error is returned only when the run must
 // stop.
-func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, why string, noteAlways bool, red *submitter.Redactor) (_ lead.Result, unverified bool, _ error) {
+func (e *engine) ownLead(ctx context.Context, leadID string, res answer, why string, noteAlways bool, red *submitter.Redactor) (_ answer, unverified bool, _ error) {
 	dup, orig := e.duplicate(res.ResultCode, res.ID, res.Note)
 	switch {
 	case !dup:
 		if noteAlways {
-			res.Note += notePrefix + why + "]"
+			res.note(why)
 		}
 		return res, false, nil
 	case orig == "" || leadID == "":
-		res.Note += notePrefix + why + "; the duplicate answer names no lead to check: it may be this row's own earlier attempt, reconcile by leadId]"
+		res.note(why + "; the duplicate answer names no lead to check: it may be this row's own earlier attempt, reconcile by leadId")
 		return res, true, nil
 	}
 	own, _, err := e.api.Lead(ctx, orig, red)
@@ -532,14 +536,17 @@ func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, wh
 	case stopped(err):
 		return res, false, err
 	case err != nil:
-		res.Note += notePrefix + why + "; could not read lead " + orig + " to tell whether it is this row's (" + err.Error() + "): reconcile by leadId]"
+		res.note(why + "; could not read lead " + orig + " to tell whether it is this row's (" + err.Error() + "): reconcile by leadId")
 		return res, true, nil
 	case own.PartnerLeadID != leadID:
-		res.Note += notePrefix + why + "; lead " + orig + " belongs to leadId " + own.PartnerLeadID + ", not to this row: a genuine duplicate]"
+		res.note(why + "; lead " + orig + " belongs to leadId " + own.PartnerLeadID + ", not to this row: a genuine duplicate")
 		return res, false, nil
 	}
-	own.Note += notePrefix + why + "; this is the lead the earlier attempt created, answered as a duplicate on the retry]"
-	return own, false, nil
+	// The lead read back is the answer now, in place of the duplicate
+	// and of what was said about it.
+	res = answer{Result: own}
+	res.note(why + "; this is the lead the earlier attempt created, answered as a duplicate on the retry")
+	return res, false, nil
 }
 
 // checkAnswer settles a createLead answer that lacks what the row needs: a
@@ -550,19 +557,19 @@ func (e *engine) ownLead(ctx context.Context, leadID string, res lead.Result, wh
 // checks it again. A lead without an id whose code needs no submission
 // stands (the summary names it). red is the row's Redactor. An error is
 // returned only when the run must stop.
-func (e *engine) checkAnswer(ctx context.Context, leadID string, res lead.Result, red *submitter.Redactor) (_ lead.Result, unverified bool, _ error) {
+func (e *engine) checkAnswer(ctx context.Context, leadID string, res answer, red *submitter.Redactor) (_ answer, unverified bool, _ error) {
 	const why = "createLead answered without a result code"
 	switch {
 	case res.ResultCode != 0 && res.ID != "":
 		return res, false, nil
 	case res.ID == "" && res.ResultCode != 0 && !lead.NeedsSubmission(res.ResultCode):
-		res.Note += notePrefix + "createLead answered without a lead id]"
+		res.note("createLead answered without a lead id")
 		return res, false, nil
 	case res.ID == "" && res.ResultCode != 0:
-		res.Note += notePrefix + "createLead answered a qualified lead without a lead id: it cannot be submitted or read by id; reconcile by leadId]"
+		res.note("createLead answered a qualified lead without a lead id: it cannot be submitted or read by id; reconcile by leadId")
 		return res, true, nil
 	case res.ID == "":
-		res.Note += notePrefix + why + " and without a lead id: its outcome is unknown; reconcile by leadId]"
+		res.note(why + " and without a lead id: its outcome is unknown; reconcile by leadId")
 		return res, true, nil
 	}
 	got, _, err := e.api.Lead(ctx, res.ID, red)
@@ -571,20 +578,24 @@ func (e *engine) checkAnswer(ctx context.Context, leadID string, res lead.Result
 	case submitter.IsFatal(err):
 		return res, false, err
 	case err != nil:
-		res.Note += notePrefix + why + "; could not read lead " + res.ID + " for it (" + err.Error() + "): reconcile by leadId]"
+		res.note(why + "; could not read lead " + res.ID + " for it (" + err.Error() + "): reconcile by leadId")
 		return res, true, nil
 	case got.ResultCode == 0:
-		res.Note += notePrefix + why + "; lead " + res.ID + " read back has none either: reconcile by leadId]"
+		res.note(why + "; lead " + res.ID + " read back has none either: reconcile by leadId")
 		return res, true, nil
 	case got.PartnerLeadID != "" && leadID != "" && got.PartnerLeadID != leadID:
-		res.Note += notePrefix + why + "; lead " + res.ID + " read back belongs to leadId " + got.PartnerLeadID + ": reconcile by leadId]"
+		res.note(why + "; lead " + res.ID + " read back belongs to leadId " + got.PartnerLeadID + ": reconcile by leadId")
 		return res, true, nil
 	}
 	if got.ID == "" {
 		got.ID = res.ID
 	}
-	got.Note += notePrefix + why + "; read back from lead " + res.ID + "]"
-	return got, false, nil
+	// The lead read back is the answer now, in place of the one without
+	// a result code and of what was said about it.
+	id := res.ID
+	res = answer{Result: got}
+	res.note(why + "; read back from lead " + id)
+	return res, false, nil
 }
 
 // submittedAlready reports whether a submitLead error says the lead is

@@ -204,3 +204,13 @@ func checkAccounting(t *testing.T, s report.Summary) {
 }
 
 var errBoom = errors.New("boom")
+
+// noteOf is a row's note followed by each of the engine's notes in braces,
+// for a test to search: "income too low {createLead was sent 3 times ...}".
+func noteOf(r lead.Row) string {
+	s := r.Note
+	for _, n := range r.EngineNotes {
+		s += " {" + n + "}"
+	}
+	return s
+}

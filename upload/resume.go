@@ -4,14 +4,13 @@ import (
 	"fmt"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 )
 
 // Resumed is how a row of the input stands against the earlier run's line
 // for it (MatchPrior).
 type Resumed struct {
 	// Prior is the earlier run's last line for the row, when Has.
-	Prior report.Row
+	Prior lead.Row
 	Has   bool
 	// Kept is set for a row that is invalid now although an earlier run
 	// created its lead: its cells were edited since. The lead keeps its id
@@ -44,7 +43,7 @@ func (e *ForeignRowError) Unwrap() error { return ErrForeignJournal }
 // ahead) and the engine apply it alike. prior is the earlier run's
 // results (nil: not resuming). A row whose leadId differs from its line's
 // is a *ForeignRowError: the results file belongs to another input.
-func MatchPrior(prior Prior, row report.Row) (Resumed, error) {
+func MatchPrior(prior Prior, row lead.Row) (Resumed, error) {
 	if prior == nil {
 		return Resumed{}, nil
 	}

@@ -73,7 +73,7 @@ type Source interface {
 // writer goroutine appends; Run compacts (and so closes) it at the end.
 // *report.Journal satisfies it.
 type Journal interface {
-	AppendDurable(r report.Row) error
+	AppendDurable(r lead.Row) error
 	Compact() error
 }
 
@@ -81,7 +81,7 @@ type Journal interface {
 // *report.State satisfies it. It must be safe for use by one goroutine
 // while Run runs.
 type Prior interface {
-	Get(row int) (report.Row, bool)
+	Get(row int) (lead.Row, bool)
 }
 
 // Config is how Run uploads.
@@ -121,7 +121,7 @@ type Config struct {
 	Log *slog.Logger
 	// OnFinal, when set, is called once per row counted with a final
 	// status, from the writer goroutine (the progress display counts them).
-	OnFinal func(report.Row)
+	OnFinal func(lead.Row)
 	// Stats, when set, reads the client's counters (*submitter.Client's
 	// Stats) once a second for the run's timeline (Summary.Timeline);
 	// without it the timeline holds only the rows in flight.
