@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -116,4 +117,19 @@ func registerAuthTimeout(timeout *time.Duration) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		fs.DurationVar(timeout, "timeout", 30*time.Second, "give up on the token request after this long")
 	}
+}
+
+// credentials are the settings a command talks to the service with: with
+// --simulate, the built-in simulator's, started here and stopped by
+// release; else the flags, environment and config file resolved (resolve).
+func (o *authOptions) credentials(ctx context.Context, e *app.Env, from map[string]int, needEndpoint bool, log *slog.Logger) (creds app.Credentials, release func(), err error) {
+	if !o.simulate {
+		creds, err = o.resolve(e.Getenv, from, needEndpoint, log)
+		return creds, func() {}, err
+	}
+	sim, err := app.StartSim(ctx, log)
+	if err != nil {
+		return app.Credentials{}, nil, err
+	}
+	return sim.Credentials(), func() { sim.Close() }, nil
 }

@@ -39,17 +39,13 @@ func runUpload(ctx context.Context, e *app.Env, args []string) int {
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	var creds app.Credentials
-	if auth.simulate {
-		sim, err := app.StartSim(ctx, log)
-		if err != nil {
-			return exitFor(e.Stderr, err)
-		}
-		defer sim.Close()
-		creds = sim.Credentials()
-		log.Info("simulator started", "endpoint", creds.Endpoint, "token_url", creds.TokenURL)
-	} else if creds, err = auth.resolve(e.Getenv, from, true, log); err != nil {
+	creds, release, err := auth.credentials(ctx, e, from, true, log)
+	if err != nil {
 		return exitFor(e.Stderr, err)
+	}
+	defer release()
+	if auth.simulate {
+		log.Info("simulator started", "endpoint", creds.Endpoint, "token_url", creds.TokenURL)
 	}
 	sum, err := app.RunUploadJob(ctx, e, log, job, creds, auth.simulate)
 	code := exitFor(e.Stderr, err)
@@ -115,17 +111,11 @@ func runAuthCheck(ctx context.Context, e *app.Env, args []string) int {
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	var cfg app.Credentials
-	if auth.simulate {
-		sim, err := app.StartSim(ctx, log)
-		if err != nil {
-			return exitFor(e.Stderr, err)
-		}
-		defer sim.Close()
-		cfg = sim.Credentials()
-	} else if cfg, err = auth.resolve(e.Getenv, from, false, log); err != nil {
+	cfg, release, err := auth.credentials(ctx, e, from, false, log)
+	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
+	defer release()
 	return exitFor(e.Stderr, app.AuthCheck(ctx, e, log, cfg, timeout))
 }
 

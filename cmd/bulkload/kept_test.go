@@ -35,25 +35,24 @@ func editColumn(t *testing.T, path, column, value string) {
 	}
 }
 
-// TestUploadEditedCellKeepsLead is issue 18 item 3: rows whose leads an
-// earlier run created (submit_failed here) keep their ids and are submitted
-// on --resume although an edit (zip 01912 saved as 1912) makes their cells
-// invalid now (they do not count against --max-invalid: 3 of 3 rows); the
-// summary names them. A later --resume of the same edited
-// file keeps them submitted; none is written invalid, none created again.
-func TestUploadEditedCellKeepsLead(t *testing.T) {
-	const n = 3
+// keptSetup runs a first upload of n qualifying rows whose submissions
+// the service refuses (each ends submit_failed with its lead's id), then
+// edits every row's zip code to one that is invalid now. It returns the
+// simulator, the input, the common arguments (the input not among them)
+// and the leads' ids by row.
+func keptSetup(t *testing.T, n int, extra ...string) (*alteringSim, string, []string, map[int]string) {
+	t.Helper()
 	s := startAlteringSim(t, leadsim.Options{}, nil)
 	s.on.Store(false)
 	dir := t.TempDir()
 	input := qualifyingRows(t, dir, n)
 	results := filepath.Join(dir, "results.csv")
 	args := append([]string{"upload"}, s.args()...)
-	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "1", "--max-consecutive-failures", "0",
-		"--summary-json", filepath.Join(dir, "summary.json"), input)
+	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "1", "--max-consecutive-failures", "0")
+	args = append(args, extra...)
 
 	s.refuseSubmit.Store(true)
-	res := runCLI(t, secretEnv(), args...)
+	res := runCLI(t, secretEnv(), append(slices.Clone(args), input)...)
 	s.refuseSubmit.Store(false)
 	if res.code != app.ExitRowsFailed {
 		t.Fatalf("first run exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
@@ -65,9 +64,23 @@ func TestUploadEditedCellKeepsLead(t *testing.T) {
 		}
 		ids[row] = r["id"]
 	}
-
 	editColumn(t, input, "zipCode", "1912")
-	resume := append(args[:len(args)-1:len(args)-1], "--resume", input)
+	return s, input, args, ids
+}
+
+// TestUploadEditedCellKeepsLead is issue 18 item 3: rows whose leads an
+// earlier run created (submit_failed here) keep their ids and are submitted
+// on --resume although an edit (zip 01912 saved as 1912) makes their cells
+// invalid now (they do not count against --max-invalid: 3 of 3 rows); the
+// summary names them. A later --resume of the same edited
+// file keeps them submitted; none is written invalid, none created again.
+func TestUploadEditedCellKeepsLead(t *testing.T) {
+	const n = 3
+	summary := filepath.Join(t.TempDir(), "summary.json")
+	s, input, args, ids := keptSetup(t, n, "--summary-json", summary)
+	results := args[slices.Index(args, "--results")+1]
+	resume := append(slices.Clone(args), "--resume", input)
+	var res cliResult
 	for run := 2; run <= 3; run++ {
 		res = runCLI(t, secretEnv(), resume...)
 		if res.code != app.ExitOK {
@@ -81,11 +94,11 @@ func TestUploadEditedCellKeepsLead(t *testing.T) {
 		if !strings.Contains(res.stderr, "kept leads") || !strings.Contains(res.stderr, "rows 1, 2, 3") {
 			t.Errorf("run %d: the summary does not name the rows kept despite their edit:\n%s", run, res.stderr)
 		}
-		sum := readSummaryJSON(t, filepath.Join(dir, "summary.json"))
+		sum := readSummaryJSON(t, summary)
 		if got, _ := sum["keptLeads"].(map[string]any); got == nil || got["count"] != float64(n) {
 			t.Errorf("run %d: summary JSON keptLeads = %v, want count %d", run, sum["keptLeads"], n)
 		}
-		os.Remove(filepath.Join(dir, "summary.json"))
+		os.Remove(summary)
 	}
 	if got := createsAtService(s); got != n {
 		t.Errorf("the service processed %d createLead calls, want %d (none again)", got, n)
@@ -138,31 +151,13 @@ func TestSummaryOfValidateOutput(t *testing.T) {
 // against the default 20%).
 func TestUploadEditedCellKeepsLeadFromStdin(t *testing.T) {
 	const n = 3
-	s := startAlteringSim(t, leadsim.Options{}, nil)
-	s.on.Store(false)
-	dir := t.TempDir()
-	input := qualifyingRows(t, dir, n)
-	results := filepath.Join(dir, "results.csv")
-	common := append([]string{"upload"}, s.args()...)
-	common = append(common, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "1", "--max-consecutive-failures", "0")
-
-	s.refuseSubmit.Store(true)
-	res := runCLI(t, secretEnv(), append(slices.Clone(common), input)...)
-	s.refuseSubmit.Store(false)
-	if res.code != app.ExitRowsFailed {
-		t.Fatalf("first run exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
-	}
-	ids := map[int]string{}
-	for row, r := range finalByRow(t, results, n) {
-		ids[row] = r["id"]
-	}
-
-	editColumn(t, input, "zipCode", "1912")
+	s, input, common, ids := keptSetup(t, n)
+	results := common[slices.Index(common, "--results")+1]
 	edited, err := os.ReadFile(input)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res = runStdin(t, edited, append(slices.Clone(common), "--resume", "--format", "csv", "-")...)
+	res := runStdin(t, edited, append(slices.Clone(common), "--resume", "--format", "csv", "-")...)
 	if res.code != app.ExitOK {
 		t.Fatalf("--resume of the edited input from standard input: exit %d, want 0\n%s", res.code, res.stderr)
 	}
