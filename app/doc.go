@@ -16,7 +16,7 @@
 //   - report.go: WriteRunReport, the HTML report after the fact;
 //   - sim.go: Serve and StartSim, the built-in simulator.
 //
-// Errors carry their exit class (env.go: ExitError, UsageErrorf; StatusOf
+// Errors carry their exit class (exit.go: ExitError, UsageErrorf; StatusOf
 // is the one table from errors to statuses, which the summary JSON records
 // too). The options (InputOptions, UploadOptions, CheckOptions,
 // MetricsOptions) register their own flags, as Kubernetes' component

@@ -1,23 +1,8 @@
 package app
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"time"
-)
-
-// Exit statuses, one table for every command; shown in --help and README.md.
-const (
-	ExitOK          = 0   // every row valid (validate) or every valid row processed/submitted (upload)
-	ExitRowsFailed  = 1   // the run finished, but some rows failed or are unverified (or invalid: validate, upload --strict)
-	ExitUsage       = 2   // bad flags, settings or input file (unreadable, wrong format)
-	ExitAuth        = 3   // the identity provider refused the credentials
-	ExitUnreachable = 4   // the service or its token endpoint cannot be reached, or is not what it should be
-	ExitIO          = 5   // reading the input or writing an output failed during the run
-	ExitInterrupted = 130 // SIGINT, SIGTERM or SIGHUP: results written so far are valid for --resume
 )
 
 // Env is what a command may touch of the outside world; tests supply their own.
@@ -35,56 +20,8 @@ type Env struct {
 	// cancelled at once (upload.Config.Abort). Nil (never closed) in
 	// tests that call run directly.
 	Abort <-chan struct{}
-	// JsonLogs is set when stderr carries JSON log records only
+	// JSONLogs is set when stderr carries JSON log records only
 	// (--log-format json): the summary is logged, not printed, and
 	// progress is a log line, never a bar.
 	JSONLogs bool
-}
-
-// ExitError is an error that carries its exit class: a command returns
-// it like any other error, and exitFor, the one place that turns errors
-// into statuses, prints its message and returns its status (restic's
-// errors.Fatal, cli/cli's cmdutil.FlagError).
-type ExitError struct {
-	Code  int    // the exit status: ExitRowsFailed, ExitAuth, ExitUnreachable, ...
-	Msg   string // what stopped the run, printed as "bulkload: msg"
-	Quiet bool   // nothing to print: the run has said it (an interrupt)
-}
-
-func (e *ExitError) Error() string { return e.Msg }
-
-// exitErrorf returns an ExitError with status code and a formatted message.
-func exitErrorf(code int, format string, args ...any) error {
-	return &ExitError{Code: code, Msg: fmt.Sprintf(format, args...)}
-}
-
-// StatusOf is the exit status of err, a command's error: the one table
-// from errors to statuses (exitFor prints; the summary JSON records it).
-func StatusOf(err error) int {
-	var xe *ExitError
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.As(err, &xe):
-		return xe.Code
-	case errors.Is(err, flag.ErrHelp):
-		return ExitOK
-	case errors.Is(err, context.Canceled):
-		return ExitInterrupted
-	case errors.Is(err, ErrUsage):
-		return ExitUsage
-	default:
-		// Not a usage error: the command line was fine, but reading or
-		// writing failed during the run (usage errors are all built by
-		// UsageErrorf, before any row is read).
-		return ExitIO
-	}
-}
-
-// ErrUsage marks an error that is the user's to fix on the command line, the
-// environment or the config file; run maps it to ExitUsage.
-var ErrUsage = errors.New("usage")
-
-func UsageErrorf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
 }
