@@ -48,6 +48,8 @@ func alwaysRequired() []lead.Field { return []lead.Field{lead.DateOfBirth, lead.
 // before the first call.
 const stdinCheckRows = 1000
 
+// Register registers the checks' flags on fs; upload adds upload's own
+// (--max-invalid, --strict).
 func (o *CheckOptions) Register(fs *flag.FlagSet, upload bool) {
 	fs.StringVar(&o.requireColumns, "require-columns", "", "fields the input must have a column for, besides dateOfBirth and termsConsent (eg socialSecurityNumber)")
 	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "exit 0 for an input with a header and no rows (default: exit 1, \"no rows\")")

@@ -23,6 +23,8 @@ type MetricsOptions struct {
 	jobName     string
 }
 
+// Register registers upload's metrics flags on fs: the textfile, the
+// Pushgateway and the job name.
 func (o *MetricsOptions) Register(fs *flag.FlagSet) {
 	fs.StringVar(&o.file, "metrics-file", "", "write Prometheus metrics to this file for node_exporter's textfile collector, every 10s and at the end")
 	fs.StringVar(&o.pushgateway, "pushgateway", "", "push Prometheus metrics to this Pushgateway URL at the end of the run")

@@ -54,6 +54,8 @@ type InputOptions struct {
 	shard string
 }
 
+// Register registers the reading and output flags validate and upload
+// share on fs.
 func (o *InputOptions) Register(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "", "input format: csv or jsonl (default: from the file name; required for stdin)")
 	fs.StringVar(&o.delimiter, "delimiter", "", `CSV delimiter: ",", ";", "|" or "tab" (default: sniffed from the header)`)

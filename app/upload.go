@@ -71,11 +71,11 @@ type UploadOptions struct {
 
 // UploadJob is one upload: its input and the options that shape it.
 type UploadJob struct {
-	Input  string
-	In     *InputOptions
-	Up     *UploadOptions
-	Checks *CheckOptions
-	Mets   *MetricsOptions
+	Input   string          // the input file, or "-" for standard input
+	In      *InputOptions   // reading, validating, and the outputs
+	Up      *UploadOptions  // calls: concurrency, rate, retries, resume
+	Checks  *CheckOptions   // what the input must pass before the first call
+	Metrics *MetricsOptions // the metrics file and Pushgateway
 }
 
 // Prepare checks the job's options and completes them from the input's
@@ -119,8 +119,8 @@ func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, c
 		up.overwrite = !up.resume
 	}
 	defer limitUploadMemory(e.Getenv)()
-	u := &uploader{env: e, in: in, up: up, checks: j.Checks, creds: creds, log: log, input: j.Input, mets: j.Mets, refusedRows: map[int]string{}}
-	u.metrics = j.Mets.recorder(j.Input, in.shard)
+	u := &uploader{env: e, in: in, up: up, checks: j.Checks, creds: creds, log: log, input: j.Input, mets: j.Metrics, refusedRows: map[int]string{}}
+	u.metrics = j.Metrics.recorder(j.Input, in.shard)
 	err := u.run(ctx)
 	if err != nil && u.summary == nil {
 		// Stopped before its end: the summary JSON says why.
@@ -132,6 +132,8 @@ func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, c
 	return u.summary, err
 }
 
+// Register registers upload's own flags on fs, with their defaults:
+// concurrency and rate auto.
 func (up *UploadOptions) Register(fs *flag.FlagSet) {
 	up.concurrency = concurrencyFlag{auto: true}
 	fs.Var(&up.concurrency, "concurrency", "calls in flight at once: auto (learn what the service takes, up to --max-concurrency) or a number")

@@ -40,7 +40,7 @@ type ValidateJob struct {
 	Input     string
 	In        *InputOptions
 	Checks    *CheckOptions
-	Mets      *MetricsOptions
+	Metrics      *MetricsOptions
 	Overwrite bool
 }
 
@@ -64,8 +64,8 @@ func RunValidateJob(ctx context.Context, e *Env, log *slog.Logger, j *ValidateJo
 	budget := newMemoryBudget(e.Getenv)
 	defer budget.restore()
 	start := time.Now()
-	sum, provided, unknown, err := validateFile(ctx, input, e, in, j.Overwrite, log, budget, j.Mets.outputs()...)
-	rec := j.Mets.recorder(input, "")
+	sum, provided, unknown, err := validateFile(ctx, input, e, in, j.Overwrite, log, budget, j.Metrics.outputs()...)
+	rec := j.Metrics.recorder(input, "")
 	if sum == nil { // stopped before reading: no summary to print
 		if errors.Is(err, context.Canceled) {
 			err = &ExitError{Code: ExitInterrupted, Msg: "interrupted", Quiet: true}

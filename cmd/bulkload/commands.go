@@ -31,7 +31,7 @@ func runUpload(ctx context.Context, e *app.Env, args []string) int {
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	job := &app.UploadJob{Input: pos[0], In: &in, Up: &up, Checks: &checks, Mets: &mets}
+	job := &app.UploadJob{Input: pos[0], In: &in, Up: &up, Checks: &checks, Metrics: &mets}
 	if err := job.Prepare(e); err != nil {
 		return exitFor(e.Stderr, err)
 	}
@@ -64,7 +64,7 @@ func runValidate(ctx context.Context, e *app.Env, args []string) int {
 		logs   logOptions
 		checks app.CheckOptions
 		mets   app.MetricsOptions
-		job    = app.ValidateJob{In: &in, Checks: &checks, Mets: &mets}
+		job    = app.ValidateJob{In: &in, Checks: &checks, Metrics: &mets}
 	)
 	in.Register(fs)
 	app.RegisterValidateOverwrite(&job.Overwrite)(fs)
