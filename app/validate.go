@@ -40,7 +40,7 @@ type ValidateJob struct {
 	Input     string
 	In        *InputOptions
 	Checks    *CheckOptions
-	Metrics      *MetricsOptions
+	Metrics   *MetricsOptions
 	Overwrite bool
 }
 
