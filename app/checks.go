@@ -201,7 +201,7 @@ var errTooManyInvalid = errors.New("too many invalid rows")
 
 // tooManyInvalidError prints why nothing was sent: the counts and the top
 // reasons.
-func (o *CheckOptions) tooManyInvalidError(input string, invalid, rows int, reasons report.Reasons, of string) error {
+func (o *CheckOptions) tooManyInvalidError(input string, invalid, rows int, reasons lead.Reasons, of string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d of %d rows%s are invalid, more than --max-invalid %s: nothing was sent (a systematic break: a renamed column, a wrong --mapping?). Top reasons:", input, invalid, rows, of, o.limitText())
 	for _, r := range reasons.Top(5) {
@@ -298,7 +298,7 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 // (none: the run says so at its end), the required columns, then
 // --max-invalid (errTooManyInvalid). invalid leaves out the rows --resume
 // keeps (upload.MatchPrior: invalid now, their lead made earlier).
-func (o *CheckOptions) judge(input string, provided []lead.Field, unknown []string, rows, invalid int, reasons report.Reasons, of string) error {
+func (o *CheckOptions) judge(input string, provided []lead.Field, unknown []string, rows, invalid int, reasons lead.Reasons, of string) error {
 	if rows == 0 {
 		return nil
 	}

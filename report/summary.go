@@ -26,36 +26,11 @@ var ErrBid = errors.New("unparseable bid value")
 // topReasons is how many failure reasons the summary lists.
 const topReasons = 10
 
-// Reasons counts failure reasons: the error texts, which never carry a
-// row's values (e.g. "zipCode: must be 5 digits").
-type Reasons map[string]int
+// Reasons is lead.Reasons, kept here while callers move to lead.
+type Reasons = lead.Reasons
 
-// Add counts one occurrence of reason.
-func (r *Reasons) Add(reason string) {
-	if *r == nil {
-		*r = make(Reasons)
-	}
-	(*r)[reason]++
-}
-
-// ReasonCount is one failure reason and how many times it occurred.
-type ReasonCount struct {
-	Reason string `json:"reason"`
-	Count  int    `json:"count"`
-}
-
-// Top returns the n most frequent reasons, most frequent first, ties in
-// alphabetical order.
-func (r Reasons) Top(n int) []ReasonCount {
-	out := make([]ReasonCount, 0, len(r))
-	for k, v := range r {
-		out = append(out, ReasonCount{k, v})
-	}
-	slices.SortFunc(out, func(a, b ReasonCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason))
-	})
-	return out[:min(n, len(out))]
-}
+// ReasonCount is lead.ReasonCount, kept here while callers move to lead.
+type ReasonCount = lead.ReasonCount
 
 // Build identifies the binary that made a run, as the Go toolchain recorded
 // it (runtime/debug.ReadBuildInfo): the main module's version, the VCS
@@ -377,10 +352,7 @@ type BoundBy struct {
 }
 
 // Count tallies one row by its final line: its status, its bid if the lead
-// qualified, and its failure reasons: its Error as one reason, and the
-// Reason of each of its Invalid errors, which carries no positions, so the
-// same problem on many rows counts as one reason. Count never splits a
-// text: a reason that contains "; " stays whole.
+// qualified, and its failure reasons (lead.Reasons.AddRow).
 func (s *Summary) Count(r Row) {
 	if !s.Counts.Count(r.Status) {
 		s.Unknown++
@@ -398,12 +370,7 @@ func (s *Summary) Count(r Row) {
 			}
 		}
 	}
-	if r.Error != "" {
-		s.Reasons.Add(r.Error)
-	}
-	for _, e := range r.Invalid {
-		s.Reasons.Add(e.Reason())
-	}
+	s.Reasons.AddRow(&r)
 	s.countDetails(r)
 }
 

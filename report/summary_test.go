@@ -133,11 +133,11 @@ func TestCount(t *testing.T) {
 		t.Errorf("BidCents = %d, want %d", s.BidCents, 104250+4250+5+1000)
 	}
 	wantTop := []ReasonCount{
-		{"zipCode: must be 5 digits", 3},
-		{"createLead: HTTP 503 after 5 attempts", 2},
-		{"email: not an e-mail address", 1},
-		{"submitLead: HTTP 500", 1},
-		{"termsConsent: must be true", 1},
+		{Reason: "zipCode: must be 5 digits", Count: 3},
+		{Reason: "createLead: HTTP 503 after 5 attempts", Count: 2},
+		{Reason: "email: not an e-mail address", Count: 1},
+		{Reason: "submitLead: HTTP 500", Count: 1},
+		{Reason: "termsConsent: must be true", Count: 1},
 	}
 	if got := s.Reasons.Top(10); !reflect.DeepEqual(got, wantTop) {
 		t.Errorf("Top(10) = %v, want %v", got, wantTop)
@@ -159,7 +159,7 @@ func TestCountReasonsFromFields(t *testing.T) {
 	} {
 		s.Count(r)
 	}
-	want := []ReasonCount{{"malformed record: a quote; double it", 2}, {"retry after the Retry-After delay; 20 attempts", 1}}
+	want := []ReasonCount{{Reason: "malformed record: a quote; double it", Count: 2}, {Reason: "retry after the Retry-After delay; 20 attempts", Count: 1}}
 	if got := s.Reasons.Top(10); !reflect.DeepEqual(got, want) {
 		t.Errorf("Top(10) = %v, want %v", got, want)
 	}

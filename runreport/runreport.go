@@ -149,7 +149,7 @@ type view struct {
 	Manifest           []kv
 	Settings           []kv
 	Parts              []partRow
-	TopReasons         []report.ReasonCount
+	TopReasons         []lead.ReasonCount
 }
 
 type kv struct{ K, V string }
@@ -264,7 +264,7 @@ func build(r *Report) *view {
 	if len(s.Failures) == 0 {
 		for _, rc := range s.Reasons.Top(10) {
 			if s.Total(lead.StatusInfo.Failure) > 0 {
-				v.TopReasons = append(v.TopReasons, report.ReasonCount{Reason: sc.scrub(rc.Reason), Count: rc.Count})
+				v.TopReasons = append(v.TopReasons, lead.ReasonCount{Reason: sc.scrub(rc.Reason), Count: rc.Count})
 			}
 		}
 	}

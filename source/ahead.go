@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 )
 
 // Ahead reads the first rows of a Source before any is used, so that they
@@ -19,7 +18,7 @@ type Ahead struct {
 	pos     int
 	err     error // what the Source returned after buf: io.EOF, or a read error
 	invalid int
-	reasons report.Reasons
+	reasons lead.Reasons
 }
 
 // ReadAhead reads up to n rows of src. It returns ctx's error if ctx ends
@@ -27,7 +26,6 @@ type Ahead struct {
 // before it.
 func ReadAhead(ctx context.Context, src *Source, n int) (*Ahead, error) {
 	a := &Ahead{src: src}
-	var tally report.Summary // for its reasons
 	// A resumed stream reads on until it has taken the bytes whose hash
 	// proves it is the earlier run's input (Config.PrefixAt).
 	for len(a.buf) < n || src.TakenBytes() < src.PrefixAt() {
@@ -41,19 +39,18 @@ func ReadAhead(ctx context.Context, src *Source, n int) (*Ahead, error) {
 		}
 		if it.Row.Status == lead.StatusInvalid {
 			a.invalid++
-			tally.Count(it.Row)
+			a.reasons.AddRow(&it.Row)
 		}
 		a.buf = append(a.buf, it)
 	}
-	a.reasons = tally.Reasons
 	return a, nil
 }
 
 // Rows is how many rows were read ahead; Invalid how many of them are
 // invalid, and Reasons why.
-func (a *Ahead) Rows() int               { return len(a.buf) }
-func (a *Ahead) Invalid() int            { return a.invalid }
-func (a *Ahead) Reasons() report.Reasons { return a.reasons }
+func (a *Ahead) Rows() int             { return len(a.buf) }
+func (a *Ahead) Invalid() int          { return a.invalid }
+func (a *Ahead) Reasons() lead.Reasons { return a.reasons }
 
 // Items returns the rows read ahead, not yet yielded by Next; the caller
 // must not change them.

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 )
 
 // Scan is what a whole pass over an input found, before anything is sent:
@@ -21,7 +20,7 @@ type Scan struct {
 	PrefixSHA256 string
 	Rows         int
 	Invalid      int
-	Reasons      report.Reasons
+	Reasons      lead.Reasons
 	// AllLeadIDs is true when every row has a leadId, so that rows can be
 	// matched by it rather than by number.
 	AllLeadIDs bool
@@ -52,7 +51,6 @@ func ScanInput(ctx context.Context, name string, cfg Config, visit func(Item) er
 	}
 	defer s.Close()
 	sc := &Scan{AllLeadIDs: true}
-	var tally report.Summary // for its reasons
 	for {
 		it, err := s.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -67,7 +65,7 @@ func ScanInput(ctx context.Context, name string, cfg Config, visit func(Item) er
 		}
 		if it.Row.Status == lead.StatusInvalid {
 			sc.Invalid++
-			tally.Count(it.Row)
+			sc.Reasons.AddRow(&it.Row)
 		}
 		if visit != nil {
 			if err := visit(it); err != nil {
@@ -78,7 +76,6 @@ func ScanInput(ctx context.Context, name string, cfg Config, visit func(Item) er
 	if err := s.Close(); err != nil {
 		return nil, err
 	}
-	sc.Reasons = tally.Reasons
 	if s.sha.blocks != nil {
 		sc.Blocks = &Blocks{file: s.info, seed: s.sha.blocks.h.Seed(), sums: s.sha.blocks.finish(), size: s.InputBytes()}
 	}
