@@ -319,6 +319,8 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 	case lead.StatusCreated, lead.StatusSubmitFailed:
 		j.prior = &prior
 	case lead.StatusUnverified:
+		// The service's note, not the engine's notes on it, says what
+		// it duplicates: create reads it the same way.
 		if dup, orig := e.duplicate(prior.ResultCode, prior.ID, prior.Note); (dup && orig != "") || (prior.ResultCode == 0 && prior.ID != "") {
 			// The lead is known by its id (a duplicate's, or an answer
 			// without a result code): read it again, create nothing.
