@@ -17,6 +17,7 @@ import (
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
+	"github.com/bulkload/bulkload/summary"
 	"github.com/bulkload/bulkload/upload"
 )
 
@@ -164,7 +165,7 @@ func inputLabel(input string) string {
 }
 
 // setColumns fills the summary's column lists, empty or not.
-func setColumns(sum *report.Summary, provided []lead.Field, unknown []string) {
+func setColumns(sum *summary.Summary, provided []lead.Field, unknown []string) {
 	sum.UnknownColumns = append([]string{}, unknown...)
 	sum.MissingFields = missingFields(provided)
 }
@@ -172,7 +173,7 @@ func setColumns(sum *report.Summary, provided []lead.Field, unknown []string) {
 // noRows ends a run whose input had no rows (done): with an ExitError of
 // status 1, or with nil under --allow-empty. done is false when the input
 // had rows.
-func (o *CheckOptions) noRows(input string, sum *report.Summary) (done bool, err error) {
+func (o *CheckOptions) noRows(input string, sum *summary.Summary) (done bool, err error) {
 	if sum.RowsRead != 0 || sum.Interrupted {
 		return false, nil
 	}

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // concurrencyFlag is --concurrency: "auto" (the default: learn the limit
@@ -57,9 +57,9 @@ const (
 )
 
 // concurrencyReport is the summary's account of the calls in flight.
-func concurrencyReport(st submitter.Stats) *report.Concurrency {
+func concurrencyReport(st submitter.Stats) *summary.Concurrency {
 	c := st.Concurrency
-	out := &report.Concurrency{Auto: c.Auto, Limit: c.Limit, PeakInFlight: c.PeakInFlight,
+	out := &summary.Concurrency{Auto: c.Auto, Limit: c.Limit, PeakInFlight: c.PeakInFlight,
 		LatencyCuts: c.LatencyCuts, BackPressureCuts: c.PressureCuts}
 	if c.Auto {
 		out.Max = c.Max
@@ -75,13 +75,13 @@ func concurrencyReport(st submitter.Stats) *report.Concurrency {
 // In flight (the concurrency) or for the rate, whichever they waited for
 // longer if it was at least half the time, else the input. nil before the
 // first call.
-func boundBy(st submitter.Stats, up *UploadOptions) *report.BoundBy {
+func boundBy(st submitter.Stats, up *UploadOptions) *summary.BoundBy {
 	c := st.Concurrency
 	if c.Since <= 0 {
 		return nil
 	}
 	since := c.Since.Seconds()
-	b := &report.BoundBy{ConcurrencyWaitShare: c.Waited.Seconds() / since, RateWaitShare: st.RateWaited.Seconds() / since}
+	b := &summary.BoundBy{ConcurrencyWaitShare: c.Waited.Seconds() / since, RateWaitShare: st.RateWaited.Seconds() / since}
 	b.ConcurrencyWaitShare, b.RateWaitShare = min(b.ConcurrencyWaitShare, 1), min(b.RateWaitShare, 1)
 	callsPerSecond := float64(st.Attempts) / since
 	// Calls wait for the rate whenever there are more workers than
@@ -91,7 +91,7 @@ func boundBy(st submitter.Stats, up *UploadOptions) *report.BoundBy {
 	concBinds := b.ConcurrencyWaitShare >= boundShare
 	switch {
 	case !rateBinds && !concBinds:
-		b.Kind = report.BoundInput
+		b.Kind = summary.BoundInput
 		b.Text = fmt.Sprintf("the input: rows came slower than the service took them (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
 			callsPerSecond, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
 	case concBinds && (!rateBinds || b.ConcurrencyWaitShare >= b.RateWaitShare):
@@ -102,49 +102,49 @@ func boundBy(st submitter.Stats, up *UploadOptions) *report.BoundBy {
 	return b
 }
 
-func concurrencyBound(b *report.BoundBy, c submitter.ConcurrencySnapshot, callsPerSecond float64) {
+func concurrencyBound(b *summary.BoundBy, c submitter.ConcurrencySnapshot, callsPerSecond float64) {
 	switch {
 	case !c.Auto:
-		b.Kind = report.BoundConcurrency
+		b.Kind = summary.BoundConcurrency
 		b.Text = fmt.Sprintf("--concurrency %d (%.0f calls/s; calls waited for a place %.0f%% of the time; --concurrency auto finds what the service takes)",
 			c.Limit, callsPerSecond, 100*b.ConcurrencyWaitShare)
 	case c.Limit >= c.Max:
-		b.Kind = report.BoundMaxConcurrency
+		b.Kind = summary.BoundMaxConcurrency
 		b.Text = fmt.Sprintf("--max-concurrency %d (%.0f calls/s; latency held: the service may take more, raise it if its owner agrees)", c.Max, callsPerSecond)
 	case c.LatencyCuts > 0 && c.LatencyCuts >= c.PressureCuts:
-		b.Kind = report.BoundCapacity
+		b.Kind = summary.BoundCapacity
 		b.Text = fmt.Sprintf("the service's capacity: latency rose past %d in flight (%.0f calls/s at %d in flight; pin it with --concurrency %d)",
 			c.RosePast, callsPerSecond, c.Limit, c.Limit)
 	case c.PressureCuts > 0:
-		b.Kind = report.BoundCapacity
+		b.Kind = summary.BoundCapacity
 		b.Text = fmt.Sprintf("the service's capacity: it answered 503s, 504s, timeouts or 429s past %d in flight (%.0f calls/s at %d in flight; pin it with --concurrency %d)",
 			c.PressurePast, callsPerSecond, c.Limit, c.Limit)
 	default:
-		b.Kind = report.BoundConcurrencyClimb
+		b.Kind = summary.BoundConcurrencyClimb
 		b.Text = fmt.Sprintf("the concurrency's climb: %d in flight and still growing when the run ended (%.0f calls/s; latency held)", c.Limit, callsPerSecond)
 	}
 }
 
-func rateBound(b *report.BoundBy, st submitter.Stats, up *UploadOptions, callsPerSecond float64) {
+func rateBound(b *summary.BoundBy, st submitter.Stats, up *UploadOptions, callsPerSecond float64) {
 	share429 := 0.0
 	if st.Attempts > 0 {
 		share429 = 100 * float64(st.Status429) / float64(st.Attempts)
 	}
 	switch {
 	case !up.Rate.Auto && up.Rate.perSecond > 0:
-		b.Kind = report.BoundRate
+		b.Kind = summary.BoundRate
 		b.Text = fmt.Sprintf("--rate %g (%.0f calls/s; %.1f%% answered 429)", up.Rate.perSecond, callsPerSecond, share429)
 	case !up.Rate.Auto:
-		b.Kind = report.BoundRateLimit
+		b.Kind = summary.BoundRateLimit
 		b.Text = fmt.Sprintf("the service's rate limit: 429s made --rate 0 slow down (%.0f calls/s; %.1f%% answered 429)", callsPerSecond, share429)
 	case up.maxRate > 0 && st.CurrentRate >= 0.99*up.maxRate:
-		b.Kind = report.BoundMaxRate
+		b.Kind = summary.BoundMaxRate
 		b.Text = fmt.Sprintf("--max-rate %g (%.0f calls/s; %.1f%% answered 429)", up.maxRate, callsPerSecond, share429)
 	case st.LimitFound:
-		b.Kind = report.BoundRateLimit
+		b.Kind = summary.BoundRateLimit
 		b.Text = fmt.Sprintf("the service's rate limit: settled at %.0f calls/s; %.1f%% answered 429", st.SettledRate, share429)
 	default:
-		b.Kind = report.BoundRateClimb
+		b.Kind = summary.BoundRateClimb
 		b.Text = fmt.Sprintf("the rate's climb: %.0f calls/s allowed and still growing when the run ended (no 429 yet)", st.CurrentRate)
 	}
 }

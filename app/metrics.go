@@ -12,7 +12,7 @@ import (
 
 	"github.com/bulkload/bulkload/metrics"
 	"github.com/bulkload/bulkload/outfile"
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // MetricsOptions are upload's flags for a monitoring system.
@@ -55,7 +55,7 @@ func (o *MetricsOptions) recorder(input, shard string) *metrics.Recorder {
 		job = stableJobName(input)
 	}
 	return metrics.New(metrics.Config{Job: job, Shard: shard, File: o.file, Pushgateway: o.pushgateway, PushJob: o.pushJob,
-		Build: report.Build(ReadBuildInfo())})
+		Build: summary.Build(ReadBuildInfo())})
 }
 
 // datePart matches a date in an export's name, with an optional time after

@@ -10,9 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bulkload/bulkload/summary"
 	"golang.org/x/term"
-
-	"github.com/bulkload/bulkload/report"
 )
 
 // progress shows how far an upload is: a one-line bar redrawn on a
@@ -22,9 +21,9 @@ type progress struct {
 	mode  string // "bar", "log" or "off"
 	log   *slog.Logger
 	done  *atomic.Int64
-	total func() int64        // estimated rows in the input, -1 unknown
-	rate  func() *report.Rate // the pacing so far; nil: not shown
-	bound func() string       // calls in flight and what binds them; nil: not shown
+	total func() int64         // estimated rows in the input, -1 unknown
+	rate  func() *summary.Rate // the pacing so far; nil: not shown
+	bound func() string        // calls in flight and what binds them; nil: not shown
 	// outage is the sentence of the outage the run waits out now ("" when
 	// none): "waiting for the identity provider (503 since 02:31:07, 14 s)".
 	outage   func() string

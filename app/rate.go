@@ -5,8 +5,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // rateFlag is --rate: "auto" (the default: find the service's limit, see
@@ -38,8 +38,8 @@ func (r *rateFlag) Set(s string) error {
 
 // rateReport is the summary's and the progress line's account of the
 // pacing so far.
-func rateReport(st submitter.Stats, r rateFlag) *report.Rate {
-	out := &report.Rate{Auto: st.Auto, CallsPerSecond: r.perSecond, Attempts: int(st.Attempts), Status429: int(st.Status429)}
+func rateReport(st submitter.Stats, r rateFlag) *summary.Rate {
+	out := &summary.Rate{Auto: st.Auto, CallsPerSecond: r.perSecond, Attempts: int(st.Attempts), Status429: int(st.Status429)}
 	if st.Auto {
 		out.CallsPerSecond, out.LimitFound = st.SettledRate, st.LimitFound
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/runreport"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // RegisterReportFlags registers the flags of "bulkload report".
@@ -23,7 +24,7 @@ func RegisterReportFlags(out *string) func(*flag.FlagSet) {
 
 // WriteRunReport renders the run report of results files after the fact
 // to out: one results file's run from its summary beside it
-// (report.SummaryPath), or several (the shards of a backfill, a night's
+// (summary.Path), or several (the shards of a backfill, a night's
 // runs) combined as `bulkload summary` combines them, with their timelines
 // merged on one time axis and their invalid-column tables added up.
 func WriteRunReport(log *slog.Logger, out string, paths []string) error {
@@ -31,7 +32,7 @@ func WriteRunReport(log *slog.Logger, out string, paths []string) error {
 	// be read-only): -o must name none of them.
 	if oi, err := os.Stat(out); err == nil {
 		for _, p := range paths {
-			for _, q := range []string{p, outfile.MetaPath(p), report.SummaryPath(p)} {
+			for _, q := range []string{p, outfile.MetaPath(p), summary.Path(p)} {
 				if qi, err := os.Stat(q); err == nil && os.SameFile(oi, qi) {
 					return UsageErrorf("-o %s is %s, which the report reads: choose another path", out, q)
 				}
@@ -53,13 +54,13 @@ func WriteRunReport(log *slog.Logger, out string, paths []string) error {
 }
 
 // loadReport builds the report of results files. A file's summary beside
-// it (report.SummaryPath) is used only when it is at least as new as the
+// it (summary.Path) is used only when it is at least as new as the
 // file: a results file written after its summary was continued by a run
 // that never finished (killed), and its summary describes an earlier run.
 // One file with a fresh summary is that run's report, exactly as --report
 // wrote it. Several, all with fresh summaries, are combined from those
-// (report.CombineSummaries), reading no row. Otherwise the files are
-// combined from their rows (report.Combine, as bulkload summary does): the
+// (summary.Merge), reading no row. Otherwise the files are
+// combined from their rows (summary.Combine, as bulkload summary does): the
 // counts, result codes, bids and failures; the invalid columns, timelines
 // and manifest come from the fresh summaries there are.
 func loadReport(paths []string) (*runreport.Report, error) {
@@ -71,12 +72,12 @@ func loadReport(paths []string) (*runreport.Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("results file: %w", err)
 		}
-		s, err := report.ReadSummary(p)
+		s, err := summary.Read(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 		if s != nil {
-			if side, err := os.Stat(report.SummaryPath(p)); err != nil || st.ModTime().After(side.ModTime()) {
+			if side, err := os.Stat(summary.Path(p)); err != nil || st.ModTime().After(side.ModTime()) {
 				s = nil
 			}
 		}
@@ -93,16 +94,16 @@ func loadReport(paths []string) (*runreport.Report, error) {
 		rep.Parts = nil
 		return rep, nil
 	}
-	var sum *report.Summary
+	var sum *summary.Summary
 	if allFresh {
-		parts := make([]*report.Summary, len(rep.Parts))
+		parts := make([]*summary.Summary, len(rep.Parts))
 		for i, p := range rep.Parts {
 			parts[i] = p.Summary
 		}
-		sum = report.CombineSummaries(parts, metas)
+		sum = summary.Merge(parts, metas)
 	} else {
 		var err error
-		if sum, err = report.Combine(paths); err != nil {
+		if sum, err = summary.Combine(paths); err != nil {
 			return nil, err
 		}
 		for _, p := range rep.Parts {
@@ -113,7 +114,7 @@ func loadReport(paths []string) (*runreport.Report, error) {
 	}
 	stampBuild(sum)
 	sum.Settings = map[string]any{"results": paths}
-	var timelines []*report.Timeline
+	var timelines []*summary.Timeline
 	for _, p := range rep.Parts {
 		ps := p.Summary
 		if ps == nil {
@@ -132,7 +133,7 @@ func loadReport(paths []string) (*runreport.Report, error) {
 			sum.Mode = ps.Mode
 		}
 	}
-	sum.Timeline = report.MergeTimelines(timelines)
+	sum.Timeline = summary.MergeTimelines(timelines)
 	rep.Summary = sum
 	return rep, nil
 }

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // SummaryOptions are the flags of "bulkload summary".
@@ -25,7 +25,7 @@ func RegisterSummaryFlags(o *SummaryOptions) func(*flag.FlagSet) {
 // backfill, a night's runs), writes it to --summary-json, and returns it
 // with the error an upload of them all would end with: nil only when every
 // row of every input is settled.
-func Summarize(e *Env, o *SummaryOptions, paths []string) (*report.Summary, error) {
+func Summarize(e *Env, o *SummaryOptions, paths []string) (*summary.Summary, error) {
 	jsonPath := o.jsonPath
 	if jsonPath != "" {
 		for _, p := range paths {
@@ -34,7 +34,7 @@ func Summarize(e *Env, o *SummaryOptions, paths []string) (*report.Summary, erro
 			}
 		}
 	}
-	sum, err := report.Combine(paths)
+	sum, err := summary.Combine(paths)
 	if err != nil {
 		return nil, UsageErrorf("%v", err)
 	}

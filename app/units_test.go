@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // TestBuildInfoFrom proves the version comes from the build info the
@@ -67,19 +67,19 @@ func TestBoundBy(t *testing.T) {
 		up   *UploadOptions
 		want string
 	}{
-		{"capacity", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 52, 256, 3), RateWaited: 95 * time.Second, RateAllowed: 200}, auto, report.BoundCapacity},
-		{"max-concurrency", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 256, 256, 0)}, auto, report.BoundMaxConcurrency},
-		{"concurrency climbing", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 64, 256, 0)}, auto, report.BoundConcurrencyClimb},
-		{"rate limit", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, report.BoundRateLimit},
-		{"rate climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, report.BoundRateClimb},
-		{"waits for the rate it does not use", submitter.Stats{Attempts: 5000, Concurrency: conc(0.2, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, report.BoundInput},
-		{"input", submitter.Stats{Attempts: 500, Concurrency: conc(0.1, 64, 256, 0)}, auto, report.BoundInput},
+		{"capacity", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 52, 256, 3), RateWaited: 95 * time.Second, RateAllowed: 200}, auto, summary.BoundCapacity},
+		{"max-concurrency", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 256, 256, 0)}, auto, summary.BoundMaxConcurrency},
+		{"concurrency climbing", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 64, 256, 0)}, auto, summary.BoundConcurrencyClimb},
+		{"rate limit", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, summary.BoundRateLimit},
+		{"rate climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundRateClimb},
+		{"waits for the rate it does not use", submitter.Stats{Attempts: 5000, Concurrency: conc(0.2, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundInput},
+		{"input", submitter.Stats{Attempts: 500, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundInput},
 		{"fixed concurrency", submitter.Stats{Attempts: 500, Concurrency: submitter.ConcurrencySnapshot{Limit: 8, Max: 8, Waited: 80 * time.Second, Since: 100 * time.Second}},
-			&UploadOptions{concurrency: concurrencyFlag{n: 8}, Rate: rateFlag{Auto: true}}, report.BoundConcurrency},
+			&UploadOptions{concurrency: concurrencyFlag{n: 8}, Rate: rateFlag{Auto: true}}, summary.BoundConcurrency},
 		{"fixed rate", submitter.Stats{Attempts: 2000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 20},
-			&UploadOptions{concurrency: concurrencyFlag{auto: true}, Rate: rateFlag{perSecond: 20}}, report.BoundRate},
+			&UploadOptions{concurrency: concurrencyFlag{auto: true}, Rate: rateFlag{perSecond: 20}}, summary.BoundRate},
 		{"max rate", submitter.Stats{Attempts: 10000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 100, CurrentRate: 100},
-			&UploadOptions{concurrency: concurrencyFlag{auto: true}, Rate: rateFlag{Auto: true}, maxRate: 100}, report.BoundMaxRate},
+			&UploadOptions{concurrency: concurrencyFlag{auto: true}, Rate: rateFlag{Auto: true}, maxRate: 100}, summary.BoundMaxRate},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,8 +151,8 @@ func TestProgressShowsTheRate(t *testing.T) {
 	done.Store(10)
 	p := newProgress(&out, "bar", nil, &done, func() int64 { return 100 })
 	p.begin = time.Now().Add(-time.Second)
-	p.rate = func() *report.Rate {
-		return &report.Rate{Auto: true, CallsPerSecond: 291, LimitFound: true, Attempts: 1000, Status429: 4}
+	p.rate = func() *summary.Rate {
+		return &summary.Rate{Auto: true, CallsPerSecond: 291, LimitFound: true, Attempts: 1000, Status429: 4}
 	}
 	p.draw()
 	if want := "291/s settled, 0.4% 429"; !strings.Contains(out.String(), want) {
@@ -186,23 +186,23 @@ func TestRateFlag(t *testing.T) {
 func TestRowsStatus(t *testing.T) {
 	cases := []struct {
 		name         string
-		sum          report.Summary
+		sum          summary.Summary
 		invalidFails bool
 		want         int
 	}{
-		{"all valid", report.Summary{Mode: "validate", RowsRead: 3, Counts: lead.Counts{Valid: 3}}, true, ExitOK},
-		{"one invalid, validate", report.Summary{Mode: "validate", RowsRead: 3, Counts: lead.Counts{Valid: 2, Invalid: 1}}, true, ExitRowsFailed},
-		{"rows unaccounted", report.Summary{Mode: "validate", RowsRead: 4, Counts: lead.Counts{Valid: 3}}, true, ExitRowsFailed},
-		{"more counted than read", report.Summary{Mode: "upload", RowsRead: 2, Counts: lead.Counts{Processed: 3}}, false, ExitRowsFailed},
-		{"all sent", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 1, Submitted: 2}}, false, ExitOK},
-		{"invalid within --max-invalid, upload", report.Summary{Mode: "upload", RowsRead: 300, Counts: lead.Counts{Processed: 294, Invalid: 6}}, false, ExitOK},
-		{"invalid, upload --strict", report.Summary{Mode: "upload", RowsRead: 300, Counts: lead.Counts{Processed: 294, Invalid: 6}}, true, ExitRowsFailed},
-		{"invalid and failed, upload", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 1, Invalid: 1, Failed: 1}}, false, ExitRowsFailed},
-		{"submit failed", report.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 2, SubmitFailed: 1}}, false, ExitRowsFailed},
-		{"failed", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Failed: 1}}, false, ExitRowsFailed},
-		{"unverified", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Unverified: 1}}, false, ExitRowsFailed},
-		{"left created", report.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Created: 1}}, false, ExitRowsFailed},
-		{"not sent", report.Summary{Mode: "upload", RowsRead: 2, Counts: lead.Counts{Processed: 1}, NotSent: 1}, false, ExitRowsFailed},
+		{"all valid", summary.Summary{Mode: "validate", RowsRead: 3, Counts: lead.Counts{Valid: 3}}, true, ExitOK},
+		{"one invalid, validate", summary.Summary{Mode: "validate", RowsRead: 3, Counts: lead.Counts{Valid: 2, Invalid: 1}}, true, ExitRowsFailed},
+		{"rows unaccounted", summary.Summary{Mode: "validate", RowsRead: 4, Counts: lead.Counts{Valid: 3}}, true, ExitRowsFailed},
+		{"more counted than read", summary.Summary{Mode: "upload", RowsRead: 2, Counts: lead.Counts{Processed: 3}}, false, ExitRowsFailed},
+		{"all sent", summary.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 1, Submitted: 2}}, false, ExitOK},
+		{"invalid within --max-invalid, upload", summary.Summary{Mode: "upload", RowsRead: 300, Counts: lead.Counts{Processed: 294, Invalid: 6}}, false, ExitOK},
+		{"invalid, upload --strict", summary.Summary{Mode: "upload", RowsRead: 300, Counts: lead.Counts{Processed: 294, Invalid: 6}}, true, ExitRowsFailed},
+		{"invalid and failed, upload", summary.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 1, Invalid: 1, Failed: 1}}, false, ExitRowsFailed},
+		{"submit failed", summary.Summary{Mode: "upload", RowsRead: 3, Counts: lead.Counts{Processed: 2, SubmitFailed: 1}}, false, ExitRowsFailed},
+		{"failed", summary.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Failed: 1}}, false, ExitRowsFailed},
+		{"unverified", summary.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Unverified: 1}}, false, ExitRowsFailed},
+		{"left created", summary.Summary{Mode: "upload", RowsRead: 1, Counts: lead.Counts{Created: 1}}, false, ExitRowsFailed},
+		{"not sent", summary.Summary{Mode: "upload", RowsRead: 2, Counts: lead.Counts{Processed: 1}, NotSent: 1}, false, ExitRowsFailed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 	"github.com/bulkload/bulkload/upload"
 )
 
@@ -108,7 +109,7 @@ func (j *UploadJob) Prepare(e *Env) error {
 // (simulated: the built-in simulator, which has its own default results
 // file). It returns the run's summary, nil when it stopped before it had
 // one, and the run's error, which says its exit class.
-func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, creds Credentials, simulated bool) (*report.Summary, error) {
+func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, creds Credentials, simulated bool) (*summary.Summary, error) {
 	in, up := j.In, j.Up
 	if simulated && in.results == "" {
 		// A simulated run has its own default results file: it can never
@@ -220,7 +221,7 @@ type uploader struct {
 	// metrics records the run for a monitoring system; summary is the
 	// run's summary once it has one, for the metrics' last write.
 	metrics *metrics.Recorder
-	summary *report.Summary
+	summary *summary.Summary
 
 	// start is when the run began; outputsChecked is set once its output
 	// paths are proven (from then on --summary-json is written whatever
@@ -445,7 +446,7 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 		mode = "log"
 	}
 	prog := newProgress(u.env.Stderr, mode, u.log, &done, src.EstimatedRows)
-	prog.rate = func() *report.Rate { return rateReport(client.Stats(), u.up.Rate) }
+	prog.rate = func() *summary.Rate { return rateReport(client.Stats(), u.up.Rate) }
 	prog.bound = (&boundTracker{stats: client.Stats, up: u.up}).note
 	prog.outage = func() string {
 		if o, ok := client.CurrentOutage(); ok {
@@ -630,7 +631,7 @@ func (u *uploader) streamMeta(src *source.Source, m *outfile.Meta) *outfile.Meta
 // settings, the input's identity and columns, call statistics), records the
 // identity of a streamed input beside the results file, and prints and
 // writes the summary. It returns the first error.
-func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st submitter.Stats, outages []submitter.Outage, ic *inputCheck, state *report.State, resultsPath string) error {
+func (u *uploader) writeSummary(sum *summary.Summary, src *source.Source, st submitter.Stats, outages []submitter.Outage, ic *inputCheck, state *report.State, resultsPath string) error {
 	stampBuild(sum)
 	sum.Settings = u.settings(resultsPath)
 	sum.InputSHA256 = src.InputSHA256()
@@ -665,11 +666,11 @@ func (u *uploader) writeSummary(sum *report.Summary, src *source.Source, st subm
 }
 
 // outagesReport is the summary's list of the run's outages.
-func outagesReport(outages []submitter.Outage) []report.Outage {
-	out := make([]report.Outage, 0, len(outages))
+func outagesReport(outages []submitter.Outage) []summary.Outage {
+	out := make([]summary.Outage, 0, len(outages))
 	now := time.Now()
 	for _, o := range outages {
-		out = append(out, report.Outage{
+		out = append(out, summary.Outage{
 			Start:            o.Start,
 			Seconds:          o.Length(now).Seconds(),
 			IdentityProvider: o.IdentityProvider,
@@ -731,7 +732,7 @@ func keepOther(log *slog.Logger, path string) bool {
 }
 
 // exitStatus reports how the upload ended and returns the run's error: nil only for a run that leaves nothing to do.
-func (u *uploader) exitStatus(ctx context.Context, sum *report.Summary, runErr error, resultsPath string) error {
+func (u *uploader) exitStatus(ctx context.Context, sum *summary.Summary, runErr error, resultsPath string) error {
 	switch {
 	case submitter.IsFatal(runErr):
 		return u.authFailure(ctx, runErr)
@@ -761,7 +762,7 @@ func (u *uploader) exitStatus(ctx context.Context, sum *report.Summary, runErr e
 // logInvalid says what became of the invalid rows of a run that went
 // through its input: not sent, where they are listed, and whether they
 // made the exit status (--strict) or not (the partner's to fix).
-func (u *uploader) logInvalid(sum *report.Summary, ok bool) {
+func (u *uploader) logInvalid(sum *summary.Summary, ok bool) {
 	where := "the results file " + u.in.resultsPath(u.input) + " (status invalid)"
 	if u.in.rejects != "" {
 		where = "--rejects " + u.in.rejects + ", for the partner to fix and send again"

@@ -20,6 +20,7 @@ import (
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/runreport"
 	"github.com/bulkload/bulkload/source"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // ctxCheckEvery is how many rows validate reads between looks at the
@@ -59,7 +60,7 @@ func (j *ValidateJob) Prepare(e *Env) error {
 // RunValidateJob reads and validates every row of the prepared job's
 // Input, sending nothing. It returns the run's summary, nil when it stopped
 // before it read a row, and the run's error (nil: every row valid).
-func RunValidateJob(ctx context.Context, e *Env, log *slog.Logger, j *ValidateJob) (*report.Summary, error) {
+func RunValidateJob(ctx context.Context, e *Env, log *slog.Logger, j *ValidateJob) (*summary.Summary, error) {
 	in, input := j.In, j.Input
 	budget := newMemoryBudget(e.Getenv)
 	defer budget.restore()
@@ -101,7 +102,7 @@ func RunValidateJob(ctx context.Context, e *Env, log *slog.Logger, j *ValidateJo
 // outputs were proven (so that a dry-run cron job is monitored as an
 // upload is): rows valid and invalid, the invalid share, the exit status.
 // A failure is logged and does not change the exit status.
-func finishValidateMetrics(ctx context.Context, log *slog.Logger, rec *metrics.Recorder, sum *report.Summary, code int) {
+func finishValidateMetrics(ctx context.Context, log *slog.Logger, rec *metrics.Recorder, sum *summary.Summary, code int) {
 	if !rec.Enabled() {
 		return
 	}
@@ -119,7 +120,7 @@ func finishValidateMetrics(ctx context.Context, log *slog.Logger, rec *metrics.R
 // validateStatus is the error of a validate that read its input (sum),
 // err being what stopped it early, if anything: nil only when every row
 // is valid.
-func validateStatus(checks *CheckOptions, input string, sum *report.Summary, provided []lead.Field, unknown []string, err error) error {
+func validateStatus(checks *CheckOptions, input string, sum *summary.Summary, provided []lead.Field, unknown []string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return &ExitError{Code: ExitInterrupted, Msg: "interrupted", Quiet: true}
@@ -151,7 +152,7 @@ func validateStatus(checks *CheckOptions, input string, sum *report.Summary, pro
 // partner's to fix, not the operator's: they are reported (summary,
 // metrics, --rejects) and do not fail the run without --strict; validate
 // fails on any, finding them is its job.
-func rowsStatus(sum *report.Summary, invalidFails bool) error {
+func rowsStatus(sum *summary.Summary, invalidFails bool) error {
 	if sum.Check() != nil {
 		return errRowsLeft
 	}
@@ -173,7 +174,7 @@ var errRowsLeft error = &ExitError{Code: ExitRowsFailed, Msg: "some rows are not
 // the summary even when it stops early, so that what was done is reported.
 // It also returns the fields the input's columns provide and its unknown
 // columns.
-func validateFile(ctx context.Context, name string, e *Env, in *InputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget, extra ...outfile.Output) (*report.Summary, []lead.Field, []string, error) {
+func validateFile(ctx context.Context, name string, e *Env, in *InputOptions, overwrite bool, log *slog.Logger, budget *memoryBudget, extra ...outfile.Output) (*summary.Summary, []lead.Field, []string, error) {
 	resultsPath := in.resultsPath(name)
 	lock, err := lockResults(resultsPath, "validate")
 	if err != nil {
@@ -193,7 +194,7 @@ func validateFile(ctx context.Context, name string, e *Env, in *InputOptions, ov
 	if err != nil {
 		return nil, nil, nil, &stoppedBeforeReading{fmt.Errorf("results file: %w", err)}
 	}
-	sum := &report.Summary{Mode: "validate", Start: time.Now(), Settings: in.settings(name, resultsPath)}
+	sum := &summary.Summary{Mode: "validate", Start: time.Now(), Settings: in.settings(name, resultsPath)}
 	stampBuild(sum)
 
 	for n := 0; ; n++ {
@@ -264,15 +265,15 @@ func (o *InputOptions) settings(input, results string) map[string]any {
 }
 
 // stampBuild records which binary made the run.
-func stampBuild(sum *report.Summary) {
-	sum.Build = report.Build(ReadBuildInfo())
+func stampBuild(sum *summary.Summary) {
+	sum.Build = summary.Build(ReadBuildInfo())
 	sum.Version = sum.Build.Version
 }
 
 // printSummary prints the summary on stderr as text, as soon as the run's
 // figures are in. With --log-format json it prints nothing: logSummary
 // logs it once the exit status is known.
-func printSummary(e *Env, sum *report.Summary) error {
+func printSummary(e *Env, sum *summary.Summary) error {
 	if e.JSONLogs {
 		return nil
 	}
@@ -283,7 +284,7 @@ func printSummary(e *Env, sum *report.Summary) error {
 // one log record, the same object as --summary-json, exitCode included,
 // written last so that a log collector reads how the run ended in one
 // record.
-func LogSummary(e *Env, log *slog.Logger, sum *report.Summary, code int) {
+func LogSummary(e *Env, log *slog.Logger, sum *summary.Summary, code int) {
 	if e.JSONLogs {
 		sum.ExitCode = &code
 		log.Info("summary", "summary", sum.JSON())
@@ -294,7 +295,7 @@ func LogSummary(e *Env, log *slog.Logger, sum *report.Summary, code int) {
 // run's error, once it is known (so the printed summary, which comes
 // before, has none). It returns err, or, when the write fails in a run
 // that had none, the write's failure (outputFailed).
-func writeSummaryJSON(e *Env, sum *report.Summary, path string, err error) error {
+func writeSummaryJSON(e *Env, sum *summary.Summary, path string, err error) error {
 	code := StatusOf(err)
 	sum.ExitCode = &code
 	if werr := writeSummaryTo(e, sum, path); werr != nil {
@@ -305,7 +306,7 @@ func writeSummaryJSON(e *Env, sum *report.Summary, path string, err error) error
 
 // writeReport writes --report, the run's HTML report, with the exit status
 // of err (nothing when path is ""); it returns as writeSummaryJSON.
-func writeReport(e *Env, sum *report.Summary, path string, err error) error {
+func writeReport(e *Env, sum *summary.Summary, path string, err error) error {
 	if path == "" {
 		return err
 	}
@@ -318,12 +319,12 @@ func writeReport(e *Env, sum *report.Summary, path string, err error) error {
 }
 
 // writeSidecar writes the run's summary beside its results file
-// (report.SummaryPath), with the exit status, so that `bulkload report`
+// (summary.Path), with the exit status, so that `bulkload report`
 // draws the run's timeline, invalid columns and manifest from files
 // alone; skipped when --summary-json names that very file (it is written
 // there anyway). It returns as writeSummaryJSON.
-func writeSidecar(e *Env, sum *report.Summary, results, summaryJSON string, err error) error {
-	path := report.SummaryPath(results)
+func writeSidecar(e *Env, sum *summary.Summary, results, summaryJSON string, err error) error {
+	path := summary.Path(results)
 	if results == "" || summaryJSON == path {
 		return err
 	}
@@ -349,8 +350,8 @@ func outputFailed(e *Env, err error, what string, werr error) error {
 
 // stoppedSummary is the summary of a run that stopped before it read or
 // sent its rows, once its outputs were proven: why, and no counts.
-func stoppedSummary(mode string, start time.Time, err error, why string, settings map[string]any) *report.Summary {
-	sum := &report.Summary{Mode: mode, Start: start, End: time.Now(), Interrupted: StatusOf(err) == ExitInterrupted, Stopped: why, Settings: settings}
+func stoppedSummary(mode string, start time.Time, err error, why string, settings map[string]any) *summary.Summary {
+	sum := &summary.Summary{Mode: mode, Start: start, End: time.Now(), Interrupted: StatusOf(err) == ExitInterrupted, Stopped: why, Settings: settings}
 	stampBuild(sum)
 	return sum
 }
@@ -436,7 +437,7 @@ func corruptInput(err error) bool {
 }
 
 // writeSummaryTo writes sum as JSON to path, "-" being standard output.
-func writeSummaryTo(e *Env, sum *report.Summary, path string) error {
+func writeSummaryTo(e *Env, sum *summary.Summary, path string) error {
 	if path != "-" {
 		return sum.WriteJSON(path)
 	}

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // ReadBuildInfo says which binary this is, from what the Go toolchain
@@ -16,8 +16,8 @@ func ReadBuildInfo() BuildInfo {
 	return buildInfoFrom(bi, ok)
 }
 
-// BuildInfo is report.Build with the text `bulkload version` prints.
-type BuildInfo report.Build
+// BuildInfo is summary.Build with the text `bulkload version` prints.
+type BuildInfo summary.Build
 
 // buildInfoFrom reads bi: the main module's version ("(devel)" for a build
 // from a checkout, the tag for `go install ...@v1.2.3`), the VCS revision,

@@ -48,8 +48,8 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/outfile"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // DefaultInterval is how often the metrics file is rewritten during a run.
@@ -70,7 +70,7 @@ type Config struct {
 	// the Pushgateway's grouping key ("2-of-4", --shard).
 	Shard string
 	// Build is the binary's build, the labels of bulkload_build_info.
-	Build report.Build
+	Build summary.Build
 	// File, when set, is the textfile collector's file (--metrics-file),
 	// written with mode 0644 through a temporary file and a rename.
 	File string
@@ -102,7 +102,7 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	start    time.Time
-	rows     report.Summary // tally of the rows seen so far; the final summary at the end
+	rows     summary.Summary // tally of the rows seen so far; the final summary at the end
 	api      func() submitter.Stats
 	finished bool
 	end      time.Time
@@ -205,7 +205,7 @@ func (r *Recorder) Observe(row lead.Row) {
 // writes the file a last time and pushes to the Pushgateway. ctx bounds the
 // push. Failures are returned together; the figures are monitoring, so the
 // caller logs them rather than changing the run's exit status.
-func (r *Recorder) Finish(ctx context.Context, sum *report.Summary, exit int) error {
+func (r *Recorder) Finish(ctx context.Context, sum *summary.Summary, exit int) error {
 	if r.stop != nil {
 		close(r.stop)
 		<-r.done

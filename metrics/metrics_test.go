@@ -20,6 +20,7 @@ import (
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // readFile parses a metrics file as node_exporter's textfile collector
@@ -99,7 +100,7 @@ func TestFileDuringAndAfterRun(t *testing.T) {
 	}
 
 	clk.Advance(90 * time.Second)
-	sum := &report.Summary{RowsRead: 8, Counts: lead.Counts{Submitted: 1, Invalid: 1, Failed: 2, Unverified: 1}, NotSent: 3, Qualified: 1, BidCents: 4500}
+	sum := &summary.Summary{RowsRead: 8, Counts: lead.Counts{Submitted: 1, Invalid: 1, Failed: 2, Unverified: 1}, NotSent: 3, Qualified: 1, BidCents: 4500}
 	if err := r.Finish(context.Background(), sum, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestPreviousRunCarriedOver(t *testing.T) {
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := first.Finish(context.Background(), &report.Summary{}, 0); err != nil {
+	if err := first.Finish(context.Background(), &summary.Summary{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(24 * time.Hour)
@@ -197,7 +198,7 @@ func TestLastSuccessOnlyOnSuccess(t *testing.T) {
 		if err := r.Start(); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Finish(context.Background(), &report.Summary{}, tc.exit); err != nil {
+		if err := r.Finish(context.Background(), &summary.Summary{}, tc.exit); err != nil {
 			t.Fatal(err)
 		}
 		mfs := readFile(t, path)
@@ -213,7 +214,7 @@ func TestLastSuccessOnlyOnSuccess(t *testing.T) {
 
 func TestBuildInfo(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "acme.prom")
-	r := New(Config{Job: "acme", File: path, Build: report.Build{Version: "v1.2.3", Revision: "abc123", GoVersion: "go1.26.8"}})
+	r := New(Config{Job: "acme", File: path, Build: summary.Build{Version: "v1.2.3", Revision: "abc123", GoVersion: "go1.26.8"}})
 	if err := r.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestShardLabel(t *testing.T) {
 		if err := r.Start(); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Finish(context.Background(), &report.Summary{Counts: lead.Counts{Submitted: 3}}, 0); err != nil {
+		if err := r.Finish(context.Background(), &summary.Summary{Counts: lead.Counts{Submitted: 3}}, 0); err != nil {
 			t.Fatal(err)
 		}
 		mfs := readFile(t, path)
@@ -301,7 +302,7 @@ func TestPush(t *testing.T) {
 			if err := r.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.Finish(context.Background(), &report.Summary{Counts: lead.Counts{Submitted: 7}}, tc.exit); err != nil {
+			if err := r.Finish(context.Background(), &summary.Summary{Counts: lead.Counts{Submitted: 7}}, tc.exit); err != nil {
 				t.Fatal(err)
 			}
 			p := <-got

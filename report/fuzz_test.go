@@ -143,7 +143,7 @@ func FuzzRowRoundTrip(f *testing.F) {
 		// A note that looks like the engine's is read back as the
 		// service's and the engine's: the same text.
 		g := got[0]
-		g.Note, g.EngineNotes = noteText(&g), nil
+		g.Note, g.EngineNotes = NoteText(&g), nil
 		if !reflect.DeepEqual(g, want) {
 			t.Fatalf("read back %+v from %q, want %+v", got[0], b.Bytes(), want)
 		}

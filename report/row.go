@@ -1,7 +1,10 @@
-// Package report is the last stage of the pipeline: it writes the results
-// file (one line per input row, CSV or JSONL), keeps it as an append-only
-// journal during an upload and compacts it at the end, reads it back for
-// --resume, and prints the run's summary with its accounting check.
+// Package report is the last stage of the pipeline: the results file. It
+// defines the file's columns once (schema.go) and its two codecs, CSV and
+// JSONL (codec.go), writes it (one line per input row), keeps it as an
+// append-only journal during an upload and compacts it at the end, and
+// reads it back for --resume (State). The run's summary is package
+// summary's; the files beside the results file (its lock and meta file) and
+// the checks before a run are package outfile's.
 //
 // The results file has ten columns and nothing else (see Header): it has no
 // column for an SSN or a date of birth, and its note and error come from the
@@ -80,10 +83,10 @@ const (
 	engineNoteClose = "]"
 )
 
-// noteText is the service's note followed by the engine's notes, each
+// NoteText is the service's note followed by the engine's notes, each
 // enclosed in engineNoteOpen and engineNoteClose: the note column without
 // AmbiguousNote, and the note the summary quotes.
-func noteText(r *Row) string {
+func NoteText(r *Row) string {
 	if len(r.EngineNotes) == 0 {
 		return r.Note
 	}
@@ -97,10 +100,10 @@ func noteText(r *Row) string {
 	return b.String()
 }
 
-// noteColumn is the row's note column: noteText, after AmbiguousNote when
+// noteColumn is the row's note column: NoteText, after AmbiguousNote when
 // the row is Ambiguous.
 func noteColumn(r *Row) string {
-	note := noteText(r)
+	note := NoteText(r)
 	switch {
 	case !r.Ambiguous:
 		return note

@@ -1,5 +1,7 @@
 package report
 
+import "iter"
+
 // Counts returns how many rows have each status as their last line, without
 // reading the file again.
 func (s *State) Counts() map[Status]int {
@@ -16,4 +18,16 @@ func (s *State) MaxRow() int {
 		return 0
 	}
 	return int(s.refs[len(s.refs)-1].row)
+}
+
+// All yields the last line of each row the file has one for, in row order,
+// read back as Get reads it. The State must stay open while it runs.
+func (s *State) All() iter.Seq[Row] {
+	return func(yield func(Row) bool) {
+		for _, ref := range s.refs {
+			if row, ok := s.Get(int(ref.row)); ok && !yield(row) {
+				return
+			}
+		}
+	}
 }

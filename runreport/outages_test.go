@@ -6,20 +6,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // TestOutagesMarked: the outages the summary recorded replace the ones
 // the engine guessed, and the page marks each with its cause.
 func TestOutagesMarked(t *testing.T) {
 	start := time.Unix(1e9, 0)
-	tr := report.NewTimelineRecorder(start)
+	tr := summary.NewTimelineRecorder(start)
 	for range 60 {
-		tr.Add(report.Sample{Seconds: 1, Answered: 10})
+		tr.Add(summary.Sample{Seconds: 1, Answered: 10})
 	}
-	tr.Mark(start.Add(5*time.Second), 3*time.Second, report.MarkOutage, "guessed")
-	tr.Mark(start.Add(50*time.Second), 0, report.MarkSignal, "signal")
-	s := &report.Summary{Mode: "upload", Start: start, Timeline: tr.Timeline(), Outages: []report.Outage{
+	tr.Mark(start.Add(5*time.Second), 3*time.Second, summary.MarkOutage, "guessed")
+	tr.Mark(start.Add(50*time.Second), 0, summary.MarkSignal, "signal")
+	s := &summary.Summary{Mode: "upload", Start: start, Timeline: tr.Timeline(), Outages: []summary.Outage{
 		{Start: start.Add(4 * time.Second), Seconds: 20, Cause: "502 Bad Gateway"},
 		{Start: start.Add(30 * time.Second), Seconds: 6, IdentityProvider: true, Cause: "503 temporarily_unavailable", StoppedRun: true},
 	}}

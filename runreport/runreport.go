@@ -20,7 +20,7 @@
 // without script would be blank, and they bring hundreds of KiB of script
 // into every report; gonum/plot's SVG output needs no script but brings a
 // large dependency tree and fonts for four line charts and two bar charts.
-// The charts here are lines and bars over at most report.MaxSamples
+// The charts here are lines and bars over at most summary.MaxSamples
 // points: a hundred lines of SVG, static, small (a report stays far under
 // 1 MiB whatever the input's size, since the summary's tables are bounded),
 // and styled by one <style> block that the policy admits by its hash. The
@@ -54,8 +54,8 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/outfile"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 //go:embed report.css
@@ -69,7 +69,7 @@ var page string
 type Report struct {
 	// Summary is the run's (or the combined) summary; Render calls its
 	// FinishDetails.
-	Summary *report.Summary
+	Summary *summary.Summary
 	// Parts are the runs a combined report covers (bulkload report with
 	// several results files), each with its own summary when its sidecar
 	// was found; empty for one run.
@@ -83,7 +83,7 @@ type Part struct {
 	Results string
 	// Summary is the run's summary from beside the results file; nil when
 	// there is none (a file from before sidecars, or a run that stopped).
-	Summary *report.Summary
+	Summary *summary.Summary
 }
 
 // Write renders r to path as a new file (outfile.Write: a temporary file
@@ -130,10 +130,10 @@ type view struct {
 	Level              string // ok, warn, bad: the verdict's colour
 	ExitCode           string
 	Generated          string
-	S                  *report.Summary
+	S                  *summary.Summary
 	Accounting         string
 	AccountingOK       bool
-	Terms              []report.Term
+	Terms              []summary.Term
 	Outcomes           template.HTML
 	Bid                string
 	Codes              []codeRow
@@ -212,14 +212,14 @@ func build(r *Report) *view {
 	v.Accounting, v.AccountingOK = s.Accounting()
 	v.Terms = s.Terms()
 	v.Outcomes = outcomesChart(s)
-	v.Bid = report.FormatCents(s.BidCents)
+	v.Bid = summary.FormatCents(s.BidCents)
 	for _, c := range s.ResultCodes {
 		row := codeRow{Code: strconv.Itoa(c.Code), Count: c.Count, Meaning: codeMeaning(c.Code)}
 		if c.Code == 0 {
 			row.Code = "none"
 		}
 		if c.BidCents != 0 {
-			row.Bid = report.FormatCents(c.BidCents)
+			row.Bid = summary.FormatCents(c.BidCents)
 		}
 		v.Codes = append(v.Codes, row)
 	}
@@ -291,7 +291,7 @@ func stamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05Z")
 }
 
-func settingString(s *report.Summary, key string) string {
+func settingString(s *summary.Summary, key string) string {
 	if v, ok := s.Settings[key]; ok && v != nil {
 		if str, ok := v.(string); ok {
 			return str
@@ -302,7 +302,7 @@ func settingString(s *report.Summary, key string) string {
 }
 
 // manifest is the run's identity: version, input, hash, rows, shard, times.
-func manifest(s *report.Summary) []kv {
+func manifest(s *summary.Summary) []kv {
 	out := []kv{
 		{"bulkload version", strings.TrimSpace(s.Build.Version + " " + s.Build.Revision)},
 		{"Go", s.Build.GoVersion},
@@ -343,7 +343,7 @@ func manifest(s *report.Summary) []kv {
 
 // settings lists the run's settings (never a secret: the summary holds
 // none), sorted by name.
-func settings(s *report.Summary) []kv {
+func settings(s *summary.Summary) []kv {
 	keys := make([]string, 0, len(s.Settings))
 	for k := range s.Settings {
 		keys = append(keys, k)
@@ -371,7 +371,7 @@ func codeMeaning(code int) string {
 	return "not qualified"
 }
 
-func outcomesChart(s *report.Summary) template.HTML {
+func outcomesChart(s *summary.Summary) template.HTML {
 	type o struct {
 		label, key, class string
 		n                 int
@@ -410,7 +410,7 @@ func outcomesChart(s *report.Summary) template.HTML {
 	return barChart("chart-outcomes", "Outcomes: rows by final status", bars)
 }
 
-func bidChart(s *report.Summary) template.HTML {
+func bidChart(s *summary.Summary) template.HTML {
 	if len(s.BidBuckets) == 0 {
 		return ""
 	}
@@ -422,33 +422,33 @@ func bidChart(s *report.Summary) template.HTML {
 	}
 	var bars []bar
 	for _, bb := range s.BidBuckets[:last+1] {
-		label := report.FormatCents(bb.FromCents) + " and more"
+		label := summary.FormatCents(bb.FromCents) + " and more"
 		if bb.ToCents > 0 {
-			label = report.FormatCents(bb.FromCents) + " to " + report.FormatCents(bb.ToCents)
+			label = summary.FormatCents(bb.FromCents) + " to " + summary.FormatCents(bb.ToCents)
 		}
-		bars = append(bars, bar{label: label, n: float64(bb.Count), text: group(int64(bb.Count)) + " leads, " + report.FormatCents(bb.BidCents), class: "good"})
+		bars = append(bars, bar{label: label, n: float64(bb.Count), text: group(int64(bb.Count)) + " leads, " + summary.FormatCents(bb.BidCents), class: "good"})
 	}
 	return barChart("chart-bids", "Bid distribution: qualified leads by bid", bars)
 }
 
-func timelineCharts(tl *report.Timeline) []template.HTML {
+func timelineCharts(tl *summary.Timeline) []template.HTML {
 	n := len(tl.Samples)
-	per := func(f func(report.Sample) float64) []float64 {
+	per := func(f func(summary.Sample) float64) []float64 {
 		out := make([]float64, n)
 		for i, s := range tl.Samples {
 			out[i] = f(s)
 		}
 		return out
 	}
-	rate := func(f func(report.Sample) int64) func(report.Sample) float64 {
-		return func(s report.Sample) float64 {
+	rate := func(f func(summary.Sample) int64) func(summary.Sample) float64 {
+		return func(s summary.Sample) float64 {
 			if s.Seconds <= 0 {
 				return 0
 			}
 			return float64(f(s)) / s.Seconds
 		}
 	}
-	answered := per(rate(func(s report.Sample) int64 { return s.Answered }))
+	answered := per(rate(func(s summary.Sample) int64 { return s.Answered }))
 	// The rate in force is drawn up to twice the peak throughput: --rate
 	// auto climbs while nothing pushes back (an outage, a slow service),
 	// and a line at 100,000 calls/s would flatten the throughput to zero.
@@ -456,7 +456,7 @@ func timelineCharts(tl *report.Timeline) []template.HTML {
 	for _, v := range answered {
 		peak = max(peak, v)
 	}
-	rateLine := per(func(s report.Sample) float64 {
+	rateLine := per(func(s summary.Sample) float64 {
 		if s.RateLimit > 2*max(peak, 1) {
 			return math.NaN()
 		}
@@ -468,25 +468,25 @@ func timelineCharts(tl *report.Timeline) []template.HTML {
 			{"rate limit in force (0: unlimited; not drawn above twice the peak throughput)", "s2", rateLine},
 		}),
 		lineChart("chart-inflight", "Calls in flight, and the concurrency limit", "calls", tl, []series{
-			{"in flight", "s1", per(func(s report.Sample) float64 { return s.InFlight })},
-			{"concurrency limit", "s2", per(func(s report.Sample) float64 { return s.ConcurrencyLimit })},
+			{"in flight", "s1", per(func(s summary.Sample) float64 { return s.InFlight })},
+			{"concurrency limit", "s2", per(func(s summary.Sample) float64 { return s.ConcurrencyLimit })},
 		}),
 		lineChart("chart-latency", "Latency of answered calls (gaps: nothing answered)", "ms", tl, []series{
-			{"p50", "s1", per(answeredOnly(func(s report.Sample) float64 { return s.LatencyP50Ms }))},
-			{"p95", "s3", per(answeredOnly(func(s report.Sample) float64 { return s.LatencyP95Ms }))},
+			{"p50", "s1", per(answeredOnly(func(s summary.Sample) float64 { return s.LatencyP50Ms }))},
+			{"p95", "s3", per(answeredOnly(func(s summary.Sample) float64 { return s.LatencyP95Ms }))},
 		}),
 		lineChart("chart-errors", "429s, 503s, no answer and retries per second", "per second", tl, []series{
-			{"429 Too Many Requests", "s3", per(rate(func(s report.Sample) int64 { return s.Status429 }))},
-			{"503 Service Unavailable", "s4", per(rate(func(s report.Sample) int64 { return s.Status503 }))},
-			{"no answer (other 5xx, network)", "s5", per(rate(func(s report.Sample) int64 { return s.Unanswered }))},
-			{"retries", "s2", per(rate(func(s report.Sample) int64 { return s.Retries }))},
+			{"429 Too Many Requests", "s3", per(rate(func(s summary.Sample) int64 { return s.Status429 }))},
+			{"503 Service Unavailable", "s4", per(rate(func(s summary.Sample) int64 { return s.Status503 }))},
+			{"no answer (other 5xx, network)", "s5", per(rate(func(s summary.Sample) int64 { return s.Unanswered }))},
+			{"retries", "s2", per(rate(func(s summary.Sample) int64 { return s.Retries }))},
 		}),
 	}
 }
 
 // answeredOnly is f where the sample had answers, else NaN: a gap.
-func answeredOnly(f func(report.Sample) float64) func(report.Sample) float64 {
-	return func(s report.Sample) float64 {
+func answeredOnly(f func(summary.Sample) float64) func(summary.Sample) float64 {
+	return func(s summary.Sample) float64 {
 		if s.Answered == 0 {
 			return math.NaN()
 		}

@@ -9,19 +9,20 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // bigSummary is the summary of a long run with every table full: the
 // timeline at its bound, the most column/rule pairs and failure reasons
 // the summary keeps, each with its first rows and notes.
-func bigSummary() *report.Summary {
-	s := &report.Summary{Mode: "upload", RowsRead: 1_000_000, Start: time.Unix(0, 0), End: time.Unix(8*3600, 0),
+func bigSummary() *summary.Summary {
+	s := &summary.Summary{Mode: "upload", RowsRead: 1_000_000, Start: time.Unix(0, 0), End: time.Unix(8*3600, 0),
 		Settings: map[string]any{"input": "acme.csv", "concurrency": 8}}
-	tr := report.NewTimelineRecorder(s.Start)
+	tr := summary.NewTimelineRecorder(s.Start)
 	for i := range 8 * 3600 {
-		tr.Add(report.Sample{Seconds: 1, Answered: int64(30 + i%50), Status429: int64(i % 3), InFlight: 8, ConcurrencyLimit: 8, LatencyP50Ms: 40, LatencyP95Ms: 90, RateLimit: 100})
+		tr.Add(summary.Sample{Seconds: 1, Answered: int64(30 + i%50), Status429: int64(i % 3), InFlight: 8, ConcurrencyLimit: 8, LatencyP50Ms: 40, LatencyP95Ms: 90, RateLimit: 100})
 	}
-	tr.Mark(time.Unix(3600, 0), 20*time.Second, report.MarkOutage, "no answer")
+	tr.Mark(time.Unix(3600, 0), 20*time.Second, summary.MarkOutage, "no answer")
 	s.Timeline = tr.Timeline()
 	for i := range 1_000_000 {
 		r := report.Row{Row: i + 1, Status: report.StatusSubmitted, ResultCode: 1013 + i%5, BidValue: "$15.00"}

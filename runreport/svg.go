@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // Chart geometry, in the SVG's own units: the page scales it to its width.
@@ -83,7 +83,7 @@ type series struct {
 // lineChart draws series over the timeline's samples, with marks on the
 // time axis: a line for an instant, a band for an outage. Each series is
 // one path; its points are the samples' midpoints.
-func lineChart(id, title, unit string, tl *report.Timeline, ss []series) template.HTML {
+func lineChart(id, title, unit string, tl *summary.Timeline, ss []series) template.HTML {
 	span := 0.0
 	if n := len(tl.Samples); n > 0 {
 		last := tl.Samples[n-1]
@@ -172,7 +172,7 @@ func lineChart(id, title, unit string, tl *report.Timeline, ss []series) templat
 }
 
 // markText is a mark in words, for its tooltip and the list of marks.
-func markText(m report.Mark) string {
+func markText(m summary.Mark) string {
 	t := clock(m.At)
 	if m.Seconds > 0 {
 		t += "-" + clock(m.At+m.Seconds)

@@ -6,13 +6,13 @@ import (
 	"strings"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // verdict is the page's first sentence: how the run ended (the exit status
 // in words) and what to do next; and its level (ok, warn, bad) for the
 // colour. The exit statuses are bulkload's one table (README, --help).
-func verdict(s *report.Summary, parts []Part) (string, string) {
+func verdict(s *summary.Summary, parts []Part) (string, string) {
 	code := -1
 	if s.ExitCode != nil {
 		code = *s.ExitCode
@@ -50,7 +50,7 @@ func verdict(s *report.Summary, parts []Part) (string, string) {
 		if s.Mode == "validate" {
 			return fmt.Sprintf("Every row is valid (exit 0): %s rows, ready to upload. Nothing to do.", group(int64(s.Valid))), "ok"
 		}
-		return fmt.Sprintf("Every row was processed or submitted (exit 0): %s leads qualified, %s in bids. Nothing to do.", group(int64(s.Qualified)), report.FormatCents(s.BidCents)), "ok"
+		return fmt.Sprintf("Every row was processed or submitted (exit 0): %s leads qualified, %s in bids. Nothing to do.", group(int64(s.Qualified)), summary.FormatCents(s.BidCents)), "ok"
 	case 1:
 		if s.Stopped != "" {
 			return why("Nothing was sent (exit 1)") + ". Fix the input file (see the invalid columns below) and run the same command again.", "bad"
@@ -93,7 +93,7 @@ func verdict(s *report.Summary, parts []Part) (string, string) {
 // unverifiedNext is what to do about unverified rows: look them up by
 // leadId; and when bulkload could not read the duplicated lead, grant the
 // application Lead.Read so that --resume can check them itself.
-func unverifiedNext(s *report.Summary) string {
+func unverifiedNext(s *summary.Summary) string {
 	for _, f := range s.Failures {
 		if f.Status != lead.StatusUnverified {
 			continue
@@ -111,7 +111,7 @@ func unverifiedNext(s *report.Summary) string {
 // the time nothing was answered (outages), the service's rate limit (429s),
 // a full pool (rows in flight at the concurrency limit), and latency. It
 // answers "why was last night slow?" in words; the charts show the detail.
-func why(s *report.Summary, tl *report.Timeline) []string {
+func why(s *summary.Summary, tl *summary.Timeline) []string {
 	var out []string
 	var secs, answered, atLimit, atRate, dark, busySecs float64
 	var peak, p95 float64
@@ -151,7 +151,7 @@ func why(s *report.Summary, tl *report.Timeline) []string {
 	// where nothing is marked.
 	n, away := 0, 0.0
 	for _, m := range tl.Marks {
-		if m.Kind == report.MarkOutage {
+		if m.Kind == summary.MarkOutage {
 			n++
 			away += m.Seconds
 		}

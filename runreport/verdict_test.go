@@ -6,6 +6,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // TestVerdict: the first sentence names the exit status and what to do.
@@ -13,21 +14,21 @@ func TestVerdict(t *testing.T) {
 	code := func(n int) *int { return &n }
 	tests := []struct {
 		name  string
-		s     report.Summary
+		s     summary.Summary
 		want  []string
 		level string
 	}{
-		{"all done", report.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Counts: lead.Counts{Submitted: 5}, Qualified: 5, BidCents: 7500}, []string{"exit 0", "$75.00", "Nothing to do"}, "ok"},
-		{"invalid within --max-invalid", report.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Counts: lead.Counts{Submitted: 4, Invalid: 1}}, []string{"exit 0", "1 invalid", "partner"}, "warn"},
-		{"failed and unverified, lead not readable", report.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 5, Counts: lead.Counts{Failed: 1, Unverified: 1},
-			Failures: []report.Failure{{Status: report.StatusUnverified, Notes: []string{"x [bulkload: ...; could not read lead 1 to tell ...]"}}}},
+		{"all done", summary.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Counts: lead.Counts{Submitted: 5}, Qualified: 5, BidCents: 7500}, []string{"exit 0", "$75.00", "Nothing to do"}, "ok"},
+		{"invalid within --max-invalid", summary.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Counts: lead.Counts{Submitted: 4, Invalid: 1}}, []string{"exit 0", "1 invalid", "partner"}, "warn"},
+		{"failed and unverified, lead not readable", summary.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 5, Counts: lead.Counts{Failed: 1, Unverified: 1},
+			Failures: []summary.Failure{{Status: report.StatusUnverified, Notes: []string{"x [bulkload: ...; could not read lead 1 to tell ...]"}}}},
 			[]string{"exit 1", "--resume", "Lead.Read"}, "warn"},
-		{"validate", report.Summary{Mode: "validate", ExitCode: code(1), RowsRead: 10, Counts: lead.Counts{Valid: 7, Invalid: 3}}, []string{"3 of 10 rows are invalid (exit 1)", "partner"}, "warn"},
-		{"stopped: too many invalid", report.Summary{Mode: "upload", ExitCode: code(1), Stopped: "12 of 40 rows invalid"}, []string{"Nothing was sent (exit 1)", "12 of 40"}, "bad"},
-		{"credentials", report.Summary{Mode: "upload", ExitCode: code(3), Stopped: "authentication failed"}, []string{"exit 3", "secret"}, "bad"},
-		{"outage", report.Summary{Mode: "upload", ExitCode: code(4), NotSent: 12, NotReached: 30}, []string{"exit 4", "42 rows were not sent", "--resume"}, "bad"},
-		{"signal", report.Summary{Mode: "upload", ExitCode: code(130), NotSent: 3}, []string{"exit 130", "--resume"}, "warn"},
-		{"combined, a shard missing", report.Summary{Mode: "upload", RowsRead: 10, Counts: lead.Counts{Submitted: 5}, NotSent: 5}, []string{"exit 1", "5 not sent"}, "warn"},
+		{"validate", summary.Summary{Mode: "validate", ExitCode: code(1), RowsRead: 10, Counts: lead.Counts{Valid: 7, Invalid: 3}}, []string{"3 of 10 rows are invalid (exit 1)", "partner"}, "warn"},
+		{"stopped: too many invalid", summary.Summary{Mode: "upload", ExitCode: code(1), Stopped: "12 of 40 rows invalid"}, []string{"Nothing was sent (exit 1)", "12 of 40"}, "bad"},
+		{"credentials", summary.Summary{Mode: "upload", ExitCode: code(3), Stopped: "authentication failed"}, []string{"exit 3", "secret"}, "bad"},
+		{"outage", summary.Summary{Mode: "upload", ExitCode: code(4), NotSent: 12, NotReached: 30}, []string{"exit 4", "42 rows were not sent", "--resume"}, "bad"},
+		{"signal", summary.Summary{Mode: "upload", ExitCode: code(130), NotSent: 3}, []string{"exit 130", "--resume"}, "warn"},
+		{"combined, a shard missing", summary.Summary{Mode: "upload", RowsRead: 10, Counts: lead.Counts{Submitted: 5}, NotSent: 5}, []string{"exit 1", "5 not sent"}, "warn"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // engine is one run's state.
@@ -23,7 +23,7 @@ type engine struct {
 	api API
 	log *slog.Logger
 
-	sum report.Summary // the writer goroutine's alone until the pipeline ends
+	sum summary.Summary // the writer goroutine's alone until the pipeline ends
 	// read counts the rows the producer took from the input: every one of
 	// them must end with exactly one final status, or the summary's
 	// accounting says how many did not (after an interrupt: the rows read
@@ -47,7 +47,7 @@ type engine struct {
 	// inFlight counts the rows being sent (a worker in work), for the
 	// timeline; timeline records the run over time (sample).
 	inFlight atomic.Int64
-	timeline *report.TimelineRecorder
+	timeline *summary.TimelineRecorder
 }
 
 // observe feeds the circuit breaker with one call's outcome: an outage

@@ -13,6 +13,7 @@ import (
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // fakeAPI is the service's three calls, scripted per test. A nil function
@@ -196,7 +197,7 @@ func run(t *testing.T, ctx context.Context, cfg Config, src *fakeSource, api *fa
 }
 
 // checkAccounting fails unless every row read has exactly one status.
-func checkAccounting(t *testing.T, s report.Summary) {
+func checkAccounting(t *testing.T, s summary.Summary) {
 	t.Helper()
 	if err := s.Check(); err != nil {
 		t.Errorf("summary accounting: %v", err)

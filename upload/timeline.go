@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // sample records the run's timeline until ctx ends: every SampleEvery (a
@@ -32,7 +32,7 @@ func (e *engine) sample(ctx context.Context) {
 	var outageFailed int64
 	endOutage := func(at time.Time) {
 		if !outageFrom.IsZero() {
-			e.timeline.Mark(outageFrom, at.Sub(outageFrom), report.MarkOutage,
+			e.timeline.Mark(outageFrom, at.Sub(outageFrom), summary.MarkOutage,
 				fmt.Sprintf("no answer from the service: %d attempts failed (5xx or no reply)", outageFailed))
 			outageFrom, outageFailed = time.Time{}, 0
 		}
@@ -63,7 +63,7 @@ func (e *engine) sample(ctx context.Context) {
 		if c := cur.Concurrency; c.Limit > 0 {
 			inFlight, limit = float64(c.InFlight), float64(c.Limit)
 		}
-		e.timeline.Add(report.Sample{
+		e.timeline.Add(summary.Sample{
 			Seconds:          secs,
 			Answered:         cur.Answered - prev.Answered,
 			Status429:        cur.Status429 - prev.Status429,

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // TestTimeline: the engine samples the client's counters while it runs;
@@ -61,7 +61,7 @@ func TestTimeline(t *testing.T) {
 			}
 			var marked bool
 			for _, m := range tl.Marks {
-				marked = marked || m.Kind == report.MarkSignal
+				marked = marked || m.Kind == summary.MarkSignal
 			}
 			if marked != signal {
 				t.Errorf("marks %+v: signal marked %v, want %v", tl.Marks, marked, signal)

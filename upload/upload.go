@@ -34,9 +34,9 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // API is the service's three calls as the engine uses them.
@@ -136,7 +136,7 @@ type Config struct {
 // adds the run-level fields it owns (mode, version, settings, input hash,
 // call statistics) before printing it.
 type Result struct {
-	Summary report.Summary
+	Summary summary.Summary
 	// Skipped counts the rows a resumed run found finished and did not send.
 	Skipped int
 	// Compacted reports that the journal was compacted into the final
@@ -183,7 +183,7 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 	e := &engine{cfg: cfg, api: api, log: log}
 	e.sum.Mode = "upload"
 	e.sum.Start = time.Now()
-	e.timeline = report.NewTimelineRecorder(e.sum.Start)
+	e.timeline = summary.NewTimelineRecorder(e.sum.Start)
 
 	// stopCtx ends when no more rows are to be taken: the first signal
 	// (ctx), or a reason of the engine's own (halt), which becomes Run's
@@ -208,20 +208,20 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 		}
 		if ctx.Err() == nil {
 			log.Warn("stopping: no new rows are taken; waiting for calls in flight", "drain_timeout", cfg.DrainTimeout, "reason", context.Cause(stopCtx))
-			e.timeline.Mark(time.Now(), 0, report.MarkStop, stopNote(context.Cause(stopCtx)))
+			e.timeline.Mark(time.Now(), 0, summary.MarkStop, stopNote(context.Cause(stopCtx)))
 		} else {
-			e.timeline.Mark(time.Now(), 0, report.MarkSignal, "signal: no new rows taken; calls in flight drain")
+			e.timeline.Mark(time.Now(), 0, summary.MarkSignal, "signal: no new rows taken; calls in flight drain")
 		}
 		t := time.NewTimer(cfg.DrainTimeout)
 		defer t.Stop()
 		select {
 		case <-t.C:
 			log.Warn("drain timeout: calls still in flight are cancelled")
-			e.timeline.Mark(time.Now(), 0, report.MarkDrainTimeout, "drain timeout: calls still in flight cancelled")
+			e.timeline.Mark(time.Now(), 0, summary.MarkDrainTimeout, "drain timeout: calls still in flight cancelled")
 			cancelWork()
 		case <-cfg.Abort:
 			log.Warn("stopping at once: calls in flight are cancelled")
-			e.timeline.Mark(time.Now(), 0, report.MarkAbort, "second signal: calls in flight cancelled")
+			e.timeline.Mark(time.Now(), 0, summary.MarkAbort, "second signal: calls in flight cancelled")
 			cancelWork()
 		case <-workCtx.Done():
 		}

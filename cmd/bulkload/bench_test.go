@@ -13,6 +13,7 @@ import (
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // writeSynthetic writes n realistic rows (mixed formats, 2% flawed) to a
@@ -80,7 +81,7 @@ func writeRunFiles(tb testing.TB, n int) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sum := &report.Summary{Mode: "upload", Start: time.Unix(1e9, 0), End: time.Unix(1e9+8*3600, 0), Settings: map[string]any{"input": "run.csv"}}
+	sum := &summary.Summary{Mode: "upload", Start: time.Unix(1e9, 0), End: time.Unix(1e9+8*3600, 0), Settings: map[string]any{"input": "run.csv"}}
 	for i := range n {
 		r := report.Row{Row: i + 1, LeadID: fmt.Sprintf("L%07d", i+1), Status: report.StatusSubmitted, ID: "3f2504e0-4f89-11d3-9a0c-0305e82c3301", ResultCode: 1013 + i%5, BidValue: "$15.00", Note: "qualified", Attempts: 1}
 		switch {
@@ -99,15 +100,15 @@ func writeRunFiles(tb testing.TB, n int) string {
 	if err := w.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	tr := report.NewTimelineRecorder(sum.Start)
+	tr := summary.NewTimelineRecorder(sum.Start)
 	for i := range 8 * 3600 {
-		tr.Add(report.Sample{Seconds: 1, Answered: int64(30 + i%50), InFlight: 8, ConcurrencyLimit: 8, LatencyP50Ms: 40, LatencyP95Ms: 90, RateLimit: 100})
+		tr.Add(summary.Sample{Seconds: 1, Answered: int64(30 + i%50), InFlight: 8, ConcurrencyLimit: 8, LatencyP50Ms: 40, LatencyP95Ms: 90, RateLimit: 100})
 	}
 	sum.Timeline = tr.Timeline()
 	if err := outfile.WriteMeta(path, &outfile.Meta{Input: "run.csv", InputSHA256: "ab", Rows: n}); err != nil {
 		tb.Fatal(err)
 	}
-	if err := sum.WriteJSON(report.SummaryPath(path)); err != nil {
+	if err := sum.WriteJSON(summary.Path(path)); err != nil {
 		tb.Fatal(err)
 	}
 	return path
@@ -133,7 +134,7 @@ func BenchmarkReport1M(b *testing.B) {
 }
 
 // BenchmarkReport1MCombined is BenchmarkReport1M with the results file
-// named twice, so that the report combines them (report.Combine reads
+// named twice, so that the report combines them (summary.Combine reads
 // every row of each): the path of a backfill's shards.
 func BenchmarkReport1MCombined(b *testing.B) {
 	results := writeRunFiles(b, 1_000_000)

@@ -12,14 +12,14 @@ import (
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/leadsim"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // uploadAuto uploads n clean synthetic rows to s with --concurrency auto
 // (the default) and --rate 0, and returns the run, its final rows and its
 // summary JSON.
-func uploadAuto(t *testing.T, s *sim, n int, extra ...string) (cliResult, map[int]resultRow, report.Summary) {
+func uploadAuto(t *testing.T, s *sim, n int, extra ...string) (cliResult, map[int]resultRow, summary.Summary) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "leads.csv")
@@ -29,16 +29,16 @@ func uploadAuto(t *testing.T, s *sim, n int, extra ...string) (cliResult, map[in
 		t.Fatal(err)
 	}
 	results := filepath.Join(dir, "results.csv")
-	summary := filepath.Join(dir, "summary.json")
+	summaryPath := filepath.Join(dir, "summary.json")
 	args := append([]string{"upload"}, s.args()...)
-	args = append(args, "--results", results, "--summary-json", summary, "--rate", "0", "--progress", "off")
+	args = append(args, "--results", results, "--summary-json", summaryPath, "--rate", "0", "--progress", "off")
 	args = append(args, extra...)
 	res := runCLI(t, secretEnv(), append(args, input)...)
-	b, err := os.ReadFile(summary)
+	b, err := os.ReadFile(summaryPath)
 	if err != nil {
 		t.Fatalf("summary JSON: %v\nstderr:\n%s", err, res.stderr)
 	}
-	var sum report.Summary
+	var sum summary.Summary
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatalf("summary JSON: %v", err)
 	}
@@ -62,13 +62,13 @@ func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 		wantInText string
 	}{
 		{"far above the start", leadsim.Options{Capacity: 48, QueueLimit: 48, CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}},
-			1500, [2]int{submitter.DefaultStartConcurrency + 1, 96}, report.BoundCapacity, "in flight"},
+			1500, [2]int{submitter.DefaultStartConcurrency + 1, 96}, summary.BoundCapacity, "in flight"},
 		{"small capacity", leadsim.Options{Capacity: 2, QueueLimit: 4, CreateLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}},
 			// At most Capacity+QueueLimit: what the service holds without
 			// shedding, below the start of 8. How close to 2 it settles
 			// depends on the host's load (a busy host looks like queueing:
 			// 5 under go test -race with CI on 2 CPUs).
-			200, [2]int{1, 2 + 4}, report.BoundCapacity, "the service's capacity"},
+			200, [2]int{1, 2 + 4}, summary.BoundCapacity, "the service's capacity"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestConcurrencyFixedBound(t *testing.T) {
 	if c := sum.Concurrency; c == nil || c.Auto || c.Limit != 2 || c.PeakInFlight > 2 {
 		t.Errorf("summary concurrency = %+v, want fixed 2, never more in flight", c)
 	}
-	if b := sum.BoundBy; b == nil || b.Kind != report.BoundConcurrency || !strings.Contains(b.Text, "--concurrency 2") {
+	if b := sum.BoundBy; b == nil || b.Kind != summary.BoundConcurrency || !strings.Contains(b.Text, "--concurrency 2") {
 		t.Errorf("summary boundBy = %+v, want --concurrency 2", b)
 	}
 	if peak := s.Stats().Capacity.PeakInFlight; peak > 2 {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 func TestRateAutoIsTheDefault(t *testing.T) {
@@ -29,7 +29,7 @@ func TestRateAutoIsTheDefault(t *testing.T) {
 // row succeeds, and the summary says where it settled.
 func TestUploadRateAutoSettles(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{RateLimit: 15, RateBurst: 1})
-	res, rows, summary := uploadSample(t, s, "--rate", "auto", "--concurrency", "4", "--max-attempts", "2")
+	res, rows, summaryPath := uploadSample(t, s, "--rate", "auto", "--concurrency", "4", "--max-attempts", "2")
 	if res.code != app.ExitOK {
 		t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, app.ExitOK, res.stderr)
 	}
@@ -38,12 +38,12 @@ func TestUploadRateAutoSettles(t *testing.T) {
 			t.Errorf("row %d status = %q (%s), want processed or submitted", row, r["status"], r["error"])
 		}
 	}
-	b, err := os.ReadFile(summary)
+	b, err := os.ReadFile(summaryPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
-		Rate     *report.Rate   `json:"rate"`
+		Rate     *summary.Rate  `json:"rate"`
 		Settings map[string]any `json:"settings"`
 	}
 	if err := json.Unmarshal(b, &got); err != nil {

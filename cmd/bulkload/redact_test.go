@@ -16,7 +16,7 @@ import (
 
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // echoForms returns every SSN and date of birth of a sample CSV written
@@ -64,11 +64,11 @@ func TestUploadRedactsEchoedPersonalData(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{EchoPII: true, Clients: []leadsim.Client{auto}, Fail500: 0.1, DropAfter: 0.15, Seed: 9})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
-	summary := filepath.Join(dir, "summary.json")
+	summaryJSON := filepath.Join(dir, "summary.json")
 	htmlReport := filepath.Join(dir, "run.html")
 	input := filepath.Join(samples, "leads.csv")
 	args := append([]string{"upload"}, s.args()...)
-	args = append(args, "--results", results, "--summary-json", summary, "--report", htmlReport, "--rejects", filepath.Join(dir, "rejects.csv"),
+	args = append(args, "--results", results, "--summary-json", summaryJSON, "--report", htmlReport, "--rejects", filepath.Join(dir, "rejects.csv"),
 		"--already-submitted", "", "--log-level", "debug", "--log-format", "json", "--rate", "0", "--progress", "off",
 		"--concurrency", "4", "--max-attempts", "3", input)
 	res := runCLI(t, secretEnv(), args...)
@@ -109,7 +109,7 @@ func TestUploadRedactsEchoedPersonalData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := os.ReadFile(summary)
+	sum, err := os.ReadFile(summaryJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestUploadRedactsEchoedPersonalData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sidecar, err := os.ReadFile(report.SummaryPath(results))
+	sidecar, err := os.ReadFile(summary.Path(results))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/leadsim"
-	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // chromiumPath finds the headless browser the report tests open pages in:
@@ -260,7 +260,7 @@ func TestReportInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sum := readSummaryJSON(t, report.SummaryPath(results))
+	sum := readSummaryJSON(t, summary.Path(results))
 	checkPage(t, p.dom, sum, "exitCode", "apiCalls", "retries")
 	checkA4(t, reportPath)
 	if !strings.Contains(p.dom, `class="mark band outage"`) {
@@ -479,7 +479,7 @@ func TestReportCombinesShards(t *testing.T) {
 	// errors: each shard counted only its own rows.
 	var invalid int
 	for _, r := range results {
-		side := readSummaryJSON(t, report.SummaryPath(r))
+		side := readSummaryJSON(t, summary.Path(r))
 		for _, c := range side["invalidColumns"].([]any) {
 			invalid += int(c.(map[string]any)["count"].(float64))
 		}

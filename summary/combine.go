@@ -1,4 +1,4 @@
-package report
+package summary
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/bulkload/bulkload/outfile"
+	"github.com/bulkload/bulkload/report"
 )
 
 // Combine reads the results files at paths (the shards of one sharded
@@ -33,7 +34,7 @@ func Combine(paths []string) (*Summary, error) {
 	inputs := map[string]*input{}
 	var order []string
 	for _, path := range paths {
-		st, err := LoadState(path)
+		st, err := report.LoadState(path)
 		if err != nil {
 			return nil, fmt.Errorf("summary of %s: %w", path, err)
 		}
@@ -55,7 +56,7 @@ func Combine(paths []string) (*Summary, error) {
 		}
 		// The calls and tokens are in the summary the last run wrote
 		// beside the results file; so is its shard.
-		side, serr := ReadSummary(path)
+		side, serr := Read(path)
 		if serr == nil {
 			sum.APICalls += side.APICalls
 			sum.Retries += side.Retries
@@ -67,11 +68,7 @@ func Combine(paths []string) (*Summary, error) {
 			in.shards = max(in.shards, n)
 			in.have[k] = true
 		}
-		for _, ref := range st.refs {
-			row, ok := st.Get(int(ref.row))
-			if !ok {
-				continue
-			}
+		for row := range st.All() {
 			sum.Count(row)
 			if in != nil {
 				in.seen[row.Row]++

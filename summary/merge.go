@@ -1,4 +1,4 @@
-package report
+package summary
 
 import (
 	"cmp"
@@ -7,8 +7,8 @@ import (
 	"github.com/bulkload/bulkload/outfile"
 )
 
-// CombineSummaries is Combine from the summaries beside the results files
-// (SummaryPath; parts[i] of the file whose meta file is metas[i], nil when
+// Merge is Combine from the summaries beside the results files
+// (Path; parts[i] of the file whose meta file is metas[i], nil when
 // it has none) instead of their rows: the counts and the report's tables
 // add up, an input's row count is taken once from its meta file, and its
 // rows that no file holds (a shard that never ran or stopped early) count
@@ -16,7 +16,7 @@ import (
 // the caller uses it only when every file has a summary at least as new as
 // itself (a results file written after its summary belongs to a run that
 // never finished it: Combine reads that one's rows).
-func CombineSummaries(parts []*Summary, metas []*outfile.Meta) *Summary {
+func Merge(parts []*Summary, metas []*outfile.Meta) *Summary {
 	sum := &Summary{Mode: "summary"}
 	type input struct{ rows, held int }
 	inputs := map[string]*input{}

@@ -1,4 +1,12 @@
-package report
+// Package summary is a run's summary: the arithmetic over its rows (counts
+// by status with the accounting check, invalid reasons and columns,
+// failures, result codes, bids, rates, concurrency and the timeline), its
+// text for the terminal and its JSON, the file beside the results file
+// that keeps it (Path, Read), and the combining of several runs' summaries
+// (Merge) or results files (Combine, which reads them through package
+// report). It counts rows (lead.Row) as the engine and the results file
+// give them and writes no row itself.
+package summary
 
 import (
 	"cmp"
@@ -353,7 +361,7 @@ type BoundBy struct {
 
 // Count tallies one row by its final line: its status, its bid if the lead
 // qualified, and its failure reasons (lead.Reasons.AddRow).
-func (s *Summary) Count(r Row) {
+func (s *Summary) Count(r lead.Row) {
 	if !s.Counts.Count(r.Status) {
 		s.Unknown++
 	}
@@ -751,25 +759,25 @@ func FormatCents(c int64) string {
 	return fmt.Sprintf("%s$%s.%02d", sign, b.String(), c%100)
 }
 
-// SummaryPath is the summary file beside the results file at path:
+// Path is the summary file beside the results file at path:
 // path + ".summary.json", the run's summary JSON (Summary.WriteJSON) with
 // its timeline and detail tables, written at the end of every run that has
 // a summary, for `bulkload report`. A later run on the same results file
 // replaces it: it describes the last run, whose summary covers every row
 // of the file (a resumed run counts the rows an earlier run finished).
-func SummaryPath(path string) string { return path + ".summary.json" }
+func Path(path string) string { return path + ".summary.json" }
 
-// ReadSummary reads the summary file beside the results file at path
-// (SummaryPath). A missing file is an error wrapping fs.ErrNotExist. The
+// Read reads the summary file beside the results file at path
+// (Path). A missing file is an error wrapping fs.ErrNotExist. The
 // summary's Reasons are not restored (the file keeps only the top ones).
-func ReadSummary(path string) (*Summary, error) {
-	b, err := os.ReadFile(SummaryPath(path))
+func Read(path string) (*Summary, error) {
+	b, err := os.ReadFile(Path(path))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", SummaryPath(path), err)
+		return nil, fmt.Errorf("read %s: %w", Path(path), err)
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("read %s: %w", SummaryPath(path), err)
+		return nil, fmt.Errorf("read %s: %w", Path(path), err)
 	}
 	return &s, nil
 }

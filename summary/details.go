@@ -1,10 +1,11 @@
-package report
+package summary
 
 import (
 	"cmp"
 	"slices"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/report"
 )
 
 // Bounds of the details a Summary keeps for the run report: enough to tell
@@ -67,7 +68,7 @@ type InvalidColumn struct {
 // Failure counts the rows that ended with one status for one reason:
 // failed, submit_failed or unverified.
 type Failure struct {
-	Status Status `json:"status"`
+	Status lead.Status `json:"status"`
 	// Reason is the row's error (the service's answer or the run's reason,
 	// redacted of personal data before it was recorded), or for an
 	// unverified row that status's meaning.
@@ -91,7 +92,7 @@ type details struct {
 
 type invalidKey struct{ column, field, rule string }
 type failureKey struct {
-	status Status
+	status lead.Status
 	reason string
 }
 
@@ -113,7 +114,7 @@ func addRow(rows []int, row int) []int {
 }
 
 // countDetails adds one row to the detail tables.
-func (s *Summary) countDetails(r Row) {
+func (s *Summary) countDetails(r lead.Row) {
 	d := &s.details
 	if d.codes == nil {
 		d.codes = map[int]*CodeCount{}
@@ -182,7 +183,7 @@ func (s *Summary) countDetails(r Row) {
 	f.Count++
 	if len(f.FirstRows) < maxFirstRows && r.Row > 0 {
 		f.FirstRows = append(f.FirstRows, r.Row)
-		f.Notes = append(f.Notes, noteText(&r))
+		f.Notes = append(f.Notes, report.NoteText(&r))
 	}
 }
 

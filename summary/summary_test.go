@@ -1,4 +1,4 @@
-package report
+package summary
 
 import (
 	"github.com/bulkload/bulkload/lead"
@@ -84,19 +84,19 @@ func uploadSummary() *Summary {
 		RowsRead: 12, APICalls: 15, Retries: 3, TokensFetched: 2,
 		Rate: &Rate{Auto: true, CallsPerSecond: 291, LimitFound: true, Attempts: 18, Status429: 1},
 	}
-	for _, r := range []Row{
-		{Row: 1, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 1, Field: lead.ZipCode, Rule: "must be 5 digits"}, {Row: 1, Field: lead.Email, Rule: "not an e-mail address"}}},
-		{Row: 2, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 2, Field: lead.ZipCode, Rule: "must be 5 digits"}}},
-		{Row: 3, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 3, Field: lead.TermsConsent, Rule: "must be true"}, {Row: 3, Field: lead.ZipCode, Rule: "must be 5 digits"}}},
-		{Row: 4, ID: "lead-4", Status: StatusProcessed, ResultCode: 1020},
-		{Row: 5, ID: "lead-5", Status: StatusProcessed, ResultCode: 1020},
-		{Row: 6, ID: "lead-6", Status: StatusSubmitted, ResultCode: 1013, BidValue: "$1,042.50"},
-		{Row: 7, ID: "lead-7", Status: StatusSubmitted, ResultCode: 1017, BidValue: "$42.50"},
-		{Row: 8, ID: "lead-8", Status: StatusSubmitted, ResultCode: 1015, BidValue: "n/a"},
-		{Row: 9, ID: "lead-9", Status: StatusSubmitFailed, ResultCode: 1014, BidValue: "$0.05", Error: "submitLead: HTTP 500"},
-		{Row: 10, Status: StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
-		{Row: 11, Status: StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
-		{Row: 12, ID: "lead-12", Status: StatusProcessed, ResultCode: 1016, BidValue: "$10"},
+	for _, r := range []lead.Row{
+		{Row: 1, Status: lead.StatusInvalid, Invalid: lead.RowErrors{{Row: 1, Field: lead.ZipCode, Rule: "must be 5 digits"}, {Row: 1, Field: lead.Email, Rule: "not an e-mail address"}}},
+		{Row: 2, Status: lead.StatusInvalid, Invalid: lead.RowErrors{{Row: 2, Field: lead.ZipCode, Rule: "must be 5 digits"}}},
+		{Row: 3, Status: lead.StatusInvalid, Invalid: lead.RowErrors{{Row: 3, Field: lead.TermsConsent, Rule: "must be true"}, {Row: 3, Field: lead.ZipCode, Rule: "must be 5 digits"}}},
+		{Row: 4, ID: "lead-4", Status: lead.StatusProcessed, ResultCode: 1020},
+		{Row: 5, ID: "lead-5", Status: lead.StatusProcessed, ResultCode: 1020},
+		{Row: 6, ID: "lead-6", Status: lead.StatusSubmitted, ResultCode: 1013, BidValue: "$1,042.50"},
+		{Row: 7, ID: "lead-7", Status: lead.StatusSubmitted, ResultCode: 1017, BidValue: "$42.50"},
+		{Row: 8, ID: "lead-8", Status: lead.StatusSubmitted, ResultCode: 1015, BidValue: "n/a"},
+		{Row: 9, ID: "lead-9", Status: lead.StatusSubmitFailed, ResultCode: 1014, BidValue: "$0.05", Error: "submitLead: HTTP 500"},
+		{Row: 10, Status: lead.StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
+		{Row: 11, Status: lead.StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
+		{Row: 12, ID: "lead-12", Status: lead.StatusProcessed, ResultCode: 1016, BidValue: "$10"},
 	} {
 		s.Count(r)
 	}
@@ -111,9 +111,9 @@ func validateSummary() *Summary {
 	}
 	for i := range 1000 {
 		s.RowsRead++
-		r := Row{Row: i + 1, Status: StatusValid}
+		r := lead.Row{Row: i + 1, Status: lead.StatusValid}
 		if i%100 == 0 {
-			r.Status, r.Invalid = StatusInvalid, lead.RowErrors{{Row: i + 1, Field: lead.State, Rule: "must be a two-letter code"}}
+			r.Status, r.Invalid = lead.StatusInvalid, lead.RowErrors{{Row: i + 1, Field: lead.State, Rule: "must be a two-letter code"}}
 		}
 		s.Count(r)
 	}
@@ -152,10 +152,10 @@ func TestCount(t *testing.T) {
 // one reason, and a text reason holding "; " is never split.
 func TestCountReasonsFromFields(t *testing.T) {
 	var s Summary
-	for _, r := range []Row{
-		{Row: 1, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 1, StartLine: 2, Line: 2, Column: 5, Field: lead.NoField, Rule: "a quote; double it"}}},
-		{Row: 7, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 7, StartLine: 9, Line: 10, Column: 1, Field: lead.NoField, Rule: "a quote; double it"}}},
-		{Row: 8, Status: StatusFailed, Error: "retry after the Retry-After delay; 20 attempts"},
+	for _, r := range []lead.Row{
+		{Row: 1, Status: lead.StatusInvalid, Invalid: lead.RowErrors{{Row: 1, StartLine: 2, Line: 2, Column: 5, Field: lead.NoField, Rule: "a quote; double it"}}},
+		{Row: 7, Status: lead.StatusInvalid, Invalid: lead.RowErrors{{Row: 7, StartLine: 9, Line: 10, Column: 1, Field: lead.NoField, Rule: "a quote; double it"}}},
+		{Row: 8, Status: lead.StatusFailed, Error: "retry after the Retry-After delay; 20 attempts"},
 	} {
 		s.Count(r)
 	}
@@ -174,9 +174,12 @@ func TestCheck(t *testing.T) {
 	}{
 		{"upload ok", func(*Summary) {}, true, "accounting: 12 read = 3 invalid + 3 processed + 3 submitted + 1 submit_failed + 2 failed: OK"},
 		{"row lost", func(s *Summary) { s.RowsRead = 13 }, false, "ACCOUNTING MISMATCH: 13 read != 3 invalid + 3 processed + 3 submitted + 1 submit_failed + 2 failed: 1 rows read have no final status"},
-		{"row twice", func(s *Summary) { s.Count(Row{Row: 4, Status: StatusProcessed}) }, false, "ACCOUNTING MISMATCH: 12 read != 3 invalid + 4 processed"},
-		{"unknown status", func(s *Summary) { s.RowsRead++; s.Count(Row{Row: 13, Status: "weird"}) }, false, "+ 1 unknown: 1 rows with an unknown status"},
-		{"created pending", func(s *Summary) { s.RowsRead++; s.Count(Row{Row: 13, Status: StatusCreated, ResultCode: 1013}) }, true, "+ 2 failed + 1 created: OK"},
+		{"row twice", func(s *Summary) { s.Count(lead.Row{Row: 4, Status: lead.StatusProcessed}) }, false, "ACCOUNTING MISMATCH: 12 read != 3 invalid + 4 processed"},
+		{"unknown status", func(s *Summary) { s.RowsRead++; s.Count(lead.Row{Row: 13, Status: "weird"}) }, false, "+ 1 unknown: 1 rows with an unknown status"},
+		{"created pending", func(s *Summary) {
+			s.RowsRead++
+			s.Count(lead.Row{Row: 13, Status: lead.StatusCreated, ResultCode: 1013})
+		}, true, "+ 2 failed + 1 created: OK"},
 		{"validate ok", nil, true, "accounting: 1000 read = 990 valid + 10 invalid: OK"},
 		{"validate mismatch", func(s *Summary) { s.RowsRead = 0 }, false, "ACCOUNTING MISMATCH: 0 read != 990 valid + 10 invalid: 1000 more rows counted than read"},
 	} {
@@ -215,7 +218,7 @@ func TestSummaryGolden(t *testing.T) {
 			s.Interrupted = true
 			s.RowsRead = 14
 			s.RowsRead++
-			s.Count(Row{Row: 13, ID: "lead-13", Status: StatusCreated, ResultCode: 1013, BidValue: "$1.00"})
+			s.Count(lead.Row{Row: 13, ID: "lead-13", Status: lead.StatusCreated, ResultCode: 1013, BidValue: "$1.00"})
 			return s
 		}},
 	} {
@@ -232,7 +235,7 @@ func TestSummaryGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run go test ./report -update to create it)", err)
+				t.Fatalf("%v (run go test ./summary -update to create it)", err)
 			}
 			if b.String() != string(want) {
 				t.Errorf("WriteText =\n%s\nwant (%s)\n%s", b.String(), golden, want)
@@ -285,8 +288,8 @@ func TestWriteJSON(t *testing.T) {
 // shown with what to do, in the text and the JSON.
 func TestSummaryUnverified(t *testing.T) {
 	s := &Summary{Mode: "upload", RowsRead: 2}
-	s.Count(Row{Row: 1, Status: StatusSubmitted, ResultCode: 1017, BidValue: "45.00"})
-	s.Count(Row{Row: 2, Status: StatusUnverified, ResultCode: 1002, Note: "Duplicate of lead x"})
+	s.Count(lead.Row{Row: 1, Status: lead.StatusSubmitted, ResultCode: 1017, BidValue: "45.00"})
+	s.Count(lead.Row{Row: 2, Status: lead.StatusUnverified, ResultCode: 1002, Note: "Duplicate of lead x"})
 	if s.Unverified != 1 {
 		t.Errorf("Unverified = %d, want 1", s.Unverified)
 	}

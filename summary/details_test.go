@@ -1,4 +1,4 @@
-package report
+package summary
 
 import (
 	"encoding/json"
@@ -19,17 +19,17 @@ func TestDetails(t *testing.T) {
 		return lead.RowError{Row: row, Field: lead.ZipCode, Header: "zip", Rule: "must be 5 digits", Value: v}
 	}
 	mail := lead.RowError{Row: 4, Field: lead.Email, Header: "mail", Rule: "must be a valid e-mail address", Value: "bob@example"}
-	rows := []Row{
-		{Row: 1, Status: StatusInvalid, Invalid: lead.RowErrors{zip(1, "8002")}},
-		{Row: 2, Status: StatusInvalid, Invalid: lead.RowErrors{zip(2, "8002"), mail}},
-		{Row: 3, Status: StatusInvalid, Invalid: lead.RowErrors{zip(3, "ABCDE")}},
-		{Row: 4, Status: StatusInvalid, Invalid: lead.RowErrors{mail}},
-		{Row: 5, Status: StatusSubmitted, ResultCode: 1013, BidValue: "$15.00"},
-		{Row: 6, Status: StatusSubmitted, ResultCode: 1017, BidValue: "$45.00"},
-		{Row: 7, Status: StatusProcessed, ResultCode: 1001},
-		{Row: 8, Status: StatusFailed, Error: "createLead: HTTP 503"},
-		{Row: 9, Status: StatusFailed, Error: "createLead: HTTP 503"},
-		{Row: 10, Status: StatusUnverified, ResultCode: 1001, Note: "duplicate [bulkload: ...]"},
+	rows := []lead.Row{
+		{Row: 1, Status: lead.StatusInvalid, Invalid: lead.RowErrors{zip(1, "8002")}},
+		{Row: 2, Status: lead.StatusInvalid, Invalid: lead.RowErrors{zip(2, "8002"), mail}},
+		{Row: 3, Status: lead.StatusInvalid, Invalid: lead.RowErrors{zip(3, "ABCDE")}},
+		{Row: 4, Status: lead.StatusInvalid, Invalid: lead.RowErrors{mail}},
+		{Row: 5, Status: lead.StatusSubmitted, ResultCode: 1013, BidValue: "$15.00"},
+		{Row: 6, Status: lead.StatusSubmitted, ResultCode: 1017, BidValue: "$45.00"},
+		{Row: 7, Status: lead.StatusProcessed, ResultCode: 1001},
+		{Row: 8, Status: lead.StatusFailed, Error: "createLead: HTTP 503"},
+		{Row: 9, Status: lead.StatusFailed, Error: "createLead: HTTP 503"},
+		{Row: 10, Status: lead.StatusUnverified, ResultCode: 1001, Note: "duplicate [bulkload: ...]"},
 	}
 	for _, r := range rows {
 		s.Count(r)
@@ -68,7 +68,7 @@ func TestDetails(t *testing.T) {
 	if nb != 2 || cents != 6000 {
 		t.Errorf("bid buckets hold %d bids, %d cents; want 2, 6000", nb, cents)
 	}
-	if len(back.Failures) != 2 || back.Failures[0].Count != 2 || !slices.Equal(back.Failures[0].FirstRows, []int{8, 9}) || back.Failures[1].Status != StatusUnverified {
+	if len(back.Failures) != 2 || back.Failures[0].Count != 2 || !slices.Equal(back.Failures[0].FirstRows, []int{8, 9}) || back.Failures[1].Status != lead.StatusUnverified {
 		t.Errorf("failures %+v, want 2 failed by one reason, then 1 unverified", back.Failures)
 	}
 
