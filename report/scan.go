@@ -186,7 +186,7 @@ func swallowsRecords(tail []byte) bool {
 		if err != nil {
 			continue
 		}
-		if _, err := strconv.Atoi(rec[0]); err == nil && Status(rec[3]).Known() {
+		if _, err := strconv.Atoi(rec[colRow]); err == nil && Status(rec[colStatus]).Known() {
 			return true
 		}
 	}
