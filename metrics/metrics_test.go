@@ -18,7 +18,6 @@ import (
 
 	"github.com/bulkload/bulkload/internal/fakeclock"
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
 )
@@ -83,8 +82,8 @@ func TestFileDuringAndAfterRun(t *testing.T) {
 	stats.CreateLead = submitter.OpStats{Calls: 3, Retries: 1, OK: 3, Throttled: 1}
 	stats.SubmitLead = submitter.OpStats{Calls: 1, OK: 1}
 	r.SetAPI(func() submitter.Stats { return stats })
-	r.Observe(report.Row{Row: 1, Status: report.StatusSubmitted, ResultCode: 1013, BidValue: "$45.00"})
-	r.Observe(report.Row{Row: 2, Status: report.StatusInvalid})
+	r.Observe(lead.Row{Row: 1, Status: lead.StatusSubmitted, ResultCode: 1013, BidValue: "$45.00"})
+	r.Observe(lead.Row{Row: 2, Status: lead.StatusInvalid})
 
 	// Written at Start: in progress, no finished run yet.
 	mfs := readFile(t, path)

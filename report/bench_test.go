@@ -13,15 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/gocarina/gocsv"
 )
 
 var benchRows = flag.Int("rows", 1_000_000, "rows in the journal of BenchmarkCompact and BenchmarkLoadState")
 
 // benchRow is a typical final line: a qualified, submitted lead with a note.
-func benchRow(i int) Row {
-	return Row{
-		Row: i, LeadID: fmt.Sprintf("P-%08d", i), Ref: fmt.Sprintf("batch-7/%d", i), Status: StatusSubmitted,
+func benchRow(i int) lead.Row {
+	return lead.Row{
+		Row: i, LeadID: fmt.Sprintf("P-%08d", i), Ref: fmt.Sprintf("batch-7/%d", i), Status: lead.StatusSubmitted,
 		ID: fmt.Sprintf("0b9f8a2e-1c1d-4f7e-9a53-%012d", i), ResultCode: 1013, Note: "Lead qualified, tier 2",
 		BidValue: "$1,042.50", Attempts: 1,
 	}
@@ -84,14 +85,14 @@ func writeShuffledJournal(b *testing.B, path string, n int) {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var later []Row
+	var later []lead.Row
 	for _, i := range rng.Perm(n) {
 		r := benchRow(i + 1)
 		if i%3 != 0 {
-			r.Status, r.ResultCode, r.BidValue = StatusProcessed, 1020, ""
+			r.Status, r.ResultCode, r.BidValue = lead.StatusProcessed, 1020, ""
 		} else {
 			c := r
-			c.Status = StatusCreated
+			c.Status = lead.StatusCreated
 			if err := j.AppendDurable(c); err != nil {
 				b.Fatal(err)
 			}

@@ -63,7 +63,7 @@ func FormatFor(path string) Format {
 // errBadRow is wrapped by the errors a Row fails validation with.
 var errBadRow = errors.New("invalid results row")
 
-func checkRow(r *Row) error {
+func checkRow(r *lead.Row) error {
 	if r.Row < 0 || r.Row > maxRow {
 		return fmt.Errorf("%w: row number %d out of range 0..%d", errBadRow, r.Row, maxRow)
 	}
@@ -75,7 +75,7 @@ func checkRow(r *Row) error {
 
 // quoteStatus quotes an unknown status for an error message if it looks like
 // a status name; otherwise it could be partner data from a corrupt line.
-func quoteStatus(s Status) string {
+func quoteStatus(s lead.Status) string {
 	if len(s) == 0 || len(s) > 16 {
 		return ""
 	}
@@ -127,7 +127,7 @@ func itoaEmpty(n int) string {
 }
 
 // write encodes one row; it is in the user-space buffer until flush.
-func (e *encoder) write(r *Row) error {
+func (e *encoder) write(r *lead.Row) error {
 	if err := checkRow(r); err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (e *encoder) flush() error {
 // appendJSON appends r as one JSON object, every column's key present, and
 // a newline. It is hand-written because encoding/json costs an allocation
 // per pointer field and per call.
-func (e *encoder) appendJSON(b []byte, r *Row) []byte {
+func (e *encoder) appendJSON(b []byte, r *lead.Row) []byte {
 	for c := range numColumns {
 		b = append(b, e.keys[c]...)
 		text, n := cell(r, c)
@@ -260,21 +260,21 @@ func atoiEmpty(col, s string) (int, error) {
 
 // decodeCSV returns the row of a results CSV record, whose fields are the
 // columns in order (the header was checked to be Header).
-func decodeCSV(rec []string) (Row, error) {
+func decodeCSV(rec []string) (lead.Row, error) {
 	if len(rec) != int(numColumns) {
-		return Row{}, fmt.Errorf("%d fields, want %d", len(rec), numColumns)
+		return lead.Row{}, fmt.Errorf("%d fields, want %d", len(rec), numColumns)
 	}
-	var r Row
+	var r lead.Row
 	for c := range numColumns {
 		cell := rec[c]
 		switch c.kind() {
 		case kindNumber, kindCount:
 			if cell == "" && c.kind() == kindNumber {
-				return Row{}, fmt.Errorf("%s is empty", c.name())
+				return lead.Row{}, fmt.Errorf("%s is empty", c.name())
 			}
 			n, err := atoiEmpty(c.name(), cell)
 			if err != nil {
-				return Row{}, err
+				return lead.Row{}, err
 			}
 			setCell(&r, c, "", n)
 		case kindWord:
@@ -310,15 +310,15 @@ type jsonLine struct {
 // the columns' names as keys (matched as encoding/json matches: in any
 // case; other keys are ignored). A missing or null number is 0, but the
 // row number must be there.
-func decodeJSON(line []byte) (Row, error) {
+func decodeJSON(line []byte) (lead.Row, error) {
 	var j jsonLine
 	if err := json.Unmarshal(line, &j); err != nil {
-		return Row{}, jsonErr(err)
+		return lead.Row{}, jsonErr(err)
 	}
 	if j.Row == nil {
-		return Row{}, errors.New("row is missing")
+		return lead.Row{}, errors.New("row is missing")
 	}
-	var r Row
+	var r lead.Row
 	v := reflect.ValueOf(&j).Elem()
 	for c := range numColumns {
 		switch f := v.Field(int(c)); f.Kind() {

@@ -57,7 +57,7 @@ func FuzzLoadState(f *testing.F) {
 		if err != nil {
 			t.Fatalf("OpenJournal(resume) after LoadState succeeded: %v", err)
 		}
-		if err := j.AppendDurable(Row{Row: maxRow, Status: StatusFailed, Error: "x"}); err != nil {
+		if err := j.AppendDurable(lead.Row{Row: maxRow, Status: lead.StatusFailed, Error: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := j.Close(); err != nil {
@@ -100,7 +100,7 @@ func FuzzRowRoundTrip(f *testing.F) {
 	f.Add("=HYPERLINK(\"x\")", "-2+3+cmd|' /C calc'!A0", "'s-Hertogenbosch", "-5", "@x", "\t=1")
 	f.Add("", "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, leadID, ref, id, note, bid, errText string) {
-		want := Row{Row: 1, LeadID: leadID, Ref: ref, Status: StatusFailed, ID: id, Note: note, BidValue: bid, Attempts: 1, Error: errText}
+		want := lead.Row{Row: 1, LeadID: leadID, Ref: ref, Status: lead.StatusFailed, ID: id, Note: note, BidValue: bid, Attempts: 1, Error: errText}
 		var b bytes.Buffer
 		w := NewWriter(&b, FormatCSV)
 		if err := w.Write(want); err != nil {
@@ -121,7 +121,7 @@ func FuzzRowRoundTrip(f *testing.F) {
 				}
 			}
 		}
-		var got []Row
+		var got []lead.Row
 		if _, err := scan(bytes.NewReader(b.Bytes()), int64(b.Len()), FormatCSV, "fuzz.csv", func(s *scanned) error {
 			got = append(got, s.row)
 			return nil
@@ -136,7 +136,7 @@ func FuzzRowRoundTrip(f *testing.F) {
 		}
 		// encoding/csv reads a CR LF inside quotes as LF.
 		n := func(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
-		want = Row{Row: 1, LeadID: n(leadID), Ref: n(ref), Status: StatusFailed, ID: n(id), Note: n(note), BidValue: n(bid), Attempts: 1, Error: n(errText)}
+		want = lead.Row{Row: 1, LeadID: n(leadID), Ref: n(ref), Status: lead.StatusFailed, ID: n(id), Note: n(note), BidValue: n(bid), Attempts: 1, Error: n(errText)}
 		if len(got) != 1 {
 			t.Fatalf("read back %d rows from %q, want 1", len(got), b.Bytes())
 		}
@@ -160,13 +160,13 @@ func FuzzNoteColumn(f *testing.F) {
 	f.Add("x [bulkload: a] [bulkload: b")
 	f.Add(" [bulkload: ] [bulkload: ]]")
 	f.Fuzz(func(t *testing.T, col string) {
-		var r Row
+		var r lead.Row
 		setNoteColumn(&r, col)
 		again := noteColumn(&r)
 		if !strings.HasPrefix(col, AmbiguousNote) && again != col {
 			t.Fatalf("setNoteColumn(%q) = %+v, written again as %q", col, r, again)
 		}
-		var r2 Row
+		var r2 lead.Row
 		setNoteColumn(&r2, again)
 		if !reflect.DeepEqual(r, r2) {
 			t.Fatalf("setNoteColumn(%q) = %+v, but its column %q reads as %+v", col, r, again, r2)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/outfile"
 )
 
@@ -97,7 +98,7 @@ func OpenJournal(path string, resume bool) (*Journal, error) {
 // Compact writes is). Every line is written this way: a `created` line must
 // be on disk before submitLead is called, and the engine journals each line
 // as it comes.
-func (j *Journal) AppendDurable(r Row) error {
+func (j *Journal) AppendDurable(r lead.Row) error {
 	if j.f == nil {
 		return fmt.Errorf("append to results file %s: journal is closed", j.path)
 	}
@@ -147,8 +148,8 @@ func newLineRef(s *scanned) (lineRef, error) {
 	return lineRef{off: s.start, meta: uint32(n)<<4 | uint32(statusCode(s.row.Status)), row: int32(s.row.Row)}, nil
 }
 
-func (r lineRef) len() int       { return int(r.meta >> 4) }
-func (r lineRef) status() Status { return statusOf(uint8(r.meta & 15)) }
+func (r lineRef) len() int            { return int(r.meta >> 4) }
+func (r lineRef) status() lead.Status { return statusOf(uint8(r.meta & 15)) }
 
 // readRefs scans the results file f and returns the last line of each row,
 // sorted by row.

@@ -10,35 +10,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/outfile"
 )
 
 // journalLines is an upload's journal in completion order: rows interleave,
 // qualified rows have a created line then their final line, and row 4 was
 // retried (failed, then processed on a later line).
-func journalLines() []Row {
-	return []Row{
-		{Row: 3, LeadID: "L3", Status: StatusCreated, ID: "id-3", ResultCode: 1013, BidValue: "$1,042.50", Attempts: 1},
-		{Row: 1, LeadID: "L1", Status: StatusInvalid, Error: "zipCode: must be 5 digits"},
-		{Row: 4, LeadID: "L4", Status: StatusFailed, Attempts: 5, Error: "createLead: HTTP 503, \"gave up\"\nafter 5 attempts"},
-		{Row: 2, LeadID: "L2", Status: StatusCreated, ID: "id-2", ResultCode: 1017, Note: "q, \"2\"", BidValue: "$42.50", Attempts: 1},
-		{Row: 3, LeadID: "L3", Status: StatusSubmitted, ID: "id-3", ResultCode: 1013, BidValue: "$1,042.50", Attempts: 2},
-		{Row: 5, LeadID: "L5", Status: StatusProcessed, ID: "id-5", ResultCode: 1020, Note: "done", Attempts: 1},
-		{Row: 4, LeadID: "L4", Status: StatusProcessed, ID: "id-4", ResultCode: 1020, Note: "done\non retry", Attempts: 1},
-		{Row: 2, LeadID: "L2", Status: StatusSubmitFailed, ID: "id-2", ResultCode: 1017, Note: "q, \"2\"", BidValue: "$42.50", Attempts: 3, Error: "submitLead: HTTP 500"},
+func journalLines() []lead.Row {
+	return []lead.Row{
+		{Row: 3, LeadID: "L3", Status: lead.StatusCreated, ID: "id-3", ResultCode: 1013, BidValue: "$1,042.50", Attempts: 1},
+		{Row: 1, LeadID: "L1", Status: lead.StatusInvalid, Error: "zipCode: must be 5 digits"},
+		{Row: 4, LeadID: "L4", Status: lead.StatusFailed, Attempts: 5, Error: "createLead: HTTP 503, \"gave up\"\nafter 5 attempts"},
+		{Row: 2, LeadID: "L2", Status: lead.StatusCreated, ID: "id-2", ResultCode: 1017, Note: "q, \"2\"", BidValue: "$42.50", Attempts: 1},
+		{Row: 3, LeadID: "L3", Status: lead.StatusSubmitted, ID: "id-3", ResultCode: 1013, BidValue: "$1,042.50", Attempts: 2},
+		{Row: 5, LeadID: "L5", Status: lead.StatusProcessed, ID: "id-5", ResultCode: 1020, Note: "done", Attempts: 1},
+		{Row: 4, LeadID: "L4", Status: lead.StatusProcessed, ID: "id-4", ResultCode: 1020, Note: "done\non retry", Attempts: 1},
+		{Row: 2, LeadID: "L2", Status: lead.StatusSubmitFailed, ID: "id-2", ResultCode: 1017, Note: "q, \"2\"", BidValue: "$42.50", Attempts: 3, Error: "submitLead: HTTP 500"},
 	}
 }
 
 // lastLines is what a reader of journalLines must see: the last line of each
 // row, in row order.
-func lastLines(lines []Row) []Row {
-	last := map[int]Row{}
+func lastLines(lines []lead.Row) []lead.Row {
+	last := map[int]lead.Row{}
 	maxRow := 0
 	for _, r := range lines {
 		last[r.Row] = r
 		maxRow = max(maxRow, r.Row)
 	}
-	var out []Row
+	var out []lead.Row
 	for i := 0; i <= maxRow; i++ {
 		if r, ok := last[i]; ok {
 			out = append(out, r)
@@ -47,7 +48,7 @@ func lastLines(lines []Row) []Row {
 	return out
 }
 
-func appendAll(t *testing.T, j *Journal, rows []Row) {
+func appendAll(t *testing.T, j *Journal, rows []lead.Row) {
 	t.Helper()
 	for _, r := range rows {
 		if err := j.AppendDurable(r); err != nil {
@@ -57,7 +58,7 @@ func appendAll(t *testing.T, j *Journal, rows []Row) {
 }
 
 // encodeRows is the exact text a results file of rows has.
-func encodeRows(t *testing.T, f Format, rows []Row) string {
+func encodeRows(t *testing.T, f Format, rows []lead.Row) string {
 	t.Helper()
 	var b bytes.Buffer
 	w := NewWriter(&b, f)
@@ -171,7 +172,7 @@ func TestResumeAppendsThenCompacts(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := loadState(t, path)
-			if st, ok := s.Status(2); !ok || st != StatusCreated {
+			if st, ok := s.Status(2); !ok || st != lead.StatusCreated {
 				t.Errorf("Status(2) = %q, %v; want created", st, ok)
 			}
 			if s.Lines() != len(first) || s.Len() != 4 {
@@ -199,7 +200,7 @@ func TestOpenJournalResumeMissingFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("OpenJournal(missing, resume) = %v", err)
 	}
-	if err := j.AppendDurable(Row{Row: 1, Status: StatusInvalid}); err != nil {
+	if err := j.AppendDurable(lead.Row{Row: 1, Status: lead.StatusInvalid}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil {
@@ -239,7 +240,7 @@ func TestJournalDurability(t *testing.T) {
 		return len(b)
 	}
 
-	rows := []Row{{Row: 1, Status: StatusProcessed}, {Row: 2, Status: StatusCreated, ID: "id-2", ResultCode: 1013}, {Row: 3, Status: StatusProcessed}}
+	rows := []lead.Row{{Row: 1, Status: lead.StatusProcessed}, {Row: 2, Status: lead.StatusCreated, ID: "id-2", ResultCode: 1013}, {Row: 3, Status: lead.StatusProcessed}}
 	for i, r := range rows {
 		if err := j.AppendDurable(r); err != nil {
 			t.Fatal(err)
@@ -261,7 +262,7 @@ func TestStateCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := loadState(t, path)
-	want := map[Status]int{StatusInvalid: 1, StatusSubmitted: 1, StatusProcessed: 2, StatusSubmitFailed: 1}
+	want := map[lead.Status]int{lead.StatusInvalid: 1, lead.StatusSubmitted: 1, lead.StatusProcessed: 2, lead.StatusSubmitFailed: 1}
 	if got := s.Counts(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Counts() = %v, want %v", got, want)
 	}
@@ -294,12 +295,12 @@ func TestOpenJournalRemovesStaleCompaction(t *testing.T) {
 // marked Ambiguous come back from the journal as they went in (State.Get,
 // State.Status, Counts), in both formats, before and after compaction.
 func TestUnverifiedAndAmbiguousSurvive(t *testing.T) {
-	rows := []Row{
-		{Row: 1, LeadID: "L1", Status: StatusFailed, Attempts: 1, Ambiguous: true, Error: "createLead: connection lost after 1 attempt"},
-		{Row: 2, LeadID: "L2", Status: StatusUnverified, ID: "dup-2", ResultCode: 1002, Note: "Duplicate of lead x", EngineNotes: []string{"reconcile by leadId"}, Attempts: 2},
-		{Row: 3, LeadID: "L3", Status: StatusFailed, Attempts: 1, Ambiguous: true, Note: "kept"},
-		{Row: 4, LeadID: "L4", Status: StatusFailed, Attempts: 5, Error: "createLead: HTTP 503 after 5 attempts"},
-		{Row: 5, LeadID: "L5", Status: StatusFailed, Attempts: 1, Ambiguous: true, EngineNotes: []string{"one", "two; three"}},
+	rows := []lead.Row{
+		{Row: 1, LeadID: "L1", Status: lead.StatusFailed, Attempts: 1, Ambiguous: true, Error: "createLead: connection lost after 1 attempt"},
+		{Row: 2, LeadID: "L2", Status: lead.StatusUnverified, ID: "dup-2", ResultCode: 1002, Note: "Duplicate of lead x", EngineNotes: []string{"reconcile by leadId"}, Attempts: 2},
+		{Row: 3, LeadID: "L3", Status: lead.StatusFailed, Attempts: 1, Ambiguous: true, Note: "kept"},
+		{Row: 4, LeadID: "L4", Status: lead.StatusFailed, Attempts: 5, Error: "createLead: HTTP 503 after 5 attempts"},
+		{Row: 5, LeadID: "L5", Status: lead.StatusFailed, Attempts: 1, Ambiguous: true, EngineNotes: []string{"one", "two; three"}},
 	}
 	for _, ext := range []string{".csv", ".jsonl"} {
 		t.Run(ext, func(t *testing.T) {
@@ -320,7 +321,7 @@ func TestUnverifiedAndAmbiguousSurvive(t *testing.T) {
 						t.Errorf("%s: Status(%d) = %q, want %q", when, want.Row, st, want.Status)
 					}
 				}
-				if got := s.Counts(); got[StatusUnverified] != 1 || got[StatusFailed] != 4 {
+				if got := s.Counts(); got[lead.StatusUnverified] != 1 || got[lead.StatusFailed] != 4 {
 					t.Errorf("%s: Counts() = %v, want 1 unverified, 4 failed", when, got)
 				}
 			}
@@ -345,7 +346,7 @@ func TestCompactKeepsMeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.AppendDurable(Row{Row: 1, Status: StatusProcessed}); err != nil {
+	if err := j.AppendDurable(lead.Row{Row: 1, Status: lead.StatusProcessed}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Compact(); err != nil {

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // TestHalfWrittenLastLine cuts a valid journal at every byte offset of its
@@ -14,13 +16,13 @@ import (
 // returns a half row, and OpenJournal(resume) then appends cleanly.
 func TestHalfWrittenLastLine(t *testing.T) {
 	// The last line is long and has every kind of quoting in it.
-	last := Row{Row: 9, LeadID: `L"9",x`, Ref: "r\n9", Status: StatusSubmitFailed, ID: "id-9", ResultCode: 1016,
+	last := lead.Row{Row: 9, LeadID: `L"9",x`, Ref: "r\n9", Status: lead.StatusSubmitFailed, ID: "id-9", ResultCode: 1016,
 		Note: "a \"quoted\" note,\nwith \"\" pairs\n", BidValue: "$1,042.50", Attempts: 12, Error: "submitLead: \"HTTP 500\", then\nnull"}
-	prev := []Row{
-		{Row: 9, LeadID: `L"9",x`, Ref: "r\n9", Status: StatusCreated, ID: "id-9", ResultCode: 1016, BidValue: "$1,042.50", Attempts: 1},
-		{Row: 1, LeadID: "L1", Status: StatusProcessed, ID: "id-1", ResultCode: 1020, Note: "ok", Attempts: 1},
+	prev := []lead.Row{
+		{Row: 9, LeadID: `L"9",x`, Ref: "r\n9", Status: lead.StatusCreated, ID: "id-9", ResultCode: 1016, BidValue: "$1,042.50", Attempts: 1},
+		{Row: 1, LeadID: "L1", Status: lead.StatusProcessed, ID: "id-1", ResultCode: 1020, Note: "ok", Attempts: 1},
 	}
-	added := Row{Row: 10, LeadID: "L10", Status: StatusProcessed, ID: "id-10", ResultCode: 1020, Attempts: 1}
+	added := lead.Row{Row: 10, LeadID: "L10", Status: lead.StatusProcessed, ID: "id-10", ResultCode: 1020, Attempts: 1}
 	for _, ext := range []string{".csv", ".jsonl"} {
 		t.Run(ext, func(t *testing.T) {
 			f := FormatFor("x" + ext)
@@ -52,7 +54,7 @@ func TestHalfWrittenLastLine(t *testing.T) {
 				if s.IgnoredPartialLines() != wantPartial {
 					t.Errorf("cut at %d: IgnoredPartialLines = %d, want %d", cut, s.IgnoredPartialLines(), wantPartial)
 				}
-				var want []Row
+				var want []lead.Row
 				if cut >= lastStart {
 					want = lastLines(prev)
 				} else if cut > len(Header)+1 && f == FormatCSV {

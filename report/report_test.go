@@ -16,21 +16,21 @@ import (
 
 // trickyRows exercise quoting: commas, quotes, newlines, CR, tabs, leading
 // spaces, non-ASCII and JSON's line separators.
-func trickyRows() []Row {
-	return []Row{
-		{Row: 1, LeadID: "L1", Ref: "R1", Status: StatusValid},
-		{Row: 2, LeadID: "L2", Ref: "", Status: StatusInvalid, Error: "zipCode: must be 5 digits; email: not an e-mail address"},
-		{Row: 3, LeadID: "L,3", Ref: `R"3"`, Status: StatusProcessed, ID: "0b9f8a2e-1c1d-4f7e-9a53-1b2c3d4e5f60", ResultCode: 1020, Note: "done, \"as\" asked\nsecond line\r\nthird", Attempts: 1},
-		{Row: 4, LeadID: " L4 ", Ref: "\tR4", Status: StatusSubmitted, ID: "id-4", ResultCode: 1013, Note: "qualified", BidValue: "$1,042.50", Attempts: 2},
-		{Row: 5, LeadID: "Ünïcødé ✓", Ref: "line\u2028sep\u2029", Status: StatusSubmitFailed, ID: "id-5", ResultCode: 1017, BidValue: "$42.50", Attempts: 3, Error: "submitLead: HTTP 503"},
-		{Row: 6, LeadID: "\"", Ref: ",", Status: StatusFailed, Attempts: 5, Error: "createLead: \"quoted\", and\nmulti-line"},
-		{Row: 7, LeadID: "L7", Status: StatusCreated, ID: "id-7", ResultCode: 1014, Note: "\\backslash\\", BidValue: "$0.01"},
-		{Row: 0, LeadID: "\x01ctl\x1f", Status: StatusValid},
-		{Row: 8, LeadID: "", Ref: "", Status: StatusValid, Note: "\""},
+func trickyRows() []lead.Row {
+	return []lead.Row{
+		{Row: 1, LeadID: "L1", Ref: "R1", Status: lead.StatusValid},
+		{Row: 2, LeadID: "L2", Ref: "", Status: lead.StatusInvalid, Error: "zipCode: must be 5 digits; email: not an e-mail address"},
+		{Row: 3, LeadID: "L,3", Ref: `R"3"`, Status: lead.StatusProcessed, ID: "0b9f8a2e-1c1d-4f7e-9a53-1b2c3d4e5f60", ResultCode: 1020, Note: "done, \"as\" asked\nsecond line\r\nthird", Attempts: 1},
+		{Row: 4, LeadID: " L4 ", Ref: "\tR4", Status: lead.StatusSubmitted, ID: "id-4", ResultCode: 1013, Note: "qualified", BidValue: "$1,042.50", Attempts: 2},
+		{Row: 5, LeadID: "Ünïcødé ✓", Ref: "line\u2028sep\u2029", Status: lead.StatusSubmitFailed, ID: "id-5", ResultCode: 1017, BidValue: "$42.50", Attempts: 3, Error: "submitLead: HTTP 503"},
+		{Row: 6, LeadID: "\"", Ref: ",", Status: lead.StatusFailed, Attempts: 5, Error: "createLead: \"quoted\", and\nmulti-line"},
+		{Row: 7, LeadID: "L7", Status: lead.StatusCreated, ID: "id-7", ResultCode: 1014, Note: "\\backslash\\", BidValue: "$0.01"},
+		{Row: 0, LeadID: "\x01ctl\x1f", Status: lead.StatusValid},
+		{Row: 8, LeadID: "", Ref: "", Status: lead.StatusValid, Note: "\""},
 	}
 }
 
-func writeRows(t *testing.T, path string, rows []Row) {
+func writeRows(t *testing.T, path string, rows []lead.Row) {
 	t.Helper()
 	w, err := Create(path)
 	if err != nil {
@@ -93,12 +93,12 @@ func TestRoundTrip(t *testing.T) {
 func TestWriterCSVText(t *testing.T) {
 	var b bytes.Buffer
 	w := NewWriter(&b, FormatCSV)
-	for _, r := range []Row{
-		{Row: 1, LeadID: "L1", Status: StatusValid},
-		{Row: 2, LeadID: "L,2", Ref: `say "hi"`, Status: StatusFailed, Note: "a\nb", Attempts: 3, Error: "x: y"},
-		{Row: 3, Status: StatusSubmitted, ID: "u", ResultCode: 1013, BidValue: "$1,042.50", Attempts: 1},
-		{Row: 4, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 4, Field: lead.ZipCode, Rule: "must be 5 digits"}, {Row: 4, Field: lead.State, Rule: "bad"}}},
-		{Row: 5, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 5, StartLine: 7, Field: lead.NoField, Rule: "2 fields, header has 3"}}},
+	for _, r := range []lead.Row{
+		{Row: 1, LeadID: "L1", Status: lead.StatusValid},
+		{Row: 2, LeadID: "L,2", Ref: `say "hi"`, Status: lead.StatusFailed, Note: "a\nb", Attempts: 3, Error: "x: y"},
+		{Row: 3, Status: lead.StatusSubmitted, ID: "u", ResultCode: 1013, BidValue: "$1,042.50", Attempts: 1},
+		{Row: 4, Status: lead.StatusInvalid, Invalid: lead.RowErrors{{Row: 4, Field: lead.ZipCode, Rule: "must be 5 digits"}, {Row: 4, Field: lead.State, Rule: "bad"}}},
+		{Row: 5, Status: lead.StatusInvalid, Invalid: lead.RowErrors{{Row: 5, StartLine: 7, Field: lead.NoField, Rule: "2 fields, header has 3"}}},
 	} {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
@@ -121,10 +121,10 @@ func TestWriterCSVText(t *testing.T) {
 func TestWriterJSONLText(t *testing.T) {
 	var b bytes.Buffer
 	w := NewWriter(&b, FormatJSONL)
-	if err := w.Write(Row{Row: 2, LeadID: "L<2>&", Status: StatusProcessed, ID: "u", ResultCode: 1020, Note: "a\"b\n"}); err != nil {
+	if err := w.Write(lead.Row{Row: 2, LeadID: "L<2>&", Status: lead.StatusProcessed, ID: "u", ResultCode: 1020, Note: "a\"b\n"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Write(Row{Row: 3, Status: StatusInvalid, Invalid: lead.RowErrors{{Row: 3, Field: lead.ZipCode, Rule: "must be 5 digits"}}}); err != nil {
+	if err := w.Write(lead.Row{Row: 3, Status: lead.StatusInvalid, Invalid: lead.RowErrors{{Row: 3, Field: lead.ZipCode, Rule: "must be 5 digits"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -157,12 +157,12 @@ func TestAppendJSONString(t *testing.T) {
 func TestWriteRejectsBadRow(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		row  Row
+		row  lead.Row
 	}{
-		{"negative row", Row{Row: -1, Status: StatusValid}},
-		{"row too large", Row{Row: maxRow + 1, Status: StatusValid}},
-		{"unknown status", Row{Row: 1, Status: "done"}},
-		{"empty status", Row{Row: 1}},
+		{"negative row", lead.Row{Row: -1, Status: lead.StatusValid}},
+		{"row too large", lead.Row{Row: maxRow + 1, Status: lead.StatusValid}},
+		{"unknown status", lead.Row{Row: 1, Status: "done"}},
+		{"empty status", lead.Row{Row: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := NewWriter(&bytes.Buffer{}, FormatCSV)
@@ -214,7 +214,7 @@ func TestNoSensitiveColumns(t *testing.T) {
 	// One field per column; Invalid, rendered into the error column;
 	// EngineNotes and Ambiguous, kept in the note column; and Refused, a
 	// flag for the --refusals file, never written.
-	if n := reflect.TypeFor[Row]().NumField(); n != int(numColumns)+4 {
+	if n := reflect.TypeFor[lead.Row]().NumField(); n != int(numColumns)+4 {
 		t.Errorf("Row has %d fields, want %d (one per column, Invalid, EngineNotes, Ambiguous and Refused)", n, int(numColumns)+4)
 	}
 }
@@ -232,26 +232,26 @@ func TestLoadStateMissingFile(t *testing.T) {
 var noteColumnCases = []struct {
 	name string
 	col  string
-	want Row
+	want lead.Row
 }{
-	{"empty", "", Row{}},
-	{"service's", "Lead qualified, tier 2", Row{Note: "Lead qualified, tier 2"}},
+	{"empty", "", lead.Row{}},
+	{"service's", "Lead qualified, tier 2", lead.Row{Note: "Lead qualified, tier 2"}},
 	{"engine's after the service's", "Duplicate of lead x [bulkload: createLead was sent 2 times after an answer was lost; this is the lead the earlier attempt created, answered as a duplicate on the retry]",
-		Row{Note: "Duplicate of lead x", EngineNotes: []string{"createLead was sent 2 times after an answer was lost; this is the lead the earlier attempt created, answered as a duplicate on the retry"}}},
-	{"engine's alone", " [bulkload: createLead answered without a lead id]", Row{EngineNotes: []string{"createLead answered without a lead id"}}},
-	{"two of the engine's", "ok [bulkload: a] [bulkload: createLead answered without a lead id]", Row{Note: "ok", EngineNotes: []string{"a", "createLead answered without a lead id"}}},
-	{"ambiguous", AmbiguousNote, Row{Ambiguous: true}},
-	{"ambiguous with a note", AmbiguousNote + " kept", Row{Ambiguous: true, Note: "kept"}},
-	{"ambiguous with the engine's", AmbiguousNote + "  [bulkload: x]", Row{Ambiguous: true, EngineNotes: []string{"x"}}},
-	{"an unclosed mark is the service's", "a [bulkload: b", Row{Note: "a [bulkload: b"}},
-	{"a mark unclosed later is the service's", "a [bulkload: b] [bulkload: c", Row{Note: "a [bulkload: b] [bulkload: c"}},
-	{"a bracket in the engine's", "a [bulkload: lead (x] y)]", Row{Note: "a", EngineNotes: []string{"lead (x] y)"}}},
+		lead.Row{Note: "Duplicate of lead x", EngineNotes: []string{"createLead was sent 2 times after an answer was lost; this is the lead the earlier attempt created, answered as a duplicate on the retry"}}},
+	{"engine's alone", " [bulkload: createLead answered without a lead id]", lead.Row{EngineNotes: []string{"createLead answered without a lead id"}}},
+	{"two of the engine's", "ok [bulkload: a] [bulkload: createLead answered without a lead id]", lead.Row{Note: "ok", EngineNotes: []string{"a", "createLead answered without a lead id"}}},
+	{"ambiguous", AmbiguousNote, lead.Row{Ambiguous: true}},
+	{"ambiguous with a note", AmbiguousNote + " kept", lead.Row{Ambiguous: true, Note: "kept"}},
+	{"ambiguous with the engine's", AmbiguousNote + "  [bulkload: x]", lead.Row{Ambiguous: true, EngineNotes: []string{"x"}}},
+	{"an unclosed mark is the service's", "a [bulkload: b", lead.Row{Note: "a [bulkload: b"}},
+	{"a mark unclosed later is the service's", "a [bulkload: b] [bulkload: c", lead.Row{Note: "a [bulkload: b] [bulkload: c"}},
+	{"a bracket in the engine's", "a [bulkload: lead (x] y)]", lead.Row{Note: "a", EngineNotes: []string{"lead (x] y)"}}},
 }
 
 func TestNoteColumn(t *testing.T) {
 	for _, tc := range noteColumnCases {
 		t.Run(tc.name, func(t *testing.T) {
-			var got Row
+			var got lead.Row
 			setNoteColumn(&got, tc.col)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("setNoteColumn(%q) = %+v, want %+v", tc.col, got, tc.want)

@@ -28,24 +28,9 @@ import (
 	"github.com/bulkload/bulkload/lead"
 )
 
-// Status is lead.Status, kept here while callers move to lead.
-type Status = lead.Status
-
-// The statuses of a row, kept here while callers move to lead's.
-const (
-	StatusValid        = lead.StatusValid
-	StatusInvalid      = lead.StatusInvalid
-	StatusCreated      = lead.StatusCreated
-	StatusProcessed    = lead.StatusProcessed
-	StatusSubmitted    = lead.StatusSubmitted
-	StatusSubmitFailed = lead.StatusSubmitFailed
-	StatusFailed       = lead.StatusFailed
-	StatusUnverified   = lead.StatusUnverified
-)
-
 // statusCode is the status's one-byte code in State, 1 + its index in
 // lead.Statuses; 0 for an unknown status.
-func statusCode(s Status) uint8 {
+func statusCode(s lead.Status) uint8 {
 	for i, st := range lead.Statuses() {
 		if st.Status == s {
 			return uint8(i + 1)
@@ -58,18 +43,16 @@ func statusCode(s Status) uint8 {
 const _ = uint8(15 - lead.NumStatuses)
 
 // statusOf is the inverse of statusCode.
-func statusOf(c uint8) Status {
+func statusOf(c uint8) lead.Status {
 	if c == 0 || int(c) > lead.NumStatuses {
 		return ""
 	}
 	return lead.Statuses()[c-1].Status
 }
 
-// Row is lead.Row, one line of the results file, kept here while callers
-// move to lead. The results file writes its note column from Note,
+// The results file writes a lead.Row's note column from Note,
 // EngineNotes and Ambiguous (noteColumn) and reads them back from it
 // (setNoteColumn); Refused is not written.
-type Row = lead.Row
 
 // AmbiguousNote opens the note column of a row marked Ambiguous: the one
 // place the mark is kept, so that it survives the process. Its wording is
@@ -86,7 +69,7 @@ const (
 // NoteText is the service's note followed by the engine's notes, each
 // enclosed in engineNoteOpen and engineNoteClose: the note column without
 // AmbiguousNote, and the note the summary quotes.
-func NoteText(r *Row) string {
+func NoteText(r *lead.Row) string {
 	if len(r.EngineNotes) == 0 {
 		return r.Note
 	}
@@ -102,7 +85,7 @@ func NoteText(r *Row) string {
 
 // noteColumn is the row's note column: NoteText, after AmbiguousNote when
 // the row is Ambiguous.
-func noteColumn(r *Row) string {
+func noteColumn(r *lead.Row) string {
 	note := NoteText(r)
 	switch {
 	case !r.Ambiguous:
@@ -118,7 +101,7 @@ func noteColumn(r *Row) string {
 // engineNoteOpen; a column whose text after it does not split into notes
 // each closed by engineNoteClose is all the service's note. Writing the row
 // again gives the same column.
-func setNoteColumn(r *Row, col string) {
+func setNoteColumn(r *lead.Row, col string) {
 	if rest, ok := strings.CutPrefix(col, AmbiguousNote); ok {
 		r.Ambiguous = true
 		col = strings.TrimPrefix(rest, " ")

@@ -10,6 +10,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // ErrCorrupt is wrapped by the error for a results file line that is neither
@@ -24,7 +26,7 @@ const maxPartial = 1 << 20
 // [start, end) of its line, newline included. A CSV span may begin with blank
 // lines, which csv.Reader skips.
 type scanned struct {
-	row        Row
+	row        lead.Row
 	start, end int64
 }
 
@@ -186,7 +188,7 @@ func swallowsRecords(tail []byte) bool {
 		if err != nil {
 			continue
 		}
-		if _, err := strconv.Atoi(rec[colRow]); err == nil && Status(rec[colStatus]).Known() {
+		if _, err := strconv.Atoi(rec[colRow]); err == nil && lead.Status(rec[colStatus]).Known() {
 			return true
 		}
 	}

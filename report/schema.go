@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // Header is the results file's columns, in order, comma-separated: the CSV
@@ -78,7 +80,7 @@ func (c column) name() string {
 // n for a number column. Text columns hold what the file shows (the note
 // with AmbiguousNote and the engine's notes, the error with the rendered
 // Invalid).
-func cell(r *Row, c column) (text string, n int) {
+func cell(r *lead.Row, c column) (text string, n int) {
 	switch c {
 	case colRow:
 		return "", r.Row
@@ -106,7 +108,7 @@ func cell(r *Row, c column) (text string, n int) {
 
 // setCell sets the field of column c from a cell read back: text for a text
 // or word column, n for a number column. It is cell's inverse.
-func setCell(r *Row, c column, text string, n int) {
+func setCell(r *lead.Row, c column, text string, n int) {
 	switch c {
 	case colRow:
 		r.Row = n
@@ -115,7 +117,7 @@ func setCell(r *Row, c column, text string, n int) {
 	case colRef:
 		r.Ref = text
 	case colStatus:
-		r.Status = Status(text)
+		r.Status = lead.Status(text)
 	case colID:
 		r.ID = text
 	case colResultCode:

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // TestSchema: Header names every column once, in the constants' order, and
@@ -20,9 +22,9 @@ func TestSchema(t *testing.T) {
 		}
 		seen[c.name()] = true
 	}
-	r := Row{Row: 7, LeadID: "L7", Ref: "ref", Status: StatusSubmitFailed, ID: "id-7", ResultCode: 1013,
+	r := lead.Row{Row: 7, LeadID: "L7", Ref: "ref", Status: lead.StatusSubmitFailed, ID: "id-7", ResultCode: 1013,
 		Note: "note", Ambiguous: true, BidValue: "$1.00", Attempts: 3, Error: "submitLead: HTTP 503"}
-	var back Row
+	var back lead.Row
 	for c := range numColumns {
 		text, n := cell(&r, c)
 		setCell(&back, c, text, n)

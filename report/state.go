@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/bulkload/bulkload/lead"
 )
 
 // State is what a previous run left in a results file, for --resume: the
@@ -69,7 +71,7 @@ func (s *State) find(row int) (lineRef, bool) {
 
 // Status returns the status of the row's last line without reading the file;
 // false if the file has no line for the row.
-func (s *State) Status(row int) (Status, bool) {
+func (s *State) Status(row int) (lead.Status, bool) {
 	r, ok := s.find(row)
 	if !ok {
 		return "", false
@@ -82,27 +84,27 @@ func (s *State) Status(row int) (Status, bool) {
 // resume rules: skip invalid, processed and submitted rows; submit created
 // and submit_failed rows by their ID without creating them again; send
 // failed and missing rows again.
-func (s *State) Get(row int) (Row, bool) {
+func (s *State) Get(row int) (lead.Row, bool) {
 	r, ok := s.find(row)
 	if !ok {
-		return Row{}, false
+		return lead.Row{}, false
 	}
 	got, err := s.read(r)
 	if err != nil {
 		// The file changed under us since LoadState: report the status we
 		// saw, which is what resume decides on.
-		return Row{Row: row, Status: r.status()}, true
+		return lead.Row{Row: row, Status: r.status()}, true
 	}
 	return got, true
 }
 
-func (s *State) read(r lineRef) (Row, error) {
+func (s *State) read(r lineRef) (lead.Row, error) {
 	if s.f == nil {
 		panic("report: State.Get after Close")
 	}
 	line, err := s.readLine(r)
 	if err != nil {
-		return Row{}, err
+		return lead.Row{}, err
 	}
 	if s.format == FormatJSONL {
 		return decodeJSON(line)
@@ -121,7 +123,7 @@ func (s *State) read(r lineRef) (Row, error) {
 	rec, err := s.cr.Read()
 	if err != nil {
 		s.cr = nil // it may be mid-record: start over next time
-		return Row{}, err
+		return lead.Row{}, err
 	}
 	return decodeCSV(rec)
 }

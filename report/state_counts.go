@@ -1,11 +1,15 @@
 package report
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/bulkload/bulkload/lead"
+)
 
 // Counts returns how many rows have each status as their last line, without
 // reading the file again.
-func (s *State) Counts() map[Status]int {
-	c := make(map[Status]int)
+func (s *State) Counts() map[lead.Status]int {
+	c := make(map[lead.Status]int)
 	for _, r := range s.refs {
 		c[r.status()]++
 	}
@@ -22,8 +26,8 @@ func (s *State) MaxRow() int {
 
 // All yields the last line of each row the file has one for, in row order,
 // read back as Get reads it. The State must stay open while it runs.
-func (s *State) All() iter.Seq[Row] {
-	return func(yield func(Row) bool) {
+func (s *State) All() iter.Seq[lead.Row] {
+	return func(yield func(lead.Row) bool) {
 		for _, ref := range s.refs {
 			if row, ok := s.Get(int(ref.row)); ok && !yield(row) {
 				return

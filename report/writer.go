@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/outfile"
 )
 
@@ -52,7 +53,7 @@ func NewWriter(w io.Writer, f Format) *Writer {
 
 // Write adds one row. It is buffered: Close flushes it. It fails for a row
 // with a negative row number or an unknown status.
-func (w *Writer) Write(r Row) error {
+func (w *Writer) Write(r lead.Row) error {
 	return w.enc.write(&r)
 }
 

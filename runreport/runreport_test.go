@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/summary"
 )
 
@@ -25,14 +24,14 @@ func bigSummary() *summary.Summary {
 	tr.Mark(time.Unix(3600, 0), 20*time.Second, summary.MarkOutage, "no answer")
 	s.Timeline = tr.Timeline()
 	for i := range 1_000_000 {
-		r := report.Row{Row: i + 1, Status: report.StatusSubmitted, ResultCode: 1013 + i%5, BidValue: "$15.00"}
+		r := lead.Row{Row: i + 1, Status: lead.StatusSubmitted, ResultCode: 1013 + i%5, BidValue: "$15.00"}
 		switch {
 		case i%7 == 0:
-			r.Status = report.StatusInvalid
+			r.Status = lead.StatusInvalid
 			r.ResultCode, r.BidValue = 0, ""
 			r.Invalid = lead.RowErrors{{Row: i + 1, Field: lead.Field(i % int(lead.NumFields)), Header: fmt.Sprintf("col%d", i%150), Rule: fmt.Sprintf("rule %d", i%3), Value: "x"}}
 		case i%11 == 0:
-			r.Status, r.ResultCode, r.BidValue = report.StatusFailed, 0, ""
+			r.Status, r.ResultCode, r.BidValue = lead.StatusFailed, 0, ""
 			r.Error = fmt.Sprintf("createLead: HTTP 502 after 5 attempts (%d)", i%150)
 			r.Note = strings.Repeat("a long note from the service ", 10)
 		}

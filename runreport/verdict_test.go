@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/summary"
 )
 
@@ -21,7 +20,7 @@ func TestVerdict(t *testing.T) {
 		{"all done", summary.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Counts: lead.Counts{Submitted: 5}, Qualified: 5, BidCents: 7500}, []string{"exit 0", "$75.00", "Nothing to do"}, "ok"},
 		{"invalid within --max-invalid", summary.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Counts: lead.Counts{Submitted: 4, Invalid: 1}}, []string{"exit 0", "1 invalid", "partner"}, "warn"},
 		{"failed and unverified, lead not readable", summary.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 5, Counts: lead.Counts{Failed: 1, Unverified: 1},
-			Failures: []summary.Failure{{Status: report.StatusUnverified, Notes: []string{"x [bulkload: ...; could not read lead 1 to tell ...]"}}}},
+			Failures: []summary.Failure{{Status: lead.StatusUnverified, Notes: []string{"x [bulkload: ...; could not read lead 1 to tell ...]"}}}},
 			[]string{"exit 1", "--resume", "Lead.Read"}, "warn"},
 		{"validate", summary.Summary{Mode: "validate", ExitCode: code(1), RowsRead: 10, Counts: lead.Counts{Valid: 7, Invalid: 3}}, []string{"3 of 10 rows are invalid (exit 1)", "partner"}, "warn"},
 		{"stopped: too many invalid", summary.Summary{Mode: "upload", ExitCode: code(1), Stopped: "12 of 40 rows invalid"}, []string{"Nothing was sent (exit 1)", "12 of 40"}, "bad"},

@@ -17,7 +17,6 @@ import (
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/mapper"
 	"github.com/bulkload/bulkload/reader"
-	"github.com/bulkload/bulkload/report"
 )
 
 // generated writes n synthetic rows, 10% with an error, where every 7th
@@ -95,15 +94,15 @@ func serialItems(t *testing.T, path string, cfg Config) []Item {
 		}
 		b.Decode()
 		rec := &b.Records[0]
-		it := Item{Row: report.Row{Row: rec.Row, LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
-			Ref: strings.TrimSpace(rec.Values[lead.Ref]), Status: report.StatusValid}}
+		it := Item{Row: lead.Row{Row: rec.Row, LeadID: strings.TrimSpace(rec.Values[lead.LeadID]),
+			Ref: strings.TrimSpace(rec.Values[lead.Ref]), Status: lead.StatusValid}}
 		if rec.Err != nil {
-			it.Row.Status, it.Row.Invalid = report.StatusInvalid, lead.RowErrors{*rec.Err}
+			it.Row.Status, it.Row.Invalid = lead.StatusInvalid, lead.RowErrors{*rec.Err}
 		} else if in, errs := mapRow(m, rec.Row, &rec.Values); len(errs) > 0 {
 			for i := range errs {
 				errs[i].StartLine, errs[i].Header = rec.Line, r.Header(errs[i].Field)
 			}
-			it.Row.Status, it.Row.Invalid = report.StatusInvalid, errs
+			it.Row.Status, it.Row.Invalid = lead.StatusInvalid, errs
 		} else {
 			it.Input = in
 		}

@@ -34,12 +34,6 @@ var ErrBid = errors.New("unparseable bid value")
 // topReasons is how many failure reasons the summary lists.
 const topReasons = 10
 
-// Reasons is lead.Reasons, kept here while callers move to lead.
-type Reasons = lead.Reasons
-
-// ReasonCount is lead.ReasonCount, kept here while callers move to lead.
-type ReasonCount = lead.ReasonCount
-
 // Build identifies the binary that made a run, as the Go toolchain recorded
 // it (runtime/debug.ReadBuildInfo): the main module's version, the VCS
 // revision, its commit time and whether the tree was modified, and the Go
@@ -173,7 +167,7 @@ type Summary struct {
 	// files without a summary beside them.
 	Notes []string `json:"notes,omitempty"`
 
-	Reasons Reasons `json:"-"`
+	Reasons lead.Reasons `json:"-"`
 	details details
 }
 
@@ -518,7 +512,7 @@ const minRateElapsed = time.Second
 func (s *Summary) RowsPerSecond() float64 {
 	el := s.Elapsed()
 	rows := s.RowsRead - s.Resumed
-	if el < minRateElapsed || rows <= 0 {
+	if el < time.Second || rows <= 0 {
 		return 0
 	}
 	return float64(rows) / el.Seconds()
@@ -680,14 +674,14 @@ func (s *Summary) JSON() any {
 	msg, ok := s.accounting()
 	return struct {
 		*Summary
-		InvalidShare    float64       `json:"invalidShare"`
-		ElapsedSeconds  float64       `json:"elapsedSeconds"`
-		RowsPerSecond   float64       `json:"rowsPerSecond"`
-		TotalBidValue   string        `json:"totalBidValue"`
-		TopReasons      []ReasonCount `json:"topReasons"`
-		DistinctReasons int           `json:"distinctReasons"`
-		AccountingOK    bool          `json:"accountingOK"`
-		Accounting      string        `json:"accounting"`
+		InvalidShare    float64            `json:"invalidShare"`
+		ElapsedSeconds  float64            `json:"elapsedSeconds"`
+		RowsPerSecond   float64            `json:"rowsPerSecond"`
+		TotalBidValue   string             `json:"totalBidValue"`
+		TopReasons      []lead.ReasonCount `json:"topReasons"`
+		DistinctReasons int                `json:"distinctReasons"`
+		AccountingOK    bool               `json:"accountingOK"`
+		Accounting      string             `json:"accounting"`
 	}{s, s.InvalidShare(), s.Elapsed().Seconds(), s.RowsPerSecond(), FormatCents(s.BidCents),
 		s.Reasons.Top(topReasons), len(s.Reasons), ok, msg}
 }

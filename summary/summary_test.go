@@ -132,7 +132,7 @@ func TestCount(t *testing.T) {
 	if s.BidCents != 104250+4250+5+1000 {
 		t.Errorf("BidCents = %d, want %d", s.BidCents, 104250+4250+5+1000)
 	}
-	wantTop := []ReasonCount{
+	wantTop := []lead.ReasonCount{
 		{Reason: "zipCode: must be 5 digits", Count: 3},
 		{Reason: "createLead: HTTP 503 after 5 attempts", Count: 2},
 		{Reason: "email: not an e-mail address", Count: 1},
@@ -159,7 +159,7 @@ func TestCountReasonsFromFields(t *testing.T) {
 	} {
 		s.Count(r)
 	}
-	want := []ReasonCount{{Reason: "malformed record: a quote; double it", Count: 2}, {Reason: "retry after the Retry-After delay; 20 attempts", Count: 1}}
+	want := []lead.ReasonCount{{Reason: "malformed record: a quote; double it", Count: 2}, {Reason: "retry after the Retry-After delay; 20 attempts", Count: 1}}
 	if got := s.Reasons.Top(10); !reflect.DeepEqual(got, want) {
 		t.Errorf("Top(10) = %v, want %v", got, want)
 	}

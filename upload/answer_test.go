@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 )
@@ -34,18 +33,18 @@ func TestAnswerWithoutCodeOrID(t *testing.T) {
 		name     string
 		answer   lead.Result
 		read     func(context.Context, string) (lead.Result, submitter.Call, error)
-		want     report.Status
+		want     lead.Status
 		reads    int
 		submits  int
 		wantNote string
 	}{
-		{"null code, read back qualified: submitted", lead.Result{ID: "X1"}, readQualified, report.StatusSubmitted, 1, 1, ""},
-		{"null code, no Lead.Read: unverified", lead.Result{ID: "X1"}, nil, report.StatusUnverified, 1, 0, "without a result code; could not read lead X1"},
-		{"null code, read back without one: unverified", lead.Result{ID: "X1"}, readNoCode, report.StatusUnverified, 1, 0, "has none either"},
-		{"null code, read back another's: unverified", lead.Result{ID: "X1"}, readOther, report.StatusUnverified, 1, 0, "belongs to leadId L9"},
-		{"null code and id: unverified", lead.Result{}, readQualified, report.StatusUnverified, 0, 0, "without a lead id"},
-		{"qualified without an id: unverified", lead.Result{ResultCode: 1014}, readQualified, report.StatusUnverified, 0, 0, "cannot be submitted"},
-		{"unqualified without an id: processed", lead.Result{ResultCode: 1020}, readQualified, report.StatusProcessed, 0, 0, "without a lead id"},
+		{"null code, read back qualified: submitted", lead.Result{ID: "X1"}, readQualified, lead.StatusSubmitted, 1, 1, ""},
+		{"null code, no Lead.Read: unverified", lead.Result{ID: "X1"}, nil, lead.StatusUnverified, 1, 0, "without a result code; could not read lead X1"},
+		{"null code, read back without one: unverified", lead.Result{ID: "X1"}, readNoCode, lead.StatusUnverified, 1, 0, "has none either"},
+		{"null code, read back another's: unverified", lead.Result{ID: "X1"}, readOther, lead.StatusUnverified, 1, 0, "belongs to leadId L9"},
+		{"null code and id: unverified", lead.Result{}, readQualified, lead.StatusUnverified, 0, 0, "without a lead id"},
+		{"qualified without an id: unverified", lead.Result{ResultCode: 1014}, readQualified, lead.StatusUnverified, 0, 0, "cannot be submitted"},
+		{"unqualified without an id: processed", lead.Result{ResultCode: 1020}, readQualified, lead.StatusProcessed, 0, 0, "without a lead id"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,17 +73,17 @@ func TestAnswerWithoutCodeOrID(t *testing.T) {
 func TestEditedRowKeepsLead(t *testing.T) {
 	invalid := func(n int) source.Item {
 		it := validItem(n)
-		it.Row.Status = report.StatusInvalid
+		it.Row.Status = lead.StatusInvalid
 		it.Row.Invalid = lead.RowErrors{{Row: n, Field: lead.ZipCode, Rule: "must be 5 digits"}}
 		it.Input = lead.Input{}
 		return it
 	}
 	prior := fakePrior{
-		1: {Row: 1, LeadID: "L1", Status: report.StatusCreated, ID: "X1", ResultCode: 1016},
-		2: {Row: 2, LeadID: "L2", Status: report.StatusSubmitFailed, ID: "X2", ResultCode: 1013, Error: "submitLead: HTTP 503"},
-		3: {Row: 3, LeadID: "L3", Status: report.StatusSubmitted, ID: "X3", ResultCode: 1014},
-		4: {Row: 4, LeadID: "L4", Status: report.StatusProcessed, ID: "X4", ResultCode: 1020},
-		5: {Row: 5, LeadID: "L5", Status: report.StatusFailed, Error: "createLead: HTTP 503"},
+		1: {Row: 1, LeadID: "L1", Status: lead.StatusCreated, ID: "X1", ResultCode: 1016},
+		2: {Row: 2, LeadID: "L2", Status: lead.StatusSubmitFailed, ID: "X2", ResultCode: 1013, Error: "submitLead: HTTP 503"},
+		3: {Row: 3, LeadID: "L3", Status: lead.StatusSubmitted, ID: "X3", ResultCode: 1014},
+		4: {Row: 4, LeadID: "L4", Status: lead.StatusProcessed, ID: "X4", ResultCode: 1020},
+		5: {Row: 5, LeadID: "L5", Status: lead.StatusFailed, Error: "createLead: HTTP 503"},
 	}
 	cfg := testConfig()
 	cfg.Prior = prior
@@ -98,8 +97,8 @@ func TestEditedRowKeepsLead(t *testing.T) {
 		t.Errorf("createLead %v, submitLead %v; want none created, X1 and X2 submitted", created, submits)
 	}
 	last := j.last()
-	for row, want := range map[int]report.Status{1: report.StatusSubmitted, 2: report.StatusSubmitted, 5: report.StatusInvalid} {
-		if r := last[row]; r.Status != want || (want == report.StatusSubmitted && (r.ID != prior[row].ID || r.ErrorText() != "")) {
+	for row, want := range map[int]lead.Status{1: lead.StatusSubmitted, 2: lead.StatusSubmitted, 5: lead.StatusInvalid} {
+		if r := last[row]; r.Status != want || (want == lead.StatusSubmitted && (r.ID != prior[row].ID || r.ErrorText() != "")) {
 			t.Errorf("row %d = %s id %q error %q, want %s with its lead %q", row, r.Status, r.ID, r.ErrorText(), want, prior[row].ID)
 		}
 	}

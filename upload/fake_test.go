@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
@@ -97,14 +96,14 @@ func (s *fakeSource) Next(ctx context.Context) (source.Item, error) {
 // fakeJournal records what the engine appends. appendErr fails every
 // append from the failAt-th on (0-based); compactErr fails Compact.
 type fakeJournal struct {
-	rows       []report.Row
+	rows       []lead.Row
 	appendErr  error
 	failAt     int
 	compactErr error
 	compacted  bool
 }
 
-func (j *fakeJournal) AppendDurable(r report.Row) error {
+func (j *fakeJournal) AppendDurable(r lead.Row) error {
 	if j.appendErr != nil && len(j.rows) >= j.failAt {
 		return j.appendErr
 	}
@@ -118,8 +117,8 @@ func (j *fakeJournal) Compact() error {
 }
 
 // last returns each row's last journal line, by row number.
-func (j *fakeJournal) last() map[int]report.Row {
-	m := map[int]report.Row{}
+func (j *fakeJournal) last() map[int]lead.Row {
+	m := map[int]lead.Row{}
 	for _, r := range j.rows {
 		m[r.Row] = r
 	}
@@ -127,8 +126,8 @@ func (j *fakeJournal) last() map[int]report.Row {
 }
 
 // statuses returns the statuses journalled for row n, in order.
-func (j *fakeJournal) statuses(n int) []report.Status {
-	var out []report.Status
+func (j *fakeJournal) statuses(n int) []lead.Status {
+	var out []lead.Status
 	for _, r := range j.rows {
 		if r.Row == n {
 			out = append(out, r.Status)
@@ -138,9 +137,9 @@ func (j *fakeJournal) statuses(n int) []report.Status {
 }
 
 // fakePrior is the journal of an earlier run.
-type fakePrior map[int]report.Row
+type fakePrior map[int]lead.Row
 
-func (p fakePrior) Get(row int) (report.Row, bool) {
+func (p fakePrior) Get(row int) (lead.Row, bool) {
 	r, ok := p[row]
 	return r, ok
 }
@@ -149,7 +148,7 @@ func (p fakePrior) Get(row int) (report.Row, bool) {
 func validItem(n int) source.Item {
 	id := "L" + strconv.Itoa(n)
 	return source.Item{
-		Row:   report.Row{Row: n, LeadID: id, Status: report.StatusValid},
+		Row:   lead.Row{Row: n, LeadID: id, Status: lead.StatusValid},
 		Input: lead.Input{LeadID: id},
 	}
 }

@@ -5,13 +5,12 @@ import (
 	"testing"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 )
 
 // rows is a Prior over a map of row number to last line.
-type rows map[int]report.Row
+type rows map[int]lead.Row
 
-func (p rows) Get(n int) (report.Row, bool) {
+func (p rows) Get(n int) (lead.Row, bool) {
 	r, ok := p[n]
 	return r, ok
 }
@@ -28,20 +27,20 @@ func TestMatchPrior(t *testing.T) {
 	cases := []struct {
 		name    string
 		prior   Prior
-		row     report.Row
+		row     lead.Row
 		has     bool
 		kept    bool
 		foreign bool
 	}{
-		{"not resuming", nil, report.Row{Row: 1, LeadID: "a"}, false, false, false},
-		{"no line yet", prior, report.Row{Row: 9, LeadID: "z"}, false, false, false},
-		{"same leadId", prior, report.Row{Row: 1, LeadID: "a", Status: lead.StatusValid}, true, false, false},
-		{"another leadId", prior, report.Row{Row: 1, LeadID: "x"}, false, false, true},
-		{"leadId gone", prior, report.Row{Row: 2, LeadID: ""}, false, false, true},
-		{"invalid now, lead made earlier", prior, report.Row{Row: 3, LeadID: "c", Status: lead.StatusInvalid}, true, true, false},
-		{"invalid now, submitted earlier", prior, report.Row{Row: 1, LeadID: "a", Status: lead.StatusInvalid}, true, true, false},
-		{"invalid now, failed earlier: no lead", prior, report.Row{Row: 2, LeadID: "b", Status: lead.StatusInvalid}, true, false, false},
-		{"invalid then and now", prior, report.Row{Row: 4, Status: lead.StatusInvalid}, true, false, false},
+		{"not resuming", nil, lead.Row{Row: 1, LeadID: "a"}, false, false, false},
+		{"no line yet", prior, lead.Row{Row: 9, LeadID: "z"}, false, false, false},
+		{"same leadId", prior, lead.Row{Row: 1, LeadID: "a", Status: lead.StatusValid}, true, false, false},
+		{"another leadId", prior, lead.Row{Row: 1, LeadID: "x"}, false, false, true},
+		{"leadId gone", prior, lead.Row{Row: 2, LeadID: ""}, false, false, true},
+		{"invalid now, lead made earlier", prior, lead.Row{Row: 3, LeadID: "c", Status: lead.StatusInvalid}, true, true, false},
+		{"invalid now, submitted earlier", prior, lead.Row{Row: 1, LeadID: "a", Status: lead.StatusInvalid}, true, true, false},
+		{"invalid now, failed earlier: no lead", prior, lead.Row{Row: 2, LeadID: "b", Status: lead.StatusInvalid}, true, false, false},
+		{"invalid then and now", prior, lead.Row{Row: 4, Status: lead.StatusInvalid}, true, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 )
@@ -19,33 +18,33 @@ func TestFreshRows(t *testing.T) {
 		name     string
 		cfg      func(*Config)
 		api      *fakeAPI
-		want     []report.Status // journal lines of row 1, in order
+		want     []lead.Status // journal lines of row 1, in order
 		submits  int
 		wantNote string
 		wantErr  string
 	}{
 		{
 			name: "not qualified: processed, no submitLead",
-			want: []report.Status{report.StatusProcessed},
+			want: []lead.Status{lead.StatusProcessed},
 		},
 		{
 			name:    "qualified: created on disk before submitLead, then submitted",
 			api:     &fakeAPI{create: qualified},
-			want:    []report.Status{report.StatusCreated, report.StatusSubmitted},
+			want:    []lead.Status{lead.StatusCreated, lead.StatusSubmitted},
 			submits: 1,
 		},
 		{
 			name: "qualified with --no-submit: processed, no submitLead",
 			cfg:  func(c *Config) { c.NoSubmit = true },
 			api:  &fakeAPI{create: qualified},
-			want: []report.Status{report.StatusProcessed},
+			want: []lead.Status{lead.StatusProcessed},
 		},
 		{
 			name: "createLead fails: failed with the call's error",
 			api: &fakeAPI{create: func(context.Context, lead.Input) (lead.Result, submitter.Call, error) {
 				return lead.Result{}, submitter.Call{Attempts: 5}, &submitter.CallError{Op: "createLead", Status: 503, Message: "HTTP 503", Retryable: true, Attempts: 5}
 			}},
-			want:    []report.Status{report.StatusFailed},
+			want:    []lead.Status{lead.StatusFailed},
 			wantErr: "createLead: HTTP 503 after 5 attempts",
 		},
 		{
@@ -53,7 +52,7 @@ func TestFreshRows(t *testing.T) {
 			api: &fakeAPI{create: qualified, submit: func(context.Context, string) (lead.Result, submitter.Call, error) {
 				return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "submitLead", Status: 500, Message: "HTTP 500", Attempts: 1}
 			}},
-			want:    []report.Status{report.StatusCreated, report.StatusSubmitFailed},
+			want:    []lead.Status{lead.StatusCreated, lead.StatusSubmitFailed},
 			submits: 1,
 			wantErr: "submitLead: HTTP 500",
 		},
@@ -62,7 +61,7 @@ func TestFreshRows(t *testing.T) {
 			api: &fakeAPI{create: qualified, submit: func(context.Context, string) (lead.Result, submitter.Call, error) {
 				return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "submitLead", Status: 200, Message: "[CONFLICT] lead already submitted", Errors: []submitter.GraphQLError{{Code: "CONFLICT", Message: "lead already submitted"}}, Attempts: 1}
 			}},
-			want:     []report.Status{report.StatusCreated, report.StatusSubmitted},
+			want:     []lead.Status{lead.StatusCreated, lead.StatusSubmitted},
 			submits:  1,
 			wantNote: "submitLead answered that the lead already was",
 		},
@@ -72,7 +71,7 @@ func TestFreshRows(t *testing.T) {
 			api: &fakeAPI{create: qualified, submit: func(context.Context, string) (lead.Result, submitter.Call, error) {
 				return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "submitLead", Status: 200, Message: "lead already submitted", Errors: []submitter.GraphQLError{{Message: "lead already submitted"}}, Attempts: 1}
 			}},
-			want:    []report.Status{report.StatusCreated, report.StatusSubmitFailed},
+			want:    []lead.Status{lead.StatusCreated, lead.StatusSubmitFailed},
 			submits: 1,
 			wantErr: "already submitted",
 		},
@@ -112,7 +111,7 @@ func TestFreshRows(t *testing.T) {
 	}
 }
 
-func equalStatuses(a, b []report.Status) bool {
+func equalStatuses(a, b []lead.Status) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -125,7 +124,7 @@ func equalStatuses(a, b []report.Status) bool {
 }
 
 func TestInvalidRowsAreJournalledNeverSent(t *testing.T) {
-	bad := source.Item{Row: report.Row{Row: 2, LeadID: "L2", Status: report.StatusInvalid,
+	bad := source.Item{Row: lead.Row{Row: 2, LeadID: "L2", Status: lead.StatusInvalid,
 		Invalid: lead.RowErrors{{Row: 2, StartLine: 3, Column: 4, Field: lead.NoField, Rule: "bare quote"}}}}
 	api := &fakeAPI{}
 	res, j, err := run(t, context.Background(), testConfig(), &fakeSource{items: []source.Item{validItem(1), bad}}, api)
@@ -136,7 +135,7 @@ func TestInvalidRowsAreJournalledNeverSent(t *testing.T) {
 	if len(created) != 1 || created[0] != "L1" {
 		t.Errorf("createLead calls = %v, want only L1", created)
 	}
-	if got := j.last()[2]; got.Status != report.StatusInvalid || got.ErrorText() != bad.Row.ErrorText() {
+	if got := j.last()[2]; got.Status != lead.StatusInvalid || got.ErrorText() != bad.Row.ErrorText() {
 		t.Errorf("row 2 journalled as %+v, want invalid with its own error", got)
 	}
 	if res.Summary.Invalid != 1 || res.Summary.Reasons["malformed record: bare quote"] != 1 {
@@ -147,11 +146,11 @@ func TestInvalidRowsAreJournalledNeverSent(t *testing.T) {
 
 func TestResume(t *testing.T) {
 	prior := fakePrior{
-		1: {Row: 1, LeadID: "L1", Status: report.StatusCreated, ID: "old-1", ResultCode: 1015, BidValue: "12.00", Attempts: 1},
-		2: {Row: 2, LeadID: "L2", Status: report.StatusSubmitFailed, ID: "old-2", ResultCode: 1016, BidValue: "30.00", Attempts: 1, Error: "submitLead: HTTP 500"},
-		3: {Row: 3, LeadID: "L3", Status: report.StatusSubmitted, ID: "old-3", ResultCode: 1017, BidValue: "45.00"},
-		4: {Row: 4, LeadID: "L4", Status: report.StatusProcessed, ID: "old-4", ResultCode: 1020},
-		5: {Row: 5, LeadID: "L5", Status: report.StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
+		1: {Row: 1, LeadID: "L1", Status: lead.StatusCreated, ID: "old-1", ResultCode: 1015, BidValue: "12.00", Attempts: 1},
+		2: {Row: 2, LeadID: "L2", Status: lead.StatusSubmitFailed, ID: "old-2", ResultCode: 1016, BidValue: "30.00", Attempts: 1, Error: "submitLead: HTTP 500"},
+		3: {Row: 3, LeadID: "L3", Status: lead.StatusSubmitted, ID: "old-3", ResultCode: 1017, BidValue: "45.00"},
+		4: {Row: 4, LeadID: "L4", Status: lead.StatusProcessed, ID: "old-4", ResultCode: 1020},
+		5: {Row: 5, LeadID: "L5", Status: lead.StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"},
 		// row 6: no line (never sent before)
 	}
 	api := &fakeAPI{create: qualified}
@@ -171,7 +170,7 @@ func TestResume(t *testing.T) {
 	last := j.last()
 	for _, n := range []int{1, 2} {
 		r := last[n]
-		if r.Status != report.StatusSubmitted || r.ID != prior[n].ID || r.BidValue != prior[n].BidValue || r.Error != "" {
+		if r.Status != lead.StatusSubmitted || r.ID != prior[n].ID || r.BidValue != prior[n].BidValue || r.Error != "" {
 			t.Errorf("row %d = %+v, want submitted with the earlier run's id and bid, no error", n, r)
 		}
 	}
@@ -192,7 +191,7 @@ func TestResume(t *testing.T) {
 
 func TestResumeForeignJournal(t *testing.T) {
 	cfg := testConfig()
-	cfg.Prior = fakePrior{1: {Row: 1, LeadID: "OTHER", Status: report.StatusFailed}}
+	cfg.Prior = fakePrior{1: {Row: 1, LeadID: "OTHER", Status: lead.StatusFailed}}
 	api := &fakeAPI{}
 	_, _, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(1)}, api)
 	if !errors.Is(err, ErrForeignJournal) {
@@ -241,7 +240,7 @@ func TestOwnLeadCheck(t *testing.T) {
 		cfg      func(*Config)
 		create   func(context.Context, lead.Input) (lead.Result, submitter.Call, error)
 		read     func(context.Context, string) (lead.Result, submitter.Call, error)
-		want     report.Status
+		want     lead.Status
 		wantID   string
 		reads    int
 		submits  int
@@ -251,7 +250,7 @@ func TestOwnLeadCheck(t *testing.T) {
 			name:     "own lead found: the first attempt's lead is the row's, submitted",
 			create:   duplicateAfterLostAnswer("orig-1"),
 			read:     ownQualified,
-			want:     report.StatusSubmitted,
+			want:     lead.StatusSubmitted,
 			wantID:   "orig-1",
 			reads:    1,
 			submits:  1,
@@ -263,7 +262,7 @@ func TestOwnLeadCheck(t *testing.T) {
 			read: func(_ context.Context, id string) (lead.Result, submitter.Call, error) {
 				return lead.Result{ID: id, ResultCode: 1017, PartnerLeadID: "SOMEONE-ELSE"}, submitter.Call{Attempts: 1}, nil
 			},
-			want:     report.StatusProcessed,
+			want:     lead.StatusProcessed,
 			wantID:   "dup-L1",
 			reads:    1,
 			wantNote: "belongs to leadId SOMEONE-ELSE, not to this row: a genuine duplicate",
@@ -274,7 +273,7 @@ func TestOwnLeadCheck(t *testing.T) {
 			read: func(context.Context, string) (lead.Result, submitter.Call, error) {
 				return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "lead", Status: 200, Message: "[FORBIDDEN] Lead.Read required", Attempts: 1}
 			},
-			want:     report.StatusUnverified,
+			want:     lead.StatusUnverified,
 			wantID:   "dup-L1",
 			reads:    1,
 			wantNote: "could not read lead orig-1",
@@ -282,7 +281,7 @@ func TestOwnLeadCheck(t *testing.T) {
 		{
 			name:     "no id in the note: unverified, nothing read",
 			create:   duplicateAfterLostAnswer(""),
-			want:     report.StatusUnverified,
+			want:     lead.StatusUnverified,
 			wantID:   "dup-L1",
 			wantNote: "reconcile by leadId",
 		},
@@ -290,7 +289,7 @@ func TestOwnLeadCheck(t *testing.T) {
 			name:     "duplicate-of pattern off: no answer is a duplicate, processed with a note",
 			cfg:      func(c *Config) { c.DuplicateOf = nil },
 			create:   duplicateAfterLostAnswer("orig-1"),
-			want:     report.StatusProcessed,
+			want:     lead.StatusProcessed,
 			wantID:   "dup-L1",
 			wantNote: "{createLead was sent 2 times after an answer was lost}",
 		},
@@ -300,7 +299,7 @@ func TestOwnLeadCheck(t *testing.T) {
 				return lead.Result{ID: "new-L1", ResultCode: 1020, Note: "income too low"}, submitter.Call{Attempts: 3, Ambiguous: true}, nil
 			},
 			read:     ownQualified,
-			want:     report.StatusProcessed,
+			want:     lead.StatusProcessed,
 			wantID:   "new-L1",
 			wantNote: "income too low {createLead was sent 3 times after an answer was lost}",
 		},
@@ -310,7 +309,7 @@ func TestOwnLeadCheck(t *testing.T) {
 				return lead.Result{ID: "dup-L1", ResultCode: 1002, Note: "Duplicate of lead orig-1"}, submitter.Call{Attempts: 1}, nil
 			},
 			read:     ownQualified,
-			want:     report.StatusProcessed,
+			want:     lead.StatusProcessed,
 			wantID:   "dup-L1",
 			wantNote: "Duplicate of lead orig-1",
 		},
@@ -383,7 +382,7 @@ func TestFatalAuthStopsTheRun(t *testing.T) {
 		if !submitter.IsFatal(err) {
 			t.Fatalf("Run: %v, want the fatal auth error", err)
 		}
-		if got := j.last()[1]; got.Status != report.StatusSubmitFailed || got.ID != "id-L1" {
+		if got := j.last()[1]; got.Status != lead.StatusSubmitFailed || got.ID != "id-L1" {
 			t.Errorf("row 1 = %+v, want submit_failed with its id, so that --resume submits it", got)
 		}
 		checkAccounting(t, res.Summary)
@@ -471,7 +470,7 @@ func TestDrainOnSignal(t *testing.T) {
 		t.Errorf("createLead sent for %v, want only the 2 in flight at the signal", created)
 	}
 	for n, r := range j.last() {
-		if r.Status == report.StatusFailed {
+		if r.Status == lead.StatusFailed {
 			t.Errorf("row %d failed: a row not sent must stay without a line, for --resume", n)
 		}
 	}
@@ -502,7 +501,7 @@ func TestDrainTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if got := j.last()[1]; got.Status != report.StatusFailed {
+	if got := j.last()[1]; got.Status != lead.StatusFailed {
 		t.Errorf("row 1 = %s, want failed: cut off by the drain timeout", got.Status)
 	}
 	if !res.Summary.Interrupted {
@@ -526,7 +525,7 @@ func TestAmbiguityAcrossRuns(t *testing.T) {
 	tests := []struct {
 		name     string
 		prior    fakePrior // nil: a fresh run
-		want     report.Status
+		want     lead.Status
 		wantID   string
 		creates  int
 		reads    int
@@ -534,7 +533,7 @@ func TestAmbiguityAcrossRuns(t *testing.T) {
 	}{
 		{
 			name:    "fresh run, unambiguous duplicate: processed, not checked",
-			want:    report.StatusProcessed,
+			want:    lead.StatusProcessed,
 			wantID:  "dup-L1",
 			creates: 1,
 		},
@@ -542,8 +541,8 @@ func TestAmbiguityAcrossRuns(t *testing.T) {
 			// A later run may have sent it again and been killed before
 			// its answer was journalled (issue 18 item 2).
 			name:     "failed without a lost answer: checked on resume all the same",
-			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"}},
-			want:     report.StatusSubmitted,
+			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: lead.StatusFailed, Error: "createLead: HTTP 503 after 5 attempts"}},
+			want:     lead.StatusSubmitted,
 			wantID:   "own-L1",
 			creates:  1,
 			reads:    1,
@@ -551,16 +550,16 @@ func TestAmbiguityAcrossRuns(t *testing.T) {
 		},
 		{
 			name:    "invalid earlier, valid now: checked on resume",
-			prior:   fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusInvalid, Error: "zipCode: must be 5 digits"}},
-			want:    report.StatusSubmitted,
+			prior:   fakePrior{1: {Row: 1, LeadID: "L1", Status: lead.StatusInvalid, Error: "zipCode: must be 5 digits"}},
+			want:    lead.StatusSubmitted,
 			wantID:  "own-L1",
 			creates: 1,
 			reads:   1,
 		},
 		{
 			name:     "failed after a lost answer: checked on resume, own lead submitted",
-			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Ambiguous: true, Error: "createLead: connection lost"}},
-			want:     report.StatusSubmitted,
+			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: lead.StatusFailed, Ambiguous: true, Error: "createLead: connection lost"}},
+			want:     lead.StatusSubmitted,
 			wantID:   "own-L1",
 			creates:  1,
 			reads:    1,
@@ -569,23 +568,23 @@ func TestAmbiguityAcrossRuns(t *testing.T) {
 		{
 			name:    "no line in a resumed run (in flight at a kill): checked, own lead submitted",
 			prior:   fakePrior{},
-			want:    report.StatusSubmitted,
+			want:    lead.StatusSubmitted,
 			wantID:  "own-L1",
 			creates: 1,
 			reads:   1,
 		},
 		{
 			name:     "unverified naming its duplicate: read again, not created again",
-			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusUnverified, ID: "dup-L1", ResultCode: 1002, Note: "Duplicate of lead own-L1", EngineNotes: []string{"could not read lead own-L1: reconcile by leadId"}, Attempts: 2}},
-			want:     report.StatusSubmitted,
+			prior:    fakePrior{1: {Row: 1, LeadID: "L1", Status: lead.StatusUnverified, ID: "dup-L1", ResultCode: 1002, Note: "Duplicate of lead own-L1", EngineNotes: []string{"could not read lead own-L1: reconcile by leadId"}, Attempts: 2}},
+			want:     lead.StatusSubmitted,
 			wantID:   "own-L1",
 			reads:    1,
 			wantNote: "an earlier run left this row unverified; checked again",
 		},
 		{
 			name:    "unverified naming no lead: sent again and checked",
-			prior:   fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusUnverified, ID: "dup-L1", ResultCode: 1002, Note: "Duplicate lead", EngineNotes: []string{"reconcile by leadId"}, Attempts: 2}},
-			want:    report.StatusSubmitted,
+			prior:   fakePrior{1: {Row: 1, LeadID: "L1", Status: lead.StatusUnverified, ID: "dup-L1", ResultCode: 1002, Note: "Duplicate lead", EngineNotes: []string{"reconcile by leadId"}, Attempts: 2}},
+			want:    lead.StatusSubmitted,
 			wantID:  "own-L1",
 			creates: 1,
 			reads:   1,
@@ -634,7 +633,7 @@ func TestLostAnswerIsJournalledAmbiguous(t *testing.T) {
 		{"lost answer", nil, lost, submitter.Call{Attempts: 1, Ambiguous: true}, true},
 		{"lost answer, flagged on the error only", nil, lost, submitter.Call{Attempts: 1}, true},
 		{"plain failure", nil, plain, submitter.Call{Attempts: 1}, false},
-		{"ambiguous earlier, plain failure now", fakePrior{1: {Row: 1, LeadID: "L1", Status: report.StatusFailed, Ambiguous: true}}, plain, submitter.Call{Attempts: 1}, true},
+		{"ambiguous earlier, plain failure now", fakePrior{1: {Row: 1, LeadID: "L1", Status: lead.StatusFailed, Ambiguous: true}}, plain, submitter.Call{Attempts: 1}, true},
 		{"no line in a resumed run, plain failure now", fakePrior{}, plain, submitter.Call{Attempts: 1}, true},
 	}
 	for _, tc := range tests {
@@ -651,7 +650,7 @@ func TestLostAnswerIsJournalledAmbiguous(t *testing.T) {
 				t.Fatalf("Run: %v", err)
 			}
 			r := j.last()[1]
-			if r.Status != report.StatusFailed || r.Ambiguous != tc.want {
+			if r.Status != lead.StatusFailed || r.Ambiguous != tc.want {
 				t.Errorf("row 1 = %s ambiguous %v, want failed ambiguous %v", r.Status, r.Ambiguous, tc.want)
 			}
 		})
@@ -752,7 +751,7 @@ func TestInputErrorDrains(t *testing.T) {
 		t.Fatalf("Run: %v, want the read error", err)
 	}
 	for _, n := range []int{1, 2} {
-		if got := j.last()[n]; got.Status != report.StatusSubmitted {
+		if got := j.last()[n]; got.Status != lead.StatusSubmitted {
 			t.Errorf("row %d = %s, want submitted: a call in flight finishes after a read error", n, got.Status)
 		}
 	}
@@ -789,7 +788,7 @@ func TestAbortCancelsCallsInFlight(t *testing.T) {
 		t.Errorf("%d rows journalled, want the 2 in flight", got)
 	}
 	for n, r := range j.last() {
-		if r.Status != report.StatusFailed || !r.Ambiguous {
+		if r.Status != lead.StatusFailed || !r.Ambiguous {
 			t.Errorf("row %d = %s ambiguous %v, want failed and ambiguous (cut off in flight)", n, r.Status, r.Ambiguous)
 		}
 	}
@@ -892,7 +891,7 @@ func TestOutageGate(t *testing.T) {
 				t.Errorf("row 3 has a line %v, want none: not sent, for --resume", j.last()[3])
 			}
 			for n, r := range j.last() {
-				if r.Status == report.StatusFailed {
+				if r.Status == lead.StatusFailed {
 					t.Errorf("row %d failed: %s", n, r.Error)
 				}
 			}

@@ -83,13 +83,13 @@ func writeRunFiles(tb testing.TB, n int) string {
 	}
 	sum := &summary.Summary{Mode: "upload", Start: time.Unix(1e9, 0), End: time.Unix(1e9+8*3600, 0), Settings: map[string]any{"input": "run.csv"}}
 	for i := range n {
-		r := report.Row{Row: i + 1, LeadID: fmt.Sprintf("L%07d", i+1), Status: report.StatusSubmitted, ID: "3f2504e0-4f89-11d3-9a0c-0305e82c3301", ResultCode: 1013 + i%5, BidValue: "$15.00", Note: "qualified", Attempts: 1}
+		r := lead.Row{Row: i + 1, LeadID: fmt.Sprintf("L%07d", i+1), Status: lead.StatusSubmitted, ID: "3f2504e0-4f89-11d3-9a0c-0305e82c3301", ResultCode: 1013 + i%5, BidValue: "$15.00", Note: "qualified", Attempts: 1}
 		switch {
 		case i%7 == 0:
-			r = report.Row{Row: i + 1, LeadID: r.LeadID, Status: report.StatusInvalid,
+			r = lead.Row{Row: i + 1, LeadID: r.LeadID, Status: lead.StatusInvalid,
 				Invalid: lead.RowErrors{{Row: i + 1, Field: lead.ZipCode, Header: "zip", Rule: "must be 5 digits", Value: "8002"}}}
 		case i%11 == 0:
-			r = report.Row{Row: i + 1, LeadID: r.LeadID, Status: report.StatusFailed, Error: "createLead: HTTP 502 Bad Gateway after 5 attempts", Attempts: 5}
+			r = lead.Row{Row: i + 1, LeadID: r.LeadID, Status: lead.StatusFailed, Error: "createLead: HTTP 502 Bad Gateway after 5 attempts", Attempts: 5}
 		}
 		if err := w.Write(r); err != nil {
 			tb.Fatal(err)
