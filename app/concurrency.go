@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -185,26 +184,4 @@ func (t *boundTracker) note() string {
 		return ""
 	}
 	return fmt.Sprintf("  %d/%d in flight, bound by %s", st.Concurrency.InFlight, st.Concurrency.Limit, b.Kind)
-}
-
-// uploadGoMemory is the soft limit of the Go runtime's memory during an
-// upload (heap and goroutine stacks; the duplicate-leadId index lives
-// outside it). Each call in flight holds a worker's stack, a connection's
-// buffers and its two goroutines, and makes garbage as it goes: with many
-// calls in flight (--max-concurrency 512) the collector's default pace
-// (GOGC 100) lets the process grow past the 64 MiB RSS aim; with this limit
-// it collects sooner once the runtime nears it (measured with
-// bench/conc.sh's mem512; figures in bench/README.md). Under it, GOGC's
-// pace is unchanged: a run with fewer calls in flight never reaches it and
-// pays nothing.
-const uploadGoMemory = 44 << 20
-
-// limitUploadMemory sets the soft memory limit of an upload, unless the
-// user set GOGC or GOMEMLIMIT; the returned function restores it.
-func limitUploadMemory(getenv func(string) string) (restore func()) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	old := debug.SetMemoryLimit(uploadGoMemory)
-	return func() { debug.SetMemoryLimit(old) }
 }

@@ -4,17 +4,24 @@
 // the error it returns to the process's exit status.
 //
 // One file per command:
-//   - upload.go: RunUploadJob, the upload's lifecycle: the results file's
-//     lock, the check of every output before the first call, the input read
-//     through (a file) or read ahead (a stream) and judged (checks.go), the
-//     resume identity, the client's connection and preflight, the engine
-//     (package upload), and the summary's finish (summary JSON, report,
-//     metrics);
-//   - validate.go: RunValidateJob, the dry run, with its memory budget;
+//   - upload.go: RunUploadJob, the upload's lifecycle (the results file's
+//     lock, the check of every output before the first call, the engine,
+//     package upload), with what it is made of beside it: identity.go (the
+//     input read through, a file, or read ahead, a stream, and proven to be
+//     the results file's own when resuming; the resume policy itself is
+//     upload.MatchPrior), checks.go (what the rows must pass before the
+//     first call), connect.go (the client, its token and the preflight),
+//     finish.go (the summary's finish and the run's error), refusals.go,
+//     progress.go, and concurrency.go and rate.go (what bound the run);
+//   - validate.go: RunValidateJob, the dry run; memory.go holds its memory
+//     budget and upload's;
 //   - authcheck.go: AuthCheck;
 //   - summary.go: Summarize, the combined summary of results files;
 //   - report.go: WriteRunReport, the HTML report after the fact;
 //   - sim.go: Serve and StartSim, the built-in simulator.
+//
+// outputs.go writes every command's summary: printed, logged, as JSON,
+// beside the results file, and as the HTML report.
 //
 // Errors carry their exit class (exit.go: ExitError, UsageErrorf; StatusOf
 // is the one table from errors to statuses, which the summary JSON records
@@ -25,6 +32,6 @@
 // The stages it wires together live in their own packages: source (the
 // input read ahead, hashed and validated, over reader and mapper), upload
 // (the engine), submitter (auth, calls, retries, rate and concurrency),
-// report (results file, journal, summary), outfile, metrics, runreport and
-// leadsim.
+// report (the results file and journal), summary (the run's figures),
+// outfile, metrics, runreport and leadsim.
 package app

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+
+	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // Exit statuses, one table for every command; shown in --help and README.md.
@@ -68,3 +71,29 @@ var ErrUsage = errors.New("usage")
 func UsageErrorf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
 }
+
+// rowsStatus is the error of a run that went through its input: nil only
+// when the accounting holds and every row ended valid, processed or
+// submitted, or, unless invalidFails, invalid; else errRowsLeft (exit 1,
+// the summary says which). An upload's invalid rows
+// (within --max-invalid: more stop it before the first call) are the
+// partner's to fix, not the operator's: they are reported (summary,
+// metrics, --rejects) and do not fail the run without --strict; validate
+// fails on any, finding them is its job.
+func rowsStatus(sum *summary.Summary, invalidFails bool) error {
+	if sum.Check() != nil {
+		return errRowsLeft
+	}
+	bad := sum.Total(func(i lead.StatusInfo) bool {
+		return i.Action == lead.OperatorAction || invalidFails && i.Action == lead.PartnerAction
+	}) + sum.Unknown + sum.NotSent + sum.NotReached
+	if bad > 0 {
+		return errRowsLeft
+	}
+	return nil
+}
+
+// errRowsLeft is the error of a run that went through its input but left
+// rows for the operator (exit 1); the summary, printed already, says
+// which, so there is nothing more to print.
+var errRowsLeft error = &ExitError{Code: ExitRowsFailed, Msg: "some rows are not settled; see the summary", Quiet: true}

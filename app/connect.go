@@ -1,0 +1,107 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/bulkload/bulkload/submitter"
+)
+
+// connect builds the run's client and proves, before any row is read, that
+// the credentials give a token and --endpoint answers GraphQL. It returns
+// the run's exit error (an *ExitError, or a usage error) when the run must
+// not go on. The client's
+// background work (token fetches) lives as long as the run, past the first
+// signal (calls still draining need tokens), until the caller calls release.
+func (u *uploader) connect(ctx context.Context) (client *submitter.Client, release func(), err error) {
+	clientCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	client, err = submitter.New(clientCtx, submitter.Config{
+		Endpoint:     u.creds.Endpoint,
+		TokenURL:     u.creds.TokenURL,
+		ClientID:     u.creds.ClientID,
+		ClientSecret: u.creds.Secret,
+		Scope:        u.creds.Scope,
+		Rate:         u.up.Rate.perSecond,
+		RateAuto:     u.up.Rate.Auto,
+		MaxRate:      u.up.maxRate,
+		MaxAttempts:  u.up.maxAttempts,
+
+		Concurrency:     u.up.concurrency.n,
+		ConcurrencyAuto: u.up.concurrency.auto,
+		MaxConcurrency:  u.up.maxConcurrency,
+
+		CallTimeout:     u.up.timeout,
+		OutageWait:      max(u.up.outageWait, time.Nanosecond), // 0: stop at once
+		OutageThreshold: cmp.Or(u.up.maxOutages, -1),           // 0: no count
+		CreateDocument:  u.up.createDoc,
+		SubmitDocument:  u.up.submitDoc,
+		LeadDocument:    u.up.leadDoc,
+		RefusalCodes:    splitCodes(u.up.refusalCodes),
+		Logger:          u.log,
+
+		AllowInsecureHTTP: u.creds.Insecure,
+	})
+	if err != nil {
+		cancel()
+		return nil, nil, UsageErrorf("%v", flagHint(err))
+	}
+	release = func() {
+		client.Close()
+		cancel()
+	}
+
+	// A bad credential stops the run before the first row is read.
+	authCtx, cancelAuth := context.WithTimeout(ctx, 2*u.up.timeout)
+	_, err = client.CheckAuth(authCtx)
+	cancelAuth()
+	if err != nil {
+		release()
+		return nil, nil, u.authFailure(ctx, err)
+	}
+	// One cheap GraphQL query proves --endpoint before the first row.
+	preCtx, cancelPre := context.WithTimeout(ctx, 2*u.up.timeout)
+	err = client.Preflight(preCtx)
+	cancelPre()
+	if err != nil {
+		if err := u.preflightFailure(ctx, err); err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
+	return client, release, nil
+}
+
+// preflightFailure maps a failed preflight to the run's exit error, or lets
+// the run go on (nil) when the service answered but asked to slow down:
+// throttling is not an outage.
+func (u *uploader) preflightFailure(ctx context.Context, err error) error {
+	var ce *submitter.CallError
+	switch {
+	case submitter.IsFatal(err) || ctx.Err() != nil:
+		return u.authFailure(ctx, err)
+	case submitter.IsUnreachable(err):
+		return &ExitError{Code: ExitUnreachable, Msg: flagHint(err).Error()}
+	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
+		return exitErrorf(ExitAuth, "the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", submitter.RedactURL(u.creds.Endpoint), err)
+	}
+	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", submitter.RedactURL(u.creds.Endpoint), "err", err)
+	return nil
+}
+
+func (u *uploader) authFailure(ctx context.Context, err error) error {
+	switch {
+	case submitter.IsFatal(err):
+		return exitErrorf(ExitAuth, "authentication failed: %v", flagHint(err))
+	case ctx.Err() != nil:
+		return &ExitError{Code: ExitInterrupted, Msg: "interrupted", Quiet: true}
+	case submitter.IsUnreachable(err):
+		// The identity provider is down or the token URL wrong: an outage
+		// to wait out or a setting to fix, not a credential.
+		return &ExitError{Code: ExitUnreachable, Msg: flagHint(err).Error()}
+	default:
+		return exitErrorf(ExitAuth, "cannot get an access token: %v", err)
+	}
+}
