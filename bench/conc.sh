@@ -14,6 +14,9 @@
 #            queue wait within 5 s, ≤ 2% shed
 #   mem512   L 1 s, no capacity, --max-concurrency 512, 30 s: peak RSS ≤ 64 MiB
 #            at 512 calls in flight
+#   cap8c8, cap8c9, cap8c10  cap8 with --concurrency 8, 9, 10 (not run by
+#            default): what a steady limit gets from that service on this
+#            machine, the reference for cap8's figures
 #   fast     no latency, no limit, 10,000 leads to the end, defaults
 #   fast8    the same with --concurrency 8 (the old default): fast must be no
 #            worse in rows/s and client CPU

@@ -30,6 +30,7 @@ const (
 	concEarly       = 0.5                    // a round whose first samples are this much above the base decides early
 	concRoundMax    = 64                     // samples that make a round at most
 	concRoundMin    = 4                      // samples that make a round at least
+	concRoundTime   = 100 * time.Millisecond // a round sends at least this long (up to concRoundMax calls) against a faster service
 	concBaseAnswers = 8                      // answers of a round at least to set the base (or the limit, when lower)
 	concFirstQueue  = 1.5                    // the first round's mean past this times its quickest quarter's: the start is above the capacity
 	concJitterAlpha = 0.1                    // weight of a round in the jitter's moving average
@@ -39,6 +40,7 @@ const (
 	concCut429      = 0.9                    // share kept after a round with 429s while the limit binds
 	concPressure    = 0.1                    // share of a round's answers that are overload, to cut
 	concBaseWindow  = 20 * time.Second       // the base latency is the lowest round mean this far back
+	concCutSpan     = time.Second            // latency cuts within this span take the limit at most to half of where the span began
 )
 
 // ConcurrencyConfig configures a Concurrency. Zero values take the
@@ -101,6 +103,8 @@ type Concurrency struct {
 	rosePast          int // the limit before the last latency cut
 	pressurePast      int // the limit before the last back-pressure cut
 	lastCut           time.Time
+	cutSpanFrom       time.Time     // the first latency cut of the concCutSpan now running
+	cutSpanLimit      float64       // the limit before it
 	fullSince         time.Time     // every place taken (or calls waiting) since
 	fullTotal         time.Duration // time with every place taken
 	first             [2][]float64  // the first round's latencies (seconds) as lat, for its base
@@ -198,7 +202,7 @@ func (c *Concurrency) takeLocked() int64 {
 	if !c.sending {
 		return 0
 	}
-	if base, _ := c.baseLocked(); base > 0 && c.now().Sub(c.roundStart).Seconds() >= base {
+	if span, _ := c.roundSpanLocked(); span > 0 && c.now().Sub(c.roundStart).Seconds() >= span {
 		// A base latency has passed: the round's calls are those sent
 		// so far, and if none was, the round starts again with this one.
 		// If all were answered already, the round ends, and this call
@@ -214,15 +218,32 @@ func (c *Concurrency) takeLocked() int64 {
 		}
 	}
 	c.sent++
-	if c.sent >= min(max(c.capLocked(), concRoundMin), concRoundMax) {
+	if _, calls := c.roundSpanLocked(); c.sent >= calls {
 		c.sending = false
 	}
 	return c.round
 }
 
-// startRoundLocked starts a round at now: the next calls sent, up to the
-// limit (at least concRoundMin, at most concRoundMax) or for one base
-// latency, are its calls, and it ends when they are all answered.
+// roundSpanLocked is how long a round sends (seconds; 0 before a base
+// latency is known) and how many calls at most: one base latency, up to
+// the limit (at least concRoundMin, at most concRoundMax). Against a fast
+// service (a base under concRoundTime) a round sends for concRoundTime,
+// up to concRoundMax calls: a round of one base latency would be the
+// limit's few calls (8 calls of 20 ms), whose mean swings with the
+// client's own stalls on a busy machine, and the limit would swing with
+// it, a cut or a step every few milliseconds: its mean over the swing,
+// not K, is what the service gets (bench/README.md, cap8).
+func (c *Concurrency) roundSpanLocked() (span float64, calls int) {
+	base, _ := c.baseLocked()
+	if rt := concRoundTime.Seconds(); base > 0 && base < rt {
+		return rt, concRoundMax
+	}
+	return base, min(max(c.capLocked(), concRoundMin), concRoundMax)
+}
+
+// startRoundLocked starts a round at now: the next calls sent, for
+// roundSpanLocked's span and calls, are its calls, and it ends when they
+// are all answered.
 func (c *Concurrency) startRoundLocked(now time.Time) {
 	c.round++
 	c.roundStart, c.sending, c.sent, c.answered = now, true, 0, 0
@@ -343,7 +364,7 @@ func (c *Concurrency) learnLocked(o attemptOutcome) {
 	case o.Status == http.StatusTooManyRequests:
 		c.throttled++
 	}
-	need := min(max(c.capLocked(), concRoundMin), concRoundMax)
+	_, need := c.roundSpanLocked()
 	mean := c.meanLocked()
 	base, _ := c.baseLocked()
 	if (base > 0 && c.latLocked().ok >= min(need, concRoundMin) && mean > base*(1+concEarly)+concSlack.Seconds()) ||
@@ -488,7 +509,16 @@ func (c *Concurrency) endRoundLocked(mean float64) {
 	case mean > threshold:
 		c.latencyCuts++
 		c.rosePast = c.capLocked()
-		c.cutLocked(now, max(c.limit*base/mean*concUnder, c.limit/2))
+		// Latency cuts in a row (one a round) compound: a stall of the
+		// client's machine (its CPUs shared) that outlasts a round of a
+		// fast service would take the limit from K to 1 in a few rounds.
+		// Within concCutSpan they go at most to half of the limit before
+		// the first; a capacity that halves is followed in that time
+		// still (at 1 s a call, each round is a span of its own).
+		if c.cutSpanFrom.IsZero() || now.Sub(c.cutSpanFrom) >= concCutSpan {
+			c.cutSpanFrom, c.cutSpanLimit = now, c.limit
+		}
+		c.cutLocked(now, max(c.limit*base/mean*concUnder, c.limit/2, c.cutSpanLimit/2))
 	case c.slowStart && !firstRound && mean > base*(1+concTolerance/2)+concSlack.Seconds()+noise:
 		// Like HyStart: latency begins to rise, so the limit is near the
 		// capacity: no more doubling, which would overshoot it by up

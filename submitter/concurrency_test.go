@@ -21,6 +21,7 @@ type queueModel struct {
 	changeAt        time.Duration // 0: never
 	capAfter        int
 	latAfter        time.Duration
+	latUntil        time.Duration // latAfter ends then (0: never)
 	rnd             *rand.Rand
 }
 
@@ -51,6 +52,7 @@ type modelRun struct {
 	waitAt    []time.Duration
 	shed      int
 	limits    []int // the limit at each whole second
+	lowest    int   // the lowest limit from the change on (with one)
 	finalSnap ConcurrencySnapshot
 }
 
@@ -103,7 +105,7 @@ func runModel(t *testing.T, m queueModel, d time.Duration, cfg ConcurrencyConfig
 	}
 	latency := func() time.Duration {
 		l := m.lat
-		if m.changeAt > 0 && now >= m.changeAt && m.latAfter > 0 {
+		if m.changeAt > 0 && now >= m.changeAt && m.latAfter > 0 && (m.latUntil == 0 || now < m.latUntil) {
 			l = m.latAfter
 		}
 		if m.jit > 0 {
@@ -175,6 +177,9 @@ func runModel(t *testing.T, m queueModel, d time.Duration, cfg ConcurrencyConfig
 			}
 		}
 		c.Release(ev.ticket, attemptOutcome{Start: epoch.Add(ev.start), Latency: now - ev.start, Status: ev.status}, true)
+		if l, _ := c.Limits(); m.changeAt > 0 && now >= m.changeAt && (run.lowest == 0 || l < run.lowest) {
+			run.lowest = l
+		}
 		fill()
 	}
 	run.finalSnap = c.Snapshot()
@@ -257,6 +262,22 @@ func TestConcurrencyModelChanges(t *testing.T) {
 		}
 		if steady < 0.9*32 {
 			t.Errorf("steady state after the halving %.1f calls/s, want 90%% of 32", steady)
+		}
+	})
+	t.Run("the client stalls", func(t *testing.T) {
+		// A fast service (K 8, L 20 ms) whose answers are late for
+		// 300 ms, as when the client's machine is busy with other work:
+		// latency cuts in a row would take the limit from 8 to 1; within
+		// concCutSpan they go no lower than half.
+		m := queueModel{cap: 8, lat: 20 * time.Millisecond, changeAt: 10 * time.Second, capAfter: 8, latAfter: 100 * time.Millisecond, latUntil: 10*time.Second + 300*time.Millisecond, rnd: rand.New(rand.NewPCG(7, 8))}
+		run := runModel(t, m, 20*time.Second, ConcurrencyConfig{})
+		steady := run.throughput(12*time.Second, 20*time.Second)
+		t.Logf("lowest limit from the stall on %d, steady after %.1f/s, limits %v", run.lowest, steady, run.limits)
+		if run.lowest < 4 {
+			t.Errorf("lowest limit after a stall of 300 ms %d, want at least half of 8", run.lowest)
+		}
+		if steady < 0.9*400 {
+			t.Errorf("steady state after the stall %.1f calls/s, want 90%% of 400", steady)
 		}
 	})
 	t.Run("service slows by itself", func(t *testing.T) {
