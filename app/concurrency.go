@@ -88,12 +88,21 @@ func boundBy(st submitter.Stats, up *UploadOptions) *summary.BoundBy {
 	// make the rate what binds: the calls must also use most of it.
 	rateBinds := b.RateWaitShare >= boundShare && st.RateAllowed > 0 && callsPerSecond >= rateUsed*st.RateAllowed
 	concBinds := b.ConcurrencyWaitShare >= boundShare
+	// When both held calls back, a limit in force beats one still
+	// climbing: --rate auto climbs while nothing answers 429, following
+	// the calls, and the workers waiting for a place in flight book their
+	// turns at the rate meanwhile, so its wait says nothing once the
+	// concurrency has found the service's capacity (or is fixed or at its
+	// cap). Between two limits in force, or two climbs, the longer wait
+	// wins.
+	concFound := !c.Auto || c.Limit >= c.Max || c.LatencyCuts > 0 || c.PressureCuts > 0
+	rateFound := st.LimitFound || !up.Rate.Auto || (up.maxRate > 0 && st.CurrentRate >= 0.99*up.maxRate)
 	switch {
 	case !rateBinds && !concBinds:
 		b.Kind = summary.BoundInput
 		b.Text = fmt.Sprintf("the input: rows came slower than the service took them (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
 			callsPerSecond, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
-	case concBinds && (!rateBinds || b.ConcurrencyWaitShare >= b.RateWaitShare):
+	case concBinds && (!rateBinds || concFound && !rateFound || concFound == rateFound && b.ConcurrencyWaitShare >= b.RateWaitShare):
 		concurrencyBound(b, c, callsPerSecond)
 	default:
 		rateBound(b, st, up, callsPerSecond)

@@ -68,6 +68,15 @@ func TestBoundBy(t *testing.T) {
 		want string
 	}{
 		{"capacity", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 52, 256, 3), RateWaited: 95 * time.Second, RateAllowed: 200}, auto, summary.BoundCapacity},
+		// cap8 (L 20 ms, K 8): 256 workers wait for the rate while 9 are
+		// in flight, and --rate auto, never answered 429, has climbed to
+		// 516/s: the capacity the concurrency found bound the run, not
+		// the climb.
+		{"capacity found, rate climbing and waited longer", submitter.Stats{Attempts: 37000, Concurrency: conc(0.8, 9, 256, 5), RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516}, auto, summary.BoundCapacity},
+		{"both climbing, rate waited longer", submitter.Stats{Attempts: 37000, Concurrency: conc(0.8, 64, 256, 0), RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516}, auto, summary.BoundRateClimb},
+		{"rate limit found, concurrency climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.9, 64, 256, 0), RateWaited: 80 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, summary.BoundRateLimit},
+		{"fixed concurrency, rate climbing", submitter.Stats{Attempts: 37000, Concurrency: submitter.ConcurrencySnapshot{Limit: 9, Max: 9, Waited: 80 * time.Second, Since: 100 * time.Second}, RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516},
+			&UploadOptions{concurrency: concurrencyFlag{n: 9}, Rate: rateFlag{Auto: true}}, summary.BoundConcurrency},
 		{"max-concurrency", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 256, 256, 0)}, auto, summary.BoundMaxConcurrency},
 		{"concurrency climbing", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 64, 256, 0)}, auto, summary.BoundConcurrencyClimb},
 		{"rate limit", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, summary.BoundRateLimit},
