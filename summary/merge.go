@@ -59,24 +59,10 @@ func (s *Summary) add(o *Summary) {
 	s.TokensFetched += o.TokensFetched
 	s.NoLeadID.merge(o.NoLeadID)
 	s.KeptLeads.merge(o.KeptLeads)
-	for _, c := range o.ResultCodes {
-		if i := slices.IndexFunc(s.ResultCodes, func(x CodeCount) bool { return x.Code == c.Code }); i >= 0 {
-			s.ResultCodes[i].Count += c.Count
-			s.ResultCodes[i].BidCents += c.BidCents
-		} else {
-			s.ResultCodes = append(s.ResultCodes, c)
-		}
-	}
-	slices.SortFunc(s.ResultCodes, func(a, b CodeCount) int { return cmp.Compare(a.Code, b.Code) })
-	for _, b := range o.BidBuckets {
-		if i := slices.IndexFunc(s.BidBuckets, func(x BidBucket) bool { return x.FromCents == b.FromCents }); i >= 0 {
-			s.BidBuckets[i].Count += b.Count
-			s.BidBuckets[i].BidCents += b.BidCents
-		} else {
-			s.BidBuckets = append(s.BidBuckets, b)
-		}
-	}
-	slices.SortFunc(s.BidBuckets, func(a, b BidBucket) int { return cmp.Compare(a.FromCents, b.FromCents) })
+	s.ResultCodes = addByKey(s.ResultCodes, o.ResultCodes, func(c CodeCount) int { return c.Code },
+		func(c *CodeCount, o CodeCount) { c.Count, c.BidCents = c.Count+o.Count, c.BidCents+o.BidCents })
+	s.BidBuckets = addByKey(s.BidBuckets, o.BidBuckets, func(b BidBucket) int64 { return b.FromCents },
+		func(b *BidBucket, o BidBucket) { b.Count, b.BidCents = b.Count+o.Count, b.BidCents+o.BidCents })
 	s.MergeInvalidColumns(o.InvalidColumns)
 	for _, f := range o.Failures {
 		i := slices.IndexFunc(s.Failures, func(x Failure) bool { return x.Status == f.Status && x.Reason == f.Reason })
@@ -111,4 +97,18 @@ func (l *RowList) merge(o RowList) {
 	if len(l.Rows) > maxNamedRows {
 		l.Rows = l.Rows[:maxNamedRows]
 	}
+}
+
+// addByKey adds the entries of o to s, an entry whose key s has to that
+// one (add), a new key as a new entry, and returns s sorted by key.
+func addByKey[T any, K cmp.Ordered](s, o []T, key func(T) K, add func(*T, T)) []T {
+	for _, x := range o {
+		if i := slices.IndexFunc(s, func(y T) bool { return key(y) == key(x) }); i >= 0 {
+			add(&s[i], x)
+		} else {
+			s = append(s, x)
+		}
+	}
+	slices.SortFunc(s, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
+	return s
 }

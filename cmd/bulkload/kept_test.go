@@ -38,16 +38,16 @@ func editColumn(t *testing.T, path, column, value string) {
 // keptSetup runs a first upload of n qualifying rows whose submissions
 // the service refuses (each ends submit_failed with its lead's id), then
 // edits every row's zip code to one that is invalid now. It returns the
-// simulator, the input, the common arguments (the input not among them)
-// and the leads' ids by row.
-func keptSetup(t *testing.T, n int, extra ...string) (*alteringSim, string, []string, map[int]string) {
+// simulator, the input, the results file, the common arguments (the input
+// not among them) and the leads' ids by row.
+func keptSetup(t *testing.T, n int, extra ...string) (s *alteringSim, input, results string, args []string, ids map[int]string) {
 	t.Helper()
-	s := startAlteringSim(t, leadsim.Options{}, nil)
+	s = startAlteringSim(t, leadsim.Options{}, nil)
 	s.on.Store(false)
 	dir := t.TempDir()
-	input := qualifyingRows(t, dir, n)
-	results := filepath.Join(dir, "results.csv")
-	args := append([]string{"upload"}, s.args()...)
+	input = qualifyingRows(t, dir, n)
+	results = filepath.Join(dir, "results.csv")
+	args = append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "1", "--max-consecutive-failures", "0")
 	args = append(args, extra...)
 
@@ -57,7 +57,7 @@ func keptSetup(t *testing.T, n int, extra ...string) (*alteringSim, string, []st
 	if res.code != app.ExitRowsFailed {
 		t.Fatalf("first run exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
-	ids := map[int]string{}
+	ids = map[int]string{}
 	for row, r := range finalByRow(t, results, n) {
 		if r["status"] != "submit_failed" || r["id"] == "" {
 			t.Fatalf("row %d ended %s (id %q); want submit_failed with its lead's id", row, r["status"], r["id"])
@@ -65,7 +65,7 @@ func keptSetup(t *testing.T, n int, extra ...string) (*alteringSim, string, []st
 		ids[row] = r["id"]
 	}
 	editColumn(t, input, "zipCode", "1912")
-	return s, input, args, ids
+	return s, input, results, args, ids
 }
 
 // TestUploadEditedCellKeepsLead is issue 18 item 3: rows whose leads an
@@ -77,8 +77,7 @@ func keptSetup(t *testing.T, n int, extra ...string) (*alteringSim, string, []st
 func TestUploadEditedCellKeepsLead(t *testing.T) {
 	const n = 3
 	summary := filepath.Join(t.TempDir(), "summary.json")
-	s, input, args, ids := keptSetup(t, n, "--summary-json", summary)
-	results := args[slices.Index(args, "--results")+1]
+	s, input, results, args, ids := keptSetup(t, n, "--summary-json", summary)
 	resume := append(slices.Clone(args), "--resume", input)
 	var res cliResult
 	for run := 2; run <= 3; run++ {
@@ -151,8 +150,7 @@ func TestSummaryOfValidateOutput(t *testing.T) {
 // against the default 20%).
 func TestUploadEditedCellKeepsLeadFromStdin(t *testing.T) {
 	const n = 3
-	s, input, common, ids := keptSetup(t, n)
-	results := common[slices.Index(common, "--results")+1]
+	s, input, results, common, ids := keptSetup(t, n)
 	edited, err := os.ReadFile(input)
 	if err != nil {
 		t.Fatal(err)
