@@ -166,6 +166,9 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case u < s.opts.Fail503:
 			status = http.StatusServiceUnavailable
 			s.stats.reject(RejectFault503)
+			if s.opts.Fail503RetryAfter != "" {
+				w.Header().Set("Retry-After", retryAfterValue(s.opts.Fail503RetryAfter, s.opts.Now()))
+			}
 			writeRaw(w, status, faultBody(bodyUnavailable, s.faultEcho(rc, op)))
 			return
 		case u < s.opts.Fail503+s.opts.Fail500:

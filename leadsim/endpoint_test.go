@@ -378,7 +378,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--token-lifetime", "5s", "--create-latency", "2s", "--create-jitter", "1s", "--submit-latency", "300ms",
 		"--rate-limit", "50", "--fail-503", "0.1", "--fail-500", "0.05", "--drop-after", "0.01",
 		"--rotate-key-every", "1m", "--max-body", "2048", "--seed", "7", "--rate-limit-change", "150@30s, 0@1m",
-		"--echo-pii",
+		"--echo-pii", "--create-latency-dist", "bimodal:50ms,2s,0.1", "--fail-503-retry-after", "date+2s",
 	})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -390,7 +390,7 @@ func TestRegisterFlags(t *testing.T) {
 	}{
 		{"tenant", o.TenantID, "t1"}, {"app", o.AppID, "a1"}, {"client id", c.ID, "c1"}, {"secret", c.Secret, "s1"},
 		{"auto submit", c.AutoSubmit, true}, {"granted", c.Granted, true}, {"lifetime", o.TokenLifetime, 5 * time.Second},
-		{"create latency", o.CreateLatency, Latency{2 * time.Second, time.Second}}, {"submit latency", o.SubmitLatency.Fixed, 300 * time.Millisecond},
+		{"create latency", o.CreateLatency, Latency{Fixed: 2 * time.Second, Jitter: time.Second, Dist: LatencyDist{Kind: DistBimodal, Fast: 50 * time.Millisecond, Slow: 2 * time.Second, Share: 0.1}}}, {"503 retry-after", o.Fail503RetryAfter, "date+2s"}, {"submit latency", o.SubmitLatency.Fixed, 300 * time.Millisecond},
 		{"rate", o.RateLimit, 50.0}, {"503", o.Fail503, 0.1}, {"500", o.Fail500, 0.05}, {"drop", o.DropAfter, 0.01},
 		{"rotate", o.RotateKeyEvery, time.Minute}, {"max body", o.MaxBodyBytes, int64(2048)}, {"seed", o.Seed, int64(7)},
 		{"rate changes", fmt.Sprint(o.RateChanges), fmt.Sprint([]RateChange{{30 * time.Second, 150}, {time.Minute, 0}})},
@@ -427,6 +427,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		opts Options
 	}{
 		{"fraction above 1", Options{Fail503: 1.5}},
+		{"lognormal without sigma", Options{CreateLatency: Latency{Dist: LatencyDist{Kind: DistLognormal, Scale: time.Second}}}},
+		{"unknown distribution", Options{SubmitLatency: Latency{Dist: LatencyDist{Kind: "uniform"}}}},
 		{"negative rate", Options{RateLimit: -1}},
 		{"negative rate change", Options{RateChanges: []RateChange{{time.Second, -1}}}},
 		{"rate change at the start", Options{RateChanges: []RateChange{{0, 10}}}},

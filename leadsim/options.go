@@ -50,9 +50,13 @@ func DefaultClient() Client {
 }
 
 // Latency is the simulated time one operation takes: each call sleeps Fixed
-// plus a uniform draw from [0, Jitter), and stops early when the request's
-// context ends.
-type Latency struct{ Fixed, Jitter time.Duration }
+// plus a uniform draw from [0, Jitter) plus a draw from Dist (bimodal or
+// heavy-tailed, see LatencyDist), and stops early when the request's
+// context ends. None of it depends on the load (Options.Capacity does).
+type Latency struct {
+	Fixed, Jitter time.Duration
+	Dist          LatencyDist
+}
 
 // RateChange is one change of the rate limit while the simulator runs.
 type RateChange struct {
@@ -162,6 +166,10 @@ type Options struct {
 	// order, so their sum should not exceed 1.
 	Fail503, Fail500, DropAfter float64
 	TokenFail503                float64 // fraction of token requests answered 503
+	// Fail503RetryAfter, when set, is the Retry-After of the 503s of
+	// Fail503: delta seconds as written ("2", "1.5", "99999999999999999999")
+	// or "date+DUR", an HTTP-date DUR after the answer ("date+2s").
+	Fail503RetryAfter string
 
 	// TokenOutage is an outage of the identity provider: every token
 	// request in the window is answered 503 temporarily_unavailable.
@@ -238,6 +246,9 @@ func (o Options) withDefaults() (Options, error) {
 		if l.Fixed < 0 || l.Jitter < 0 {
 			return o, fmt.Errorf("leadsim options: %s latency %v+%v is negative: use durations >= 0", name, l.Fixed, l.Jitter)
 		}
+		if err := l.Dist.check(); err != nil {
+			return o, fmt.Errorf("leadsim options: %s %w", name, err)
+		}
 	}
 	if o.RateLimit < 0 || math.IsNaN(o.RateLimit) {
 		return o, fmt.Errorf("leadsim options: rate limit %v: use a rate >= 0 (0 = unlimited)", o.RateLimit)
@@ -267,6 +278,9 @@ func (o Options) withDefaults() (Options, error) {
 		if !(f >= 0 && f <= 1) {
 			return o, fmt.Errorf("leadsim options: %s fraction %v is outside [0,1]", name, f)
 		}
+	}
+	if err := checkRetryAfter(o.Fail503RetryAfter); err != nil {
+		return o, fmt.Errorf("leadsim options: %w", err)
 	}
 	if o.MaxBodyBytes < 0 {
 		return o, errors.New("leadsim options: max body size is negative: use 0 (no limit) or a size > 0")
@@ -311,8 +325,10 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.TokenLifetime, "token-lifetime", o.TokenLifetime, "lifetime of issued access tokens (expires_in)")
 	fs.DurationVar(&o.CreateLatency.Fixed, "create-latency", o.CreateLatency.Fixed, "fixed latency of each createLead")
 	fs.DurationVar(&o.CreateLatency.Jitter, "create-jitter", o.CreateLatency.Jitter, "random extra latency of each createLead, uniform in [0, jitter)")
+	fs.Var(distFlag{&o.CreateLatency.Dist}, "create-latency-dist", "random latency of each createLead on top, whatever the load: bimodal:FAST,SLOW,SHARE (e.g. bimodal:50ms,2s,0.1), lognormal:MEDIAN,SIGMA (e.g. lognormal:100ms,1) or pareto:MIN,ALPHA (e.g. pareto:50ms,1.5; draws at most 1m)")
 	fs.DurationVar(&o.SubmitLatency.Fixed, "submit-latency", o.SubmitLatency.Fixed, "fixed latency of each submitLead")
 	fs.DurationVar(&o.SubmitLatency.Jitter, "submit-jitter", o.SubmitLatency.Jitter, "random extra latency of each submitLead")
+	fs.Var(distFlag{&o.SubmitLatency.Dist}, "submit-latency-dist", "random latency of each submitLead on top, as --create-latency-dist")
 	fs.DurationVar(&o.TokenLatency.Fixed, "token-latency", o.TokenLatency.Fixed, "fixed latency of each token request")
 	fs.DurationVar(&o.ReadLatency.Fixed, "read-latency", o.ReadLatency.Fixed, "fixed latency of each lead or creditReport query")
 	fs.Float64Var(&o.RateLimit, "rate-limit", o.RateLimit, "GraphQL requests per second over both endpoints (token bucket); over it: 429 with Retry-After; 0 = unlimited")
@@ -326,6 +342,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	})
 	o.registerCapacityFlags(fs)
 	fs.Float64Var(&o.Fail503, "fail-503", o.Fail503, "fraction of createLead/submitLead requests answered 503 before processing")
+	fs.StringVar(&o.Fail503RetryAfter, "fail-503-retry-after", o.Fail503RetryAfter, "Retry-After of the 503s of --fail-503: delta seconds (2, 1.5, 99999999999999999999) or date+DURATION (an HTTP-date, e.g. date+2s); empty: none")
 	fs.Float64Var(&o.Fail500, "fail-500", o.Fail500, "fraction of createLead/submitLead requests answered 500 before processing")
 	fs.Float64Var(&o.DropAfter, "drop-after", o.DropAfter, "fraction of createLead/submitLead requests processed, then answered by dropping the connection")
 	fs.Float64Var(&o.TokenFail503, "token-fail-503", o.TokenFail503, "fraction of token requests answered 503")

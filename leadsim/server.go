@@ -300,6 +300,12 @@ func (l *lockedRand) Float64() float64 {
 	return l.r.Float64()
 }
 
+func (l *lockedRand) NormFloat64() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.NormFloat64()
+}
+
 func (l *lockedRand) Int64N(n int64) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -308,7 +314,7 @@ func (l *lockedRand) Int64N(n int64) int64 {
 
 // sleep waits the latency l, or until ctx ends.
 func sleep(ctx context.Context, l Latency, rnd *lockedRand) error {
-	d := l.Fixed
+	d := l.Fixed + l.Dist.draw(rnd)
 	if l.Jitter > 0 {
 		d += time.Duration(rnd.Int64N(int64(l.Jitter)))
 	}
