@@ -105,10 +105,15 @@ func splitDocs(b []byte) [][]byte {
 // objects and each partner's nightly run and backfill. The bases
 // (k8s/base, k8s/backfill) are rendered through them.
 func kustomizations(t *testing.T) []string {
+	return kustomizationsIn(t, ".")
+}
+
+// kustomizationsIn are the kustomizations of the k8s/ folder under root.
+func kustomizationsIn(t *testing.T, root string) []string {
 	t.Helper()
 	var dirs []string
 	for _, pattern := range []string{"k8s/shared", "k8s/partners/*", "k8s/partners/*/backfill"} {
-		m, err := filepath.Glob(pattern)
+		m, err := filepath.Glob(filepath.Join(root, pattern))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,9 +139,14 @@ func render(dir string) ([]byte, error) {
 // loadManifests renders every kustomization and decodes each object
 // strictly: what is tested is what `kubectl apply -k` would send.
 func loadManifests(t *testing.T) []object {
+	return loadManifestsIn(t, ".")
+}
+
+// loadManifestsIn renders and decodes the kustomizations under root.
+func loadManifestsIn(t *testing.T, root string) []object {
 	t.Helper()
 	var objs []object
-	for _, dir := range kustomizations(t) {
+	for _, dir := range kustomizationsIn(t, root) {
 		b, err := render(dir)
 		if err != nil {
 			t.Errorf("kustomize build %s: %v", dir, err)
@@ -152,7 +162,11 @@ func loadManifests(t *testing.T) []object {
 			if m, ok := obj.(interface{ GetName() string }); ok {
 				name = m.GetName()
 			}
-			objs = append(objs, object{file: dir, kind: kind, name: name, obj: obj})
+			file, err := filepath.Rel(root, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs = append(objs, object{file: file, kind: kind, name: name, obj: obj})
 		}
 	}
 	return objs

@@ -239,9 +239,10 @@ func (h *cronHost) night(t *testing.T) int {
 	return 0
 }
 
-// nightFiles are the files of one run: results, summary, rejects, and the
-// report beside the results file.
-var nightFiles = []string{".results.csv", ".summary.json", ".rejects.csv", ".results.csv.summary.json"}
+// nightFiles are the files of one run: results, summary, rejects, the run
+// report (--report, the nightly recipe's) and the summary beside the
+// results file.
+var nightFiles = []string{".results.csv", ".summary.json", ".rejects.csv", ".report.html", ".results.csv.summary.json"}
 
 // files lists the runs directory's files ending in suffix (".summary.json"
 // leaves out the report beside the results file).
