@@ -83,6 +83,16 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRaw(w, status, bodyMethodNotAllow)
 		return
 	}
+	if e.name == "lead" && s.opts.HangMode == HangUnread && s.hangs() {
+		// Held unread until Heal or Close (the server cannot tell that
+		// the client went away from a request it never reads), then
+		// closed unanswered: nothing was processed.
+		s.stats.reject(RejectHung)
+		s.hold(r.Context())
+		status = 0
+		dropConnection(w)
+		return
+	}
 	buf := e.bufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer e.bufs.Put(buf)
@@ -124,7 +134,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, bodyBadGateway)
 			return
 		}
-		if s.hangs() {
+		if s.opts.HangMode == HangHeld && s.hangs() {
 			e.serveHung(w, r, rc, verrs, &status)
 			return
 		}

@@ -81,6 +81,35 @@ func ParseRateChanges(v string) ([]RateChange, error) {
 	return out, nil
 }
 
+// HangMode is how the lead endpoint hangs after Options.HangAfter
+// requests.
+type HangMode string
+
+// The hang modes.
+const (
+	// HangHeld processes each request and holds its answer.
+	HangHeld HangMode = "held"
+	// HangUnread holds the connection without reading the request.
+	HangUnread HangMode = "unread"
+)
+
+// Set reads a hang mode from a flag: held or unread.
+func (m *HangMode) Set(v string) error {
+	switch HangMode(v) {
+	case HangHeld, HangUnread:
+		*m = HangMode(v)
+		return nil
+	}
+	return fmt.Errorf("hang mode %q: use held or unread", v)
+}
+
+func (m *HangMode) String() string {
+	if m == nil || *m == "" {
+		return string(HangHeld)
+	}
+	return string(*m)
+}
+
 // Window is a span of the simulator's life, counted from New on the Now
 // clock: from Start for Dur. A zero Dur is no window.
 type Window struct{ Start, Dur time.Duration }
@@ -181,11 +210,17 @@ type Options struct {
 	Outage      Window
 	OutageShare float64
 	// HangAfter, when above 0, makes the lead endpoint hang after that
-	// many requests: every later request is processed (a createLead
-	// creates its lead) but its answer is held, the connection open,
-	// until Heal (POST /_sim/heal), the client gives up or Close. It
-	// plays a stuck proxy in front of a backend that did the work.
+	// many requests, until Heal (POST /_sim/heal), the client gives up or
+	// Close. HangMode says how: HangHeld (the default) processes every
+	// later request (a createLead creates its lead) but holds its answer,
+	// the connection open: a stuck proxy in front of a backend that did
+	// the work. HangUnread holds the connection open without reading the
+	// request: nothing is processed, no lead created (a backend stuck
+	// before it reads, or a load balancer that accepted the connection
+	// and has nowhere to send it); Heal or Close then closes the held
+	// connections unanswered, and later requests are served.
 	HangAfter int
+	HangMode  HangMode
 
 	// EchoPII makes the simulator a careless service that echoes each
 	// lead's SSN and date of birth, written several ways (123-45-6789,
@@ -274,6 +309,13 @@ func (o Options) withDefaults() (Options, error) {
 	if o.HangAfter < 0 {
 		return o, errors.New("leadsim options: hang-after is negative: use 0 (never) or a request count")
 	}
+	switch o.HangMode {
+	case "":
+		o.HangMode = HangHeld
+	case HangHeld, HangUnread:
+	default:
+		return o, fmt.Errorf("leadsim options: hang mode %q: use %q or %q", o.HangMode, HangHeld, HangUnread)
+	}
 	for name, f := range map[string]float64{"fail-503": o.Fail503, "fail-500": o.Fail500, "drop-after": o.DropAfter, "token-fail-503": o.TokenFail503, "outage-share": o.OutageShare} {
 		if !(f >= 0 && f <= 1) {
 			return o, fmt.Errorf("leadsim options: %s fraction %v is outside [0,1]", name, f)
@@ -349,7 +391,8 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(windowFlag{&o.TokenOutage}, "token-outage", "an identity provider outage: token requests answered 503 temporarily_unavailable from START for DUR (START:DUR, e.g. 3s:12s, counted from the start)")
 	fs.Var(windowFlag{&o.Outage}, "outage", "a lead endpoint outage: GraphQL requests answered 502 with an HTML body from START for DUR (START:DUR, e.g. 30s:20s)")
 	fs.Float64Var(&o.OutageShare, "outage-share", o.OutageShare, "fraction of GraphQL requests answered 502 during --outage (a partial outage); 0 = all")
-	fs.IntVar(&o.HangAfter, "hang-after", o.HangAfter, "after this many lead endpoint requests, process each request but hold its answer with the connection open, until POST /_sim/heal; 0 = never")
+	fs.IntVar(&o.HangAfter, "hang-after", o.HangAfter, "after this many lead endpoint requests, hang with the connection open (see --hang-mode) until POST /_sim/heal; 0 = never")
+	fs.Var(&o.HangMode, "hang-mode", "how --hang-after hangs: held (process each request, hold its answer) or unread (hold the connection without reading the request: nothing processed)")
 	fs.DurationVar(&o.RotateKeyEvery, "rotate-key-every", o.RotateKeyEvery, "replace the signing key at this interval, revoking every token issued before; 0 = never")
 	fs.Int64Var(&o.MaxBodyBytes, "max-body", o.MaxBodyBytes, "largest request body in bytes; over it: 413; 0 = no limit")
 	fs.BoolVar(&o.EchoPII, "echo-pii", o.EchoPII, "echo each lead's SSN and date of birth, written several ways, in notes, bidValue and error messages and codes (to test a client's redaction)")

@@ -3,6 +3,7 @@ package leadsim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -40,14 +41,19 @@ func TestOutageFlags(t *testing.T) {
 	var o Options
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	o.RegisterFlags(fs)
-	if err := fs.Parse([]string{"--token-outage", "3s:12s", "--outage", "30s:20s", "--outage-share", "0.5", "--hang-after", "150"}); err != nil {
+	if err := fs.Parse([]string{"--token-outage", "3s:12s", "--outage", "30s:20s", "--outage-share", "0.5", "--hang-after", "150", "--hang-mode", "unread"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.TokenOutage != (Window{3 * time.Second, 12 * time.Second}) || o.Outage != (Window{30 * time.Second, 20 * time.Second}) || o.OutageShare != 0.5 || o.HangAfter != 150 {
-		t.Errorf("flags gave TokenOutage %v, Outage %v, OutageShare %v, HangAfter %d", o.TokenOutage, o.Outage, o.OutageShare, o.HangAfter)
+	if o.TokenOutage != (Window{3 * time.Second, 12 * time.Second}) || o.Outage != (Window{30 * time.Second, 20 * time.Second}) || o.OutageShare != 0.5 || o.HangAfter != 150 || o.HangMode != HangUnread {
+		t.Errorf("flags gave TokenOutage %v, Outage %v, OutageShare %v, HangAfter %d, HangMode %q", o.TokenOutage, o.Outage, o.OutageShare, o.HangAfter, o.HangMode)
 	}
-	if err := fs.Parse([]string{"--outage", "soon"}); err == nil {
-		t.Error("--outage soon was accepted")
+	for _, bad := range [][]string{{"--outage", "soon"}, {"--hang-mode", "stuck"}} {
+		if err := fs.Parse(bad); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+	if _, err := New(Options{HangAfter: 1, HangMode: "stuck", SigningKey: testKey(t)}); err == nil {
+		t.Error("New accepted HangMode \"stuck\"")
 	}
 }
 
@@ -121,6 +127,47 @@ func TestPartialOutage(t *testing.T) {
 	}
 	if codes[200] == 0 || codes[502] == 0 || codes[200]+codes[502] != 40 {
 		t.Errorf("answers by status %v: want some 200 and some 502", codes)
+	}
+}
+
+// TestHangUnread: with HangUnread, after N requests the lead endpoint
+// holds each request without reading it: nothing is processed, no lead
+// created, however long the client waits; Heal closes the held
+// connections unanswered, and later requests are answered at once.
+func TestHangUnread(t *testing.T) {
+	s := newSim(t, Options{HangAfter: 1, HangMode: HangUnread})
+	tok := s.defaultToken(t)
+	s.create(t, tok, applicant("first", "123456789"))
+
+	b, _ := json.Marshal(map[string]any{"query": createDoc, "variables": map[string]any{"input": applicant("held", "123456780")}})
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(string(b)))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	held := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			err = errors.New("answered " + resp.Status)
+		}
+		held <- err
+	}()
+	for s.Stats().Rejections[RejectHung] == 0 {
+		select {
+		case err := <-held:
+			t.Fatalf("the held request ended before Heal: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if st := s.Stats(); st.CreateCalls["held"] != 0 || st.LeadsCreated != 1 {
+		t.Errorf("createCalls %v, leads %d: want the held request unread, unprocessed", st.CreateCalls, st.LeadsCreated)
+	}
+	s.Heal()
+	if err := <-held; err == nil || strings.Contains(err.Error(), "answered") {
+		t.Errorf("held request after Heal: %v, want its connection closed unanswered", err)
+	}
+	s.create(t, tok, applicant("after", "123456782"))
+	if st := s.Stats(); st.CreateCalls["held"] != 0 || st.LeadsCreated != 2 || st.Rejections[RejectHung] != 1 {
+		t.Errorf("createCalls %v, leads %d, hung %d: want the held request never processed, one held", st.CreateCalls, st.LeadsCreated, st.Rejections[RejectHung])
 	}
 }
 

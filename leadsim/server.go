@@ -161,7 +161,7 @@ func (s *Server) rateLimit() float64 {
 //	GET  B/_sim/stats                   Stats as JSON (?requests: Requests and Capacity alone)
 //	POST B/_sim/rotate-key              RotateKey on demand
 //	POST B/_sim/grant?client=ID&role=R  GrantRoles (role repeated for several; none revokes all)
-//	POST B/_sim/heal                    Heal: end the hang of Options.HangAfter
+//	POST B/_sim/heal                    Heal: end the hang of Options.HangAfter (either HangMode)
 func (s *Server) Handler() http.Handler { return s.mux }
 
 // GrantRoles sets the application roles of client id (RoleWrite, RoleRead)
