@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -152,9 +153,15 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 	var meta *outfile.Meta
 	if state != nil {
 		m, err := outfile.ReadMeta(resultsPath)
-		if err == nil {
+		switch {
+		case err == nil:
 			meta = m
-		} else {
+		case !errors.Is(err, fs.ErrNotExist):
+			// There, but not a record bulkload wrote (damaged, edited,
+			// or replaced by another output): resuming without the
+			// check could continue another input's run.
+			return nil, UsageErrorf("--resume: %v; nothing was sent", err)
+		default:
 			u.log.Warn("--resume: the results file has no record of its input (written before bulkload kept one); rows are matched by leadId and number", "path", outfile.MetaPath(resultsPath))
 		}
 	}

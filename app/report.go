@@ -74,7 +74,7 @@ func loadReport(paths []string) (*runreport.Report, error) {
 		}
 		s, err := summary.Read(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+			return nil, fmt.Errorf("%w (delete it to draw the report from the results file's rows alone)", err)
 		}
 		if s != nil {
 			if side, err := os.Stat(summary.Path(p)); err != nil || st.ModTime().After(side.ModTime()) {

@@ -2,8 +2,10 @@ package outfile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -40,19 +42,58 @@ type Meta struct {
 // MetaPath is the meta file of the results file at path: path + ".meta".
 func MetaPath(path string) string { return path + ".meta" }
 
-// ReadMeta reads the meta file of the results file at path. A missing meta
-// file (a results file from before meta files, or from a run that stopped
-// before sending) is an error wrapping fs.ErrNotExist.
+// ReadMeta reads the meta file of the results file at path (DecodeMeta). A
+// missing meta file (a results file from before meta files, or from a run
+// that stopped before sending) is an error wrapping fs.ErrNotExist.
 func ReadMeta(path string) (*Meta, error) {
 	b, err := os.ReadFile(MetaPath(path))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", MetaPath(path), err)
 	}
-	var m Meta
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := DecodeMeta(b)
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w (delete it to resume without the input check)", MetaPath(path), err)
 	}
+	return m, nil
+}
+
+// ErrBadMeta is wrapped by DecodeMeta's error for a meta file that holds
+// what no run writes: a negative count, first bytes past the bytes read, a
+// hash that is not hexadecimal.
+var ErrBadMeta = errors.New("not a meta file bulkload writes")
+
+// DecodeMeta reads a meta file's JSON and checks it: counts not negative,
+// FirstBytes within InputBytes, hashes hexadecimal (InputSHA256 with an
+// optional "partial:"). The error wraps ErrBadMeta for one that decodes but
+// holds what no run writes.
+func DecodeMeta(b []byte) (*Meta, error) {
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	switch {
+	case m.Rows < 0 || m.InputBytes < 0 || m.FirstBytes < 0:
+		return nil, fmt.Errorf("%w: rows %d, inputBytes %d, firstBytes %d (want none negative)", ErrBadMeta, m.Rows, m.InputBytes, m.FirstBytes)
+	case m.FirstBytes > m.InputBytes:
+		return nil, fmt.Errorf("%w: firstBytes %d past inputBytes %d", ErrBadMeta, m.FirstBytes, m.InputBytes)
+	case !isHash(strings.TrimPrefix(m.InputSHA256, "partial:")) || !isHash(m.FirstSHA256):
+		return nil, fmt.Errorf("%w: inputSha256 %q, firstSha256 %q (want hexadecimal)", ErrBadMeta, m.InputSHA256, m.FirstSHA256)
+	}
 	return &m, nil
+}
+
+// isHash reports whether s is at most 64 hexadecimal digits ("" for none).
+func isHash(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // WriteMeta writes the meta file of the results file at path, mode 0600,

@@ -57,12 +57,17 @@ func Combine(paths []string) (*Summary, error) {
 		// The calls and tokens are in the summary the last run wrote
 		// beside the results file; so is its shard.
 		side, serr := Read(path)
-		if serr == nil {
+		switch {
+		case serr == nil:
 			sum.APICalls += side.APICalls
 			sum.Retries += side.Retries
 			sum.TokensFetched += side.TokensFetched
-		} else {
+		case errors.Is(serr, fs.ErrNotExist):
 			noSide++
+		default:
+			// Damaged or edited: counting it would add what no run did.
+			st.Close()
+			return nil, fmt.Errorf("summary of %s: %w (delete it to count the results file's rows without it)", path, serr)
 		}
 		if k, n, ok := shardOf(path, side); ok && in != nil {
 			in.shards = max(in.shards, n)

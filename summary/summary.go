@@ -762,16 +762,31 @@ func FormatCents(c int64) string {
 func Path(path string) string { return path + ".summary.json" }
 
 // Read reads the summary file beside the results file at path
-// (Path). A missing file is an error wrapping fs.ErrNotExist. The
+// (Path). A missing file is an error wrapping fs.ErrNotExist; one that
+// holds what no run writes (Validate) an error wrapping ErrNotWritten. The
 // summary's Reasons are not restored (the file keeps only the top ones).
 func Read(path string) (*Summary, error) {
 	b, err := os.ReadFile(Path(path))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", Path(path), err)
 	}
+	s, err := Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", Path(path), err)
+	}
+	return s, nil
+}
+
+// Decode reads a summary from its JSON (WriteJSON's) and checks it
+// (Validate): an error wrapping ErrNotWritten for one that holds what no
+// run writes.
+func Decode(b []byte) (*Summary, error) {
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("read %s: %w", Path(path), err)
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }

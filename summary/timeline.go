@@ -189,29 +189,41 @@ func (r *TimelineRecorder) Timeline() *Timeline {
 // share of an interval it covers; latency keeps the answer-weighted mean of
 // the medians and the highest 95th percentile. The interval is the
 // longest of theirs, doubled until at most MaxSamples cover the whole.
-// Marks keep their time. Nil for no timeline; one is returned as is.
+// Marks keep their time. A timeline that fails Validate (read back from a
+// damaged file) is left out. Nil for no timeline; one is returned as is.
 func MergeTimelines(tls []*Timeline) *Timeline {
-	switch len(tls) {
+	var ok []*Timeline
+	for _, tl := range tls {
+		if tl != nil && tl.Validate() == nil {
+			ok = append(ok, tl)
+		}
+	}
+	switch len(ok) {
 	case 0:
 		return nil
 	case 1:
-		return tls[0]
+		return ok[0]
 	}
-	start, end, every := tls[0].Start, time.Time{}, 1.0
-	for _, tl := range tls {
+	start, every := ok[0].Start, 1.0
+	for _, tl := range ok {
 		if tl.Start.Before(start) {
 			start = tl.Start
 		}
+		every = max(every, tl.IntervalSeconds)
+	}
+	// Offsets in seconds from the earliest start, exactly: starts further
+	// apart than a time.Duration holds (292 years) are a crafted file's,
+	// but must not wrap around.
+	offsets := make([]float64, len(ok))
+	total := 0.0
+	for i, tl := range ok {
+		offsets[i] = secondsSince(tl.Start, start)
 		span := 0.0
 		if n := len(tl.Samples); n > 0 {
 			span = tl.Samples[n-1].T + tl.Samples[n-1].Seconds
 		}
-		if e := tl.Start.Add(time.Duration(span * float64(time.Second))); e.After(end) {
-			end = e
-		}
-		every = max(every, tl.IntervalSeconds)
+		total = max(total, offsets[i]+span)
 	}
-	total := end.Sub(start).Seconds()
 	for total/every > MaxSamples {
 		every *= 2
 	}
@@ -221,10 +233,10 @@ func MergeTimelines(tls []*Timeline) *Timeline {
 	for i := range out.Samples {
 		out.Samples[i].T = float64(i) * every
 	}
-	for _, tl := range tls {
-		off := tl.Start.Sub(start).Seconds()
+	for k, tl := range ok {
+		off := offsets[k]
 		for _, s := range tl.Samples {
-			i := min(int((off+s.T)/every), n-1)
+			i := min(max(int((off+s.T)/every), 0), n-1)
 			o := &out.Samples[i]
 			share := s.Seconds / every
 			o.Answered += s.Answered
@@ -245,10 +257,15 @@ func MergeTimelines(tls []*Timeline) *Timeline {
 	}
 	for i := range out.Samples {
 		o := &out.Samples[i]
-		o.Seconds = min(every, total-o.T)
+		o.Seconds = max(0, min(every, total-o.T))
 		if o.Answered > 0 {
 			o.LatencyP50Ms = p50w[i] / float64(o.Answered)
 		}
 	}
 	return out
+}
+
+// secondsSince is t - from in seconds, without time.Duration's bound.
+func secondsSince(t, from time.Time) float64 {
+	return float64(t.Unix()-from.Unix()) + float64(t.Nanosecond()-from.Nanosecond())/1e9
 }
