@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/internal/redact"
 	"github.com/bulkload/bulkload/lead"
 )
 
@@ -186,11 +187,12 @@ func TestIsAmount(t *testing.T) {
 	}
 }
 
-// stripSSNSeps removes every character isSSNSep accepts between digits.
+// stripSSNSeps removes every character redact.IsSSNSep accepts between
+// digits.
 func stripSSNSeps(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if !isSSNSep(s[i]) {
+		if !redact.IsSSNSep(s[i]) {
 			b.WriteByte(s[i])
 		}
 	}
@@ -255,7 +257,16 @@ func FuzzRedactor(f *testing.F) {
 // nineDigitRun returns a maximal run of exactly 9 digits of s outside its
 // UUIDs, or "".
 func nineDigitRun(s string) string {
-	uuids := uuidSpans(s)
+	inUUID := make([]bool, len(s))
+	isHex := func(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
+	for i := 0; i+36 <= len(s); i++ {
+		if (i == 0 || !isHex(s[i-1])) && redact.IsUUID(s[i:i+36]) && (i+36 == len(s) || !isHex(s[i+36])) {
+			for k := i; k < i+36; k++ {
+				inUUID[k] = true
+			}
+			i += 35
+		}
+	}
 	for i := 0; i < len(s); {
 		if !isDigit(s[i]) {
 			i++
@@ -265,7 +276,7 @@ func nineDigitRun(s string) string {
 		for j < len(s) && isDigit(s[j]) {
 			j++
 		}
-		if j-i == 9 && !overlaps(span{i, j}, uuids) {
+		if j-i == 9 && !inUUID[i] && !inUUID[j-1] {
 			return s[i:j]
 		}
 		i = j
