@@ -170,7 +170,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	drop := false
+	drop, reset := false, false
 	if s.faults && (op == OpCreateLead || op == OpSubmitLead) {
 		switch u := s.rnd.Float64(); {
 		case u < s.opts.Fail503:
@@ -188,6 +188,8 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		case u < s.opts.Fail503+s.opts.Fail500+s.opts.DropAfter:
 			drop = true
+		case u < s.opts.Fail503+s.opts.Fail500+s.opts.DropAfter+s.opts.ProxyReset:
+			reset = true
 		}
 	}
 	release, err := s.gate.acquire(ctx)
@@ -218,6 +220,12 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.stats.reject(RejectDropped)
 		status = statusRecorded
 		dropConnection(w)
+		return
+	}
+	if reset {
+		status = s.opts.ProxyResetStatus
+		s.stats.reject(RejectProxyReset)
+		writeProxyReset(w, &s.opts)
 		return
 	}
 	e.writeResponse(w, status, resp)

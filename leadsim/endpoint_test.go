@@ -2,6 +2,7 @@ package leadsim
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
@@ -197,6 +198,57 @@ func TestFaults(t *testing.T) {
 	}
 }
 
+// TestProxyReset: a createLead under ProxyReset is processed (its lead
+// exists, and a second send is its duplicate) and answered by the proxy
+// with the status and body asked for, never GraphQL.
+func TestProxyReset(t *testing.T) {
+	tests := []struct {
+		status            int
+		body              string
+		wantType, wantHas string
+	}{
+		{0, "", "text/plain", "upstream connect error or disconnect/reset before headers"},
+		{503, ProxyBodyHTML, "text/html", "<title>503 Service Unavailable</title>"},
+		{503, ProxyBodyEmpty, "", ""},
+		{502, ProxyBodyHTML, "text/html", "<title>502 Bad Gateway</title>"},
+		{504, ProxyBodyText, "text/plain", "reset reason"},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d %s", tc.status, tc.body), func(t *testing.T) {
+			s := newSim(t, Options{ProxyReset: 1, ProxyResetStatus: tc.status, ProxyResetBody: tc.body})
+			tok := s.defaultToken(t)
+			b, _ := json.Marshal(map[string]any{"query": createDoc, "variables": map[string]any{"input": applicant("r-1", "777770400")}})
+			send := func() (int, http.Header, string) {
+				req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(b))
+				req.Header.Set("Authorization", "Bearer "+tok)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatalf("createLead under ProxyReset: %v", err)
+				}
+				defer resp.Body.Close()
+				raw, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, resp.Header, string(raw)
+			}
+			status, header, body := send()
+			want := cmp.Or(tc.status, 503)
+			if status != want || header.Get("Content-Type") != tc.wantType || !strings.Contains(body, tc.wantHas) || tc.wantHas == "" && body != "" {
+				t.Errorf("createLead = %d %q %q, want %d %q with %q", status, header.Get("Content-Type"), body, want, tc.wantType, tc.wantHas)
+			}
+			if json.Valid([]byte(body)) {
+				t.Errorf("proxy body %q is JSON, want a proxy's page", body)
+			}
+			st := s.Stats()
+			if st.LeadsCreated != 1 || st.Rejections[RejectProxyReset] != 1 || st.Requests[OpCreateLead][want] != 1 {
+				t.Errorf("Stats: leads %d, %s %d, requests %v; want 1 lead created and 1 reset answered %d", st.LeadsCreated, RejectProxyReset, st.Rejections[RejectProxyReset], st.Requests, want)
+			}
+			send()
+			if st := s.Stats(); st.LeadsCreated != 2 || st.ResultCodes[1002] != 1 {
+				t.Errorf("second send: leads %d, result codes %v; want the first lead's duplicate (1002)", st.LeadsCreated, st.ResultCodes)
+			}
+		})
+	}
+}
+
 func TestFaultsFollowSeed(t *testing.T) {
 	run := func(seed int64) string {
 		s := newSim(t, Options{Fail503: 0.3, Fail500: 0.2, Seed: seed})
@@ -379,6 +431,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--rate-limit", "50", "--fail-503", "0.1", "--fail-500", "0.05", "--drop-after", "0.01",
 		"--rotate-key-every", "1m", "--max-body", "2048", "--seed", "7", "--rate-limit-change", "150@30s, 0@1m",
 		"--echo-pii", "--create-latency-dist", "bimodal:50ms,2s,0.1", "--fail-503-retry-after", "date+2s",
+		"--proxy-reset", "0.2", "--proxy-reset-status", "504", "--proxy-reset-body", "html",
 	})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -395,6 +448,7 @@ func TestRegisterFlags(t *testing.T) {
 		{"rotate", o.RotateKeyEvery, time.Minute}, {"max body", o.MaxBodyBytes, int64(2048)}, {"seed", o.Seed, int64(7)},
 		{"rate changes", fmt.Sprint(o.RateChanges), fmt.Sprint([]RateChange{{30 * time.Second, 150}, {time.Minute, 0}})},
 		{"echo pii", o.EchoPII, true},
+		{"proxy reset", o.ProxyReset, 0.2}, {"proxy reset status", o.ProxyResetStatus, 504}, {"proxy reset body", o.ProxyResetBody, ProxyBodyHTML},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -429,6 +483,9 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"fraction above 1", Options{Fail503: 1.5}},
 		{"lognormal without sigma", Options{CreateLatency: Latency{Dist: LatencyDist{Kind: DistLognormal, Scale: time.Second}}}},
 		{"unknown distribution", Options{SubmitLatency: Latency{Dist: LatencyDist{Kind: "uniform"}}}},
+		{"proxy reset fraction above 1", Options{ProxyReset: 2}},
+		{"proxy reset status 500", Options{ProxyReset: 1, ProxyResetStatus: 500}},
+		{"proxy reset body json", Options{ProxyReset: 1, ProxyResetBody: "json"}},
 		{"negative rate", Options{RateLimit: -1}},
 		{"negative rate change", Options{RateChanges: []RateChange{{time.Second, -1}}}},
 		{"rate change at the start", Options{RateChanges: []RateChange{{0, 10}}}},

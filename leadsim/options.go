@@ -191,14 +191,28 @@ type Options struct {
 	// Fail503, Fail500 and DropAfter are fractions of createLead and
 	// submitLead requests: answered 503 before processing; answered 500
 	// before processing; processed fully, then the connection is dropped
-	// without an answer. They take disjoint slices of one draw in that
-	// order, so their sum should not exceed 1.
+	// without an answer. They and ProxyReset take disjoint slices of one
+	// draw in that order, so their sum should not exceed 1.
 	Fail503, Fail500, DropAfter float64
 	TokenFail503                float64 // fraction of token requests answered 503
 	// Fail503RetryAfter, when set, is the Retry-After of the 503s of
 	// Fail503: delta seconds as written ("2", "1.5", "99999999999999999999")
 	// or "date+DUR", an HTTP-date DUR after the answer ("date+2s").
 	Fail503RetryAfter string
+	// ProxyReset is a fraction of createLead and submitLead requests
+	// processed fully (a createLead creates its lead), then answered by a
+	// proxy in front of the service with ProxyResetStatus and a body of
+	// kind ProxyResetBody that is not GraphQL: what Envoy or Istio answer
+	// when the backend resets the stream after it committed. It takes
+	// the draw's slice after DropAfter's.
+	ProxyReset float64
+	// ProxyResetStatus is the proxy's status: 503 (the default), 502 or
+	// 504.
+	ProxyResetStatus int
+	// ProxyResetBody is the proxy's body: ProxyBodyText (the default,
+	// Envoy's text/plain line), ProxyBodyHTML (a gateway's page) or
+	// ProxyBodyEmpty (no body).
+	ProxyResetBody string
 
 	// TokenOutage is an outage of the identity provider: every token
 	// request in the window is answered 503 temporarily_unavailable.
@@ -316,7 +330,10 @@ func (o Options) withDefaults() (Options, error) {
 	default:
 		return o, fmt.Errorf("leadsim options: hang mode %q: use %q or %q", o.HangMode, HangHeld, HangUnread)
 	}
-	for name, f := range map[string]float64{"fail-503": o.Fail503, "fail-500": o.Fail500, "drop-after": o.DropAfter, "token-fail-503": o.TokenFail503, "outage-share": o.OutageShare} {
+	if err := o.checkProxyReset(); err != nil {
+		return o, err
+	}
+	for name, f := range map[string]float64{"fail-503": o.Fail503, "fail-500": o.Fail500, "drop-after": o.DropAfter, "proxy-reset": o.ProxyReset, "token-fail-503": o.TokenFail503, "outage-share": o.OutageShare} {
 		if !(f >= 0 && f <= 1) {
 			return o, fmt.Errorf("leadsim options: %s fraction %v is outside [0,1]", name, f)
 		}
@@ -387,6 +404,9 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Fail503RetryAfter, "fail-503-retry-after", o.Fail503RetryAfter, "Retry-After of the 503s of --fail-503: delta seconds (2, 1.5, 99999999999999999999) or date+DURATION (an HTTP-date, e.g. date+2s); empty: none")
 	fs.Float64Var(&o.Fail500, "fail-500", o.Fail500, "fraction of createLead/submitLead requests answered 500 before processing")
 	fs.Float64Var(&o.DropAfter, "drop-after", o.DropAfter, "fraction of createLead/submitLead requests processed, then answered by dropping the connection")
+	fs.Float64Var(&o.ProxyReset, "proxy-reset", o.ProxyReset, "fraction of createLead/submitLead requests processed, then answered by a proxy with --proxy-reset-status and a body that is not GraphQL (a backend reset after the commit)")
+	fs.IntVar(&o.ProxyResetStatus, "proxy-reset-status", o.ProxyResetStatus, "status of --proxy-reset's answers: 503, 502 or 504 (0 = 503)")
+	fs.StringVar(&o.ProxyResetBody, "proxy-reset-body", o.ProxyResetBody, "body of --proxy-reset's answers: text (Envoy's line), html (a gateway's page) or empty")
 	fs.Float64Var(&o.TokenFail503, "token-fail-503", o.TokenFail503, "fraction of token requests answered 503")
 	fs.Var(windowFlag{&o.TokenOutage}, "token-outage", "an identity provider outage: token requests answered 503 temporarily_unavailable from START for DUR (START:DUR, e.g. 3s:12s, counted from the start)")
 	fs.Var(windowFlag{&o.Outage}, "outage", "a lead endpoint outage: GraphQL requests answered 502 with an HTML body from START for DUR (START:DUR, e.g. 30s:20s)")

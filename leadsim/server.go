@@ -39,7 +39,7 @@ type Server struct {
 	burstSet   bool
 	rateMu     sync.Mutex
 	nextChange int
-	faults     bool // any of Fail503, Fail500, DropAfter is set
+	faults     bool // any of Fail503, Fail500, DropAfter, ProxyReset is set
 	// gate holds the GraphQL requests beyond Options.Capacity in a queue.
 	gate *capacityGate
 	lead *endpoint
@@ -95,7 +95,7 @@ func New(opts Options) (*Server, error) {
 	if s.keys, err = newKeyring(o.SigningKey); err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
-	s.faults = o.Fail503+o.Fail500+o.DropAfter > 0
+	s.faults = o.Fail503+o.Fail500+o.DropAfter+o.ProxyReset > 0
 	s.store.echo = o.EchoPII
 	s.started, s.burstSet = started, opts.RateBurst > 0
 	switch {

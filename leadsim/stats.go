@@ -23,6 +23,7 @@ const (
 	RejectFault503             = "fault_503"
 	RejectFault500             = "fault_500"
 	RejectDropped              = "dropped"
+	RejectProxyReset           = "proxy_reset" // processed, then answered by a proxy (Options.ProxyReset)
 	RejectBodyTooLarge         = "body_too_large"
 	RejectBadRequest           = "bad_request" // body is not a JSON GraphQL request, or wrong method
 	RejectInvalidClient        = "invalid_client"
