@@ -40,6 +40,7 @@ func (u *uploader) connect(ctx context.Context) (client *submitter.Client, relea
 		SubmitDocument:  u.up.submitDoc,
 		LeadDocument:    u.up.leadDoc,
 		RefusalCodes:    splitCodes(u.up.refusalCodes),
+		Ambiguous503:    u.up.amb503,
 		Logger:          u.log,
 
 		AllowInsecureHTTP: u.creds.Insecure,

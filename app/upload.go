@@ -65,6 +65,11 @@ type UploadOptions struct {
 	// error in a 200 answer may follow a commit, and the row is ambiguous.
 	// The interface does not show its codes: an assumption, and a setting.
 	refusalCodes string
+	// ambiguous503 says which 503 answers may follow a commit (not-graphql,
+	// all or none): the interface shows no HTTP status but 401, so this
+	// too is an assumption, and a setting; amb503 is it parsed.
+	ambiguous503 string
+	amb503       submitter.Ambiguous503
 }
 
 // UploadJob is one upload: its input and the options that shape it.
@@ -153,6 +158,7 @@ func (up *UploadOptions) Register(fs *flag.FlagSet) {
 	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression for a submitLead error that means the lead is submitted already (empty: off)")
 	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))?`, "regular expression for a duplicate createLead note, its first group the duplicated lead's id (empty: off)")
 	fs.StringVar(&up.refusalCodes, "refusal-codes", submitter.DefaultRefusalCodes, "GraphQL error codes (comma-separated) refusing a createLead before anything is created (see README)")
+	fs.StringVar(&up.ambiguous503, "ambiguous-503", submitter.Ambiguous503NotGraphQL.String(), "503 answers that may follow a commit: not-graphql (a proxy's page, not the service's errors), all or none")
 	fs.StringVar(&up.leadDoc, "lead-document", submitter.DefaultLeadDocument, "GraphQL document that reads a lead by $id: String!, for the own-lead check (an assumption: see README)")
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, else a log line every 10 s), bar, log or off")
 }
@@ -188,6 +194,11 @@ func (o *UploadOptions) check() error {
 		}
 		o.duplicateOfRE = re
 	}
+	a, err := submitter.ParseAmbiguous503(o.ambiguous503)
+	if err != nil {
+		return UsageErrorf("--ambiguous-503 %q: want not-graphql (every 503 but the service's own GraphQL errors may follow a commit), all or none", o.ambiguous503)
+	}
+	o.amb503 = a
 	if o.alreadySubmitted != "" {
 		re, err := regexp.Compile(o.alreadySubmitted)
 		if err != nil {
@@ -544,6 +555,7 @@ func (u *uploader) settings(results string) map[string]any {
 	s["duplicateOf"] = u.up.duplicateOf
 	s["leadDocument"] = u.up.leadDoc
 	s["refusalCodes"] = u.up.refusalCodes
+	s["ambiguous503"] = u.up.amb503.String()
 	s["shard"] = u.up.shardOf.String()
 	s["jobName"] = u.metrics.Job()
 	return s

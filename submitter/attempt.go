@@ -60,43 +60,48 @@ type outcomeLayer struct {
 	// refuses a request before the service did anything (see
 	// Config.RefusalCodes).
 	refusals map[string]bool
+	// ambiguous503 says which 503s may follow a commit (see
+	// Config.Ambiguous503).
+	ambiguous503 Ambiguous503
 }
 
 // RoundTrip makes one attempt and classifies it.
 func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := l.next.RoundTrip(r)
 	if err != nil {
-		return nil, classifyFailure(err)
+		return nil, classifyFailure(err, l.ambiguous503)
 	}
 	body, err := bodyBytes(resp)
 	if err != nil {
-		return nil, classifyFailure(&replyReadError{err: err})
+		return nil, classifyFailure(&replyReadError{err: err}, l.ambiguous503)
 	}
 	op := opOf(r.Context())
 	ae := &attemptError{status: resp.StatusCode, statusText: statusText(resp)}
 	ae.kind = classifyStatus(resp.StatusCode)
-	// A 2xx reply is decoded whole here; another only when it may hold
-	// GraphQL errors.
+	// A 2xx or 503 reply is decoded whole here; another only when it may
+	// hold GraphQL errors.
 	var env replyEnvelope
 	var jsonErr error
-	if ae.kind == outcomeSuccess || bytes.Contains(body, []byte(`"errors"`)) {
+	if ae.kind == outcomeSuccess || resp.StatusCode == http.StatusServiceUnavailable || bytes.Contains(body, []byte(`"errors"`)) {
 		jsonErr = json.Unmarshal(body, &env)
 		ae.errs = env.graphQLErrors()
 	}
 	ae.outage = len(ae.errs) == 0 && isOutageStatus(resp.StatusCode)
+	// The service's own refusal of the request: GraphQL errors, no data.
+	refusal := jsonErr == nil && looksLikeJSONObject(body) && len(ae.errs) > 0 && env.Data == nil
 	switch ae.kind {
 	case outcomeRetry:
 		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), l.now()); ok {
 			ae.retryAfter = d
 		}
-		ae.ambiguous = mayBeProcessed(ae.status, true, false)
+		ae.ambiguous = mayBeProcessed(ae.status, true, refusal, l.ambiguous503)
 		return nil, ae
 	case outcomeSuccess:
 	default:
 		if rd := redirectOf(resp); rd != nil {
 			ae.err = rd // never followed: the request carries the token
 		}
-		ae.ambiguous = mayBeProcessed(ae.status, true, false)
+		ae.ambiguous = mayBeProcessed(ae.status, true, refusal, l.ambiguous503)
 		return nil, ae
 	}
 	var typeErr *json.UnmarshalTypeError
@@ -107,7 +112,7 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		// JSON, but its result does not decode (a resultCode "1013" or
 		// 1.013e22): the service answered, and what it did is unknown.
 		ae.kind, ae.errs = outcomePermanent, nil
-		ae.ambiguous = mayBeProcessed(ae.status, true, false)
+		ae.ambiguous = mayBeProcessed(ae.status, true, false, l.ambiguous503)
 		ae.err = fmt.Errorf("reply does not decode as the %s result (HTTP %s): %w", opName(op), ae.statusText, jsonErr)
 		return nil, ae
 	}
@@ -116,12 +121,12 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		// web server at the wrong path, a truncated reply): an outage, not
 		// a row's problem; a createLead may have got through all the same.
 		ae.kind, ae.outage, ae.errs = outcomePermanent, true, nil
-		ae.ambiguous = mayBeProcessed(ae.status, true, false)
+		ae.ambiguous = mayBeProcessed(ae.status, true, false, l.ambiguous503)
 		ae.err = fmt.Errorf("reply is not GraphQL JSON (HTTP %s): %w", ae.statusText, jsonErr)
 		return nil, ae
 	}
 	rb := &replyBody{bufferedBody: bufferedBody{Reader: bytes.NewReader(body), b: body}, errs: ae.errs, result: env.Data.of(op)}
-	rb.ambiguous = mayBeProcessed(ae.status, true, l.usable(rb.result, rb.errs))
+	rb.ambiguous = mayBeProcessed(ae.status, true, l.usable(rb.result, rb.errs), l.ambiguous503)
 	resp.Body = rb
 	return resp, nil
 }
@@ -189,14 +194,15 @@ func opName(op string) string {
 	return op
 }
 
-// classifyFailure classifies an attempt that got no reply to read. A
-// failure after the request was written is ambiguous: the service may
-// have processed it.
-func classifyFailure(err error) *attemptError {
+// classifyFailure classifies an attempt that got no reply to read (or one
+// too large to read). A failure after the request was written is
+// ambiguous: the service may have processed it. rule is as for
+// mayBeProcessed.
+func classifyFailure(err error, rule Ambiguous503) *attemptError {
 	var big *bodyTooLargeError
 	if errors.As(err, &big) {
 		return &attemptError{kind: outcomePermanent, status: big.status, statusText: big.statusText, err: big,
-			ambiguous: mayBeProcessed(big.status, true, false)}
+			ambiguous: mayBeProcessed(big.status, true, false, rule)}
 	}
 	var se *sendError
 	if !errors.As(err, &se) {
@@ -220,7 +226,7 @@ func classifyFailure(err error) *attemptError {
 	if se.wrote {
 		err = fmt.Errorf("connection lost after the request was sent: %w", err)
 	}
-	return &attemptError{kind: outcomeRetry, ambiguous: mayBeProcessed(0, se.wrote, false), outage: true, timeout: se.timeout > 0, err: err, timedOut: se.timeout}
+	return &attemptError{kind: outcomeRetry, ambiguous: mayBeProcessed(0, se.wrote, false, rule), outage: true, timeout: se.timeout > 0, err: err, timedOut: se.timeout}
 }
 
 // replyEnvelope is a GraphQL reply as the outcomeLayer reads it.

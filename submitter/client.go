@@ -141,6 +141,13 @@ type Config struct {
 	// Call.Ambiguous). The interface does not show its error codes, so
 	// this is an assumption; nil = DefaultRefusalCodes, split at commas.
 	RefusalCodes []string
+	// Ambiguous503 says which 503 answers of the lead endpoint may follow
+	// a commit, so that a retry's duplicate answer gets the own-lead
+	// check: by default every 503 but the service's own GraphQL refusal
+	// (a proxy's page after the backend reset the stream). Every other
+	// 5xx may follow a commit whatever its body. The interface does not
+	// show its HTTP statuses, so this is an assumption.
+	Ambiguous503 Ambiguous503
 	// OutageWait is how long the run waits out an outage of the service or
 	// its identity provider (see Outage) before every call waiting for it
 	// ends with an *OutageError; default DefaultOutageWait.
@@ -163,7 +170,7 @@ type Call struct {
 	Attempts int
 	// Ambiguous reports that an attempt may have reached the service and
 	// got no usable answer (mayBeProcessed: no reply after the request was
-	// sent, a 5xx but 503, a 2xx that is no answer), so a "duplicate"
+	// sent, a 5xx but the service's own 503, a 2xx that is no answer), so a "duplicate"
 	// answer may refer to this row's own earlier attempt.
 	Ambiguous bool
 }
@@ -324,6 +331,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		backoffMax:  cfg.BackoffMax,
 		maxBody:     cfg.MaxResponseBytes,
 		refusals:    refusalSet(cfg.RefusalCodes),
+		amb503:      cfg.Ambiguous503,
 		gate:        c.gate,
 	})
 	// The library's Log field stays unset: it would log the variables.

@@ -1,6 +1,7 @@
 package submitter
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -95,33 +96,113 @@ func TestClassifyStatus(t *testing.T) {
 }
 
 func TestMayBeProcessed(t *testing.T) {
+	const (
+		dflt = Ambiguous503NotGraphQL
+		all  = Ambiguous503All
+		none = Ambiguous503None
+	)
 	tests := []struct {
 		name          string
 		status        int
-		wrote, usable bool
+		wrote, answer bool
+		rule          Ambiguous503
 		want          bool
 	}{
-		{"nothing written", 0, false, false, false},
-		{"no reply after the request", 0, true, false, true},
-		{"200 answer", 200, true, true, false},
-		{"200 no usable answer", 200, true, false, true},
-		{"301", 301, true, false, false},
-		{"400", 400, true, false, false},
-		{"401", 401, true, false, false},
-		{"413", 413, true, false, false},
-		{"429", 429, true, false, false},
-		{"500", 500, true, false, true},
-		{"502", 502, true, false, true},
-		{"503", 503, true, false, false},
-		{"504", 504, true, false, true},
-		{"524", 524, true, false, true},
+		{"nothing written", 0, false, false, dflt, false},
+		{"no reply after the request", 0, true, false, dflt, true},
+		{"no reply, rule none", 0, true, false, none, true},
+		{"200 answer", 200, true, true, dflt, false},
+		{"200 no usable answer", 200, true, false, dflt, true},
+		{"200 answer, rule all", 200, true, true, all, false},
+		{"301", 301, true, false, dflt, false},
+		{"400", 400, true, false, dflt, false},
+		{"401", 401, true, false, dflt, false},
+		{"413", 413, true, false, dflt, false},
+		{"429", 429, true, false, dflt, false},
+		{"429 not GraphQL", 429, true, false, all, false},
+		{"500", 500, true, false, dflt, true},
+		{"500 GraphQL", 500, true, true, dflt, true},
+		{"502", 502, true, false, dflt, true},
+		{"502 GraphQL", 502, true, true, dflt, true},
+		{"502, rule none", 502, true, false, none, true},
+		{"503 the service's GraphQL refusal", 503, true, true, dflt, false},
+		{"503 not GraphQL (a proxy's page)", 503, true, false, dflt, true},
+		{"503 GraphQL, rule all", 503, true, true, all, true},
+		{"503 not GraphQL, rule none", 503, true, false, none, false},
+		{"504", 504, true, false, dflt, true},
+		{"504 GraphQL", 504, true, true, dflt, true},
+		{"524", 524, true, false, dflt, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := mayBeProcessed(tc.status, tc.wrote, tc.usable); got != tc.want {
-				t.Errorf("mayBeProcessed(%d, %v, %v) = %v, want %v", tc.status, tc.wrote, tc.usable, got, tc.want)
+			if got := mayBeProcessed(tc.status, tc.wrote, tc.answer, tc.rule); got != tc.want {
+				t.Errorf("mayBeProcessed(%d, %v, %v, %v) = %v, want %v", tc.status, tc.wrote, tc.answer, tc.rule, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestParseAmbiguous503(t *testing.T) {
+	for _, a := range []Ambiguous503{Ambiguous503NotGraphQL, Ambiguous503All, Ambiguous503None} {
+		if got, err := ParseAmbiguous503(a.String()); err != nil || got != a {
+			t.Errorf("ParseAmbiguous503(%q) = %v, %v; want %v", a.String(), got, err, a)
+		}
+	}
+	for _, bad := range []string{"", "NONE", "graphql", "503"} {
+		if _, err := ParseAmbiguous503(bad); err == nil {
+			t.Errorf("ParseAmbiguous503(%q) succeeded, want an error", bad)
+		}
+	}
+}
+
+// TestOutcome503 is issue 28 item 1 at the layer that owns it: a 503 is
+// the service's throttling only when its body is the service's GraphQL
+// refusal (errors, no data); any other body may follow a commit: a proxy's
+// page after the backend reset the stream.
+func TestOutcome503(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       bool // ambiguous under the default rule
+	}{
+		{"the service's GraphQL refusal", `{"errors":[{"message":"Service temporarily unavailable","extensions":{"code":"SERVICE_UNAVAILABLE"}}]}`, false},
+		{"GraphQL refusal with data null", `{"errors":[{"message":"overloaded"}],"data":null}`, false},
+		{"GraphQL refusal after white space", " \r\n{\"errors\":[{\"message\":\"busy\"}]}", false},
+		{"Envoy's text line", "upstream connect error or disconnect/reset before headers. reset reason: connection termination", true},
+		{"a gateway's HTML page", "<html><head><title>503 Service Unavailable</title></head></html>", true},
+		{"empty", "", true},
+		{"JSON that is no GraphQL answer", `{"message":"no healthy upstream"}`, true},
+		{"an empty errors array", `{"errors":[]}`, true},
+		{"errors and data", `{"errors":[{"message":"late"}],"data":{"createLead":null}}`, true},
+		{"errors that do not decode", `{"errors":"busy"}`, true},
+		{"truncated GraphQL", `{"errors":[{"message":"Service temp`, true},
+		{"a JSON array", `[{"errors":[{"message":"busy"}]}]`, true},
+	}
+	for _, tc := range tests {
+		for _, rule := range []Ambiguous503{Ambiguous503NotGraphQL, Ambiguous503All, Ambiguous503None} {
+			t.Run(tc.name+"/"+rule.String(), func(t *testing.T) {
+				l := &outcomeLayer{next: replyTransport{status: 503, body: []byte(tc.body)}, now: time.Now, refusals: refusalSet(nil), ambiguous503: rule}
+				ctx := withHandOff(context.Background(), &handOff{spec: callSpec{op: "createLead"}})
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader("{}"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = l.RoundTrip(req)
+				var ae *attemptError
+				if !errors.As(err, &ae) {
+					t.Fatalf("503 %q = %v, want an attemptError", tc.body, err)
+				}
+				want := tc.want
+				switch rule {
+				case Ambiguous503All:
+					want = true
+				case Ambiguous503None:
+					want = false
+				}
+				if ae.ambiguous != want || ae.kind != outcomeRetry || ae.outage {
+					t.Errorf("503 %q under %v: ambiguous %v, kind %v, outage %v; want ambiguous %v, retried, no outage", tc.body, rule, ae.ambiguous, ae.kind, ae.outage, want)
+				}
+			})
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package submitter
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -25,7 +26,8 @@ func (rt replyTransport) RoundTrip(*http.Request) (*http.Response, error) {
 // the one rule of ambiguity: an attempt is handed up as an answer only when
 // it is one (the result without errors, or only refusals and no result);
 // anything else that may have been processed (a 2xx that is no answer, a
-// 5xx but 503) is ambiguous; nothing panics.
+// 5xx but the service's own 503, a 503 whose body is not the service's
+// GraphQL refusal, under each rule) is ambiguous; nothing panics.
 func FuzzOutcome(f *testing.F) {
 	for _, seed := range []struct {
 		status int
@@ -44,6 +46,10 @@ func FuzzOutcome(f *testing.F) {
 		{500, `{"errors":[{"message":"Internal server error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`},
 		{503, `{"errors":[{"message":"busy","extensions":{"code":"SERVICE_UNAVAILABLE"}}]}`},
 		{524, `<html>timeout</html>`},
+		{503, `upstream connect error or disconnect/reset before headers. reset reason: connection termination`},
+		{503, ``},
+		{503, `{"errors":[],"data":null}`},
+		{503, `{"Errors":[{"message":"busy"}]}`},
 		{429, ``},
 		{400, `{"errors":[{"message":"bad"}]}`},
 	} {
@@ -54,7 +60,8 @@ func FuzzOutcome(f *testing.F) {
 		if status < 200 || status > 599 {
 			return
 		}
-		l := &outcomeLayer{next: replyTransport{status: status, body: body}, now: time.Now, refusals: refusals}
+		rule := Ambiguous503(len(body) % 3)
+		l := &outcomeLayer{next: replyTransport{status: status, body: body}, now: time.Now, refusals: refusals, ambiguous503: rule}
 		ctx := withHandOff(context.Background(), &handOff{spec: callSpec{op: "createLead"}})
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader("{}"))
 		if err != nil {
@@ -77,8 +84,26 @@ func FuzzOutcome(f *testing.F) {
 			}
 		case !errors.As(err, &ae):
 			t.Fatalf("error %v is not an attemptError", err)
-		case ae.ambiguous != mayBeProcessed(status, true, false):
-			t.Fatalf("HTTP %d %q failed as %v with ambiguous %v, want %v", status, body, err, ae.ambiguous, mayBeProcessed(status, true, false))
+		case ae.ambiguous != mayBeProcessed(status, true, status == 503 && isGraphQLRefusal(body), rule):
+			t.Fatalf("HTTP %d %q under %v failed as %v with ambiguous %v, want %v", status, body, rule, err, ae.ambiguous, !ae.ambiguous)
 		}
 	})
+}
+
+// isGraphQLRefusal is the fuzz test's own reading of a body as the
+// service's GraphQL refusal, by the interface's words: a JSON object whose
+// errors are a non-empty array of objects with a message and an
+// extensions.code (strings), and whose data is absent or null.
+func isGraphQLRefusal(body []byte) bool {
+	var env struct {
+		Data   json.RawMessage
+		Errors []*struct {
+			Message    string
+			Extensions struct{ Code string }
+		}
+	}
+	if !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) || json.Unmarshal(body, &env) != nil {
+		return false
+	}
+	return len(env.Errors) > 0 && (env.Data == nil || string(env.Data) == "null")
 }

@@ -91,29 +91,84 @@ func classifyStatus(status int) outcome {
 // no usable answer may all the same have been processed by the service, so
 // that a later "duplicate" answer may be this call's own lead. status is
 // the reply's (0: none came); wrote reports that the request was written
-// whole; usable reports that a 2xx reply decoded into the operation's
-// result without errors, or into a refusal (only errors, with codes that
-// say the service refused the request before doing anything, see
-// Config.RefusalCodes).
+// whole; answer reports that the reply is the service's own answer: for a
+// 2xx, one that decoded into the operation's result without errors, or
+// into a refusal (only errors, with codes that say the service refused the
+// request before doing anything, see Config.RefusalCodes); for a 503, a
+// GraphQL body of errors without data (see Ambiguous503). rule says which
+// 503s may follow a commit.
 //
 // Ambiguous: no reply after the request was written (a timeout, a lost
-// connection); every 5xx but 503 (a 500 after a commit, a gateway's 502,
-// 504 or 524); a 2xx that is not usable (over the size limit, not JSON,
-// truncated, a result that does not decode such as a resultCode "1013" or
-// 1.013e22, data and errors together, errors without a refusal code, or no
-// result at all). Not ambiguous: nothing written; 503 and 429 (the service
-// asks to slow down before taking the request); 401 and every other 3xx or
+// connection); every 5xx but 503 whatever its body (a 500 after a commit;
+// a gateway's 502, 504 or 524, which say that the backend behind it did
+// not answer properly, so that no body can prove it did nothing); a 503
+// that is not the service's GraphQL answer (a proxy's page, text or empty
+// body: Envoy and Istio answer so when the backend resets the stream
+// after it committed), under the default rule; a 2xx that is not usable
+// (over the size limit, not JSON, truncated, a result that does not decode
+// such as a resultCode "1013" or 1.013e22, data and errors together,
+// errors without a refusal code, or no result at all). Not ambiguous:
+// nothing written; the service's own 503 (a GraphQL refusal: it asks to
+// slow down before taking the request) and 429; 401 and every other 3xx or
 // 4xx (refused before processing); a usable answer.
-func mayBeProcessed(status int, wrote, usable bool) bool {
+func mayBeProcessed(status int, wrote, answer bool, rule Ambiguous503) bool {
 	switch {
 	case status == 0:
 		return wrote
 	case status >= 200 && status < 300:
-		return !usable
+		return !answer
 	case status == http.StatusServiceUnavailable:
-		return false
+		switch rule {
+		case Ambiguous503All:
+			return true
+		case Ambiguous503None:
+			return false
+		}
+		return !answer
 	}
 	return status >= 500
+}
+
+// Ambiguous503 says which 503 replies of the lead endpoint may follow a
+// commit (mayBeProcessed). The interface shows no HTTP status but 401, so
+// this is an assumption, and a setting (Config.Ambiguous503).
+type Ambiguous503 int
+
+const (
+	// Ambiguous503NotGraphQL, the default: a 503 whose body is the
+	// service's GraphQL answer (a JSON object with a non-empty errors
+	// array and no data) was refused before processing; any other 503 (a
+	// proxy's HTML or text page, an empty body, JSON that is no GraphQL
+	// answer) may follow a commit.
+	Ambiguous503NotGraphQL Ambiguous503 = iota
+	// Ambiguous503All: every 503 may follow a commit (a gateway that
+	// writes its own errors as GraphQL).
+	Ambiguous503All
+	// Ambiguous503None: no 503 follows a commit (no proxy stands between
+	// the client and the service, which answers 503 only before it
+	// processes a request).
+	Ambiguous503None
+)
+
+// ambiguous503Names are the settings' names of the rules, in their order.
+var ambiguous503Names = [...]string{"not-graphql", "all", "none"}
+
+// String is the rule's name as ParseAmbiguous503 reads it.
+func (a Ambiguous503) String() string {
+	if a < 0 || int(a) >= len(ambiguous503Names) {
+		return fmt.Sprintf("Ambiguous503(%d)", int(a))
+	}
+	return ambiguous503Names[a]
+}
+
+// ParseAmbiguous503 reads a rule by its name: not-graphql, all or none.
+func ParseAmbiguous503(name string) (Ambiguous503, error) {
+	for i, n := range ambiguous503Names {
+		if n == name {
+			return Ambiguous503(i), nil
+		}
+	}
+	return 0, fmt.Errorf("which 503 answers may follow a commit: %q is no rule: want not-graphql, all or none", name)
 }
 
 // isOutageStatus reports whether a reply with this status and no GraphQL

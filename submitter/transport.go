@@ -95,6 +95,7 @@ type layers struct {
 	backoffMax  time.Duration
 	maxBody     int64
 	refusals    map[string]bool
+	amb503      Ambiguous503
 	gate        *gate
 }
 
@@ -106,7 +107,7 @@ func newTransport(l layers) http.RoundTripper {
 	}
 	var rt http.RoundTripper = &bodyLimitLayer{next: l.base, max: l.maxBody}
 	rt = &deadlineLayer{next: rt, timeout: l.callTimeout}
-	rt = &outcomeLayer{next: rt, now: l.now, refusals: l.refusals}
+	rt = &outcomeLayer{next: rt, now: l.now, refusals: l.refusals, ambiguous503: l.amb503}
 	rt = &statsLayer{next: rt, stats: l.stats, now: l.now}
 	conc := l.conc
 	if conc == nil {
