@@ -124,6 +124,9 @@ func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, c
 	defer limitUploadMemory(e.Getenv)()
 	u := &uploader{env: e, in: in, up: up, checks: j.Checks, creds: creds, log: log, input: j.Input, mets: j.Metrics, refusedRows: map[int]string{}}
 	u.metrics = j.Metrics.recorder(j.Input, in.shard)
+	if !strings.Contains(up.leadDoc, "partnerLeadId") {
+		log.Warn("--lead-document selects no partnerLeadId: the own-lead check cannot tell a row's own lead from another's, so a row whose retry is answered as a duplicate ends unverified", "lead_document", up.leadDoc)
+	}
 	err := u.run(ctx)
 	if err != nil && u.summary == nil {
 		// Stopped before its end: the summary JSON says why.

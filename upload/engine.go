@@ -515,8 +515,9 @@ func (a *answer) note(text string) { a.notes = append(a.notes, text) }
 // this row's leadId), then X is what the earlier attempt created: its
 // result, perhaps qualified and worth a bid, is the row's, and the caller
 // goes on to journal and submit it. If X is another's, the answer stands: a
-// genuine duplicate. If X cannot be read, or the answer names no X, the row
-// is unverified: a person reconciles it by leadId. An answer that is no
+// genuine duplicate. If X cannot be read, is read without a partnerLeadId
+// (whose it is cannot be told), or the answer names no X, the row is
+// unverified: a person reconciles it by leadId. An answer that is no
 // duplicate stands (with why in its note when noteAlways). red is the row's
 // Redactor, for the read of X. An error is returned only when the run must
 // stop.
@@ -539,6 +540,11 @@ func (e *engine) ownLead(ctx context.Context, leadID string, res answer, why str
 		return res, false, err
 	case err != nil:
 		res.note(why + "; could not read lead " + orig + " to tell whether it is this row's (" + err.Error() + "): reconcile by leadId")
+		return res, true, nil
+	case own.PartnerLeadID == "":
+		// No partnerLeadId (a lead read that does not select it, or a
+		// null): nothing says whose lead X is, least of all "another's".
+		res.note(why + "; lead " + orig + " was read back without a partnerLeadId, so whether it is this row's own cannot be told (the lead read must select partnerLeadId): reconcile by leadId")
 		return res, true, nil
 	case own.PartnerLeadID != leadID:
 		res.note(why + "; lead " + orig + " belongs to leadId " + own.PartnerLeadID + ", not to this row: a genuine duplicate")

@@ -268,6 +268,17 @@ func TestOwnLeadCheck(t *testing.T) {
 			wantNote: "belongs to leadId SOMEONE-ELSE, not to this row: a genuine duplicate",
 		},
 		{
+			name:   "lead read back without partnerLeadId (a lead document without it, or null): cannot tell, unverified",
+			create: duplicateAfterLostAnswer("orig-1"),
+			read: func(_ context.Context, id string) (lead.Result, submitter.Call, error) {
+				return lead.Result{ID: id, ResultCode: 1017, Note: "Qualified; awaiting submission", BidValue: bid("45.00")}, submitter.Call{Attempts: 1}, nil
+			},
+			want:     lead.StatusUnverified,
+			wantID:   "dup-L1",
+			reads:    1,
+			wantNote: "lead orig-1 was read back without a partnerLeadId, so whether it is this row's own cannot be told",
+		},
+		{
 			name:   "lead unreadable: unverified, for reconciliation",
 			create: duplicateAfterLostAnswer("orig-1"),
 			read: func(context.Context, string) (lead.Result, submitter.Call, error) {
