@@ -39,10 +39,12 @@ type Row struct {
 	// summary by their reasons; reading a results file back gives Error.
 	Invalid RowErrors
 	// Ambiguous marks a failed row whose createLead may have reached the
-	// service and got no usable answer (a lost answer, a 5xx but 503, a 200
-	// that does not decode), or that a resumed run sent again: a later
-	// duplicate answer may be its own lead. The results file keeps it in
-	// the note column, so that it survives the process.
+	// service and got no usable answer (a lost answer, a 5xx but the
+	// service's own 503, a 200 that does not decode), or that a resumed run
+	// sent again (and an unverified row kept from such a line: see
+	// upload.MatchPrior): a later duplicate answer may be its own lead. The
+	// results file keeps it in the note column, so that it survives the
+	// process.
 	Ambiguous bool
 	// Refused marks a failed row the service refused outright: its answer
 	// was about this lead (a GraphQL error, a 4xx), not about the moment
@@ -59,6 +61,15 @@ type Row struct {
 func (r *Row) HasLead() bool {
 	i, _ := r.Status.Info()
 	return i.Lead || i.Answered && r.ID != ""
+}
+
+// MayHaveLead reports whether this line says the row's lead exists or may
+// exist: HasLead, a createLead that may have reached the service without
+// a usable answer (Ambiguous), or unverified (its lead could not be
+// confirmed or ruled out). Such a row is never dropped as invalid when an
+// edit breaks its cells.
+func (r *Row) MayHaveLead() bool {
+	return r.HasLead() || r.Ambiguous || r.Status == StatusUnverified
 }
 
 // ErrorText is the row's error column: Error and the rendered Invalid,

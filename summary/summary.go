@@ -134,9 +134,10 @@ type Summary struct {
 	// in the results file can find it again; a person reconciles them by
 	// leadId.
 	NoLeadID RowList `json:"noLeadId"`
-	// KeptLeads names the rows whose lead exists (an earlier run created
-	// it) although their cells fail validation now: the lead keeps its id
-	// and is submitted when qualified; the edit was not sent.
+	// KeptLeads names the rows whose lead exists or may exist (an earlier
+	// run created it, or may have) although their cells fail validation
+	// now: the lead keeps its id and is submitted when qualified; one that
+	// may exist without a known id is unverified; the edit was not sent.
 	KeptLeads RowList `json:"keptLeads"`
 
 	// The tables of the run report (bulkload report, --report), filled by
@@ -577,7 +578,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 			line("no lead id", s.NoLeadID.Count, s.NoLeadID.String()+": the service answered with a result code but no lead id, so the lead cannot be submitted or read by id; reconcile by leadId")
 		}
 		if s.KeptLeads.Count != 0 {
-			line("kept leads", s.KeptLeads.Count, s.KeptLeads.String()+": their cells fail validation now, but an earlier run created their lead; it keeps its id and is submitted when qualified (the edit was not sent)")
+			line("kept leads", s.KeptLeads.Count, s.KeptLeads.String()+": their cells fail validation now, but an earlier run created their lead, or may have; it keeps its id and is submitted when qualified, or is unverified when its id is unknown (the edit was not sent)")
 		}
 		fmt.Fprintf(&b, "  %-16s %12s", "total bid value", FormatCents(s.BidCents))
 		if s.BidUnparseable != 0 {

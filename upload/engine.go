@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -281,14 +283,34 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 	}
 	prior, hasPrior := r.Prior, r.Has
 	if r.Kept {
-		// Its cells were edited since an earlier run created its lead:
-		// the lead keeps its id and its obligations (submitted when
-		// qualified); the edit is not sent. The summary names the row.
-		switch prior.Status {
-		case lead.StatusCreated, lead.StatusSubmitFailed:
+		// Its cells were edited since an earlier run created its lead, or
+		// may have: the lead keeps its id and its obligations (submitted
+		// when qualified, checked again when unverified); the edit is not
+		// sent. The summary names the row.
+		switch {
+		case prior.Status == lead.StatusCreated, prior.Status == lead.StatusSubmitFailed:
 			row := prior
 			row.Status, row.Error, row.Invalid = "", "", nil
 			return job{row: row, prior: &prior, kept: true}, nil, nil
+		case prior.Status == lead.StatusUnverified && e.recheckable(prior):
+			// Its lead is known by an id: read it again, nothing is sent.
+			row := prior
+			row.Status, row.Error, row.Invalid = "", "", nil
+			return job{row: row, recheck: &prior, kept: true}, nil, nil
+		case !prior.HasLead():
+			// An earlier createLead may have made its lead, whose id is
+			// unknown, and the cells cannot be sent again to find it (the
+			// own-lead check needs a duplicate answer): a person
+			// reconciles it, or fixes the cells for a later resume to check.
+			row := it.Row
+			row.Status, row.ID, row.ResultCode, row.BidValue = lead.StatusUnverified, prior.ID, prior.ResultCode, prior.BidValue
+			row.Note, row.EngineNotes, row.Attempts, row.Ambiguous = prior.Note, slices.Clone(prior.EngineNotes), prior.Attempts, prior.Ambiguous
+			reasons := make([]string, len(row.Invalid))
+			for i, e := range row.Invalid {
+				reasons[i] = e.Reason()
+			}
+			row.Error, row.Invalid = "an earlier createLead for this row may have made its lead (its answer was lost), and its cells fail validation now ("+strings.Join(reasons, "; ")+"), so it is not sent again to check: look the lead up by leadId and submit it if it is yours, or fix the cells and resume", nil
+			return job{}, &line{row: row, kept: true}, nil
 		}
 		e.skipped++
 		return job{}, &line{row: prior, countOnly: true, kept: true}, nil
@@ -319,15 +341,21 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 	case lead.StatusCreated, lead.StatusSubmitFailed:
 		j.prior = &prior
 	case lead.StatusUnverified:
-		// The service's note, not the engine's notes on it, says what
-		// it duplicates: create reads it the same way.
-		if dup, orig := e.duplicate(prior.ResultCode, prior.ID, prior.Note); (dup && orig != "") || (prior.ResultCode == 0 && prior.ID != "") {
-			// The lead is known by its id (a duplicate's, or an answer
-			// without a result code): read it again, create nothing.
+		if e.recheckable(prior) {
 			j.recheck = &prior
 		}
 	}
 	return j, nil, nil
+}
+
+// recheckable reports whether an earlier run's unverified line knows its
+// lead by an id (a duplicate answer's, or an answer without a result
+// code's): then the lead is read again and nothing is created. The
+// service's note, not the engine's notes on it, says what it duplicates:
+// create reads it the same way.
+func (e *engine) recheckable(prior lead.Row) bool {
+	dup, orig := e.duplicate(prior.ResultCode, prior.ID, prior.Note)
+	return (dup && orig != "") || (prior.ResultCode == 0 && prior.ID != "")
 }
 
 // work sends one row: createLead, then submitLead for a qualified lead. It

@@ -13,10 +13,14 @@ type Resumed struct {
 	Prior lead.Row
 	Has   bool
 	// Kept is set for a row that is invalid now although an earlier run
-	// created its lead: its cells were edited since. The lead keeps its id
-	// and its obligations (submitted when qualified); the edit is not
-	// sent, and the row is no invalid row of this run (it does not count
-	// against a limit on invalid rows).
+	// created its lead, or may have (lead.Row.MayHaveLead: an ambiguous
+	// failed line, an unverified one): its cells were edited since. The
+	// lead keeps its id and its obligations (submitted when qualified,
+	// checked again when unverified); a lead that may exist without an id
+	// is unverified, for a person to reconcile, since its cells cannot be
+	// sent again to check it. The edit is not sent, and the row is no
+	// invalid row of this run (it does not count against a limit on
+	// invalid rows).
 	Kept bool
 }
 
@@ -54,5 +58,5 @@ func MatchPrior(prior Prior, row lead.Row) (Resumed, error) {
 	if p.LeadID != row.LeadID {
 		return Resumed{}, &ForeignRowError{Row: row.Row, There: p.LeadID, Here: row.LeadID}
 	}
-	return Resumed{Prior: p, Has: true, Kept: row.Status == lead.StatusInvalid && p.HasLead()}, nil
+	return Resumed{Prior: p, Has: true, Kept: row.Status == lead.StatusInvalid && p.MayHaveLead()}, nil
 }

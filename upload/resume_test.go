@@ -23,6 +23,11 @@ func TestMatchPrior(t *testing.T) {
 		2: {Row: 2, LeadID: "b", Status: lead.StatusFailed},
 		3: {Row: 3, LeadID: "c", Status: lead.StatusCreated, ID: "L3"},
 		4: {Row: 4, LeadID: "", Status: lead.StatusInvalid},
+		5: {Row: 5, LeadID: "e", Status: lead.StatusFailed, Ambiguous: true},
+		6: {Row: 6, LeadID: "f", Status: lead.StatusUnverified},
+		7: {Row: 7, LeadID: "g", Status: lead.StatusUnverified, ID: "L7", Note: "Duplicate of lead L0"},
+		8: {Row: 8, LeadID: "h", Status: lead.StatusProcessed, ID: "L8"},
+		9: {Row: 9, LeadID: "i", Status: lead.StatusSubmitFailed, ID: "L9"},
 	}
 	cases := []struct {
 		name    string
@@ -33,7 +38,7 @@ func TestMatchPrior(t *testing.T) {
 		foreign bool
 	}{
 		{"not resuming", nil, lead.Row{Row: 1, LeadID: "a"}, false, false, false},
-		{"no line yet", prior, lead.Row{Row: 9, LeadID: "z"}, false, false, false},
+		{"no line yet", prior, lead.Row{Row: 99, LeadID: "z"}, false, false, false},
 		{"same leadId", prior, lead.Row{Row: 1, LeadID: "a", Status: lead.StatusValid}, true, false, false},
 		{"another leadId", prior, lead.Row{Row: 1, LeadID: "x"}, false, false, true},
 		{"leadId gone", prior, lead.Row{Row: 2, LeadID: ""}, false, false, true},
@@ -41,6 +46,12 @@ func TestMatchPrior(t *testing.T) {
 		{"invalid now, submitted earlier", prior, lead.Row{Row: 1, LeadID: "a", Status: lead.StatusInvalid}, true, true, false},
 		{"invalid now, failed earlier: no lead", prior, lead.Row{Row: 2, LeadID: "b", Status: lead.StatusInvalid}, true, false, false},
 		{"invalid then and now", prior, lead.Row{Row: 4, Status: lead.StatusInvalid}, true, false, false},
+		{"invalid now, processed earlier", prior, lead.Row{Row: 8, LeadID: "h", Status: lead.StatusInvalid}, true, true, false},
+		{"invalid now, submit_failed earlier", prior, lead.Row{Row: 9, LeadID: "i", Status: lead.StatusInvalid}, true, true, false},
+		{"invalid now, ambiguous failed earlier: its lead may exist", prior, lead.Row{Row: 5, LeadID: "e", Status: lead.StatusInvalid}, true, true, false},
+		{"invalid now, unverified earlier without an id: its lead may exist", prior, lead.Row{Row: 6, LeadID: "f", Status: lead.StatusInvalid}, true, true, false},
+		{"invalid now, unverified earlier with an id", prior, lead.Row{Row: 7, LeadID: "g", Status: lead.StatusInvalid}, true, true, false},
+		{"valid now, ambiguous failed earlier: sent again, not kept", prior, lead.Row{Row: 5, LeadID: "e", Status: lead.StatusValid}, true, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
@@ -23,6 +25,27 @@ func editColumn(t *testing.T, path, column, value string) {
 	for _, rec := range recs[1:] {
 		rec[i] = value
 	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := csv.NewWriter(f).WriteAll(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editCell rewrites one cell of a CSV file: column of data row row (1-based).
+func editCell(t *testing.T, path string, row int, column, value string) {
+	t.Helper()
+	recs := readCSVFile(t, path)
+	i := slices.Index(recs[0], column)
+	if i < 0 || row >= len(recs) {
+		t.Fatalf("%s has no column %s or no row %d", path, column, row)
+	}
+	recs[row][i] = value
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -166,5 +189,77 @@ func TestUploadEditedCellKeepsLeadFromStdin(t *testing.T) {
 	}
 	if got := createsAtService(s); got != n {
 		t.Errorf("the service processed %d createLead calls, want %d (none again)", got, n)
+	}
+}
+
+// TestUploadEditedAmbiguousRowKeepsLead is issue 28 item 3: run 1 leaves
+// rows failed and ambiguous (the service created their leads, a 500 came
+// back); one row's zip code is then edited into an invalid one (03215
+// saved as 3215). Its lead may exist, perhaps qualified: --resume must not
+// write it invalid within --max-invalid (1 of 5 rows) and exit 0. It is
+// kept: unverified (it cannot be sent again to check), named in the
+// summary, exit 1; the other rows' own leads are found and submitted. Once
+// the cell is fixed, a --resume sends the row with the own-lead check and
+// submits its own lead, once.
+func TestUploadEditedAmbiguousRowKeepsLead(t *testing.T) {
+	const n, edited = 5, 2
+	s := startAlteringSim(t, leadsim.Options{}, func(_ string, r reply) (reply, time.Duration) {
+		return jsonReply(500, `{"errors":[{"message":"Internal server error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`), 0
+	})
+	dir := t.TempDir()
+	input := qualifyingRows(t, dir, n)
+	original, err := os.ReadFile(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, summary := filepath.Join(dir, "results.csv"), filepath.Join(dir, "summary.json")
+	args := append([]string{"upload"}, s.args()...)
+	args = append(args, "--results", results, "--summary-json", summary, "--rate", "0", "--progress", "off", "--max-attempts", "1", "--max-consecutive-failures", "0")
+	res := runCLI(t, secretEnv(), append(slices.Clone(args), input)...)
+	if res.code != app.ExitRowsFailed {
+		t.Fatalf("first run exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
+	}
+	for row, r := range finalByRow(t, results, n) {
+		if r["status"] != "failed" || !strings.HasPrefix(r["note"], "[ambiguous:") {
+			t.Fatalf("row %d ended %s, note %q; want failed and ambiguous", row, r["status"], r["note"])
+		}
+	}
+	s.on.Store(false)
+	editCell(t, input, edited, "zipCode", "3215")
+
+	resume := append(slices.Clone(args), "--resume", input)
+	res = runCLI(t, secretEnv(), resume...)
+	if res.code != app.ExitRowsFailed {
+		t.Errorf("--resume of the edited file exit = %d, want %d (a lead that may exist, unverified)\n%s", res.code, app.ExitRowsFailed, res.stderr)
+	}
+	for row, r := range finalByRow(t, results, n) {
+		switch {
+		case row == edited && (r["status"] != "unverified" || !strings.Contains(r["error"], "may have made its lead") || !strings.Contains(r["error"], "zipCode")):
+			t.Errorf("row %d ended %s, error %q; want unverified: its lead may exist and its cells cannot be sent", row, r["status"], r["error"])
+		case row != edited && r["status"] != "submitted":
+			t.Errorf("row %d ended %s, note %q; want its own lead found and submitted", row, r["status"], r["note"])
+		}
+	}
+	if !strings.Contains(res.stderr, "kept leads") || !strings.Contains(res.stderr, fmt.Sprintf("rows %d:", edited)) {
+		t.Errorf("the summary does not name the row kept despite its edit:\n%s", res.stderr)
+	}
+	if sum := readSummaryJSON(t, summary); sum["invalid"] != float64(0) || sum["unverified"] != float64(1) {
+		t.Errorf("summary JSON invalid %v, unverified %v; want 0 and 1", sum["invalid"], sum["unverified"])
+	}
+
+	if err := os.WriteFile(input, original, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = runCLI(t, secretEnv(), resume...)
+	if res.code != app.ExitOK {
+		t.Errorf("--resume of the fixed file exit = %d, want 0\n%s", res.code, res.stderr)
+	}
+	for row, r := range finalByRow(t, results, n) {
+		if r["status"] != "submitted" {
+			t.Errorf("after the fix, row %d ended %s, note %q; want its own lead found and submitted", row, r["status"], r["note"])
+		}
+	}
+	if got := s.Stats().Submissions; got != n {
+		t.Errorf("the service holds %d submissions, want %d (one per row)", got, n)
 	}
 }
