@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package app
 
 import (
 	"fmt"
@@ -15,3 +15,9 @@ func openNoWait(path string) (*os.File, error) {
 	}
 	return os.Open(path)
 }
+
+// OwnerOf returns an unknown owner: the platform has no unix owners.
+func OwnerOf(os.FileInfo) FileOwner { return FileOwner{} }
+
+// ProcessIdentity is unknown on this platform.
+func ProcessIdentity() Identity { return Identity{} }

@@ -93,9 +93,8 @@ func (o *authOptions) resolve(getenv func(string) string, from map[string]int, n
 		if err != nil {
 			return r, err
 		}
-		if perm := st.Mode().Perm(); perm&0o077 != 0 {
-			log.Warn(fmt.Sprintf("--client-secret-file %s is readable by others than its owner (mode %04o): chmod 600 it", o.secretFile, perm),
-				"path", o.secretFile, "mode", fmt.Sprintf("%04o", perm))
+		if w := app.SecretFileWarning("--client-secret-file", o.secretFile, st.Mode(), app.OwnerOf(st), app.ProcessIdentity()); w != "" {
+			log.Warn(w, "path", o.secretFile, "mode", fmt.Sprintf("%04o", st.Mode().Perm()))
 		}
 		r.Secret = strings.TrimSpace(string(b))
 		if r.Secret == "" {
