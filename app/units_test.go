@@ -43,7 +43,7 @@ func TestBuildInfoFrom(t *testing.T) {
 		want     string
 	}{
 		{[]debug.BuildSetting{{Key: "-buildvcs", Value: "false"}}, "(devel)", "-buildvcs=false"},
-		{nil, "(devel)", "go run and go test do not record it"},
+		{nil, "(devel)", "this build has no VCS stamp: VCS stamping was off or found no git clone"},
 		{nil, "v1.4.2", "a module build"},
 	} {
 		bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: tc.version}, Settings: tc.settings}

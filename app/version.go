@@ -61,7 +61,13 @@ func (b BuildInfo) String() string {
 	case b.Version != "(devel)" && b.Version != "(unknown)":
 		rev = "revision unknown (a module build: the version names the source)"
 	default:
-		rev = "revision unknown (go run and go test do not record it; go build and go install in a git checkout do)"
+		// What is seen is only that the binary holds no vcs.* stamp: Go
+		// records neither -buildvcs=false (a GOFLAGS setting on many
+		// build hosts) nor why it stamped nothing, so the line says what
+		// leaves the stamp out instead of guessing which one did.
+		rev = "revision unknown (this build has no VCS stamp: VCS stamping was off or found no git clone; " +
+			"go run, go test, -buildvcs=false in the flags or GOFLAGS, and a git worktree leave it out; " +
+			"GOFLAGS=-buildvcs=true go build in a git clone records it)"
 	}
 	if b.Revision != "" {
 		rev = "revision " + b.Revision

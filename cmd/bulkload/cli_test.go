@@ -37,6 +37,31 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestVersionWithoutVCSStamp: a binary built with GOFLAGS=-buildvcs=false
+// (set machine-wide on many build hosts, and on this project's) says it
+// holds no VCS stamp, and does not claim that go build in a git checkout
+// would have recorded one: it said "go run and go test do not record it;
+// go build and go install in a git checkout do", false of that build.
+func TestVersionWithoutVCSStamp(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "bulkload")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("GOFLAGS=-buildvcs=false go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatalf("bulkload version: %v", err)
+	}
+	got := string(out)
+	if !strings.Contains(got, "revision unknown (this build has no VCS stamp") || !strings.Contains(got, "-buildvcs=false in the flags or GOFLAGS") {
+		t.Errorf("bulkload version = %q, want it to say the build has no VCS stamp, naming -buildvcs=false", got)
+	}
+	if strings.Contains(got, "go build and go install in a git checkout do") {
+		t.Errorf("bulkload version = %q: claims go build in a checkout records the revision, false of this build", got)
+	}
+}
+
 // TestTypos: a misspelt command, subcommand or flag gets the nearest names
 // and a one-line hint, not the whole usage.
 func TestTypos(t *testing.T) {
