@@ -7,7 +7,7 @@
 # is the directory release/image.sh assembles, not the checkout: a plain
 # `docker build .` here has no binary to copy.
 #
-#   goreleaser release --snapshot --clean      # or a tagged release
+#   goreleaser release --snapshot --clean --skip=sign   # or a tagged release
 #   release/image.sh                           # podman build, tag bulkload:<version>
 #   podman run --rm bulkload:<version>         # the default command: exit 0
 #   podman run --rm --read-only --user 65532 -v bulkload-results:/data/results \
