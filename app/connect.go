@@ -10,13 +10,14 @@ import (
 	"github.com/bulkload/bulkload/submitter"
 )
 
-// connect builds the run's client and proves, before any row is read, that
-// the credentials give a token and --endpoint answers GraphQL. It returns
+// connect builds the run's client and, when prove is set, proves before any
+// row is sent that the credentials give a token and --endpoint answers
+// GraphQL (an input with no rows makes no call at all). It returns
 // the run's exit error (an *ExitError, or a usage error) when the run must
 // not go on. The client's
 // background work (token fetches) lives as long as the run, past the first
 // signal (calls still draining need tokens), until the caller calls release.
-func (u *uploader) connect(ctx context.Context) (client *submitter.Client, release func(), err error) {
+func (u *uploader) connect(ctx context.Context, prove bool) (client *submitter.Client, release func(), err error) {
 	clientCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	client, err = submitter.New(clientCtx, submitter.Config{
 		Endpoint:     u.creds.Endpoint,
@@ -52,6 +53,9 @@ func (u *uploader) connect(ctx context.Context) (client *submitter.Client, relea
 	release = func() {
 		client.Close()
 		cancel()
+	}
+	if !prove {
+		return client, release, nil
 	}
 
 	// A bad credential stops the run before the first row is read.

@@ -3,7 +3,9 @@ package outfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +40,9 @@ func Lock(path, command string) (*FileLock, error) {
 		// Never through a planted link, nor into another user's file.
 		f, err := OpenOwned(lp, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
+			if dir := filepath.Dir(path); errors.Is(err, fs.ErrNotExist) && !exists(dir) {
+				return nil, fmt.Errorf("lock results file %s: the directory %s does not exist: %w", path, dir, err)
+			}
 			return nil, fmt.Errorf("lock results file %s: %w", path, err)
 		}
 		held, err := tryLock(f)
@@ -122,4 +127,10 @@ func (l *FileLock) Unlock() error {
 	}
 	l.f = nil
 	return err
+}
+
+// exists reports whether anything is at path.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

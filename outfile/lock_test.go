@@ -33,3 +33,35 @@ func TestLockIsExclusiveAndNamesTheHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLockErrorNamesThePathOnce: a lock that cannot be taken says so with
+// the lock file's path once ("open X.lock: open X.lock: ..." repeated it),
+// and a missing directory is named as such.
+func TestLockErrorNamesThePathOnce(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link.results.csv")
+	if err := os.Symlink(filepath.Join(dir, "elsewhere"), LockPath(link)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"missing directory", filepath.Join(dir, "nowhere", "x.results.csv"), "the directory " + filepath.Join(dir, "nowhere") + " does not exist"},
+		{"a link planted as the lock file", link, "it is a symbolic link"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := Lock(tc.path, "upload")
+			if err == nil {
+				l.Unlock()
+				t.Fatalf("Lock(%s) = nil error, want one", tc.path)
+			}
+			msg := err.Error()
+			if n := strings.Count(msg, LockPath(tc.path)); n != 1 {
+				t.Errorf("Lock(%s) = %q: names the lock file %d times, want once", tc.path, msg, n)
+			}
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("Lock(%s) = %q, want it to say %q", tc.path, msg, tc.want)
+			}
+		})
+	}
+}

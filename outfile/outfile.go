@@ -150,7 +150,8 @@ func OpenOwned(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		if isLoop(err) {
 			return nil, fmt.Errorf("open %s: %w: it is a symbolic link", path, ErrNotOwned)
 		}
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		// os.OpenFile's *PathError already says "open PATH: ...".
+		return nil, err
 	}
 	st, err := f.Stat()
 	if err == nil {

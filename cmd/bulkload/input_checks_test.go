@@ -445,7 +445,9 @@ func TestMaxInvalid(t *testing.T) {
 }
 
 // TestNoRows: a header and no rows exits 1 with "no rows", 0 with
-// --allow-empty, for validate and upload.
+// --allow-empty, for validate and upload; the upload makes no call at all,
+// neither a token request nor the preflight query (it made the preflight's
+// one call before it failed).
 func TestNoRows(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
@@ -463,6 +465,9 @@ func TestNoRows(t *testing.T) {
 		if res.code != app.ExitOK {
 			t.Errorf("%s --allow-empty: exit %d, want 0\n%s", args[0], res.code, res.stderr)
 		}
+	}
+	if st := s.Stats(); len(st.Requests) != 0 || st.TokensIssued != 0 {
+		t.Errorf("uploads of a header-only file made calls: %v, %d tokens; want none", st.Requests, st.TokensIssued)
 	}
 }
 
