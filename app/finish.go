@@ -35,7 +35,7 @@ func (u *uploader) writeSummary(sum *summary.Summary, src *source.Source, st sub
 	}
 	var metaErr error
 	if ic.scan == nil && sum.RowsRead > 0 {
-		metaErr = writeMetaOf(u.log, resultsPath, u.streamMeta(src, &outfile.Meta{Input: u.input, InputSHA256: sum.InputSHA256,
+		metaErr = u.writeMeta(resultsPath, u.streamMeta(src, &outfile.Meta{Input: u.input, InputSHA256: sum.InputSHA256,
 			InputBytes: sum.InputBytes, Rows: sum.RowsRead, AllLeadIDs: src.AllLeadIDs()}))
 	}
 	sum.APICalls = int(st.Calls)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
+	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/upload"
 )
 
@@ -91,7 +91,7 @@ func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPat
 	u.earlier = ic.earlier
 	record := func() error {
 		n, sha, _ := src.Identity()
-		return writeMetaOf(u.log, resultsPath, u.streamMeta(src, &outfile.Meta{Input: u.input, InputSHA256: "partial:" + sha, InputBytes: n,
+		return u.writeMeta(resultsPath, u.streamMeta(src, &outfile.Meta{Input: u.input, InputSHA256: "partial:" + sha, InputBytes: n,
 			Rows: int(src.RecordsTaken()), AllLeadIDs: src.AllLeadIDsSoFar()}))
 	}
 	if err := record(); err != nil {
@@ -278,22 +278,19 @@ func newInputError(resultsPath, input, hint string) error {
 		resultsPath, meta.Input, short(meta.InputSHA256), meta.Rows, meta.Written.Local().Format(time.DateTime), input, short(sha), hint)
 }
 
-// writeMeta records the input's identity beside the results file, before
-// the first call (a file) or at the end (standard input: only then is it
-// known).
-func writeMeta(log *slog.Logger, resultsPath, input, sha string, bytes int64, rows int, allLeadIDs bool) error {
-	return writeMetaOf(log, resultsPath, &outfile.Meta{Input: input, InputSHA256: sha, InputBytes: bytes, Rows: rows, AllLeadIDs: allLeadIDs})
-}
-
-// writeMetaOf records m, stamped with the time and version, beside the
-// results file.
-func writeMetaOf(log *slog.Logger, resultsPath string, m *outfile.Meta) error {
+// writeMeta records the input's identity m beside the results file (a
+// file's before the first call; a stream's then, kept current, and at the
+// end), stamped with the time, the version, the run's shard and its
+// endpoint: a run whose results path moved finds its earlier run by them
+// (findEarlier).
+func (u *uploader) writeMeta(resultsPath string, m *outfile.Meta) error {
 	m.Written, m.Version = time.Now().UTC(), ReadBuildInfo().Version
+	m.Shard, m.Endpoint = u.up.shardOf.String(), submitter.RedactURL(u.creds.Endpoint)
 	err := outfile.WriteMeta(resultsPath, m)
 	if err != nil {
 		return fmt.Errorf("results file: %w", err)
 	}
-	log.Debug("input identity recorded", "path", outfile.MetaPath(resultsPath))
+	u.log.Debug("input identity recorded", "path", outfile.MetaPath(resultsPath))
 	return nil
 }
 

@@ -122,7 +122,7 @@ func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, c
 		up.overwrite = !up.resume
 	}
 	defer limitUploadMemory(e.Getenv)()
-	u := &uploader{env: e, in: in, up: up, checks: j.Checks, creds: creds, log: log, input: j.Input, mets: j.Metrics, refusedRows: map[int]string{}}
+	u := &uploader{env: e, in: in, up: up, checks: j.Checks, creds: creds, log: log, input: j.Input, mets: j.Metrics, simulated: simulated, refusedRows: map[int]string{}}
 	u.metrics = j.Metrics.recorder(j.Input, in.shard)
 	if !strings.Contains(up.leadDoc, "partnerLeadId") {
 		log.Warn("--lead-document selects no partnerLeadId: the own-lead check cannot tell a row's own lead from another's, so a row whose retry is answered as a duplicate ends unverified", "lead_document", up.leadDoc)
@@ -228,6 +228,9 @@ type uploader struct {
 	log    *slog.Logger
 	input  string
 	mets   *MetricsOptions
+	// simulated: the built-in simulator's run, whose results are its
+	// own (an earlier run's under another name is not looked for).
+	simulated bool
 
 	// metrics records the run for a monitoring system; summary is the
 	// run's summary once it has one, for the metrics' last write.
@@ -307,7 +310,7 @@ func (u *uploader) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer lock.Unlock()
+	defer func() { lock.Unlock() }()
 	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: "+u.in.redropHint(u.input)+"), or --overwrite to start over and send its leads again", u.mets.outputs()...); err != nil {
 		if errors.Is(err, outfile.ErrHoldsOutcomes) {
 			err = cmp.Or(newInputError(resultsPath, u.input, u.in.redropHint(u.input)), err)
@@ -315,6 +318,22 @@ func (u *uploader) run(ctx context.Context) error {
 		return err
 	}
 	u.outputsChecked = true
+	if !u.simulated {
+		// A results path that moved ({date} after midnight, {sha} after
+		// rows were appended, another --shard) must not hide an earlier
+		// run of this input: continue it, or refuse.
+		p, err := u.earlierResults(ctx, resultsPath)
+		if err != nil {
+			return err
+		}
+		if p != resultsPath {
+			lock.Unlock()
+			if lock, err = lockResults(p, "upload"); err != nil {
+				return err
+			}
+			resultsPath, u.in.results = p, p
+		}
+	}
 	state, err := u.loadPrior(resultsPath)
 	if err != nil {
 		return err
@@ -405,7 +424,7 @@ func (u *uploader) prove(ctx context.Context, resultsPath string, state *report.
 			return nil, err
 		}
 		u.log.Info("input checked", "rows", sc.Rows, "invalid", sc.Invalid, "sha256", short(sc.SHA256))
-		if err := writeMeta(u.log, resultsPath, u.input, sc.SHA256, sc.Bytes, sc.Rows, sc.AllLeadIDs); err != nil {
+		if err := u.writeMeta(resultsPath, &outfile.Meta{Input: u.input, InputSHA256: sc.SHA256, InputBytes: sc.Bytes, Rows: sc.Rows, AllLeadIDs: sc.AllLeadIDs}); err != nil {
 			return nil, err
 		}
 	}

@@ -37,6 +37,13 @@ type Meta struct {
 	Streamed    bool   `json:"streamed,omitempty"`
 	FirstBytes  int64  `json:"firstBytes,omitempty"`
 	FirstSHA256 string `json:"firstSha256,omitempty"`
+	// Shard is the share of the input the run took, "K/N" (upload --shard),
+	// "" for all of it: a run of another shard count owns other rows.
+	Shard string `json:"shard,omitempty"`
+	// Endpoint is the lead endpoint the run sent to, its credentials cut
+	// (a sandbox run's results are not production's); "" when written
+	// before bulkload recorded it.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // MetaPath is the meta file of the results file at path: path + ".meta".

@@ -59,7 +59,14 @@ func TestInvalidRowsWithinLimitAreNotAFailedRun(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out := filepath.Join(dir, string(rune('a'+i)))
+			// Each run in a folder of its own: an upload of an input that
+			// an earlier one beside it sent is refused (see
+			// TestResumeAfterMidnight).
+			sub := filepath.Join(dir, string(rune('a'+i)))
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(sub, "run")
 			summary, rejects, prom := out+".summary.json", out+".rejects.csv", out+".prom"
 			args := checkUploadArgs(s, append(tc.extra, "--results", out+".results.csv", "--rejects", rejects, "--summary-json", summary, "--metrics-file", prom, input)...)
 			res := runCLI(t, secretEnv(), args...)
@@ -114,7 +121,11 @@ func TestInvalidRowsWithinLimitAreNotAFailedRun(t *testing.T) {
 	}
 	// Over --max-invalid nothing is sent, exit 1.
 	before := totalCreates(s)
-	res = runCLI(t, secretEnv(), checkUploadArgs(s, "--max-invalid", "2", "--results", filepath.Join(dir, "over.csv"), input)...)
+	over := filepath.Join(dir, "over")
+	if err := os.Mkdir(over, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res = runCLI(t, secretEnv(), checkUploadArgs(s, "--max-invalid", "2", "--results", filepath.Join(over, "over.csv"), input)...)
 	if res.code != app.ExitRowsFailed || totalCreates(s) != before {
 		t.Errorf("over --max-invalid: exit %d, %d sent; want 1, none\n%s", res.code, totalCreates(s)-before, res.stderr)
 	}
