@@ -287,6 +287,10 @@ func (o *InputOptions) open(ctx context.Context, name string, stdin io.Reader, l
 	}
 	cfg.Limit = limit
 	cfg.Verify = verify
+	// An upload's send pass over a file still being written (its last
+	// row cut short, the file growing) keeps that row for a resumed run:
+	// exit 5. validate sends nothing.
+	cfg.HoldUnended = verify != nil
 	if earlier != nil {
 		// A resumed stream: its first bytes are proven before the first
 		// call, and the bytes the earlier run read when they are reached.

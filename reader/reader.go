@@ -129,6 +129,8 @@ type Reader struct {
 	// CSV only, for the rejects file.
 	comma     rune
 	headerRaw string // the header line as it was, decoded, without its line end
+
+	compressed bool // the input is gzip
 }
 
 // Record is one data row of the input. A malformed row is a Record with Err
@@ -190,6 +192,7 @@ func NewReader(in io.Reader, name string, opts Options) (*Reader, error) {
 			return nil, fmt.Errorf("read %s: not a readable gzip file: %w", r.name, err)
 		}
 		r.closers = append(r.closers, zr)
+		r.compressed = true
 		br = bufio.NewReaderSize(zr, bufSize)
 	}
 	decoded, isDecoded := decode(br, enc)
@@ -321,6 +324,10 @@ func (r *Reader) BytesRead() int64 { return r.count.n.Load() }
 // Size returns the input's size in bytes when it is a regular file, else -1.
 // Safe to call from another goroutine.
 func (r *Reader) Size() int64 { return r.size }
+
+// Compressed reports whether the input is gzip: its bytes say nothing of
+// its lines, and a gzip stream cut short does not read through.
+func (r *Reader) Compressed() bool { return r.compressed }
 
 // Close releases the gzip reader and closes the file Open opened. It never
 // closes standard input or a stream given to NewReader.

@@ -83,6 +83,17 @@ type Config struct {
 	CheckAt     int64
 	CheckSHA256 string
 
+	// HoldUnended, for an upload's send pass over a file, holds back the
+	// input's last record when its bytes end without a line end (spaces
+	// and tabs aside) and the file has grown past the bytes read: the
+	// file is still being written, and that record may be cut short
+	// (loanAmount 48 of 48500). It is neither checked nor handed out
+	// (no rejects line, no row): Next fails with an error wrapping
+	// ErrInputIncomplete after the rows before it, and a resumed run reads
+	// it once the file is complete. A gzip file is not held: a stream cut
+	// short does not read through.
+	HoldUnended bool
+
 	// blocks makes the Source hash its input block by block (ScanInput).
 	blocks bool
 }
@@ -90,6 +101,11 @@ type Config struct {
 // ErrNotSameInput is wrapped by Next's error when a resumed stream turns
 // out not to be the earlier run's input (Config.CheckAt).
 var ErrNotSameInput = errors.New("not the input of the earlier run")
+
+// ErrInputIncomplete is wrapped by Next's error when the input file's last
+// record has no line end and the file grew while it was read: it is still
+// being written (Config.HoldUnended).
+var ErrInputIncomplete = errors.New("the input is still being written")
 
 // Source is the reading and validating stage shared by validate and upload:
 // it owns the input file, the reader, the mapper and the rejects file. It is
@@ -167,6 +183,8 @@ type Source struct {
 	// indexBytes is the mapper's IndexMemory as the checking goroutine
 	// last saw it.
 	indexBytes atomic.Int64
+	// holdUnended is Config.HoldUnended.
+	holdUnended bool
 }
 
 // batchSize is how many records travel together from the reading
@@ -227,7 +245,7 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 	}
 	ropts, mapping := cfg.Reader, cfg.Mapping
 	s := &Source{name: name, sha: &hashWriter{h: sha256.New(), at: cfg.PrefixAt}, limit: cfg.Limit, size: -1, log: log, batchSize: batchSize,
-		workers: cfg.Workers}
+		workers: cfg.Workers, holdUnended: cfg.HoldUnended}
 	if s.workers <= 0 {
 		s.workers = DefaultWorkers()
 	}
@@ -538,21 +556,50 @@ func (s *Source) workLoop() {
 // checkLoop takes the batches in input order as the workers finish them,
 // checks each row (check) and passes the batch on to checked, which it
 // alone sends on and closes. It stops after a batch that ends the input or
-// fails, and on stop.
+// fails, and on stop. With holdUnended it reads one batch ahead, to know
+// which record is the input's last (held when the file is still being
+// written: heldLast).
 func (s *Source) checkLoop() {
 	defer close(s.checkDone)
 	defer close(s.checked)
-	for b := range s.full {
+	var ahead *batch
+	for {
+		b := ahead
+		ahead = nil
+		if b == nil {
+			var ok bool
+			if b, ok = <-s.full; !ok {
+				return
+			}
+		}
 		<-b.done // a worker has it: it never blocks for long
-		s.m.PrefetchIDs(b.keys)
-		b.rows = slices.Grow(b.rows[:0], b.rb.Len())
-		for i := range b.rb.Records {
+		end := errors.Is(b.err, io.EOF)
+		if s.holdUnended && b.err == nil && b.rb.Len() > 0 {
+			// The input may end right after b: the next batch says so.
+			if next, ok := <-s.full; ok {
+				ahead = next
+				end = next.rb.Len() == 0 && errors.Is(next.err, io.EOF)
+			}
+		}
+		n := b.rb.Len()
+		var held error
+		if end && n > 0 {
+			if held = s.heldLast(&b.rb.Records[n-1]); held != nil {
+				n--
+			}
+		}
+		s.m.PrefetchIDs(b.keys[:n])
+		b.rows = slices.Grow(b.rows[:0], n)
+		for i := range b.rb.Records[:n] {
 			row, err := s.check(&b.rb.Records[i], &b.mapped[i], b.keys[i])
 			if err != nil {
 				b.err = err
 				break
 			}
 			b.rows = append(b.rows, row)
+		}
+		if held != nil && (b.err == nil || errors.Is(b.err, io.EOF)) {
+			b.err = held
 		}
 		s.indexBytes.Store(int64(s.m.IndexMemory()))
 		err := b.err
@@ -565,6 +612,25 @@ func (s *Source) checkLoop() {
 			return
 		}
 	}
+}
+
+// heldLast reports whether rec, the input's last record, is held back
+// (Config.HoldUnended): the file's bytes read end without a line end and
+// the file has grown past them. It returns the error that says so, or nil.
+// The checking goroutine calls it once the reader has read to the end.
+func (s *Source) heldLast(rec *reader.Record) error {
+	if !s.holdUnended || s.file == nil || s.info == nil || s.r.Compressed() {
+		return nil
+	}
+	read, last := s.hashIn.n.Load(), s.hashIn.lastByte()
+	if read == 0 || last == '\n' || last == '\r' {
+		return nil
+	}
+	st, err := s.file.Stat()
+	if err != nil || st.Size() <= read {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: its last row (row %d, line %d) has no line end, and the file grew from %d to %d bytes while it was read: the row may be cut short and was not sent; a resumed run sends it once the file is complete", ErrInputIncomplete, s.name, rec.Row, rec.Line, read, st.Size())
 }
 
 // IndexMemory returns the bytes the duplicate-leadId index holds outside
@@ -674,6 +740,10 @@ type asyncHash struct {
 	waited bool
 	// n counts the bytes handed over, after they are in full.
 	n atomic.Int64
+	// last is the last byte handed over that is not a space or a tab
+	// (0 before one): whether the input ends with a line end. Written
+	// by the writing goroutine; see lastByte.
+	last byte
 }
 
 // hashItem is bytes to hash, or a request for a snapshot of the hash once
@@ -711,6 +781,12 @@ func newAsyncHash(to *hashWriter) *asyncHash {
 }
 
 func (a *asyncHash) Write(p []byte) (int, error) {
+	for i := len(p) - 1; i >= 0; i-- {
+		if c := p[i]; c != ' ' && c != '\t' {
+			a.last = c
+			break
+		}
+	}
 	var b []byte
 	select {
 	case b = <-a.free:
@@ -720,6 +796,11 @@ func (a *asyncHash) Write(p []byte) (int, error) {
 	a.n.Add(int64(len(p)))
 	return len(p), nil
 }
+
+// lastByte is the last byte written that is not a space or a tab. The
+// caller must have seen every Write it asks about happen before (the
+// reader's batch that ended the input, through a channel).
+func (a *asyncHash) lastByte() byte { return a.last }
 
 // snapshot returns the hash of everything handed over so far.
 func (a *asyncHash) snapshot() hashSnapshot {

@@ -39,6 +39,11 @@ type engine struct {
 	// notSent counts rows read but deliberately not sent because the run
 	// stopped; the accounting adds them, so that it stays a real check.
 	notSent atomic.Int64
+	// incomplete is the input's end before its last row, which the file
+	// still being written cut short (source.ErrInputIncomplete): the rows
+	// before it go on as at the end of the input, and Run returns it.
+	// Producer only, until the pipeline ends.
+	incomplete error
 
 	// halt stops the taking of rows, with the reason (Run's error); the
 	// first reason wins. Safe for concurrent use.
@@ -149,6 +154,10 @@ func (e *engine) produce(ctx, gctx, readCtx context.Context, src Source, jobs ch
 		it, err := src.Next(readCtx)
 		if errors.Is(err, io.EOF) || ctx.Err() != nil || gctx.Err() != nil {
 			return nil // end of input, or interrupted: calls in flight drain
+		}
+		if errors.Is(err, source.ErrInputIncomplete) {
+			e.incomplete = err
+			return nil
 		}
 		if err != nil {
 			e.halt(err)

@@ -170,7 +170,9 @@ var ErrForeignJournal = errors.New("the results file does not belong to this inp
 // error for what stops a run: refused credentials (submitter.IsFatal), an
 // input that cannot be read on, the breaker (ErrUnreachable), a journal that
 // cannot be written, a foreign journal (ErrForeignJournal) or a failed
-// compaction (ErrCompact); a row's failure is never an error, only its
+// compaction (ErrCompact); and, once every row before it is settled, an
+// input whose last row is still being written (source.ErrInputIncomplete:
+// the row is not sent). A row's failure is never an error, only its
 // status. The Result is valid in every case.
 func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) (Result, error) {
 	if cfg.Concurrency < 1 {
@@ -237,6 +239,9 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 	sampler.Wait()
 	if cause := context.Cause(stopCtx); runErr == nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		runErr = cause // the breaker or the input stopped the run
+	}
+	if runErr == nil {
+		runErr = e.incomplete // the input's last row was cut short: left
 	}
 
 	interrupted := ctx.Err() != nil
