@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -149,4 +150,88 @@ func TestHoldUnendedNotForEndedOrGzip(t *testing.T) {
 	if items, err := readAll(t, gzPath, Config{HoldUnended: true, Limit: size}); !errors.Is(err, io.EOF) || len(items) != 3 {
 		t.Errorf("a gzip file: %d items, %v; want 3 and io.EOF", len(items), err)
 	}
+}
+
+// FuzzHoldUnended cuts any CSV or JSONL input at any byte and lets the
+// file grow past the cut: a Source with HoldUnended reads, up to the cut,
+// exactly the rows a Source without it reads, except the last when the
+// cut bytes end without a line end (spaces and tabs aside) and something
+// was appended: that one is never handed out, and Next ends with
+// ErrInputIncomplete instead of io.EOF.
+func FuzzHoldUnended(f *testing.F) {
+	for _, seed := range []struct {
+		jsonl bool
+		body  string
+		cut   uint
+	}{
+		{false, "leadId,dateOfBirth,termsConsent,loanAmount\nL1,1980-01-02,true,48500\nL2,1981-02-03,true,48500\n", 75},
+		{false, "leadId,dateOfBirth,termsConsent,loanAmount\nL1,1980-01-02,true,48500\nL2,1981-02-03,true,48500\n", 68},
+		{false, "leadId,dateOfBirth,note\nL1,1980-01-02,\"two\nlines\"\n", 45},
+		{false, "leadId,dateOfBirth\r\nL1,1980-01-02\r\nL2,1980-01-02\r\n", 34},
+		{false, "leadId,dateOfBirth\nL1,1980-01-02\n  \t", 36},
+		{true, `{"leadId":"L1","dateOfBirth":"1980-01-02","termsConsent":true,"loanAmount":48500}` + "\n" + `{"leadId":"L2","dateOfBirth":"1980-01-02","termsConsent":true,"loanAmount":48500}` + "\n", 160},
+		{true, `{"leadId":"L1","dateOfBirth":"1980-01-02"}` + "\n\n", 43},
+	} {
+		f.Add(seed.jsonl, []byte(seed.body), seed.cut)
+	}
+	f.Fuzz(func(t *testing.T, jsonl bool, body []byte, cut uint) {
+		if len(body) == 0 || len(body) > 1<<16 {
+			return
+		}
+		cut = cut % uint(len(body)+1)
+		if cut == 0 {
+			return // an empty input; and Limit 0 is no limit
+		}
+		name := "in.csv"
+		if jsonl {
+			name = "in.jsonl"
+		}
+		dir := t.TempDir()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, body[:cut], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Limit: int64(cut), Workers: 1}
+		s, err := Open(context.Background(), path, nil, cfg)
+		if err != nil {
+			return // no header, not this format: nothing to hold
+		}
+		var want []Item
+		for {
+			it, err := s.Next(context.Background())
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				s.Close()
+				return // the input cannot be read on: not this test's
+			}
+			want = append(want, it)
+		}
+		s.Close()
+
+		appended := len(body) > int(cut)
+		if appended {
+			appendTo(t, path, string(body[cut:]))
+		}
+		got, err := readAll(t, path, Config{Limit: int64(cut), Workers: 1, HoldUnended: true})
+		tail := bytes.TrimRight(body[:cut], " \t")
+		held := appended && len(want) > 0 && len(tail) > 0 && tail[len(tail)-1] != '\n' && tail[len(tail)-1] != '\r'
+		switch {
+		case held && !errors.Is(err, ErrInputIncomplete):
+			t.Fatalf("cut at %d of %q: err %v, want ErrInputIncomplete", cut, body, err)
+		case held:
+			want = want[:len(want)-1]
+		case !errors.Is(err, io.EOF):
+			t.Fatalf("cut at %d of %q: err %v, want io.EOF (nothing held)", cut, body, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("cut at %d of %q: %d rows, want %d", cut, body, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].Row.Row != want[i].Row.Row || got[i].Row.Status != want[i].Row.Status || !reflect.DeepEqual(got[i].Input, want[i].Input) {
+				t.Fatalf("cut at %d of %q: row %d = %+v, want %+v", cut, body, i+1, got[i], want[i])
+			}
+		}
+	})
 }
