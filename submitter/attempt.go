@@ -31,6 +31,10 @@ type attemptError struct {
 	// latency is the service's latency, as the concurrencyLayer measured
 	// it on the way up, for the rateLayer; 0 when not measured.
 	latency time.Duration
+	// sent is when the attempt went on the wire (its place taken), as
+	// the concurrencyLayer saw it, for the retryLayer's outage gate; zero
+	// when not known.
+	sent time.Time
 	// timedOut is the attempt's deadline when it passed with no reply (the
 	// outage's cause names it); 0 otherwise.
 	timedOut time.Duration
@@ -142,6 +146,8 @@ type replyBody struct {
 	// latency is the service's latency, as the concurrencyLayer measured
 	// it on the way up, for the rateLayer; 0 when not measured.
 	latency time.Duration
+	// sent is as attemptError's.
+	sent time.Time
 }
 
 // replyOf is what the outcomeLayer decoded from resp, or nil (no reply, or
@@ -166,6 +172,19 @@ func serviceLatency(resp *http.Response, err error) time.Duration {
 		return rb.latency
 	}
 	return 0
+}
+
+// sentAt is when an attempt went on the wire, as the concurrencyLayer
+// saw it, carried up on its result; zero when not known.
+func sentAt(resp *http.Response, err error) time.Time {
+	var ae *attemptError
+	if errors.As(err, &ae) {
+		return ae.sent
+	}
+	if rb := replyOf(resp); err == nil && rb != nil {
+		return rb.sent
+	}
+	return time.Time{}
 }
 
 // usable reports whether a 2xx reply is an answer: the result without

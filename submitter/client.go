@@ -604,7 +604,7 @@ func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request, o
 		return call, nil, ce
 	case o.attempts == 0 && ctx.Err() != nil:
 		// Run returned before sending: ctx was already done.
-		return call, nil, &CallError{Op: op, Message: "interrupted: " + ctx.Err().Error(), Err: ctx.Err()}
+		return call, nil, &CallError{Op: op, Message: "interrupted: " + ctx.Err().Error(), Interrupted: true, Err: ctx.Err()}
 	case err != nil:
 		// A 2xx reply that is not JSON, or whose data does not decode into
 		// the result type (the document selects something else).

@@ -100,6 +100,12 @@ type CallError struct {
 	// Ambiguous reports whether an attempt may have reached the service
 	// and got no usable answer (see Call.Ambiguous).
 	Ambiguous bool
+	// Interrupted reports that the call's context ended (the run stopped
+	// and its drain, if any, is over) before the call's outcome was
+	// known: while it waited for its turn, between attempts, or with an
+	// attempt on the wire (then Ambiguous when the request was written).
+	// See IsInterrupted.
+	Interrupted bool
 	// Err is the underlying cause (a network error, context.Canceled, ...),
 	// or nil.
 	Err error
@@ -158,6 +164,14 @@ func joinGraphQLErrors(errs []GraphQLError) string {
 func IsOutage(err error) bool {
 	var ce *CallError
 	return errors.As(err, &ce) && ce.Outage
+}
+
+// IsInterrupted reports whether err is a call cut off by the end of its
+// context (see CallError.Interrupted): not the service's failure nor the
+// row's. When it is not Ambiguous, nothing of it reached the service.
+func IsInterrupted(err error) bool {
+	var ce *CallError
+	return errors.As(err, &ce) && ce.Interrupted
 }
 
 // UnreachableError is Preflight's finding that the lead endpoint, or the

@@ -123,13 +123,18 @@ type gateConfig struct {
 // failure then is the caller's to report (a wrong URL fails fast at the
 // preflight). Once armed, it starts an outage on a failed token request
 // with no valid token left, on threshold outage-class attempts in a row,
-// and, when a probe from the call confirms it (confirm), on an attempt that
-// got no reply within its timeout while no other attempt was answered, or
-// on a call that would give up on outage-class failures while nothing sent
-// since they began was answered. During an outage one
-// goroutine probes (a token, then PreflightDocument) with backoff and
-// jitter; the first answer ends it, and the outage wait ending first stops
-// every waiter with an *OutageError. Safe for concurrent use.
+// on a hang (attempts that got no reply within their timeout, since the
+// last answer, outnumbering half the most attempts on the wire at once in
+// that time: see failed), and, when a probe from the call confirms it
+// (confirm), on an attempt that got no reply within its timeout while no
+// other attempt was answered since it was sent, or on a call that would
+// give up on outage-class failures while nothing sent since they began was
+// answered. During an outage one goroutine probes (a token, then
+// PreflightDocument, outside the limits on calls in flight and on the
+// rate) with backoff and jitter; the first answer ends it, and the outage
+// wait ending first stops every waiter with an *OutageError. While the run
+// waits out an outage, or has stopped in one, no attempt goes on the wire
+// (parked): the calls wait for the gate instead. Safe for concurrent use.
 type gate struct {
 	cfg   gateConfig
 	probe func(ctx context.Context) (idp bool, cause string, err error)
@@ -148,6 +153,15 @@ type gate struct {
 	// answered: an answer to a request sent after a call's trouble began
 	// says the service answers now (one sent before may come back late).
 	answeredStart atomic.Int64
+	// wire counts the attempts on the wire now; peak is the most at once
+	// since the last answer, and timeouts the attempts that got no reply
+	// within their timeout since then: more of them than half of peak is
+	// a hang (failed). lastTimeout is when an attempt last timed out
+	// (UnixNano), for suspects.
+	wire, peak, timeouts, lastTimeout atomic.Int64
+	// down is set while the run waits out an outage or has stopped in
+	// one: attempts are parked, not sent.
+	down atomic.Bool
 
 	mu          sync.Mutex
 	armed       bool
@@ -183,9 +197,11 @@ func (g *gate) answered(start time.Time) {
 			break
 		}
 	}
+	g.peak.Store(g.wire.Load())
 	if g.calm.Load() {
 		return
 	}
+	g.timeouts.Store(0)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.armed = true
@@ -198,12 +214,16 @@ func (g *gate) answered(start time.Time) {
 	g.calm.Store(g.cur == nil)
 }
 
-// failed records an attempt that began at start and failed as an outage,
-// with cause, and reports whether the run is in an outage now (this
-// failure's, by the count, or an earlier one's). silent reports an attempt
-// that got no reply within its deadline (timeout, when it may begin an
-// outage by that alone) while nothing else was answered: the caller then
-// confirms with a probe.
+// failed records an attempt sent at start that failed as an outage, with
+// cause, and reports whether the run is in an outage now (this failure's,
+// by the count or as a hang, or an earlier one's). timeout reports an
+// attempt that got no reply within its deadline and may begin an outage by
+// that alone. A hang is such timeouts since the last answer on more than
+// half of the most attempts on the wire at once in that time (and at least
+// two): whatever the limit on calls in flight, the run knows within one
+// timeout of the hang that nothing comes back. silent reports a timeout
+// while nothing was answered since the attempt was sent, short of that:
+// the caller then confirms with a probe.
 func (g *gate) failed(cause string, timeout bool, start time.Time) (down, silent bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -219,8 +239,41 @@ func (g *gate) failed(cause string, timeout bool, start time.Time) (down, silent
 		g.beginLocked(false, cause, g.cfg.now())
 		return true, false
 	}
-	return false, timeout && g.lastAnswer.Load() <= start.UnixNano()
+	if !timeout {
+		return false, false
+	}
+	if n := g.timeouts.Add(1); n >= 2 && 2*n > g.peak.Load() {
+		g.beginLocked(false, cause, g.cfg.now())
+		return true, false
+	}
+	return false, g.lastAnswer.Load() <= start.UnixNano()
 }
+
+// sending notes an attempt going on the wire, ended notes it back.
+func (g *gate) sending() {
+	w := g.wire.Add(1)
+	for p := g.peak.Load(); w > p && !g.peak.CompareAndSwap(p, w); p = g.peak.Load() {
+	}
+}
+
+func (g *gate) ended() { g.wire.Add(-1) }
+
+// suspects reports, for an attempt sent at sent that got no reply within
+// its timeout, whether an outage is suspected: the run waits one out, or
+// nothing was answered since the attempt was sent or since the previous
+// timeout. Such a timeout says nothing about how many calls the service
+// takes: the limit on calls in flight is not cut for it (a hang would take
+// it to 1, and the hang's noticing, the calls parked behind it and the run
+// after it would crawl).
+func (g *gate) suspects(sent time.Time) bool {
+	prev := g.lastTimeout.Swap(g.cfg.now().UnixNano())
+	last := g.lastAnswer.Load()
+	return g.down.Load() || last <= sent.UnixNano() || last <= prev
+}
+
+// parked reports whether attempts wait instead of going on the wire: the
+// run waits out an outage, or has stopped in one.
+func (g *gate) parked() bool { return g.down.Load() }
 
 // confirm probes once, from the caller's call, whether the service is away
 // after a failure that suggests it (cause; the trouble began at start), and
@@ -336,6 +389,7 @@ func (g *gate) stop() {
 	}
 	o := *g.cur
 	g.endLocked(true)
+	g.down.Store(true) // stopped in an outage: nothing more is sent
 	g.stopped = &OutageError{Stopped: true, Outage: o}
 }
 
@@ -343,6 +397,7 @@ func (g *gate) stop() {
 func (g *gate) beginLocked(idp bool, cause string, start time.Time) {
 	g.calm.Store(false)
 	g.cur = &Outage{Start: start, IdentityProvider: idp, Cause: cause}
+	g.down.Store(true)
 	up := make(chan struct{})
 	g.up = up
 	g.started.Add(1)
@@ -358,6 +413,7 @@ func (g *gate) endLocked(gaveUp bool) {
 	o.End, o.GaveUp = g.cfg.now(), gaveUp
 	g.history = append(g.history, *o)
 	g.cur = nil
+	g.down.Store(gaveUp)
 	close(g.up)
 	if !gaveUp {
 		g.cfg.log.Info(fmt.Sprintf("%s back after %d s", o.Who(), int(o.Length(o.End).Seconds())), "cause", o.Cause, "since", o.Start.Format(time.TimeOnly))
@@ -407,6 +463,8 @@ func (g *gate) probed(up chan struct{}) {
 		g.consecutive = 0
 		g.lastAnswer.Store(now)
 		g.answeredStart.Store(max(g.answeredStart.Load(), now))
+		g.peak.Store(g.wire.Load())
+		g.timeouts.Store(0)
 		g.endLocked(false)
 	}
 }

@@ -3,6 +3,9 @@ package submitter
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -148,5 +151,143 @@ func TestSimNoOutageBeforeTheFirstAnswer(t *testing.T) {
 	}
 	if out := env.c.Outages(); len(out) != 0 {
 		t.Errorf("outages %+v, want none", out)
+	}
+}
+
+// TestGateNoticesAHang: the gate's rules for timeouts, on a fake clock. An
+// attempt is a step: sent (on the wire), then timed out, or answered. A
+// hang is declared at once when more than half of the most attempts on the
+// wire since the last answer timed out (at least two): whatever the limit,
+// one timeout's span after the hang. Fewer are silent (a probe decides) or
+// nothing; an answer starts the count over. Timeouts while nothing was
+// answered since the attempt was sent, or since the previous timeout, are
+// suspect: they teach the limit on calls in flight nothing.
+func TestGateNoticesAHang(t *testing.T) {
+	type step struct {
+		op   string // "send" (n attempts), "timeout" (the n oldest on the wire), "answer" (the oldest)
+		n    int
+		down bool // after a timeout: the outage is declared
+	}
+	for _, tc := range []struct {
+		name    string
+		steps   []step
+		silent  bool // the last timeout reports silent
+		suspect []bool
+	}{
+		{"8 in flight, 5 time out", []step{{"send", 8, false}, {"timeout", 4, false}, {"timeout", 1, true}}, false,
+			[]bool{true, true, true, true, true}},
+		{"8 in flight, refilled as they time out", []step{{"send", 8, false}, {"timeout", 1, false}, {"send", 1, false}, {"timeout", 1, false}, {"send", 1, false},
+			{"timeout", 1, false}, {"send", 1, false}, {"timeout", 1, false}, {"send", 1, false}, {"timeout", 1, true}}, false, nil},
+		{"an answer starts over", []step{{"send", 8, false}, {"timeout", 4, false}, {"answer", 1, false}, {"send", 4, false}, {"timeout", 3, false}}, false, nil},
+		{"one in flight: a probe decides", []step{{"send", 1, false}, {"timeout", 1, false}}, true, []bool{true}},
+		{"two in flight", []step{{"send", 2, false}, {"timeout", 2, true}}, false, nil},
+		{"answers between timeouts: an overload, not a hang", []step{{"send", 1, false}, {"send", 8, false}, {"timeout", 1, false}, {"answer", 1, false},
+			{"timeout", 1, false}, {"answer", 1, false}, {"timeout", 1, false}}, false, []bool{true, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := fakeclock.New(time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC))
+			g := newGate(context.Background(), gateConfig{threshold: 0, wait: time.Hour, probeBase: time.Hour, probeMax: time.Hour,
+				now: clock.Now, log: slog.New(slog.DiscardHandler)}, func(context.Context) (bool, string, error) {
+				return false, "", errors.New("no reply")
+			})
+			t.Cleanup(g.close)
+			g.answered(clock.Now()) // the preflight: armed
+			var wire []time.Time    // sent times of the attempts on the wire, oldest first
+			var silent bool
+			var suspect []bool
+			for i, st := range tc.steps {
+				clock.Advance(time.Millisecond)
+				switch st.op {
+				case "send":
+					for range st.n {
+						g.sending()
+						wire = append(wire, clock.Now())
+					}
+				case "answer":
+					g.ended()
+					g.answered(wire[0])
+					wire = wire[1:]
+				case "timeout":
+					for range st.n {
+						sent := wire[0]
+						wire = wire[1:]
+						g.ended()
+						suspect = append(suspect, g.suspects(sent))
+						var down bool
+						down, silent = g.failed("no reply within 5s", true, sent)
+						if down != g.inOutage() {
+							t.Fatalf("step %d: failed says down %v, the gate %v", i, down, g.inOutage())
+						}
+					}
+				}
+				if g.inOutage() != st.down {
+					t.Fatalf("step %d (%s %d): in an outage %v, want %v", i, st.op, st.n, g.inOutage(), st.down)
+				}
+				if st.down && !g.parked() {
+					t.Errorf("step %d: the outage does not park the attempts", i)
+				}
+			}
+			if silent != tc.silent {
+				t.Errorf("the last timeout silent = %v, want %v", silent, tc.silent)
+			}
+			if tc.suspect != nil && !slices.Equal(suspect, tc.suspect) {
+				t.Errorf("timeouts suspect %v, want %v", suspect, tc.suspect)
+			}
+		})
+	}
+}
+
+// hangClient starts a simulator that hangs after the preflight (held or
+// unread) and a client with limit (0: auto, starting at 8) that waits
+// outageWait, with a short timeout and probes that come only after the
+// wait (so that every request the hang holds is a call's attempt).
+func hangClient(t *testing.T, mode leadsim.HangMode, limit int) *simEnv {
+	t.Helper()
+	env := startSim(t, leadsim.Options{HangAfter: 1, HangMode: mode}, func(c *Config) {
+		c.CallTimeout, c.OutageWait = 300*time.Millisecond, 500*time.Millisecond
+		c.BackoffBase, c.BackoffMax = 10*time.Second, 10*time.Second
+		c.Concurrency, c.ConcurrencyAuto = limit, limit == 0
+	})
+	t.Cleanup(env.srv.Heal)
+	if err := env.c.Preflight(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// TestSimHangNoticedInOneTimeout: 64 calls through a limit of 8 (fixed, or
+// auto starting there) meet a service that hangs. The first wave of
+// attempts times out and the outage is declared then: the calls waiting
+// for a place are parked, not sent into the hang, and when the run stops
+// waiting every call ends with an *OutageError, none failed. The limit is
+// not cut for the hang's timeouts. Before, each wave of timeouts cut the
+// limit and the probe waited for a place behind the queued calls: the
+// hang held every call's attempts, wave after wave.
+func TestSimHangNoticedInOneTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		mode  leadsim.HangMode
+		limit int
+	}{{leadsim.HangHeld, 8}, {leadsim.HangUnread, 8}, {leadsim.HangHeld, 0}} {
+		t.Run(fmt.Sprintf("%s limit %d", tc.mode, tc.limit), func(t *testing.T) {
+			env := hangClient(t, tc.mode, tc.limit)
+			_, errs := createAll(env.c, 0, 64)
+			for i, err := range errs {
+				if !IsOutageStop(err) {
+					t.Errorf("lead %d: %v, want an *OutageError (parked, or caught on the wire)", i, err)
+				}
+			}
+			// The first wave (8), and the calls that took the places of its
+			// timeouts before the majority of it had timed out (4 or 5, a
+			// few more as the timeouts race the declaration).
+			if held := env.srv.Stats().Rejections[leadsim.RejectHung]; held > 2*8 {
+				t.Errorf("the hang held %d attempts, want at most the first wave and its refills (16)", held)
+			}
+			if out := env.c.Outages(); len(out) != 1 || out[0].Cause != "no reply within 300ms" || !out[0].GaveUp {
+				t.Errorf("outages %+v, want one, no reply within 300ms, given up", out)
+			}
+			if s := env.c.Stats().Concurrency; s.Limit != 8 || s.PressureCuts != 0 {
+				t.Errorf("limit %d after %d back-pressure cuts, want 8: a hang's timeouts are no capacity", s.Limit, s.PressureCuts)
+			}
+		})
 	}
 }

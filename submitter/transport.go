@@ -78,6 +78,20 @@ func opOf(ctx context.Context) string {
 	return ""
 }
 
+// isProbe reports whether a request is the outage gate's probe, which the
+// rate and the limit on calls in flight let through without a wait: it is
+// the one call that tells whether the service is there, and the calls it
+// would queue behind may be the ones the service holds.
+func isProbe(ctx context.Context) bool {
+	h := handOffOf(ctx)
+	return h != nil && h.spec.probe
+}
+
+// errParked is the concurrencyLayer's answer to an attempt that got its
+// place while the run waits out an outage: it was not sent, and waits for
+// the gate instead (the retryLayer's parked).
+var errParked = errors.New("parked: the service is away")
+
 // layers are the settings of the transport's layers.
 type layers struct {
 	base        http.RoundTripper
@@ -113,7 +127,7 @@ func newTransport(l layers) http.RoundTripper {
 	if conc == nil {
 		conc = NewConcurrency(ConcurrencyConfig{Fixed: noConcurrencyLimit, Now: l.now})
 	}
-	rt = &concurrencyLayer{next: rt, conc: conc, now: l.now, hist: &l.stats.attemptLatency}
+	rt = &concurrencyLayer{next: rt, conc: conc, now: l.now, hist: &l.stats.attemptLatency, gate: l.gate}
 	rt = &authLayer{next: rt, tokens: l.tokens}
 	rt = &rateLayer{next: rt, lim: l.rate, now: l.now, log: l.log, waiting: l.rateWait, allowed: l.rateAllowed}
 	return &retryLayer{next: rt, log: l.log, stats: l.stats, maxAttempts: l.maxAttempts, base: l.backoffBase, max: l.backoffMax, gate: l.gate, now: l.now}
@@ -131,10 +145,12 @@ func newTransport(l layers) http.RoundTripper {
 // the gate to open and tries again (or ends with an *OutageError when the
 // run stops waiting). Once the gate is armed, an outage-class failure is
 // retried even when its kind is not (a 404, a reply that is not GraphQL):
-// the endpoint answered before, so it is away, not wrong. It rewinds the
-// request body for every attempt, counts the retries among them (the
-// attempts made after the first), and gathers the call's outcome from what
-// the layers under it return.
+// the endpoint answered before, so it is away, not wrong. While the run
+// waits out an outage, or has stopped in one, no attempt is sent: the
+// call is parked (parked), and leaves at once with an *OutageError when
+// the run stops waiting. It rewinds the request body for every attempt,
+// counts the retries among them (the attempts made after the first), and
+// gathers the call's outcome from what the layers under it return.
 type retryLayer struct {
 	next        http.RoundTripper
 	log         *slog.Logger
@@ -183,9 +199,34 @@ func (l *retryLayer) call(req *http.Request, spec callSpec) (*http.Response, cal
 	// waitedOut is set once the call has waited out an outage.
 	var streak time.Time
 	waitedOut := false
+	// parked waits for the gate instead of an attempt: nil when the
+	// service is back, the call's error when the run stopped waiting.
+	parked := func() error {
+		if werr := g.wait(ctx); werr != nil {
+			return outageStop(spec.op, out, werr)
+		}
+		return nil
+	}
 	for {
+		if g != nil && g.parked() {
+			if err := parked(); err != nil {
+				return fail(err)
+			}
+			continue
+		}
 		start := l.now()
 		resp, err := l.next.RoundTrip(body.request(ctx, req))
+		if g != nil && errors.Is(err, errParked) {
+			if err := parked(); err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		// The gate weighs an attempt from when it went on the wire, not
+		// from its wait for the rate or a place.
+		if sent := sentAt(resp, err); !sent.IsZero() {
+			start = sent
+		}
 		var ae *attemptError
 		if errors.As(err, &ae) || err == nil {
 			out.attempts++ // made, not stopped before by the rate or the token
@@ -259,8 +300,8 @@ func (l *retryLayer) call(req *http.Request, spec callSpec) (*http.Response, cal
 			}
 			if down {
 				waived++ // not the row's attempt to lose: the service is away
-				if werr := g.wait(ctx); werr != nil {
-					return fail(outageStop(spec.op, out, werr))
+				if err := parked(); err != nil {
+					return fail(err)
 				}
 				streak, waitedOut = time.Time{}, true
 				continue
@@ -334,7 +375,7 @@ func unattempted(op string, out callOutcome, ctx context.Context, err error) err
 
 func interrupted(op string, out callOutcome, err error) *CallError {
 	return &CallError{Op: op, Message: "interrupted: " + err.Error(), Attempts: out.attempts,
-		Ambiguous: out.ambiguous, Err: err}
+		Ambiguous: out.ambiguous, Interrupted: true, Err: err}
 }
 
 func callError(op string, out callOutcome, ae *attemptError, retryable bool) *CallError {
@@ -367,8 +408,12 @@ type rateLayer struct {
 	allowed *rateClock // the rate in force over time
 }
 
-// RoundTrip waits for the rate, then makes one attempt.
+// RoundTrip waits for the rate, then makes one attempt. The gate's probe
+// passes without a turn, and tells the rate nothing.
 func (l *rateLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if isProbe(r.Context()) {
+		return l.next.RoundTrip(r)
+	}
 	l.waiting.enter()
 	err := l.lim.Wait(r.Context())
 	l.waiting.leave()
@@ -403,19 +448,35 @@ func (l *rateLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 // concurrencyLayer holds a place of the Concurrency for each attempt, and
 // measures the attempt's latency from the place taken to the reply (the
 // service's latency, without the waits above it) for the Concurrency and
-// the latency histogram.
+// the latency histogram. It tells the outage gate what goes on the wire
+// and when (the attempt's sent, carried up on its result); an attempt
+// whose place comes while the run waits out an outage is not sent
+// (errParked), and a timeout while the gate suspects an outage teaches
+// the Concurrency nothing (gate.suspects). The gate's probe passes without
+// a place.
 type concurrencyLayer struct {
 	next http.RoundTripper
 	conc *Concurrency
 	now  func() time.Time
 	hist *latencyHistogram
+	gate *gate // nil: no outage handling
 }
 
 // RoundTrip takes a place, makes one attempt and gives the place back.
 func (l *concurrencyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if isProbe(r.Context()) {
+		return l.next.RoundTrip(r)
+	}
 	ticket, err := l.conc.Acquire(r.Context())
 	if err != nil {
 		return nil, err
+	}
+	if l.gate != nil && l.gate.parked() {
+		l.conc.Release(ticket, attemptOutcome{}, false)
+		return nil, errParked
+	}
+	if l.gate != nil {
+		l.gate.sending()
 	}
 	start := l.now()
 	// The service's time: from the request written to the reply's first
@@ -433,6 +494,9 @@ func (l *concurrencyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		GotFirstResponseByte: func() { first.Store(l.now().UnixNano()) },
 	}))
 	resp, err := l.next.RoundTrip(r)
+	if l.gate != nil {
+		l.gate.ended()
+	}
 	o := attemptOutcome{Start: start, Latency: l.now().Sub(start)}
 	if w, f := wrote.Load(), first.Load(); w != 0 && f > w {
 		o.Latency = time.Duration(f - w)
@@ -443,13 +507,16 @@ func (l *concurrencyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	switch {
 	case errors.As(err, &ae):
 		o.Status, o.RetryAfter, o.Timeout = ae.status, ae.retryAfter, ae.timeout
-		ae.latency = o.Latency // for the rateLayer above
+		ae.latency, ae.sent = o.Latency, start // for the layers above
+		if ae.timeout && l.gate != nil && l.gate.suspects(start) {
+			learn = false
+		}
 	case err != nil:
 		learn = false
 	default:
 		o.Status = resp.StatusCode
 		if rb := replyOf(resp); rb != nil {
-			rb.latency = o.Latency // for the rateLayer above
+			rb.latency, rb.sent = o.Latency, start // for the layers above
 		}
 	}
 	if learn && (o.Status != 0 || o.Timeout) {
