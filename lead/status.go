@@ -32,7 +32,8 @@ const (
 	// checks it again. Likewise a createLead answer without a result code
 	// (null or missing) whose lead could not be read back by its id, or a
 	// qualified answer without a lead id: the lead exists, its outcome is
-	// unknown.
+	// unknown; and a createLead on the wire when the run's stop cut it off,
+	// whose answer never came: the lead may exist.
 	StatusUnverified Status = "unverified"
 	// StatusCreated: createLead answered with a code needing submission and
 	// submitLead has not finished yet. A journal line, never final: a

@@ -251,6 +251,17 @@ func stopped(err error) bool {
 	return submitter.IsFatal(err) || submitter.IsOutageStop(err)
 }
 
+// cutOff reports whether err is a call the run's stop cut off (its drain
+// over, or a second signal) with nothing of it known to have reached the
+// service: waiting for its turn or between attempts, or with a request
+// not yet written. The row leaves without a line, not sent: --resume
+// sends it. One cut off with its request written is not: its answer never
+// came, and the lead may exist (unverified).
+func cutOff(err error) bool {
+	var ce *submitter.CallError
+	return submitter.IsInterrupted(err) && errors.As(err, &ce) && !ce.Ambiguous
+}
+
 // writeLines is the one goroutine that owns the results journal. Every
 // line goes to the OS as it comes (a write syscall is nothing next to an
 // API call), so neither a stall nor a kill loses a finished row. A write
@@ -382,14 +393,14 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		row.Attempts = j.prior.Attempts
 	} else {
 		res, attempts, unverified, err := e.create(ctx, j, &row, red)
-		if submitter.IsOutageStop(err) {
+		if submitter.IsOutageStop(err) || cutOff(err) {
 			e.outageStop(err)
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if row.Status == lead.StatusFailed {
+		if row.Status == lead.StatusFailed || row.Status == lead.StatusUnverified {
 			lines <- line{row: row, kept: j.kept}
 			return nil
 		}
@@ -432,8 +443,10 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		return nil
 	}
 	res, _, err := e.api.Submit(ctx, row.ID, red)
-	if submitter.IsOutageStop(err) {
-		// The lead's created line stands: --resume submits it.
+	if submitter.IsOutageStop(err) || submitter.IsInterrupted(err) {
+		// The lead's created line stands: --resume submits it (a
+		// submitLead cut off on the wire may have gone through: the
+		// service then answers that it is submitted already).
 		e.notSent.Add(1)
 		e.outageStop(err)
 		return nil
@@ -468,10 +481,13 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 // answer with the own-lead check; for an earlier run's unverified row whose
 // duplicate is known, it only checks that lead again. A createLead that
 // failed sets row's status to failed (with Ambiguous when its lead may
-// exist all the same). unverified reports a duplicate answer that could not
-// be confirmed as the row's own. red is the row's Redactor, for the lead
-// reads. An error is returned only when the run must stop; the row is then
-// counted as not sent, for --resume.
+// exist all the same); one the run's stop cut off on the wire sets it to
+// unverified. unverified reports a duplicate answer that could not be
+// confirmed as the row's own. red is the row's Redactor, for the lead
+// reads. An error is returned when the run must stop, or when the row's
+// call ended without reaching the service because the run stopped (an
+// outage stop, or cutOff); the row is then counted as not sent, for
+// --resume.
 func (e *engine) create(ctx context.Context, j job, row *lead.Row, red *submitter.Redactor) (res answer, attempts int, unverified bool, err error) {
 	if p := j.recheck; p != nil {
 		// The service's answer as the earlier run recorded it, without
@@ -491,12 +507,19 @@ func (e *engine) create(ctx context.Context, j job, row *lead.Row, red *submitte
 	res.Result = created
 	e.observe(err)
 	if err != nil {
-		if stopped(err) {
-			// No token, or caught in an outage the run stopped waiting
-			// out: --resume sends it (with the own-lead check, since a
-			// row without a line may have reached the service).
+		if stopped(err) || cutOff(err) {
+			// No token, caught in an outage the run stopped waiting out,
+			// or cut off by the stop before it reached the service:
+			// --resume sends it (with the own-lead check, since a row
+			// without a line may have reached the service).
 			e.notSent.Add(1)
 			return res, call.Attempts, false, err
+		}
+		if submitter.IsInterrupted(err) {
+			// Cut off on the wire: no answer, and the lead may exist.
+			row.Status, row.Attempts, row.Ambiguous = lead.StatusUnverified, call.Attempts, true
+			row.Error = err.Error() + " (on the wire when the run stopped, no answer: the lead may exist)"
+			return res, call.Attempts, false, nil
 		}
 		var ce *submitter.CallError
 		row.Status, row.Error, row.Attempts = lead.StatusFailed, err.Error(), call.Attempts

@@ -492,33 +492,73 @@ func TestDrainOnSignal(t *testing.T) {
 }
 
 // TestDrainTimeout: a call still in flight when DrainTimeout ends is
-// cancelled, recorded as failed, and the run ends.
+// cancelled and the run ends. A createLead cut off on the wire (its
+// request written, Ambiguous) is unverified: its answer never came, the
+// lead may exist. One cut off before anything reached the service (waiting
+// for its turn, between attempts) leaves no line: not sent, never failed.
+// Its submitLead cut off leaves the created line for --resume.
 func TestDrainTimeout(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan struct{})
-	api := &fakeAPI{create: func(cctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
-		close(started)
-		<-cctx.Done()
-		return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "createLead", Message: "interrupted", Err: cctx.Err(), Ambiguous: true}
-	}}
-	cfg := testConfig()
-	cfg.Concurrency = 1
-	cfg.DrainTimeout = 20 * time.Millisecond
-	go func() {
-		<-started
-		cancel()
-	}()
-	res, j, err := run(t, ctx, cfg, &fakeSource{items: validItems(3)}, api)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
+	for _, tc := range []struct {
+		name      string
+		ambiguous bool
+		submit    bool        // cut off in submitLead, createLead answered
+		want      lead.Status // "": no line
+	}{
+		{name: "createLead on the wire", ambiguous: true, want: lead.StatusUnverified},
+		{name: "createLead waiting for its turn"},
+		{name: "submitLead on the wire", ambiguous: true, submit: true, want: lead.StatusCreated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			started := make(chan struct{})
+			cut := func(cctx context.Context, op string) error {
+				close(started)
+				<-cctx.Done()
+				return &submitter.CallError{Op: op, Message: "interrupted: " + cctx.Err().Error(), Err: cctx.Err(), Interrupted: true, Ambiguous: tc.ambiguous}
+			}
+			api := &fakeAPI{create: func(cctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+				if tc.submit {
+					return qualified(cctx, in)
+				}
+				return lead.Result{}, submitter.Call{Attempts: 1, Ambiguous: tc.ambiguous}, cut(cctx, "createLead")
+			}, submit: func(cctx context.Context, id string) (lead.Result, submitter.Call, error) {
+				return lead.Result{}, submitter.Call{Attempts: 1, Ambiguous: tc.ambiguous}, cut(cctx, "submitLead")
+			}}
+			cfg := testConfig()
+			cfg.Concurrency = 1
+			cfg.DrainTimeout = 20 * time.Millisecond
+			go func() {
+				<-started
+				cancel()
+			}()
+			res, j, err := run(t, ctx, cfg, &fakeSource{items: validItems(3)}, api)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			got, ok := j.last()[1]
+			switch {
+			case tc.want == "" && ok:
+				t.Errorf("row 1 = %s (%s), want no line: cut off before it reached the service", got.Status, got.Error)
+			case tc.want != "" && got.Status != tc.want:
+				t.Errorf("row 1 = %q (%s), want %s", got.Status, got.Error, tc.want)
+			case tc.want == lead.StatusUnverified && (!got.Ambiguous || !strings.Contains(got.Error, "the lead may exist")):
+				t.Errorf("row 1: ambiguous %v, error %q: want it marked, saying why", got.Ambiguous, got.Error)
+			}
+			for n, r := range j.last() {
+				if r.Status == lead.StatusFailed || r.Status == lead.StatusSubmitFailed {
+					t.Errorf("row %d = %s: a row cut off by the stop never fails", n, r.Status)
+				}
+			}
+			final := 0 // row 1's final line
+			if tc.want == lead.StatusUnverified {
+				final = 1
+			}
+			if s := res.Summary; !s.Interrupted || s.NotSent != s.RowsRead-final {
+				t.Errorf("Interrupted %v, read %d, not sent %d; want interrupted, every row read not sent but an unverified row 1", s.Interrupted, s.RowsRead, s.NotSent)
+			}
+			checkAccounting(t, res.Summary)
+		})
 	}
-	if got := j.last()[1]; got.Status != lead.StatusFailed {
-		t.Errorf("row 1 = %s, want failed: cut off by the drain timeout", got.Status)
-	}
-	if !res.Summary.Interrupted {
-		t.Errorf("Interrupted = false, want true")
-	}
-	checkAccounting(t, res.Summary)
 }
 
 // TestAmbiguityAcrossRuns: the own-lead check runs on --resume for rows an
