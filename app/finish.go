@@ -45,7 +45,7 @@ func (u *uploader) writeSummary(sum *summary.Summary, src *source.Source, st sub
 	if st.Attempts > 0 {
 		sum.Rate = rateReport(st, u.up.Rate)
 		sum.Concurrency = concurrencyReport(st)
-		sum.BoundBy = boundBy(st, u.up)
+		sum.BoundBy = outageBound(boundBy(st, u.up), outages)
 	}
 	// The JSON file and the JSON log record wait for the exit status
 	// (finishSummary, logSummary).
@@ -53,6 +53,23 @@ func (u *uploader) writeSummary(sum *summary.Summary, src *source.Source, st sub
 	// the run: its results, --summary-json and metrics are still written.
 	_ = printSummary(u.env, sum)
 	return metaErr
+}
+
+// outageBound is what bound a run that stopped in an outage: the service
+// (or its identity provider) being away, whatever held the calls back
+// before; b, what did, keeps its shares. A hang ends with the calls in
+// flight timing out, which no pin of the concurrency or the rate helps.
+// Otherwise b.
+func outageBound(b *summary.BoundBy, outages []submitter.Outage) *summary.BoundBy {
+	if b == nil || len(outages) == 0 || !outages[len(outages)-1].GaveUp {
+		return b
+	}
+	o := outages[len(outages)-1]
+	out := *b
+	out.Kind = summary.BoundOutage
+	out.Text = fmt.Sprintf("%s being away (%s from %s): the run stopped waiting after %d s; no pin of --concurrency or --rate helps, --resume once it answers",
+		o.Who(), o.Cause, o.Start.Format(time.TimeOnly), int(o.Length(time.Now()).Seconds()))
+	return &out
 }
 
 // outagesReport is the summary's list of the run's outages.

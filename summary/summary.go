@@ -338,6 +338,7 @@ const (
 	BoundInput            = "input"             // rows came slower than the service took them
 	BoundRateClimb        = "rate-climb"        // --rate auto still climbing when the run ended
 	BoundConcurrencyClimb = "concurrency-climb" // --concurrency auto still climbing when the run ended
+	BoundOutage           = "outage"            // the run stopped in an outage: the service (or its identity provider) was away
 )
 
 // BoundBy is what held an upload back: the limit calls waited for most.

@@ -212,72 +212,88 @@ func TestUploadOutageLongerThanWait(t *testing.T) {
 }
 
 // TestUploadHungService: the lead endpoint stops answering mid-run but
-// keeps its connections open, as a stuck proxy does; the backend still
-// processes what reaches it. With --timeout 2s the run sees it and stops
-// within 3 x --timeout + --outage-wait: exit 4, no row failed. After the
-// heal, --resume finishes every row: the leads created during the hang are
-// found by the own-lead check (their result codes are the leads' own, not
-// "duplicate"), and every qualified lead is submitted once.
+// keeps its connections open, in both forms: a stuck proxy whose backend
+// still processes what reaches it (held), or a backend that never reads
+// the request (unread). With --timeout 2s, --concurrency auto (the
+// default, which sends the rows of 256 workers through a limit of 8) and
+// no --drain-timeout (30 s), the run sees the hang within 3 x --timeout
+// whatever the limit is at, and stops once the outage wait is over: exit
+// 4, no row failed, no drain for the rows parked behind the hang (they are
+// not on the wire: no line, not sent), and "bound by" does not blame the
+// service's capacity. After the heal, --resume finishes every row: the
+// leads created during a held hang are found by the own-lead check (their
+// result codes are the leads' own, not "duplicate"), and every qualified
+// lead is submitted once.
 func TestUploadHungService(t *testing.T) {
-	s := startTestSim(t, leadsim.Options{SigningKey: testSigningKey(t), HangAfter: 25})
-	t.Cleanup(s.Heal) // lets go of the requests held, before the server closes
-	dir := t.TempDir()
-	results := filepath.Join(dir, "results.csv")
-	summary := filepath.Join(dir, "summary.json")
-	input := filepath.Join(samples, "leads.csv")
-	args := uploadArgs(s, "", results, input, "--concurrency", "4", "--timeout", "2s", "--outage-wait", "1s", "--summary-json", summary)
+	for _, mode := range []leadsim.HangMode{leadsim.HangHeld, leadsim.HangUnread} {
+		t.Run(string(mode), func(t *testing.T) {
+			s := startTestSim(t, leadsim.Options{SigningKey: testSigningKey(t), HangAfter: 25, HangMode: mode})
+			t.Cleanup(s.Heal) // lets go of the requests held, before the server closes
+			dir := t.TempDir()
+			results := filepath.Join(dir, "results.csv")
+			summary := filepath.Join(dir, "summary.json")
+			input := filepath.Join(samples, "leads.csv")
+			args := uploadArgs(s, "", results, input, "--timeout", "2s", "--outage-wait", "1s", "--summary-json", summary)
 
-	// hungAt is when the first request was held (UnixNano).
-	var hungAt atomic.Int64
-	stop := make(chan struct{})
-	polled := make(chan struct{})
-	go func() {
-		defer close(polled)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
+			// hungAt is when the first request was held (UnixNano).
+			var hungAt atomic.Int64
+			stop := make(chan struct{})
+			polled := make(chan struct{})
+			go func() {
+				defer close(polled)
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(10 * time.Millisecond):
+					}
+					if s.Stats().Rejections[leadsim.RejectHung] > 0 {
+						hungAt.Store(time.Now().UnixNano())
+						return
+					}
+				}
+			}()
+			res := runCLI(t, secretEnv(), args...)
+			ended := time.Now()
+			close(stop)
+			<-polled
+			if res.code != app.ExitUnreachable {
+				t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 			}
-			if s.Stats().Rejections[leadsim.RejectHung] > 0 {
-				hungAt.Store(time.Now().UnixNano())
-				return
+			if hungAt.Load() == 0 {
+				t.Fatal("no request was held: the test tests nothing")
 			}
-		}
-	}()
-	res := runCLI(t, secretEnv(), args...)
-	ended := time.Now()
-	close(stop)
-	<-polled
-	if res.code != app.ExitUnreachable {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
-	}
-	if hungAt.Load() == 0 {
-		t.Fatal("no request was held: the test tests nothing")
-	}
-	// The bound on noticing a hang, plus 2 s for the drain, the
-	// summary and a loaded machine: a property of the design, not speed.
-	took := ended.Sub(time.Unix(0, hungAt.Load()))
-	t.Logf("the run stopped %v after the first request held", took)
-	if took > 3*2*time.Second+time.Second+2*time.Second {
-		t.Errorf("the run stopped %v after the hang, want within 3 x --timeout + --outage-wait", took)
-	}
-	for _, r := range readResults(t, results) {
-		if r["status"] == "failed" || r["status"] == "submit_failed" {
-			t.Errorf("row %s ended %s (%s): want no row failed for a hang", r["row"], r["status"], r["error"])
-		}
-	}
-	out := outagesOf(t, readSummaryJSON(t, summary))
-	if len(out) != 1 || out[0]["cause"] != "no reply within 2s" || out[0]["stoppedRun"] != true {
-		t.Errorf("summary outages = %v, want one, no reply within 2s, that stopped the run", out)
-	}
+			// The bound on noticing a hang, the outage wait, and 2 s
+			// for the summary and a loaded machine: a property of the
+			// design (no drain of 30 s for rows that were never sent, no
+			// limit cut to 1 by the hang's timeouts), not speed.
+			took := ended.Sub(time.Unix(0, hungAt.Load()))
+			t.Logf("the run stopped %v after the first request held", took)
+			if took > 3*2*time.Second+time.Second+2*time.Second {
+				t.Errorf("the run stopped %v after the hang, want within 3 x --timeout + --outage-wait", took)
+			}
+			for _, r := range readResults(t, results) {
+				if r["status"] == "failed" || r["status"] == "submit_failed" {
+					t.Errorf("row %s ended %s (%s): want no row failed for a hang", r["row"], r["status"], r["error"])
+				}
+			}
+			sj := readSummaryJSON(t, summary)
+			out := outagesOf(t, sj)
+			if len(out) != 1 || out[0]["cause"] != "no reply within 2s" || out[0]["stoppedRun"] != true {
+				t.Errorf("summary outages = %v, want one, no reply within 2s, that stopped the run", out)
+			}
+			if strings.Contains(res.stderr, "pin it with --concurrency") {
+				t.Errorf("the summary blames the service's capacity for a hang:\n%s", res.stderr)
+			}
 
-	s.Heal()
-	args = append(args[:len(args)-1], "--resume", input)
-	if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
-		t.Fatalf("--resume after the heal: exit = %d, want 0\n%s", res.code, res.stderr)
+			s.Heal()
+			args = append(args[:len(args)-1], "--resume", input)
+			if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
+				t.Fatalf("--resume after the heal: exit = %d, want 0\n%s", res.code, res.stderr)
+			}
+			checkSampleDone(t, s, finalByRow(t, results, 50))
+		})
 	}
-	checkSampleDone(t, s, finalByRow(t, results, 50))
 }
 
 // TestUploadDeadEndpointAtStart: before the service has ever answered, a
