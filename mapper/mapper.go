@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/bulkload/bulkload/internal/redact"
 	"github.com/bulkload/bulkload/lead"
 )
 
@@ -259,7 +260,7 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors,
 		}
 		if rule == "" {
 			if f == lead.LeadID {
-				idShown = shownValue(f, cell, v) // CheckDuplicate's to show
+				idShown = m.shownValue(f, cell, v) // CheckDuplicate's to show
 			}
 			rule = m.setField(&in, f, s, &a)
 		}
@@ -267,7 +268,7 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors,
 			if errs == nil {
 				errs = make(Errors, 0, 8) // one allocation for most bad rows
 			}
-			errs = append(errs, FieldError{Row: row, Field: f, Rule: rule, Value: shownValue(f, cell, v)})
+			errs = append(errs, FieldError{Row: row, Field: f, Rule: rule, Value: m.shownValue(f, cell, v)})
 		}
 	}
 	return in, errs, idShown
@@ -451,18 +452,12 @@ const maxShown = 40
 
 // shownValue is the value a FieldError may show for field f of row v: ""
 // for a sensitive field, for a value that holds the row's own SSN or date
-// of birth, and for a value that looks like an SSN or a date whatever its
-// column (a shifted column puts them anywhere); cut to maxShown bytes.
-func shownValue(f lead.Field, s string, v *lead.Values) string {
-	if s == "" || f.Sensitive() || mayBeSensitive(s) {
+// of birth in any form they may be written (ownValues), and for a value
+// that looks like an SSN or a date whatever its column (a shifted column
+// puts them anywhere); cut to maxShown bytes.
+func (m *Mapper) shownValue(f lead.Field, s string, v *lead.Values) string {
+	if s == "" || f.Sensitive() || mayBeSensitive(s) || m.holdsOwn(s, v) {
 		return ""
-	}
-	for sf := range lead.NumFields {
-		if sf.Sensitive() {
-			if own := strings.TrimSpace(v[sf]); len(own) >= 4 && strings.Contains(s, own) {
-				return ""
-			}
-		}
 	}
 	if len(s) > maxShown {
 		cut := maxShown
@@ -474,11 +469,70 @@ func shownValue(f lead.Field, s string, v *lead.Values) string {
 	return s
 }
 
+// holdsOwn reports whether s holds the row's own SSN or date of birth:
+// as the file has them, or in any form package redact finds (every
+// separator, every order, the month's name) of the values the mapper reads
+// from their cells (normSSN, normDate with this Mapper's date order); a
+// cell the mapper does not read is matched as written and, for a date, in
+// the forms redact reads it in.
+func (m *Mapper) holdsOwn(s string, v *lead.Values) bool {
+	for sf := range lead.NumFields {
+		if sf.Sensitive() {
+			if own := strings.TrimSpace(v[sf]); len(own) >= 4 && strings.Contains(s, own) {
+				return true
+			}
+		}
+	}
+	ssn, dob := strings.TrimSpace(v[lead.SocialSecurityNumber]), strings.TrimSpace(v[lead.DateOfBirth])
+	if !mayHoldOwn(s, ssn, dob) {
+		return false
+	}
+	var a arena
+	if iso, rule := normDate(dob, m.today, m.dayFirst, &a); rule == "" {
+		dob = iso
+	}
+	return redact.NewOwn(ssn, dob).Cut(s, false) != s
+}
+
+// mayHoldOwn is holdsOwn's test without allocation, for the leadId every
+// row shows (MapFields' idShown): false when s cannot hold a form of the
+// SSN (9 digits or more in s) nor of a date of birth whose 2-digit year
+// the cell shows (every written form holds it); a date cell in another
+// form is looked for in full.
+func mayHoldOwn(s, ssn, dob string) bool {
+	n := countDigits(s)
+	if n < 3 {
+		return false // a written date has 3 digits or more, an SSN 9
+	}
+	if n >= 9 && countDigits(ssn) == 9 {
+		return true
+	}
+	switch {
+	case len(dob) == 10 && dob[4] == '-' && dob[7] == '-' && allDigits(dob[:4]):
+		return strings.Contains(s, dob[2:4]) // YYYY-MM-DD
+	case len(dob) >= 8 && dob[len(dob)-5] == '/' && allDigits(dob[len(dob)-4:]):
+		return strings.Contains(s, dob[len(dob)-2:]) // M/D/YYYY
+	}
+	return dob != ""
+}
+
+// countDigits counts the ASCII digits of s.
+func countDigits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			n++
+		}
+	}
+	return n
+}
+
 // mayBeSensitive reports whether s holds what may be an SSN or a date: nine
 // digits with or without separators (an SSN), six or eight digits in a row
-// (MMDDYY, YYYYMMDD), or three short groups of digits joined by separators.
+// (MMDDYY, YYYYMMDD), or three short groups of digits joined by separators
+// (space, - . / or _).
 func mayBeSensitive(s string) bool {
-	isSep := func(c byte) bool { return c == ' ' || c == '-' || c == '.' || c == '/' }
+	isSep := func(c byte) bool { return c == ' ' || c == '-' || c == '.' || c == '/' || c == '_' }
 	for i := 0; i < len(s); {
 		if !isDigit(s[i]) {
 			i++

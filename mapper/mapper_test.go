@@ -870,6 +870,52 @@ func TestShownValues(t *testing.T) {
 	}
 }
 
+// TestShownValuesHideOwnInEveryForm: a cell that holds the row's own date
+// of birth or SSN written in any form package redact finds (the month's
+// name, underscores, the other order, a 2-digit year) is never shown, also
+// when the row's own cell holds it in a form the mapper does not read; a
+// date or number that is not the row's own, and not shaped like an SSN
+// or a date, still is.
+func TestShownValuesHideOwnInEveryForm(t *testing.T) {
+	for _, tc := range []struct {
+		name, dob, ssn string
+		dayFirst       bool
+		in, shown      string
+	}{
+		{"month name", "01/02/1980", "231-45-6789", false, "Jan 2 1980", ""},
+		{"month name and comma", "01/02/1980", "231-45-6789", false, "January 2, 1980", ""},
+		{"day first, month name", "1980-01-02", "231-45-6789", false, "2 January 1980", ""},
+		{"abbreviation, 2-digit year", "1980-01-02", "231-45-6789", false, "02-JAN-80", ""},
+		{"underscores", "1980-01-02", "231-45-6789", false, "Jan_2_1980", ""},
+		{"ssn with underscores", "1980-01-02", "231-45-6789", false, "231_45_6789", ""},
+		{"ssn glued to a code", "1980-01-02", "231 45 6789", false, "E_SSN_231_45_6789x", ""},
+		{"dmy input, month name", "02/01/1980", "231-45-6789", true, "Jan 2nd 1980", ""},
+		{"own cell not read by the mapper", "Jan 2 1980", "231-45-6789", false, "2 January 1980", ""},
+		{"own cell packed", "19800102", "231-45-6789", false, "January 2, 1980", ""},
+		{"another person's birthday", "1980-01-02", "231-45-6789", false, "Jan 3 1980", "Jan 3 1980"},
+		{"the same day another year", "1980-01-02", "231-45-6789", false, "January 2, 1981", "January 2, 1981"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := validRow()
+			v[lead.DateOfBirth], v[lead.SocialSecurityNumber], v[lead.State] = tc.dob, tc.ssn, tc.in
+			m := New(Options{Now: testNow, DayFirst: tc.dayFirst})
+			_, errs := mapRow(m, 1, &v)
+			var got *FieldError
+			for i := range errs {
+				if errs[i].Field == lead.State {
+					got = &errs[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("Map(state=%q) errors = %v, want one for state", tc.in, errs)
+			}
+			if got.Value != tc.shown {
+				t.Errorf("Map(state=%q) with dateOfBirth %q, SSN %q shows %q, want %q", tc.in, tc.dob, tc.ssn, got.Value, tc.shown)
+			}
+		})
+	}
+}
+
 func TestNoSensitiveValueInErrors(t *testing.T) {
 	bad := []struct{ ssn, dob string }{
 		{"000-12-3456", "13/01/1990"},

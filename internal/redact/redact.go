@@ -39,21 +39,23 @@ const Text = "[REDACTED]"
 type Own struct {
 	ssn    string // the SSN's 9 digits, or ""
 	rawSSN string // the SSN as given when it is not 9 digits (exact match)
-	dob    birthDate
-	hasDOB bool
+	// dobs are the date of birth's readings: one for YYYY-MM-DD, one or
+	// two for a date written otherwise (month first or day first).
+	dobs   []birthDate
 	rawDOB string // the date of birth as given when it is not YYYY-MM-DD
 }
 
 // birthDate is a date of birth split for matching.
 type birthDate struct {
-	y4, y2 string // "1977", "77"
+	y4, y2 string // "1977", "77"; y4 is "" for a 2-digit year
 	m, d   int
 }
 
 // NewOwn returns the Own of a person whose SSN is ssn (9 digits with any
 // separators; other text of 4 bytes or more is matched exactly) and whose
-// date of birth is dob (YYYY-MM-DD; other text of 4 bytes or more is
-// matched exactly).
+// date of birth is dob: YYYY-MM-DD, or a date written another way
+// (ParseWritten's forms, read month first and day first), which is also
+// matched exactly when it has 4 bytes or more.
 func NewOwn(ssn, dob string) *Own {
 	o := &Own{}
 	if d := onlyDigits(ssn); len(d) == 9 {
@@ -62,8 +64,11 @@ func NewOwn(ssn, dob string) *Own {
 		o.rawSSN = ssn
 	}
 	if bd, ok := parseISODate(dob); ok {
-		o.dob, o.hasDOB = bd, true
-	} else if len(dob) >= 4 {
+		o.dobs = []birthDate{bd}
+		return o
+	}
+	o.dobs = parseWritten(strings.TrimSpace(dob))
+	if len(dob) >= 4 {
 		o.rawDOB = dob
 	}
 	return o
@@ -92,8 +97,10 @@ func (o *Own) Cut(s string, generic bool) string {
 		s = replaceSpans(s, digitChains(s, r.ssn, nil))
 	}
 	// Every written form of the date holds its 2-digit year.
-	if r.hasDOB && strings.Contains(s, r.dob.y2) {
-		s = replaceSpans(s, r.birthDates(s, components(s), uuidSpans(s), nil))
+	for _, d := range r.dobs {
+		if strings.Contains(s, d.y2) {
+			s = replaceSpans(s, d.spans(s, components(s), uuidSpans(s), nil))
+		}
 	}
 	if generic {
 		s = replaceSpans(s, ssnShaped(s, components(s), uuidSpans(s), nil))
@@ -290,10 +297,10 @@ func isDateGap(s string) bool {
 	return true
 }
 
-// birthDates appends the spans where s writes the lead's date of birth.
-func (r *Own) birthDates(s string, comps []component, uuids []span, cut []span) []span {
+// spans appends the spans where s writes the date of birth d.
+func (d birthDate) spans(s string, comps []component, uuids []span, cut []span) []span {
 	for i, c := range comps {
-		if c.num && c.b == c.a+len(c.text) && r.isPackedDate(c.text) && !overlaps(span{c.a, c.b}, uuids) {
+		if c.num && c.b == c.a+len(c.text) && d.isPacked(c.text) && !overlaps(span{c.a, c.b}, uuids) {
 			cut = append(cut, span{c.a, c.b})
 			continue
 		}
@@ -304,7 +311,7 @@ func (r *Own) birthDates(s string, comps []component, uuids []span, cut []span) 
 		if !isDateGap(s[x.b:y.a]) || !isDateGap(s[y.b:z.a]) {
 			continue
 		}
-		if !r.isDate(x, y, z) {
+		if !d.isDate(x, y, z) {
 			continue
 		}
 		if sp := (span{x.a, z.b}); !overlaps(sp, uuids) {
@@ -314,40 +321,106 @@ func (r *Own) birthDates(s string, comps []component, uuids []span, cut []span) 
 	return cut
 }
 
-// isDate reports whether x y z write the date of birth in the order Y M D,
-// M D Y or D M Y.
-func (r *Own) isDate(x, y, z component) bool {
-	return (r.isYear(x) && r.isMonth(y) && r.isDay(z)) ||
-		(r.isMonth(x) && r.isDay(y) && r.isYear(z)) ||
-		(r.isDay(x) && r.isMonth(y) && r.isYear(z))
+// isDate reports whether x y z write the date d in the order Y M D, M D Y
+// or D M Y.
+func (d birthDate) isDate(x, y, z component) bool {
+	return (d.isYear(x) && d.isMonth(y) && d.isDay(z)) ||
+		(d.isMonth(x) && d.isDay(y) && d.isYear(z)) ||
+		(d.isDay(x) && d.isMonth(y) && d.isYear(z))
 }
 
-func (r *Own) isYear(c component) bool {
-	return c.num && c.b == c.a+len(c.text) && (c.text == r.dob.y4 || c.text == r.dob.y2)
+func (d birthDate) isYear(c component) bool {
+	return c.num && c.b == c.a+len(c.text) && (c.text == d.y4 || c.text == d.y2)
 }
 
-func (r *Own) isMonth(c component) bool {
+func (d birthDate) isMonth(c component) bool {
 	if !c.num {
-		return monthNumber(c.text) == r.dob.m
+		return monthNumber(c.text) == d.m
 	}
-	return c.b == c.a+len(c.text) && smallNumber(c.text) == r.dob.m
+	return c.b == c.a+len(c.text) && smallNumber(c.text) == d.m
 }
 
-func (r *Own) isDay(c component) bool {
-	return c.num && smallNumber(c.text) == r.dob.d
+func (d birthDate) isDay(c component) bool {
+	return c.num && smallNumber(c.text) == d.d
 }
 
-// isPackedDate reports whether one run of digits is the date of birth
-// without separators: YYYYMMDD, MMDDYYYY, DDMMYYYY, YYMMDD, MMDDYY, DDMMYY.
-func (r *Own) isPackedDate(t string) bool {
-	m, d := twoDigits(r.dob.m), twoDigits(r.dob.d)
+// isPacked reports whether one run of digits is the date d without
+// separators: YYYYMMDD, MMDDYYYY, DDMMYYYY, YYMMDD, MMDDYY, DDMMYY.
+func (d birthDate) isPacked(t string) bool {
+	m, dd := twoDigits(d.m), twoDigits(d.d)
 	switch len(t) {
 	case 8:
-		return t == r.dob.y4+m+d || t == m+d+r.dob.y4 || t == d+m+r.dob.y4
+		return d.y4 != "" && (t == d.y4+m+dd || t == m+dd+d.y4 || t == dd+m+d.y4)
 	case 6:
-		return t == r.dob.y2+m+d || t == m+d+r.dob.y2 || t == d+m+r.dob.y2
+		return t == d.y2+m+dd || t == m+dd+d.y2 || t == dd+m+d.y2
 	}
 	return false
+}
+
+// parseWritten reads a date of birth written as one of the forms the
+// redaction finds (three parts, Y M D, M D Y or D M Y, joined by date
+// gaps, the month a number or a name; or 8 digits, YYYYMMDD, MMDDYYYY or
+// DDMMYYYY) and returns every reading of it: a numeric month and day are
+// read both ways when both could be a month. None for other text.
+func parseWritten(s string) []birthDate {
+	comps := components(s)
+	var out []birthDate
+	add := func(y string, m, d int) {
+		if m < 1 || m > 12 || d < 1 || d > 31 || (len(y) != 4 && len(y) != 2) {
+			return
+		}
+		bd := birthDate{y2: y[len(y)-2:], m: m, d: d}
+		if len(y) == 4 {
+			bd.y4 = y
+		}
+		for _, o := range out {
+			if o == bd {
+				return
+			}
+		}
+		out = append(out, bd)
+	}
+	switch {
+	case len(comps) == 1 && comps[0].num && len(comps[0].text) == 8 && comps[0].a == 0 && comps[0].b == len(s):
+		t := comps[0].text
+		add(t[:4], smallNumber(t[4:6]), smallNumber(t[6:]))
+		add(t[4:], smallNumber(t[:2]), smallNumber(t[2:4]))
+		add(t[4:], smallNumber(t[2:4]), smallNumber(t[:2]))
+		return out
+	case len(comps) != 3 || comps[0].a != 0 || comps[2].b != len(s):
+		return nil
+	}
+	x, y, z := comps[0], comps[1], comps[2]
+	if !isDateGap(s[x.b:y.a]) || !isDateGap(s[y.b:z.a]) {
+		return nil
+	}
+	month := func(c component) int {
+		if !c.num {
+			return monthNumber(c.text)
+		}
+		if c.b != c.a+len(c.text) {
+			return -1 // an ordinal suffix is a day's
+		}
+		return smallNumber(c.text)
+	}
+	year := func(c component) string {
+		if c.num && c.b == c.a+len(c.text) {
+			return c.text
+		}
+		return ""
+	}
+	day := func(c component) int {
+		if !c.num {
+			return -1
+		}
+		return smallNumber(c.text)
+	}
+	if len(year(x)) == 4 {
+		add(year(x), month(y), day(z))
+	}
+	add(year(z), month(x), day(y))
+	add(year(z), month(y), day(x))
+	return out
 }
 
 // smallNumber is the value of a 1- or 2-digit run, or -1.
