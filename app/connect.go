@@ -35,8 +35,9 @@ func (u *uploader) connect(ctx context.Context, prove bool) (client *submitter.C
 		MaxConcurrency:  u.up.maxConcurrency,
 
 		CallTimeout:     u.up.timeout,
-		OutageWait:      max(u.up.outageWait, time.Nanosecond), // 0: stop at once
-		OutageThreshold: cmp.Or(u.up.maxOutages, -1),           // 0: no count
+		OutageWait:      max(u.up.outageWait, time.Nanosecond),    // 0: stop at once
+		PreflightWait:   max(u.up.preflightWait, time.Nanosecond), // 0: ask once
+		OutageThreshold: cmp.Or(u.up.maxOutages, -1),              // 0: no count
 		CreateDocument:  u.up.createDoc,
 		SubmitDocument:  u.up.submitDoc,
 		LeadDocument:    u.up.leadDoc,
@@ -66,8 +67,10 @@ func (u *uploader) connect(ctx context.Context, prove bool) (client *submitter.C
 		release()
 		return nil, nil, u.authFailure(ctx, err)
 	}
-	// One cheap GraphQL query proves --endpoint before the first row.
-	preCtx, cancelPre := context.WithTimeout(ctx, 2*u.up.timeout)
+	// One cheap GraphQL query proves --endpoint before the first row,
+	// asked again for up to --preflight-wait while a gateway answers for
+	// a service that is away.
+	preCtx, cancelPre := context.WithTimeout(ctx, u.up.preflightWait+2*u.up.timeout)
 	err = client.Preflight(preCtx)
 	cancelPre()
 	if err != nil {

@@ -40,6 +40,7 @@ type UploadOptions struct {
 	drainTimeout   time.Duration
 	maxOutages     int
 	outageWait     time.Duration
+	preflightWait  time.Duration
 	resume         bool
 	overwrite      bool
 	noSubmit       bool
@@ -153,6 +154,7 @@ func (up *UploadOptions) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "how long calls in flight may take to finish after SIGINT/SIGTERM/SIGHUP")
 	fs.IntVar(&up.maxOutages, "max-consecutive-failures", submitter.DefaultOutageThreshold, "an outage begins after this many attempts in a row failed as if the service were gone (0: no count)")
 	fs.DurationVar(&up.outageWait, "outage-wait", submitter.DefaultOutageWait, "how long to wait out an outage of the service or identity provider before stopping (exit 4)")
+	fs.DurationVar(&up.preflightWait, "preflight-wait", submitter.DefaultPreflightWait, "before the first row, how long to ask again while --endpoint answers 502 or 504 (a gateway's) before exit 4")
 	fs.BoolVar(&up.resume, "resume", false, "continue the run recorded in the results file, sending only what is unfinished")
 	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds an earlier upload's outcomes (its leads are sent again)")
 	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (for partners with automatic submission)")
@@ -182,6 +184,8 @@ func (o *UploadOptions) check() error {
 		return UsageErrorf("--max-consecutive-failures %d: want 0 (no count) or more", o.maxOutages)
 	case o.outageWait < 0:
 		return UsageErrorf("--outage-wait %v: want 0 (stop at once) or a positive duration", o.outageWait)
+	case o.preflightWait < 0:
+		return UsageErrorf("--preflight-wait %v: want 0 (ask once) or a positive duration", o.preflightWait)
 	case o.resume && o.overwrite:
 		return UsageErrorf("--resume and --overwrite contradict each other: --resume continues the results file, --overwrite starts it over; give one")
 	}
@@ -575,6 +579,7 @@ func (u *uploader) settings(results string) map[string]any {
 	s["drainTimeout"] = u.up.drainTimeout.String()
 	s["maxConsecutiveFailures"] = u.up.maxOutages
 	s["outageWait"] = u.up.outageWait.String()
+	s["preflightWait"] = u.up.preflightWait.String()
 	s["createDocument"] = u.up.createDoc
 	s["submitDocument"] = u.up.submitDoc
 	s["alreadySubmitted"] = u.up.alreadySubmitted

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -125,6 +126,19 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op = operationName(rc)
 
 	if e.name == "lead" {
+		if n := s.graphql.Add(1); n <= int64(len(s.opts.FirstAnswers)) {
+			status = s.opts.FirstAnswers[n-1]
+			s.stats.reject(RejectFirstAnswer)
+			page := bodyBadGateway
+			if status != http.StatusBadGateway {
+				page = fmt.Sprintf("<html><head><title>%d %s</title></head><body><center><h1>%d %s</h1></center><hr><center>nginx</center></body></html>\r\n", status, http.StatusText(status), status, http.StatusText(status))
+			}
+			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("Content-Length", strconv.Itoa(len(page)))
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, page)
+			return
+		}
 		if s.opts.Outage.contains(s.elapsed()) && (s.opts.OutageShare == 0 || s.rnd.Float64() < s.opts.OutageShare) {
 			status = http.StatusBadGateway
 			s.stats.reject(RejectOutage)

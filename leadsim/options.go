@@ -223,6 +223,12 @@ type Options struct {
 	// the fraction of them so answered (a partial outage); 0 means all.
 	Outage      Window
 	OutageShare float64
+	// FirstAnswers are the statuses the lead endpoint's gateway answers its
+	// first GraphQL requests with, one each, in order, before any
+	// processing, with a gateway's HTML page: a service restarting behind
+	// its load balancer, flapping (502,200 is not needed: every request
+	// after them is served). Each is a 5xx.
+	FirstAnswers []int
 	// HangAfter, when above 0, makes the lead endpoint hang after that
 	// many requests, until Heal (POST /_sim/heal), the client gives up or
 	// Close. HangMode says how: HangHeld (the default) processes every
@@ -320,6 +326,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.TokenOutage.Start < 0 || o.TokenOutage.Dur < 0 || o.Outage.Start < 0 || o.Outage.Dur < 0 {
 		return o, errors.New("leadsim options: an outage window is negative: use START:DUR with durations >= 0")
 	}
+	o.FirstAnswers = append([]int(nil), o.FirstAnswers...)
+	for _, st := range o.FirstAnswers {
+		if st < 500 || st > 599 {
+			return o, fmt.Errorf("leadsim options: first answer %d: want a 5xx status, a gateway's", st)
+		}
+	}
 	if o.HangAfter < 0 {
 		return o, errors.New("leadsim options: hang-after is negative: use 0 (never) or a request count")
 	}
@@ -411,6 +423,17 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(windowFlag{&o.TokenOutage}, "token-outage", "an identity provider outage: token requests answered 503 temporarily_unavailable from START for DUR (START:DUR, e.g. 3s:12s, counted from the start)")
 	fs.Var(windowFlag{&o.Outage}, "outage", "a lead endpoint outage: GraphQL requests answered 502 with an HTML body from START for DUR (START:DUR, e.g. 30s:20s)")
 	fs.Float64Var(&o.OutageShare, "outage-share", o.OutageShare, "fraction of GraphQL requests answered 502 during --outage (a partial outage); 0 = all")
+	fs.Func("first-answers", "statuses the lead endpoint answers its first GraphQL requests with, one each, with a gateway's HTML page, before serving (a flapping service: 502,502,504)", func(v string) error {
+		o.FirstAnswers = nil
+		for _, f := range strings.Split(v, ",") {
+			st, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("%q is not a status", f)
+			}
+			o.FirstAnswers = append(o.FirstAnswers, st)
+		}
+		return nil
+	})
 	fs.IntVar(&o.HangAfter, "hang-after", o.HangAfter, "after this many lead endpoint requests, hang with the connection open (see --hang-mode) until POST /_sim/heal; 0 = never")
 	fs.Var(&o.HangMode, "hang-mode", "how --hang-after hangs: held (process each request, hold its answer) or unread (hold the connection without reading the request: nothing processed)")
 	fs.DurationVar(&o.RotateKeyEvery, "rotate-key-every", o.RotateKeyEvery, "replace the signing key at this interval, revoking every token issued before; 0 = never")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,49 @@ func TestPartialOutage(t *testing.T) {
 	}
 	if codes[200] == 0 || codes[502] == 0 || codes[200]+codes[502] != 40 {
 		t.Errorf("answers by status %v: want some 200 and some 502", codes)
+	}
+}
+
+// TestFirstAnswers: the lead endpoint answers its first GraphQL requests
+// with FirstAnswers' statuses and a gateway's HTML page, unprocessed, in
+// order, then serves; a status that is not a 5xx is refused, by New and
+// by the flag's parse.
+func TestFirstAnswers(t *testing.T) {
+	s := newSim(t, Options{FirstAnswers: []int{502, 504}})
+	tok := s.defaultToken(t)
+	var got []int
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(`{"query":"query { __typename }"}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got = append(got, resp.StatusCode)
+		if resp.StatusCode != 200 && (!strings.Contains(resp.Header.Get("Content-Type"), "text/html") || !strings.HasPrefix(string(body), "<html>")) {
+			t.Errorf("answer %d: %s %q, want a gateway's HTML page", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	if !slices.Equal(got, []int{502, 504, 200}) {
+		t.Errorf("answers %v, want 502, 504, then 200", got)
+	}
+	if st := s.Stats(); st.Rejections[RejectFirstAnswer] != 2 {
+		t.Errorf("first_answer rejections %d, want 2", st.Rejections[RejectFirstAnswer])
+	}
+	if _, err := New(Options{FirstAnswers: []int{200}, SigningKey: testKey(t)}); err == nil {
+		t.Error("New accepted a first answer of 200")
+	}
+	var o Options
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--first-answers", "502, 503,504"}); err != nil || !slices.Equal(o.FirstAnswers, []int{502, 503, 504}) {
+		t.Errorf("--first-answers 502, 503,504: %v, %v", o.FirstAnswers, err)
+	}
+	if err := fs.Parse([]string{"--first-answers", "bad"}); err == nil {
+		t.Error("--first-answers bad was accepted")
 	}
 }
 

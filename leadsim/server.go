@@ -49,6 +49,9 @@ type Server struct {
 	// requests counts the lead endpoint's requests, for HangAfter; heal
 	// is closed by Heal, which ends the hang for good.
 	requests atomic.Int64
+	// graphql counts the lead endpoint's GraphQL requests, for
+	// FirstAnswers.
+	graphql  atomic.Int64
 	heal     chan struct{}
 	healOnce sync.Once
 

@@ -34,6 +34,7 @@ const (
 	RejectTokenFault503        = "token_fault_503"
 	RejectTokenOutage          = "token_outage_503" // a token request in Options.TokenOutage
 	RejectOutage               = "outage_502"       // a GraphQL request in Options.Outage
+	RejectFirstAnswer          = "first_answer"     // one of the first GraphQL requests (Options.FirstAnswers)
 	RejectHung                 = "hung"             // a request held by Options.HangAfter (counted when held)
 	RejectGraphQLValidation    = "graphql_validation"
 	RejectSubmitRefused        = "submit_refused"

@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -89,6 +90,10 @@ const (
 	DefaultBackoffMax       = 30 * time.Second
 	DefaultTokenRetries     = 5
 	DefaultMaxResponseBytes = 1 << 20
+	// DefaultPreflightWait is how long Preflight asks again while the
+	// endpoint answers 502 or 504: a gateway in front of a service that is
+	// restarting says so for seconds, not minutes.
+	DefaultPreflightWait = time.Minute
 )
 
 // Config configures a Client. The caller resolves flags, environment and
@@ -152,6 +157,11 @@ type Config struct {
 	// its identity provider (see Outage) before every call waiting for it
 	// ends with an *OutageError; default DefaultOutageWait.
 	OutageWait time.Duration
+	// PreflightWait is how long Preflight asks the endpoint again while it
+	// answers 502 or 504 (a gateway whose service is away, for now),
+	// backing off from min(BackoffBase, PreflightWait/20); default
+	// DefaultPreflightWait; 1ns: ask once.
+	PreflightWait time.Duration
 	// OutageThreshold is how many attempts in a row, across all workers,
 	// failing as outages begin an outage; default DefaultOutageThreshold;
 	// negative: never by count alone (a timeout with nothing answered, a
@@ -237,6 +247,10 @@ type Client struct {
 	idle func()
 	// gate is the run's outage state: see Outage.
 	gate *gate
+	// preflightWait, backoffBase and backoffMax bound Preflight's asking
+	// again (Config.PreflightWait).
+	preflightWait, backoffBase, backoffMax time.Duration
+	log                                    *slog.Logger
 }
 
 // New validates cfg and builds a Client. It does no network I/O. ctx bounds
@@ -297,6 +311,11 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		idle:      idle,
 		rateWait:  &waitClock{now: cfg.Now},
 		allowed:   &rateClock{now: cfg.Now},
+
+		preflightWait: cfg.PreflightWait,
+		backoffBase:   cfg.BackoffBase,
+		backoffMax:    cfg.BackoffMax,
+		log:           log,
 	}
 	switch {
 	case cfg.ConcurrencyAuto:
@@ -398,6 +417,9 @@ func (cfg *Config) validate() error {
 	if cfg.CallTimeout < 0 || cfg.BackoffBase < 0 || cfg.BackoffMax < 0 {
 		add(ProblemNegative, "timeouts and backoff must not be negative", "CallTimeout", "BackoffBase", "BackoffMax")
 	}
+	if cfg.PreflightWait < 0 {
+		add(ProblemNegative, fmt.Sprintf("preflight wait %v is negative", cfg.PreflightWait), "PreflightWait")
+	}
 	if cfg.TokenRetries < 0 || cfg.MaxResponseBytes < 0 {
 		add(ProblemNegative, "token retries and the response size cap must not be negative", "TokenRetries", "MaxResponseBytes")
 	}
@@ -440,6 +462,9 @@ func (cfg *Config) setDefaults() {
 	}
 	if cfg.OutageWait <= 0 {
 		cfg.OutageWait = DefaultOutageWait
+	}
+	if cfg.PreflightWait <= 0 {
+		cfg.PreflightWait = DefaultPreflightWait
 	}
 	if cfg.OutageThreshold == 0 {
 		cfg.OutageThreshold = DefaultOutageThreshold
@@ -626,8 +651,11 @@ func (wireInput) String() string { return "LeadInput{...}" }
 
 // Preflight checks, before the first row is sent, that an access token can
 // be had and that the lead endpoint answers one GraphQL query
-// (PreflightDocument) with it. Outages are not retried (429 and 503 are, as
-// for any call). It returns nil when the endpoint gave a GraphQL answer,
+// (PreflightDocument) with it. A gateway's answer (502 or 504 without
+// GraphQL errors: GatewayAnswer) is asked again, backing off, for up to
+// Config.PreflightWait; other outages (a refused connection, DNS, TLS, a
+// 404) fail at once, and 429 and 503 are retried as for any call. It
+// returns nil when the endpoint gave a GraphQL answer,
 // even one with GraphQL errors; an *AuthError when the credentials are
 // refused (IsFatal); an *UnreachableError (IsUnreachable) naming the URL
 // when the endpoint or the token endpoint cannot be reached, fails TLS,
@@ -635,6 +663,41 @@ func (wireInput) String() string { return "LeadInput{...}" }
 // not GraphQL; and any other error (a 401 or 403, throttling that did not
 // end, cancellation) as it is, naming --endpoint.
 func (c *Client) Preflight(ctx context.Context) error {
+	var first time.Time
+	for attempt := 1; ; attempt++ {
+		err := c.preflightOnce(ctx)
+		status, gateway := GatewayAnswer(err)
+		if !gateway {
+			return err
+		}
+		now := c.now()
+		if first.IsZero() {
+			first = now
+		}
+		left := c.preflightWait - now.Sub(first)
+		// A wait of 1ns is the caller's "ask once" (as OutageWait's).
+		if left <= 0 || c.preflightWait <= time.Nanosecond {
+			var ue *UnreachableError
+			if errors.As(err, &ue) {
+				ue.For = now.Sub(first)
+			}
+			return err
+		}
+		wait := min(backoffDelay(attempt, min(c.backoffBase, c.preflightWait/20), c.backoffMax, rand.Float64()), left)
+		c.log.Warn(fmt.Sprintf("preflight: the endpoint answered %d, a gateway's answer (the service behind it may be restarting); asking again", status),
+			"endpoint", c.endpoint, "in", wait.Round(time.Millisecond), "for up to", left.Round(time.Millisecond))
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
+// preflightOnce is one try of Preflight.
+func (c *Client) preflightOnce(ctx context.Context) error {
 	if _, err := c.tokens.get(ctx); err != nil {
 		if IsFatal(err) || ctx.Err() != nil {
 			return err

@@ -3,7 +3,9 @@ package submitter
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"time"
 )
 
 // GraphQLError is one entry of the `errors` array of a GraphQL reply, with
@@ -188,6 +190,10 @@ type UnreachableError struct {
 	GraphQL bool
 	// Err is the failed call: a *CallError, or the token fetch's error.
 	Err error
+	// For is how long Preflight asked again while the endpoint gave a
+	// gateway's answer (GatewayAnswer) before giving up; 0 when it did
+	// not ask again.
+	For time.Duration
 }
 
 // Error reads like `service unreachable or not a GraphQL endpoint:
@@ -202,11 +208,34 @@ func (e *UnreachableError) Error() string {
 	case !e.GraphQL:
 		return fmt.Sprintf("token endpoint unreachable: %s: %v", e.URL, e.Err)
 	}
+	if e.For > 0 {
+		return fmt.Sprintf("service unreachable: %s answered as a gateway does when the service behind it is away, for %v: %v", e.URL, e.For.Round(time.Millisecond), e.Err)
+	}
 	return fmt.Sprintf("service unreachable or not a GraphQL endpoint: %s: %v", e.URL, e.Err)
 }
 
 // Unwrap returns the failed call's error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// GatewayAnswer reports whether err is the lead endpoint answering 502 or
+// 504 with no GraphQL error, and which: what a gateway or load balancer
+// says while the service behind it restarts or is away, for seconds. A
+// refused connection, a name that does not resolve, a 404 or any other
+// answer is not: the endpoint is dead or wrong, and asking again will not
+// change that. (A 503 is the service asking to slow down, retried as any
+// call's is.)
+func GatewayAnswer(err error) (status int, ok bool) {
+	var ue *UnreachableError
+	var ce *CallError
+	if !errors.As(err, &ue) || !ue.GraphQL || !errors.As(ue.Err, &ce) || len(ce.Errors) > 0 {
+		return 0, false
+	}
+	switch ce.Status {
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		return ce.Status, true
+	}
+	return 0, false
+}
 
 // IsUnreachable reports whether err is (or wraps) an *UnreachableError:
 // the run should stop before sending any row (exit status 4).

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -280,4 +281,73 @@ func sharedKey(t testing.TB) *rsa.PrivateKey {
 		t.Fatalf("parse test key: %v", err)
 	}
 	return k.(*rsa.PrivateKey)
+}
+
+// TestGatewayAnswer: only the lead endpoint answering 502 or 504 without
+// GraphQL errors is a gateway's answer that Preflight asks again; a dead
+// or wrong endpoint (no reply, 404, 500), a 503, the token endpoint and a
+// GraphQL answer are not.
+func TestGatewayAnswer(t *testing.T) {
+	ep := func(ce *CallError) error { return &UnreachableError{URL: "http://x/graphql", GraphQL: true, Err: ce} }
+	for _, tc := range []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"502", ep(&CallError{Op: "preflight", Status: 502, Outage: true}), 502},
+		{"504", ep(&CallError{Op: "preflight", Status: 504, Outage: true}), 504},
+		{"502 wrapped", fmt.Errorf("connect: %w", ep(&CallError{Status: 502})), 502},
+		{"refused connection (no reply)", ep(&CallError{Status: 0, Outage: true, Message: "connection refused"}), 0},
+		{"404", ep(&CallError{Status: 404}), 0},
+		{"500", ep(&CallError{Status: 500}), 0},
+		{"503", ep(&CallError{Status: 503}), 0},
+		{"502 with GraphQL errors", ep(&CallError{Status: 502, Errors: []GraphQLError{{Message: "x"}}}), 0},
+		{"the token endpoint", &UnreachableError{URL: "http://x/token", Err: &CallError{Status: 502}}, 0},
+		{"a bare CallError", &CallError{Status: 502}, 0},
+		{"nil", nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, ok := GatewayAnswer(tc.err)
+			if st != tc.want || ok != (tc.want != 0) {
+				t.Errorf("GatewayAnswer(%v) = %d, %v; want %d", tc.err, st, ok, tc.want)
+			}
+		})
+	}
+}
+
+// TestSimPreflightAsksAgainThroughAGateway: a service flapping behind its
+// gateway, whose first answers are 502 and 504, passes Preflight once it
+// answers (it failed at the first 502, 1 attempt); one that keeps
+// answering 502 fails after PreflightWait with an *UnreachableError that
+// says for how long.
+func TestSimPreflightAsksAgainThroughAGateway(t *testing.T) {
+	t.Parallel()
+	t.Run("flapping", func(t *testing.T) {
+		t.Parallel()
+		env := startSim(t, leadsim.Options{FirstAnswers: []int{502, 504, 502}}, nil)
+		if err := env.c.Preflight(context.Background()); err != nil {
+			t.Fatalf("Preflight() = %v, want nil once the service answers", err)
+		}
+		if st := env.c.Stats(); st.Attempts != 4 {
+			t.Errorf("Preflight() made %d attempts, want 4 (three gateway answers, then the service's)", st.Attempts)
+		}
+		if !strings.Contains(env.logs.String(), "preflight: the endpoint answered 504") {
+			t.Errorf("no warning of the gateway's answers in the log:\n%s", env.logs.String())
+		}
+	})
+	t.Run("away", func(t *testing.T) {
+		t.Parallel()
+		env := startSim(t, leadsim.Options{Outage: leadsim.Window{Dur: time.Hour}}, func(cfg *Config) { cfg.PreflightWait = 30 * time.Millisecond })
+		err := env.c.Preflight(context.Background())
+		var ue *UnreachableError
+		if !errors.As(err, &ue) || ue.For < 30*time.Millisecond {
+			t.Fatalf("Preflight() = %v, want an *UnreachableError after asking for 30ms", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "answered as a gateway does when the service behind it is away, for") || !strings.Contains(msg, "HTTP 502") {
+			t.Errorf("Preflight() = %q, want it to say the gateway answered 502 for a while", msg)
+		}
+		if st := env.c.Stats(); st.Attempts < 2 {
+			t.Errorf("Preflight() made %d attempts, want it to ask again", st.Attempts)
+		}
+	})
 }

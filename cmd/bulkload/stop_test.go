@@ -53,11 +53,56 @@ func TestUploadPreflightStopsAtOnce(t *testing.T) {
 			if strings.Contains(res.stderr, "rows read") {
 				t.Errorf("rows were read before the endpoint was proven:\n%s", res.stderr)
 			}
+			// A dead or wrong endpoint is not asked again (--preflight-wait
+			// is left at its minute): only a gateway's 502 or 504 is.
+			if strings.Contains(res.stderr, "asking again") {
+				t.Errorf("the preflight asked a dead endpoint again:\n%s", res.stderr)
+			}
 		})
 	}
 	if n := len(s.Stats().CreateCalls); n != 0 {
 		t.Errorf("%d leads reached the simulator, want none", n)
 	}
+}
+
+// TestUploadPreflightThroughAGateway: a service flapping behind its
+// gateway, whose first answers at the preflight are 502 and 504, is asked
+// again and the upload goes on (it exited 4 at the first 502); one whose
+// gateway keeps answering 502 stops with exit 4 after --preflight-wait,
+// saying so, with no row sent.
+func TestUploadPreflightThroughAGateway(t *testing.T) {
+	t.Run("flapping", func(t *testing.T) {
+		s := startTestSim(t, leadsim.Options{FirstAnswers: []int{502, 504}})
+		res, rows, _ := uploadSample(t, s, "--preflight-wait", "200ms")
+		if res.code != app.ExitOK {
+			t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
+		}
+		checkSampleDone(t, s, rows)
+		if n := s.Stats().Rejections[leadsim.RejectFirstAnswer]; n != 2 {
+			t.Errorf("%d gateway answers served, want 2", n)
+		}
+		if !strings.Contains(res.stderr, "preflight: the endpoint answered 502") || !strings.Contains(res.stderr, "preflight: the endpoint answered 504") {
+			t.Errorf("stderr does not say the preflight met the gateway's 502 and 504:\n%s", res.stderr)
+		}
+	})
+	t.Run("away", func(t *testing.T) {
+		s := startTestSim(t, leadsim.Options{Outage: leadsim.Window{Dur: time.Hour}})
+		results := filepath.Join(t.TempDir(), "results.csv")
+		res := runCLI(t, secretEnv(), uploadArgs(s, "", results, filepath.Join(samples, "leads.csv"), "--preflight-wait", "100ms")...)
+		if res.code != app.ExitUnreachable {
+			t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
+		}
+		if !strings.Contains(res.stderr, "answered as a gateway does when the service behind it is away, for") {
+			t.Errorf("stderr does not say the gateway answered for the whole wait:\n%s", res.stderr)
+		}
+		st := s.Stats()
+		if n := st.Rejections[leadsim.RejectOutage]; n < 2 {
+			t.Errorf("%d preflight queries met the gateway, want it asked again", n)
+		}
+		if n := len(st.CreateCalls); n != 0 {
+			t.Errorf("%d leads reached the simulator, want none", n)
+		}
+	})
 }
 
 // outageSwitch passes requests to h until down is set; then every GraphQL
