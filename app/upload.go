@@ -149,7 +149,7 @@ func (up *UploadOptions) Register(fs *flag.FlagSet) {
 	fs.StringVar(&up.shard, "shard", "", "send only the rows of shard K of N: K/N, or auto (from a Kubernetes Indexed Job)")
 	fs.Var(&up.Rate, "rate", "API calls per second, retries included: auto (find the service's limit), a number, or 0 (unlimited)")
 	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto, never above this many calls per second (0: no cap)")
-	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for retryable failures (network, 429, 502, 503, 504), the first included")
+	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for network errors, 502, 503 and 504, the first included; 429s do not count")
 	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt")
 	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "how long calls in flight may take to finish after SIGINT/SIGTERM/SIGHUP")
 	fs.IntVar(&up.maxOutages, "max-consecutive-failures", submitter.DefaultOutageThreshold, "an outage begins after this many attempts in a row failed as if the service were gone (0: no count)")

@@ -177,7 +177,7 @@ func helpFlags(t *testing.T, args ...string) []string {
 	t.Helper()
 	res := runCLI(t, nil, append(args, "-h")...)
 	var flags []string
-	for _, m := range regexp.MustCompile(`(?m)^  --([a-z0-9-]+)`).FindAllStringSubmatch(res.stdout, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^  --?([a-z0-9-]+)`).FindAllStringSubmatch(res.stdout, -1) {
 		flags = append(flags, m[1])
 	}
 	if len(flags) == 0 {
@@ -215,7 +215,7 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 	// The bash script's flag list per command equals the command's help.
-	for _, cmd := range [][]string{{"upload"}, {"validate"}, {"auth", "check"}, {"sim"}} {
+	for _, cmd := range [][]string{{"upload"}, {"validate"}, {"auth", "check"}, {"sim"}, {"report"}, {"summary"}} {
 		key := strings.Join(cmd, "_")
 		m := regexp.MustCompile(`(?m)^    ` + key + `\)\n      flags="([^"]*)"`).FindStringSubmatch(scripts["bash"])
 		if m == nil {
@@ -224,17 +224,131 @@ func TestCompletion(t *testing.T) {
 		}
 		var got []string
 		for _, f := range strings.Fields(m[1]) {
-			got = append(got, strings.TrimPrefix(f, "--"))
+			if len(f) == 2 != !strings.HasPrefix(f, "--") {
+				t.Errorf("bash completion of %s offers %s: a one-letter flag is -x, a longer one --name", key, f)
+			}
+			got = append(got, strings.TrimLeft(f, "-"))
 		}
 		slices.Sort(got)
 		if want := helpFlags(t, cmd...); !slices.Equal(got, want) {
 			t.Errorf("bash completion of %s offers %v, help lists %v", key, got, want)
 		}
 		for _, f := range got {
-			if !strings.Contains(scripts["zsh"], "'--"+f) || !strings.Contains(scripts["fish"], "-l "+f+" ") {
-				t.Errorf("zsh or fish completion lacks --%s", f)
+			zsh, fish := "'--"+f, "-l "+f+" "
+			if len(f) == 1 {
+				zsh, fish = "'-"+f+"[", "-s "+f+" "
+			}
+			if !strings.Contains(scripts["zsh"], zsh) || !strings.Contains(scripts["fish"], fish) {
+				t.Errorf("zsh or fish completion lacks %s", f)
 			}
 		}
+	}
+}
+
+// TestCompletionInBash runs the bash script as bash completes: after
+// "bulkload help" it offers command names, not the files of the directory
+// (it offered files), after "help auth" the subcommand, and report's -o is
+// -o (it was --o), its value a file.
+func TestCompletionInBash(t *testing.T) {
+	res := runCLI(t, nil, "completion", "bash")
+	dir := t.TempDir()
+	script := filepath.Join(dir, "bulkload.bash")
+	if err := os.WriteFile(script, []byte(res.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "zzz.csv"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"bulkload help ", "upload validate auth sim summary report completion version"},
+		{"bulkload help su", "summary"},
+		{"bulkload help auth ", "check"},
+		{"bulkload help upload ", ""},
+		{"bulkload report -", "--config --log-format --log-level -o"},
+		{"bulkload report -o ", "bulkload.bash zzz.csv"},
+		{"bulkload upload --preflight", "--preflight-wait"},
+	} {
+		t.Run(tc.line, func(t *testing.T) {
+			// COMP_WORDS as bash splits the line, an empty last word after
+			// a space.
+			cmd := exec.Command("bash", "-c", `source "$1"; read -ra COMP_WORDS <<< "$2"; [[ "$2" == *" " ]] && COMP_WORDS+=(""); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); _bulkload; printf '%s\n' "${COMPREPLY[*]}"`, "_", script, tc.line)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("bash: %v\n%s", err, out)
+			}
+			words := strings.Fields(string(out))
+			slices.Sort(words)
+			want := strings.Fields(tc.want)
+			slices.Sort(want)
+			if !slices.Equal(words, want) {
+				t.Errorf("completion of %q = %q, want %q", tc.line, words, want)
+			}
+		})
+	}
+}
+
+// TestHelpGroupsFlags: upload's and validate's help list every flag once,
+// each in one of its groups (input, service and auth, pacing, outputs,
+// resume, safety), never under "Other flags", the groups in their order,
+// followed by examples; a command of a few flags lists them as one. A
+// one-letter flag is written -o (report's showed --o).
+func TestHelpGroupsFlags(t *testing.T) {
+	for _, cmd := range []string{"upload", "validate"} {
+		res := runCLI(t, nil, cmd, "-h")
+		if strings.Contains(res.stdout, "Other flags") {
+			t.Errorf("%s -h has flags of no group:\n%s", cmd, res.stdout)
+		}
+		last := -1
+		for _, g := range flagGroups {
+			i := strings.Index(res.stdout, "\n"+g.title+":\n")
+			if i < 0 {
+				if cmd == "upload" {
+					t.Errorf("upload -h has no group %q", g.title)
+				}
+				continue
+			}
+			if i < last {
+				t.Errorf("%s -h: group %q out of order", cmd, g.title)
+			}
+			last = i
+		}
+		if ex := strings.Index(res.stdout, "\nExamples:\n"); ex < last {
+			t.Errorf("%s -h: no Examples after the flags", cmd)
+		}
+		flags := helpFlags(t, cmd)
+		if len(slices.Compact(slices.Clone(flags))) != len(flags) {
+			t.Errorf("%s -h lists a flag twice: %v", cmd, flags)
+		}
+		for _, f := range flags {
+			if flagGroup(f) < 0 {
+				t.Errorf("%s --%s is in no group of flagGroups", cmd, f)
+			}
+		}
+	}
+	res := runCLI(t, nil, "report", "-h")
+	if !strings.Contains(res.stdout, "\n  -o string\n") || strings.Contains(res.stdout, "--o") || strings.Contains(res.stdout, "Other flags") {
+		t.Errorf("report -h: want -o in one Flags list:\n%s", res.stdout)
+	}
+}
+
+// TestMaxAttemptsHelpAgreesWithREADME: upload -h said --max-attempts
+// covers 429s while README.md said they do not count; the code does not
+// count them (submitter.Config.MaxAttempts). Both now say so.
+func TestMaxAttemptsHelpAgreesWithREADME(t *testing.T) {
+	res := runCLI(t, nil, "upload", "-h")
+	_, help, _ := strings.Cut(res.stdout, "\n  --max-attempts int\n")
+	help, _, _ = strings.Cut(help, "\n")
+	if !strings.Contains(help, "429s do not count") || strings.Contains(help, "429,") {
+		t.Errorf("upload -h --max-attempts: %q, want it to say 429s do not count", help)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `--max-attempts` \\|.*$").FindString(string(readme))
+	if !strings.Contains(row, "429s slow the rate instead and do not count") {
+		t.Errorf("README.md's --max-attempts row %q no longer says 429s do not count", row)
 	}
 }
 

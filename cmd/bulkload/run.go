@@ -403,8 +403,46 @@ func isString(v any) bool {
 	return ok
 }
 
-// printHelp writes a command's help: synopsis, flags (one sentence each;
-// README.md has the details), its exit statuses.
+// flagGroups are the sections a command's help lists its flags in, in
+// order, as gh and kubectl group theirs: about 60 upload flags in one
+// alphabetical list hid the few a person looks for. A flag of no group is
+// listed under "Other flags" (TestHelpGroupsEveryFlag keeps upload's and
+// validate's all grouped).
+var flagGroups = []struct {
+	title string
+	flags []string
+}{
+	{"Settings", []string{"config"}},
+	{"Input: what is read, and how", []string{"format", "delimiter", "encoding", "date-order", "mapping", "require-columns", "shard"}},
+	{"Service and authentication (usually in the --config file)", []string{"simulate", "endpoint", "token-url", "auth-url", "tenant-id", "client-id", "client-secret-file", "app-id", "scope", "allow-insecure-http", "timeout"}},
+	{"Pacing, retries and outages", []string{"concurrency", "max-concurrency", "rate", "max-rate", "max-attempts", "preflight-wait", "max-consecutive-failures", "outage-wait", "drain-timeout"}},
+	{"Outputs", []string{"results", "rejects", "refusals", "summary-json", "report", "o", "metrics-file", "pushgateway", "pushgateway-job", "job-name", "progress", "log-format", "log-level"}},
+	{"Resume and overwrite", []string{"resume", "overwrite"}},
+	{"Safety: what fails the run, what is never sent twice", []string{"strict", "max-invalid", "allow-empty", "no-submit", "already-submitted", "duplicate-of", "refusal-codes", "ambiguous-503", "create-document", "submit-document", "lead-document"}},
+}
+
+// flagGroup is the index of name's group in flagGroups, or -1.
+func flagGroup(name string) int {
+	for i, g := range flagGroups {
+		if slices.Contains(g.flags, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// flagSpelling is how help and completion write a flag: -o for a
+// one-letter name (as README.md and the examples do), --name otherwise;
+// the flag package takes either.
+func flagSpelling(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// printHelp writes a command's help: synopsis, flags in their groups (one
+// sentence each; README.md has the details), examples, its exit statuses.
 func printHelp(w io.Writer, fs *flag.FlagSet) {
 	c, ok := findCommand(fs.Name())
 	if !ok {
@@ -414,25 +452,69 @@ func printHelp(w io.Writer, fs *flag.FlagSet) {
 	if c.summary != "" {
 		fmt.Fprintf(w, "%s.\n\n", capitalize(c.summary))
 	}
-	fmt.Fprint(w, "Flags (each also BULKLOAD_<FLAG>, or a key of the --config file; details in README.md):\n")
+	fmt.Fprint(w, "Every flag is also BULKLOAD_<FLAG>, or a key of the --config file; details in README.md.\n")
+	// A command of a few flags (summary, report) lists them as one; so does
+	// one whose flags are mostly of no group (sim's are leadsim's knobs).
+	groups := make([][]*flag.Flag, len(flagGroups)+1)
+	n := 0
 	fs.VisitAll(func(f *flag.Flag) {
-		typ, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(w, "  --%s", f.Name)
-		if typ != "" {
-			fmt.Fprintf(w, " %s", typ)
+		i := flagGroup(f.Name)
+		if i < 0 {
+			i = len(flagGroups)
 		}
-		fmt.Fprintf(w, "\n      %s", usage)
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" || typ == "int" || typ == "float" {
-			if g, ok := f.Value.(flag.Getter); ok && isString(g.Get()) {
-				fmt.Fprintf(w, " (default %q)", f.DefValue)
-			} else {
-				fmt.Fprintf(w, " (default %s)", f.DefValue)
-			}
-		}
-		fmt.Fprintln(w)
+		groups[i] = append(groups[i], f)
+		n++
 	})
-	fmt.Fprint(w, "\n"+examples(c.name))
+	grouped := n > 12 && 2*len(groups[len(flagGroups)]) < n
+	if grouped {
+		// Within a group, the order the group gives: the flags a person
+		// sets first come first.
+		for i := range flagGroups {
+			slices.SortStableFunc(groups[i], func(a, b *flag.Flag) int {
+				return slices.Index(flagGroups[i].flags, a.Name) - slices.Index(flagGroups[i].flags, b.Name)
+			})
+		}
+	}
+	if !grouped {
+		fmt.Fprint(w, "\nFlags:\n")
+		fs.VisitAll(func(f *flag.Flag) { printFlag(w, f) })
+	}
+	for i, g := range groups {
+		if !grouped || len(g) == 0 {
+			continue
+		}
+		title := "Other flags"
+		if i < len(flagGroups) {
+			title = flagGroups[i].title
+		}
+		fmt.Fprintf(w, "\n%s:\n", title)
+		for _, f := range g {
+			printFlag(w, f)
+		}
+	}
+	if ex := examples(c.name); ex != "" {
+		fmt.Fprint(w, "\n"+ex)
+	}
 	fmt.Fprint(w, "\n"+exitTable(c.name, c.exits))
+}
+
+// printFlag writes one flag of a help: its spelling and type, then its one
+// sentence and default.
+func printFlag(w io.Writer, f *flag.Flag) {
+	typ, usage := flag.UnquoteUsage(f)
+	fmt.Fprintf(w, "  %s", flagSpelling(f.Name))
+	if typ != "" {
+		fmt.Fprintf(w, " %s", typ)
+	}
+	fmt.Fprintf(w, "\n      %s", usage)
+	if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" || typ == "int" || typ == "float" {
+		if g, ok := f.Value.(flag.Getter); ok && isString(g.Get()) {
+			fmt.Fprintf(w, " (default %q)", f.DefValue)
+		} else {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+	}
+	fmt.Fprintln(w)
 }
 
 // examples is a command's Examples section, for its help: the commands a
@@ -450,6 +532,10 @@ func examples(cmd string) string {
 			"bulkload upload --config acme.yaml --resume leads.csv",
 			"# fail on any invalid row, and write the summary to standard output",
 			"bulkload upload --config acme.yaml --strict --summary-json - leads.csv",
+			"# one shard of a backfill, in a Kubernetes Indexed Job (K and N from the Job)",
+			"bulkload upload --config acme.yaml --resume --shard auto --results 'runs/{name}.shard-{shard}.results.csv' backfill.csv",
+			"# a service behind a gateway that restarts slowly: ask for up to 3 minutes before exit 4",
+			"bulkload upload --config acme.yaml --preflight-wait 3m leads.csv",
 		}
 	case "validate":
 		ex = []string{
@@ -467,6 +553,11 @@ func examples(cmd string) string {
 		ex = []string{
 			"bulkload sim --addr 127.0.0.1:8787",
 			"bulkload sim --rate-limit 300 --rate-limit-change 150@30s",
+		}
+	case "report":
+		ex = []string{
+			"bulkload report -o last-night.html runs/leads-2026-11-22-*.results.csv",
+			"bulkload report -o backfill.html runs/backfill.shard-*-of-4.results.csv",
 		}
 	case "summary":
 		ex = []string{

@@ -27,6 +27,15 @@ type Flag struct {
 	Choices []string // the values it takes, when they are a short list
 }
 
+// Spelling is how a flag is typed: -o for a one-letter name, --name
+// otherwise (the command line takes either; its help writes them so).
+func (f Flag) Spelling() string {
+	if len(f.Name) == 1 {
+		return "-" + f.Name
+	}
+	return "--" + f.Name
+}
+
 // FirstSentence is s up to its first full stop: a flag's help in a
 // completion menu.
 func FirstSentence(s string) string {
@@ -34,6 +43,12 @@ func FirstSentence(s string) string {
 		s = s[:i]
 	}
 	return strings.TrimSuffix(s, ".")
+}
+
+// helpWords are the words "bulkload help" takes: every command but help.
+func helpWords(cmds []Command) []string {
+	w := topWords(cmds)
+	return w[:len(w)-1]
 }
 
 // topWords are the words that may follow "bulkload".
@@ -61,6 +76,15 @@ _bulkload() {
     return 0
   fi
   cmd="${COMP_WORDS[1]}"
+  if [[ $cmd == help ]]; then
+    # "bulkload help COMMAND": command names, never files.
+    if [[ $COMP_CWORD -eq 2 ]]; then
+      COMPREPLY=( $(compgen -W %q -- "$cur") )
+    elif [[ $COMP_CWORD -eq 3 && ${COMP_WORDS[2]} == auth ]]; then
+      COMPREPLY=( $(compgen -W "check" -- "$cur") )
+    fi
+    return 0
+  fi
   if [[ $cmd == auth ]]; then
     if [[ $COMP_CWORD -eq 2 ]]; then
       COMPREPLY=( $(compgen -W "check" -- "$cur") )
@@ -70,11 +94,11 @@ _bulkload() {
   fi
   local flags="" files=1
   case "$cmd" in
-`, strings.Join(topWords(cmds), " "))
+`, strings.Join(topWords(cmds), " "), strings.Join(helpWords(cmds), " "))
 	for _, c := range cmds {
 		var names, valued []string
 		for _, f := range c.Flags {
-			names = append(names, "--"+f.Name)
+			names = append(names, f.Spelling())
 		}
 		fmt.Fprintf(w, "    %s)\n", strings.Join(c.Words, "_"))
 		if len(c.Args) > 0 {
@@ -93,9 +117,9 @@ _bulkload() {
 					continue
 				}
 				if len(f.Choices) > 0 {
-					fmt.Fprintf(w, "        --%s) COMPREPLY=( $(compgen -W %q -- \"$cur\") ); return 0 ;;\n", f.Name, strings.Join(f.Choices, " "))
+					fmt.Fprintf(w, "        %s) COMPREPLY=( $(compgen -W %q -- \"$cur\") ); return 0 ;;\n", f.Spelling(), strings.Join(f.Choices, " "))
 				} else {
-					valued = append(valued, "--"+f.Name)
+					valued = append(valued, f.Spelling())
 				}
 			}
 			if len(valued) > 0 {
@@ -145,6 +169,15 @@ _bulkload() {
     return
   fi
   local cmd=$words[2]
+  if [[ $cmd == help ]]; then
+    # "bulkload help COMMAND": command names, never files.
+    if (( CURRENT == 3 )); then
+      _describe -t commands 'bulkload command' cmds
+    elif (( CURRENT == 4 )) && [[ $words[3] == auth ]]; then
+      _values 'auth subcommand' 'check[request a token and show its expiry and roles]'
+    fi
+    return
+  fi
   if [[ $cmd == auth ]]; then
     if (( CURRENT == 3 )); then
       _values 'auth subcommand' 'check[request a token and show its expiry and roles]'
@@ -167,13 +200,17 @@ _bulkload() {
 		}
 		fmt.Fprint(w, "      _arguments -S \\\n")
 		for _, f := range c.Flags {
+			eq := "=" // --name=VALUE; a one-letter flag's value is the next word
+			if len(f.Name) == 1 {
+				eq = ""
+			}
 			switch {
 			case f.IsBool:
-				fmt.Fprintf(w, "        '--%s[%s]' \\\n", f.Name, zshQuote(f.Help))
+				fmt.Fprintf(w, "        '%s[%s]' \\\n", f.Spelling(), zshQuote(f.Help))
 			case len(f.Choices) > 0:
-				fmt.Fprintf(w, "        '--%s=[%s]:%s:(%s)' \\\n", f.Name, zshQuote(f.Help), f.Name, strings.Join(shellWords(f.Choices), " "))
+				fmt.Fprintf(w, "        '%s%s[%s]:%s:(%s)' \\\n", f.Spelling(), eq, zshQuote(f.Help), f.Name, strings.Join(shellWords(f.Choices), " "))
 			default:
-				fmt.Fprintf(w, "        '--%s=[%s]:%s:_files' \\\n", f.Name, zshQuote(f.Help), f.Name)
+				fmt.Fprintf(w, "        '%s%s[%s]:%s:_files' \\\n", f.Spelling(), eq, zshQuote(f.Help), f.Name)
 			}
 		}
 		if c.NoFiles {
@@ -222,6 +259,10 @@ complete -c bulkload -f
 		}
 	}
 	fmt.Fprint(w, "complete -c bulkload -n __fish_use_subcommand -a auth -d 'authentication checks'\n")
+	fmt.Fprint(w, "complete -c bulkload -n __fish_use_subcommand -a help -d 'show help'\n")
+	// "bulkload help COMMAND": command names, never files.
+	fmt.Fprintf(w, "complete -c bulkload -n '__fish_seen_subcommand_from help; and not __fish_seen_subcommand_from %s' -a %s\n",
+		strings.Join(helpWords(cmds), " "), fishQuote(strings.Join(helpWords(cmds), " ")))
 	fmt.Fprint(w, "complete -c bulkload -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from check' -a check -d 'request a token and show its expiry and roles'\n")
 	for _, c := range cmds {
 		cond := fishQuote("__fish_seen_subcommand_from " + c.Words[len(c.Words)-1])
@@ -233,13 +274,17 @@ complete -c bulkload -f
 			fmt.Fprintf(w, "complete -c bulkload -n %s -F\n", cond)
 		}
 		for _, f := range c.Flags {
+			opt := "-l " + f.Name // fish: -l long, -s short
+			if len(f.Name) == 1 {
+				opt = "-s " + f.Name
+			}
 			switch {
 			case f.IsBool:
-				fmt.Fprintf(w, "complete -c bulkload -n %s -l %s -d %s\n", cond, f.Name, fishQuote(f.Help))
+				fmt.Fprintf(w, "complete -c bulkload -n %s %s -d %s\n", cond, opt, fishQuote(f.Help))
 			case len(f.Choices) > 0:
-				fmt.Fprintf(w, "complete -c bulkload -n %s -l %s -x -a %s -d %s\n", cond, f.Name, fishQuote(strings.Join(shellWords(f.Choices), " ")), fishQuote(f.Help))
+				fmt.Fprintf(w, "complete -c bulkload -n %s %s -x -a %s -d %s\n", cond, opt, fishQuote(strings.Join(shellWords(f.Choices), " ")), fishQuote(f.Help))
 			default:
-				fmt.Fprintf(w, "complete -c bulkload -n %s -l %s -r -F -d %s\n", cond, f.Name, fishQuote(f.Help))
+				fmt.Fprintf(w, "complete -c bulkload -n %s %s -r -F -d %s\n", cond, opt, fishQuote(f.Help))
 			}
 		}
 	}
