@@ -249,3 +249,57 @@ func TestMemoryBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressCountsThisRunOnly: a resumed run's rate and ETA count the
+// rows this run did, not the earlier run's that it passed at once (it
+// showed "18292 rows 72892.7 rows/s ETA 1s" with 17 minutes to go); the
+// rows done count them, labelled so; before this run has done a row the
+// ETA is unknown, not 0s.
+func TestProgressCountsThisRunOnly(t *testing.T) {
+	begin := time.Date(2026, 11, 26, 2, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name             string
+		done, earlier    int64
+		at               time.Duration
+		wantBar, wantLog string
+		lackBar          string
+	}{
+		{"resumed", 18292, 18000, 10 * time.Second,
+			"61%  18292 rows (18000 from the earlier run)  29.2 rows/s  ETA 6m41s",
+			"rows_done=18292 rows_earlier_run=18000 rows_per_s=29.2 pct_done=61.0 eta=6m41s", "72892"},
+		{"resumed, nothing of its own yet", 18000, 18000, 2 * time.Second,
+			"60%  18000 rows (18000 from the earlier run)  0.0 rows/s  ETA unknown",
+			"rows_done=18000 rows_earlier_run=18000 rows_per_s=0.0 pct_done=60.0 eta=unknown", "ETA 0s"},
+		{"a first run", 300, 0, 10 * time.Second,
+			"1%  300 rows  30.0 rows/s  ETA 16m30s",
+			"rows_done=300 rows_per_s=30.0 pct_done=1.0 eta=16m30s", "earlier"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var bar, logs bytes.Buffer
+			var done, earlier atomic.Int64
+			done.Store(tc.done)
+			earlier.Store(tc.earlier)
+			for _, mode := range []string{"bar", "log"} {
+				out := &bar
+				if mode == "log" {
+					out = &logs
+				}
+				p := newProgress(out, mode, slog.New(slog.NewTextHandler(out, nil)), &done, func() int64 { return 30000 })
+				p.earlier = &earlier
+				p.begin = begin // as start sets it
+				p.now = func() time.Time { return begin.Add(tc.at) }
+				if mode == "bar" {
+					p.draw()
+				} else {
+					p.logLine()
+				}
+			}
+			if !strings.Contains(bar.String(), tc.wantBar) || strings.Contains(bar.String(), tc.lackBar) {
+				t.Errorf("bar = %q, want %q and no %q", bar.String(), tc.wantBar, tc.lackBar)
+			}
+			if !strings.Contains(logs.String(), tc.wantLog) {
+				t.Errorf("log line = %q, want %q", logs.String(), tc.wantLog)
+			}
+		})
+	}
+}

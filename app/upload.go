@@ -476,7 +476,7 @@ func tooManyInvalid(err error) error {
 // send runs the engine over rows with the progress display and the
 // metrics' row counts, and the first signal's message.
 func (u *uploader) send(ctx context.Context, client *submitter.Client, rows upload.Source, src *source.Source, state *report.State, journal *report.Journal) (upload.Result, error) {
-	var done atomic.Int64
+	var done, earlier atomic.Int64
 	mode := u.up.progress
 	if u.env.JSONLogs && mode == "bar" {
 		// --log-format json: nothing on stderr is plain text, a bar
@@ -484,6 +484,7 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 		mode = "log"
 	}
 	prog := newProgress(u.env.Stderr, mode, u.log, &done, src.EstimatedRows)
+	prog.earlier = &earlier
 	prog.rate = func() *summary.Rate { return rateReport(client.Stats(), u.up.Rate) }
 	prog.bound = (&boundTracker{stats: client.Stats, up: u.up}).note
 	prog.outage = func() string {
@@ -505,7 +506,10 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 		DuplicateOf:            u.up.duplicateOfRE,
 		Log:                    u.log,
 		Stats:                  client.Stats,
-		OnFinal: func(r lead.Row) {
+		OnFinal: func(r lead.Row, before bool) {
+			if before {
+				earlier.Add(1)
+			}
 			done.Add(1)
 			u.metrics.Observe(r)
 			if r.Status == lead.StatusFailed && r.Refused && u.in.refusals != "" {

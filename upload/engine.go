@@ -288,7 +288,7 @@ func (e *engine) writeLines(lines <-chan line, journal Journal, failRun context.
 			e.sum.KeptLeads.Add(l.row.Row)
 		}
 		if e.cfg.OnFinal != nil {
-			e.cfg.OnFinal(l.row)
+			e.cfg.OnFinal(l.row, l.countOnly)
 		}
 	}
 	return writeErr

@@ -120,8 +120,10 @@ type Config struct {
 	// Log receives the engine's log lines; nil discards them.
 	Log *slog.Logger
 	// OnFinal, when set, is called once per row counted with a final
-	// status, from the writer goroutine (the progress display counts them).
-	OnFinal func(lead.Row)
+	// status, from the writer goroutine (the progress display counts them);
+	// earlier is set for a row whose line an earlier run wrote (finished
+	// then, or invalid then), which this run counts but did no work for.
+	OnFinal func(r lead.Row, earlier bool)
 	// Stats, when set, reads the client's counters (*submitter.Client's
 	// Stats) once a second for the run's timeline (Summary.Timeline);
 	// without it the timeline holds only the rows in flight.
