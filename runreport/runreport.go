@@ -226,7 +226,7 @@ func build(r *Report) *view {
 	v.Bids = bidChart(s)
 	if tl := withOutages(s, s.Timeline); tl != nil && len(tl.Samples) > 0 {
 		v.HasTimeline = true
-		v.Charts = timelineCharts(tl)
+		v.Charts = timelineCharts(s, tl)
 		v.Why = why(s, tl)
 		for _, m := range tl.Marks {
 			v.Marks = append(v.Marks, markText(m))
@@ -431,7 +431,7 @@ func bidChart(s *summary.Summary) template.HTML {
 	return barChart("chart-bids", "Bid distribution: qualified leads by bid", bars)
 }
 
-func timelineCharts(tl *summary.Timeline) []template.HTML {
+func timelineCharts(s *summary.Summary, tl *summary.Timeline) []template.HTML {
 	n := len(tl.Samples)
 	per := func(f func(summary.Sample) float64) []float64 {
 		out := make([]float64, n)
@@ -464,24 +464,35 @@ func timelineCharts(tl *summary.Timeline) []template.HTML {
 	})
 	return []template.HTML{
 		lineChart("chart-throughput", "Throughput: calls answered per second, and the rate limit in force", "calls/s", tl, []series{
-			{"answered calls/s", "s1", answered},
-			{"rate limit in force (0: unlimited; not drawn above twice the peak throughput)", "s2", rateLine},
+			{"answered calls/s", "s1", answered, nil},
+			{"rate limit in force (0: unlimited; not drawn above twice the peak throughput)", "s2", rateLine, nil},
 		}),
 		lineChart("chart-inflight", "Calls in flight, and the concurrency limit", "calls", tl, []series{
-			{"in flight", "s1", per(func(s summary.Sample) float64 { return s.InFlight })},
-			{"concurrency limit", "s2", per(func(s summary.Sample) float64 { return s.ConcurrencyLimit })},
+			{"in flight (mean over each second; peak: the most at once)", "s1", per(func(s summary.Sample) float64 { return s.InFlight }), peakInFlight(s)},
+			{"concurrency limit", "s2", per(func(s summary.Sample) float64 { return s.ConcurrencyLimit }), nil},
 		}),
 		lineChart("chart-latency", "Latency of answered calls (gaps: nothing answered)", "ms", tl, []series{
-			{"p50", "s1", per(answeredOnly(func(s summary.Sample) float64 { return s.LatencyP50Ms }))},
-			{"p95", "s3", per(answeredOnly(func(s summary.Sample) float64 { return s.LatencyP95Ms }))},
+			{"p50", "s1", per(answeredOnly(func(s summary.Sample) float64 { return s.LatencyP50Ms })), nil},
+			{"p95", "s3", per(answeredOnly(func(s summary.Sample) float64 { return s.LatencyP95Ms })), nil},
 		}),
 		lineChart("chart-errors", "429s, 503s, no answer and retries per second", "per second", tl, []series{
-			{"429 Too Many Requests", "s3", per(rate(func(s summary.Sample) int64 { return s.Status429 }))},
-			{"503 Service Unavailable", "s4", per(rate(func(s summary.Sample) int64 { return s.Status503 }))},
-			{"no answer (other 5xx, network)", "s5", per(rate(func(s summary.Sample) int64 { return s.Unanswered }))},
-			{"retries", "s2", per(rate(func(s summary.Sample) int64 { return s.Retries }))},
+			{"429 Too Many Requests", "s3", per(rate(func(s summary.Sample) int64 { return s.Status429 })), nil},
+			{"503 Service Unavailable", "s4", per(rate(func(s summary.Sample) int64 { return s.Status503 })), nil},
+			{"no answer (other 5xx, network)", "s5", per(rate(func(s summary.Sample) int64 { return s.Unanswered })), nil},
+			{"retries", "s2", per(rate(func(s summary.Sample) int64 { return s.Retries })), nil},
 		}),
 	}
+}
+
+// peakInFlight is the summary's peak of calls in flight at once, for the
+// legend of the in-flight chart (whose line is each second's mean), or nil
+// when the summary has none.
+func peakInFlight(s *summary.Summary) *float64 {
+	if s == nil || s.Concurrency == nil {
+		return nil
+	}
+	p := float64(s.Concurrency.PeakInFlight)
+	return &p
 }
 
 // answeredOnly is f where the sample had answers, else NaN: a gap.

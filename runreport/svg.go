@@ -22,19 +22,80 @@ const (
 // esc escapes text for SVG and HTML.
 func esc(s string) string { return template.HTMLEscapeString(s) }
 
-// niceMax rounds v up to 1, 2 or 5 times a power of ten, so that the axis
-// reads in round numbers.
-func niceMax(v float64) float64 {
-	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+// niceStep is the axis step for a range of span over at most n steps: 1,
+// 2 or 5 times a power of ten, so that every tick is a round number.
+func niceStep(span float64, n int) float64 {
+	if span <= 0 || math.IsNaN(span) || math.IsInf(span, 0) || n < 1 {
 		return 1
 	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
+	p := math.Pow(10, math.Floor(math.Log10(span/float64(n))))
 	for _, m := range []float64{1, 2, 5, 10} {
-		if v <= m*p {
+		if span/(m*p) <= float64(n)+1e-9 {
 			return m * p
 		}
 	}
 	return 10 * p
+}
+
+// yTicks are the value axis's ticks for values up to vmax: 0 and round
+// steps (niceStep, at most 5) up to the first tick at or above vmax.
+func yTicks(vmax float64) []float64 {
+	if vmax <= 0 || math.IsNaN(vmax) || math.IsInf(vmax, 0) {
+		vmax = 1
+	}
+	step := niceStep(vmax, 5)
+	var out []float64
+	for i := 0; ; i++ {
+		v := float64(i) * step
+		out = append(out, v)
+		if v >= vmax-step*1e-9 {
+			return out
+		}
+	}
+}
+
+// tickText writes a value axis's tick: as many decimals as its step needs
+// (0.2 steps: "0.4"; 2.5 is never a tick), thousands separated.
+func tickText(v, step float64) string {
+	dec := 0
+	if step < 1 && v != 0 {
+		dec = int(math.Ceil(-math.Log10(step) - 1e-9))
+	}
+	if dec == 0 {
+		return group(int64(math.Round(v)))
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64)
+}
+
+// timeSteps are the time axis's steps, in seconds: round to a reader of
+// clocks (15 s, 30 s, 5 min, 6 h), under a second for a short run.
+var timeSteps = []float64{0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400}
+
+// timeTicks are the time axis's ticks over span seconds: every multiple of
+// the smallest step of timeSteps that gives at most 6 intervals, so that
+// no two ticks read the same.
+func timeTicks(span float64) (ticks []float64, step float64) {
+	step = timeSteps[len(timeSteps)-1]
+	for _, s := range timeSteps {
+		if span/s <= 6 {
+			step = s
+			break
+		}
+	}
+	for i := 0; float64(i)*step <= span+step*1e-9; i++ {
+		ticks = append(ticks, float64(i)*step)
+	}
+	return ticks, step
+}
+
+// clockTick writes a time axis tick: m:ss or h:mm:ss, with tenths of a
+// second when the step is under a second (0:01.5).
+func clockTick(sec, step float64) string {
+	if step >= 1 {
+		return clock(sec)
+	}
+	tenths := int(math.Round(sec * 10))
+	return fmt.Sprintf("%d:%02d.%d", tenths/600, tenths/10%60, tenths%10)
 }
 
 // num formats a figure for an axis or a label: whole numbers with
@@ -78,6 +139,10 @@ type series struct {
 	name  string
 	class string // CSS class: its colour and dash
 	ys    []float64
+	// peak, when set, is the legend's peak: the summary's own figure where
+	// the series is a per-interval mean of it (calls in flight), so that
+	// the page and the summary say the same.
+	peak *float64
 }
 
 // lineChart draws series over the timeline's samples, with marks on the
@@ -101,7 +166,8 @@ func lineChart(id, title, unit string, tl *summary.Timeline, ss []series) templa
 			}
 		}
 	}
-	ymax = niceMax(ymax)
+	yt := yTicks(ymax)
+	ymax = yt[len(yt)-1]
 	plotW, plotH := float64(chartW-padL-padR), float64(chartH-padT-padB)
 	x := func(t float64) float64 { return padL + plotW*t/span }
 	y := func(v float64) float64 { return padT + plotH*(1-v/ymax) }
@@ -109,15 +175,18 @@ func lineChart(id, title, unit string, tl *summary.Timeline, ss []series) templa
 	var b strings.Builder
 	fmt.Fprintf(&b, `<figure class="chart" id="%s"><figcaption>%s <span class="unit">(%s)</span></figcaption>`, id, esc(title), esc(unit))
 	fmt.Fprintf(&b, `<svg viewBox="0 0 %d %d" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg">`, chartW, chartH, esc(title))
-	// Grid and axes.
-	for i := 0; i <= 4; i++ {
-		v := ymax * float64(i) / 4
+	// Grid and axes: round values, round times, no tick twice.
+	for _, v := range yt {
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, padL, chartW-padR, y(v), y(v))
-		fmt.Fprintf(&b, `<text class="axis" x="%d" y="%.1f" text-anchor="end">%s</text>`, padL-4, y(v)+4, esc(num(v)))
+		fmt.Fprintf(&b, `<text class="axis ytick" x="%d" y="%.1f" text-anchor="end">%s</text>`, padL-4, y(v)+4, esc(tickText(v, yt[1])))
 	}
-	for i := 0; i <= 5; i++ {
-		t := span * float64(i) / 5
-		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x(t), chartH-8, clock(t))
+	ticks, step := timeTicks(span)
+	for _, t := range ticks {
+		anchor := "middle"
+		if x(t) > chartW-padR-24 {
+			anchor = "end" // the last tick, at the right edge: inside the chart
+		}
+		fmt.Fprintf(&b, `<text class="axis xtick" x="%.1f" y="%d" text-anchor="%s">%s</text>`, x(t), chartH-8, anchor, clockTick(t, step))
 	}
 	// Marks under the lines.
 	for i, m := range tl.Marks {
@@ -164,6 +233,9 @@ func lineChart(id, title, unit string, tl *summary.Timeline, ss []series) templa
 			if !math.IsNaN(v) {
 				peak = max(peak, v)
 			}
+		}
+		if s.peak != nil {
+			peak = *s.peak
 		}
 		fmt.Fprintf(&b, `<li><span class="key %s"></span>%s (peak %s)</li>`, s.class, esc(s.name), esc(num(peak)))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/summary"
@@ -145,7 +146,15 @@ func why(s *summary.Summary, tl *summary.Timeline) []string {
 	if secs <= 0 {
 		return nil
 	}
-	out = append(out, fmt.Sprintf("%s calls answered per second on average over %s (peak %s/s).", num(answered/secs), clock(secs), num(peak)))
+	// The summary's own figures where it has them (its API calls and
+	// elapsed time, as its text prints them): the timeline starts after
+	// the preflight call, and its seconds are whole intervals.
+	if el := s.Elapsed(); s.APICalls > 0 && el > 0 {
+		out = append(out, fmt.Sprintf("%s API calls in %s: %s a second on average (the busiest second: %s answered).",
+			group(int64(s.APICalls)), el.Round(time.Millisecond), num(float64(s.APICalls)/el.Seconds()), num(peak)))
+	} else {
+		out = append(out, fmt.Sprintf("%s calls answered per second on average over %s (peak %s/s).", num(answered/secs), clock(secs), num(peak)))
+	}
 	// The outages marked (recorded by the run, or seen in the samples) say
 	// how long the service was away; seconds without an answer count
 	// where nothing is marked.

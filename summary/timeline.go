@@ -50,10 +50,11 @@ type Sample struct {
 	// service: a 5xx other than 503, or no reply at all (refused, reset,
 	// timeout). Seconds with only these and no answer make an outage mark.
 	Unanswered int64 `json:"unanswered"`
-	// InFlight is the number of calls in flight and ConcurrencyLimit the
-	// limit on them (the client's, which --concurrency auto moves),
-	// sampled each second; without the client's, the rows being sent and
-	// the workers.
+	// InFlight is the mean number of calls in flight over the interval
+	// (the attempts' latency that ended in it, over its length: Little's
+	// law) and ConcurrencyLimit the limit on them at its end (the
+	// client's, which --concurrency auto moves); without the client's,
+	// the rows being sent and the workers at the sample's instant.
 	InFlight         float64 `json:"inFlight"`
 	ConcurrencyLimit float64 `json:"concurrencyLimit"`
 	// LatencyP50Ms and LatencyP95Ms are the median and 95th percentile of

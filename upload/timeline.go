@@ -58,10 +58,23 @@ func (e *engine) sample(ctx context.Context) {
 		// The calls in flight and the limit on them are the client's
 		// (with --concurrency auto the limit moves, and more rows than
 		// calls are in the workers' hands); without them, the rows
-		// being sent and the workers.
+		// being sent and the workers. The calls in flight are the
+		// interval's mean, by Little's law: the attempts' latency that
+		// ended in it over its length. A count at the tick's instant read
+		// 0 for a run of 81 calls in two seconds, whose calls all fell
+		// between ticks.
 		inFlight, limit := float64(e.inFlight.Load()), float64(e.cfg.Concurrency)
 		if c := cur.Concurrency; c.Limit > 0 {
 			inFlight, limit = float64(c.InFlight), float64(c.Limit)
+			if wall := now.Sub(last).Seconds(); wall > 0 {
+				inFlight = max(0, cur.AttemptLatency.SumSeconds-prev.AttemptLatency.SumSeconds) / wall
+				// A call's latency counts where it ended: in a short last
+				// interval the quotient can pass what was ever in flight
+				// at once, which no mean can.
+				if c.PeakInFlight > 0 {
+					inFlight = min(inFlight, float64(c.PeakInFlight))
+				}
+			}
 		}
 		e.timeline.Add(summary.Sample{
 			Seconds:          secs,
@@ -83,12 +96,21 @@ func (e *engine) sample(ctx context.Context) {
 		case now := <-tick.C:
 			take(now)
 		case <-ctx.Done():
-			if now := time.Now(); now.Sub(last) > every/20 {
+			// The part of an interval that had begun, unless it is a
+			// sliver in which nothing happened: the samples add up to the
+			// counters' final values.
+			if now := time.Now(); now.Sub(last) > every/20 || moved(prev, stats()) {
 				take(now)
 			}
 			return
 		}
 	}
+}
+
+// moved reports whether the counters a sample records moved from a to b.
+func moved(a, b submitter.Stats) bool {
+	return a.Answered != b.Answered || a.Status429 != b.Status429 || a.Status503 != b.Status503 || a.Retries != b.Retries ||
+		unansweredOf(a) != unansweredOf(b) || a.AttemptLatency.SumSeconds != b.AttemptLatency.SumSeconds
 }
 
 // unansweredOf counts the attempts that got no usable answer: a 5xx other

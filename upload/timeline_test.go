@@ -69,3 +69,42 @@ func TestTimeline(t *testing.T) {
 		})
 	}
 }
+
+// TestTimelineInFlightIsTheMean: with the client's concurrency, a sample's
+// calls in flight are the interval's mean (the attempts' latency that
+// ended in it, over its length), so the samples hold every call: summed
+// back over their seconds they give the attempts' whole latency. A count
+// at each tick read 0 for runs whose calls fell between the ticks.
+func TestTimelineInFlightIsTheMean(t *testing.T) {
+	var nanos atomic.Int64
+	api := &fakeAPI{create: func(cctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+		d := 3 * time.Millisecond
+		time.Sleep(d) // a service's latency, well under the sampling interval
+		nanos.Add(int64(d))
+		return lead.Result{ID: "id-" + in.LeadID, ResultCode: lead.CodeComplete}, submitter.Call{Attempts: 1}, nil
+	}}
+	cfg := testConfig()
+	cfg.Concurrency = 2
+	cfg.SampleEvery = 20 * time.Millisecond
+	cfg.Stats = func() submitter.Stats {
+		st := submitter.Stats{Concurrency: submitter.ConcurrencySnapshot{Limit: 2}}
+		st.AttemptLatency.SumSeconds = time.Duration(nanos.Load()).Seconds()
+		return st
+	}
+	res, _, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(60)}, api)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var callSeconds float64
+	nonzero := 0
+	for _, s := range res.Summary.Timeline.Samples {
+		callSeconds += s.InFlight * s.Seconds * cfg.SampleEvery.Seconds()
+		if s.InFlight > 0 {
+			nonzero++
+		}
+	}
+	want := time.Duration(nanos.Load()).Seconds()
+	if math.Abs(callSeconds-want) > want*1e-6 || nonzero == 0 {
+		t.Errorf("samples hold %.6f call-seconds in flight (%d samples above 0), want the attempts' %.6f", callSeconds, nonzero, want)
+	}
+}
