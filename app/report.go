@@ -29,15 +29,10 @@ func RegisterReportFlags(out *string) func(*flag.FlagSet) {
 // merged on one time axis and their invalid-column tables added up.
 func WriteRunReport(log *slog.Logger, out string, paths []string) error {
 	// The results files and the files beside them are only read (they may
-	// be read-only): -o must name none of them.
-	if oi, err := os.Stat(out); err == nil {
-		for _, p := range paths {
-			for _, q := range []string{p, outfile.MetaPath(p), summary.Path(p)} {
-				if qi, err := os.Stat(q); err == nil && os.SameFile(oi, qi) {
-					return UsageErrorf("-o %s is %s, which the report reads: choose another path", out, q)
-				}
-			}
-		}
+	// be read-only): -o must name none of them, nor a temporary name of
+	// any (checkReadOnly).
+	if err := checkReadOnly("-o", out, paths); err != nil {
+		return err
 	}
 	if err := outfile.CheckOutputs("-", []outfile.Output{{Flag: "-o", Path: out}}, false, report.Outcomes); err != nil {
 		return UsageErrorf("%v", flagHint(err))
@@ -136,4 +131,19 @@ func loadReport(paths []string) (*runreport.Report, error) {
 	sum.Timeline = summary.MergeTimelines(timelines)
 	rep.Summary = sum
 	return rep, nil
+}
+
+// checkReadOnly refuses an output (flag) of a command that only reads the
+// results files at paths (bulkload report, bulkload summary) when it names
+// one of them or a file kept beside one (outfile.Sidecars), or a temporary
+// name of either, whether it exists yet or not.
+func checkReadOnly(flag, out string, paths []string) error {
+	outs := []outfile.Output{{Flag: flag, Path: out}}
+	for _, p := range paths {
+		outs = append(outs, outfile.Output{Flag: "results file", Path: p, Results: true})
+	}
+	if err := outfile.CheckSidecars(outs); err != nil {
+		return UsageErrorf("%v", err)
+	}
+	return nil
 }

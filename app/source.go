@@ -218,9 +218,9 @@ func (o *InputOptions) checkOutputs(input, results string, continues, overwrite 
 		summaryJSON = "" // standard output: no file to check
 	}
 	outs := append([]outfile.Output{
-		{Flag: "--results", Path: results, Continues: continues},
+		{Flag: "--results", Path: results, Continues: continues, Results: true},
 		{Flag: "--rejects", Path: o.rejects},
-		{Flag: "--summary-json", Path: summaryJSON},
+		{Flag: "--summary-json", Path: summaryJSON, Summary: true},
 		{Flag: "--report", Path: o.report},
 		{Flag: "--refusals", Path: o.refusals},
 	}, extra...)

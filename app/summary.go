@@ -27,11 +27,9 @@ func RegisterSummaryFlags(o *SummaryOptions) func(*flag.FlagSet) {
 // row of every input is settled.
 func Summarize(e *Env, o *SummaryOptions, paths []string) (*summary.Summary, error) {
 	jsonPath := o.jsonPath
-	if jsonPath != "" {
-		for _, p := range paths {
-			if p == jsonPath {
-				return nil, UsageErrorf("--summary-json %s is one of the results files to read", jsonPath)
-			}
+	if jsonPath != "" && jsonPath != "-" {
+		if err := checkReadOnly("--summary-json", jsonPath, paths); err != nil {
+			return nil, err
 		}
 	}
 	sum, err := summary.Combine(paths)

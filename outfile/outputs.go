@@ -39,12 +39,22 @@ type Output struct {
 	// Continues marks the results file of a run that continues it
 	// (--resume): it is expected to hold outcomes.
 	Continues bool
+	// Results marks the results file: the files a run keeps beside it
+	// (Sidecars, and the temporary names of both) are no other output's.
+	Results bool
+	// Summary marks the run's summary JSON, which may be the results
+	// file's own summary (SummaryPath): it is written there either way.
+	Summary bool
 }
 
 // CheckOutputs proves, before the first row is read or sent, that every
 // output can be written, so that a run never fails after its leads are sent
 // for want of a place to say what happened. An output is refused when it
-// names the input file, when two outputs name the same file, when it is not
+// names the input file, when two outputs name the same file, when it names
+// a file the run keeps beside its results file (the Results output's
+// Sidecars, but for the Summary output on its own summary) or a temporary
+// name of another output or of a sidecar (Temporary), when it names a
+// sidecar of another results file that exists, when it is not
 // a regular file, when it is a symbolic link or another user's file (an
 // output is created new, never written through what is there: Create),
 // when its directory cannot take a new file (the probe is removed again),
@@ -83,6 +93,9 @@ func CheckOutputs(input string, outs []Output, overwrite bool, outcomes func(pat
 			}
 		}
 		prev = append(prev, seen{o.Flag, info, abs})
+		if what := sidecarsOf(o, outs, in); what != "" {
+			return fmt.Errorf("%s %s is %s: choose another path, it would be lost or replace it", o.Flag, o.Path, what)
+		}
 		if exists && !info.Mode().IsRegular() {
 			return fmt.Errorf("%s %s is not a regular file", o.Flag, o.Path)
 		}
@@ -96,6 +109,52 @@ func CheckOutputs(input string, outs []Output, overwrite bool, outcomes func(pat
 			if n := outcomes(o.Path); n > 0 {
 				return &OutcomesError{Flag: o.Flag, Path: o.Path, Rows: n}
 			}
+		}
+	}
+	return nil
+}
+
+// sidecarsOf says which file a run keeps o's path is: a sidecar of the
+// results file among outs (or of another results file that exists), or a
+// temporary name of another output; "" for none.
+func sidecarsOf(o Output, outs []Output, input os.FileInfo) string {
+	for _, r := range outs {
+		if r.Path == "" || r.Path == o.Path && r.Flag == o.Flag {
+			continue
+		}
+		if Temporary(o.Path, r.Path) {
+			return "a temporary name of " + r.Flag + " " + r.Path
+		}
+		if !r.Results {
+			continue
+		}
+		if o.Summary && samePath(o.Path, SummaryPath(r.Path)) {
+			return "" // the run's own summary, written there either way
+		}
+		if what := sidecarOf(o.Path, r.Path); what != "" {
+			return what
+		}
+	}
+	return existingSidecar(o.Path, input)
+}
+
+// CheckSidecars refuses, of outs, an output that names another (the same
+// path or the same file) or a file the run keeps beside a Results output,
+// or a temporary name of either, as CheckOutputs does, without probing
+// anything: for a command that only reads its Results outputs (they may
+// be read-only).
+func CheckSidecars(outs []Output) error {
+	for _, o := range outs {
+		if o.Results || o.Path == "" {
+			continue
+		}
+		for _, r := range outs {
+			if r.Results && samePath(o.Path, r.Path) {
+				return fmt.Errorf("%s %s is a %s to read: choose another path", o.Flag, o.Path, r.Flag)
+			}
+		}
+		if what := sidecarsOf(o, outs, nil); what != "" {
+			return fmt.Errorf("%s %s is %s: choose another path, it would be lost or replace it", o.Flag, o.Path, what)
 		}
 	}
 	return nil

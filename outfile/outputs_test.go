@@ -43,6 +43,18 @@ func TestCheckOutputs(t *testing.T) {
 		{"holds outcomes", []Output{{Flag: "--rejects", Path: sent}}, false, "holds the outcomes of an upload (3 rows sent)"},
 		{"holds outcomes, overwrite", []Output{{Flag: "--rejects", Path: sent}}, true, ""},
 		{"holds outcomes, continued", []Output{{Flag: "--results", Path: sent, Continues: true}}, false, ""},
+		{"the results file's meta", []Output{{Flag: "--results", Path: plain, Results: true}, {Flag: "--report", Path: MetaPath(plain)}}, false, "is the meta file"},
+		{"the results file's lock", []Output{{Flag: "--results", Path: plain, Results: true}, {Flag: "--rejects", Path: LockPath(plain)}}, false, "is the lock file"},
+		{"the results file's summary", []Output{{Flag: "--results", Path: plain, Results: true}, {Flag: "--report", Path: SummaryPath(plain)}}, false, "is the summary"},
+		{"the summary JSON on the run's own summary", []Output{{Flag: "--results", Path: plain, Results: true}, {Flag: "--summary-json", Path: SummaryPath(plain), Summary: true}}, false, ""},
+		{"the results file's meta, results listed last", []Output{{Flag: "--report", Path: MetaPath(plain)}, {Flag: "--results", Path: plain, Results: true}}, false, "is the meta file"},
+		{"a temporary name of the results file", []Output{{Flag: "--results", Path: plain, Results: true}, {Flag: "--report", Path: filepath.Join(dir, ".plain.csv.tmp-42")}}, false, "a temporary name of --results"},
+		{"a compaction's name", []Output{{Flag: "--results", Path: plain, Results: true}, {Flag: "--report", Path: filepath.Join(dir, ".plain.csv.compact-1")}}, false, "a temporary name of --results"},
+		{"a temporary name of the meta file", []Output{{Flag: "--results", Path: plain, Results: true}, {Flag: "--report", Path: filepath.Join(dir, ".plain.csv.meta.tmp-7")}}, false, "temporary name of the meta file"},
+		{"a temporary name of another output", []Output{{Flag: "--rejects", Path: filepath.Join(dir, "rej.csv")}, {Flag: "--report", Path: filepath.Join(dir, ".rej.csv.tmp-3")}}, false, "a temporary name of --rejects"},
+		{"another results file's meta", []Output{{Flag: "--results", Path: filepath.Join(dir, "new.csv"), Results: true}, {Flag: "--report", Path: MetaPath(sent)}}, false, "meta file (the identity of its input, which --resume checks) of the results file " + sent},
+		{"the input's name with .meta", []Output{{Flag: "--report", Path: MetaPath(in)}}, false, ""},
+		{"a name like a temporary in another directory", []Output{{Flag: "--results", Path: plain, Results: true}, {Flag: "--report", Path: filepath.Join(sub, ".plain.csv.tmp-1")}}, false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

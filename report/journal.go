@@ -218,7 +218,7 @@ func compact(f *os.File, path string, format Format, rename func(string, string)
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, compactTempPattern(base))
+	tmp, err := os.CreateTemp(dir, outfile.CompactPattern(base))
 	if err != nil {
 		return fmt.Errorf("compact results file %s: %w", path, err)
 	}
@@ -263,10 +263,6 @@ func compact(f *os.File, path string, format Format, rename func(string, string)
 	return nil
 }
 
-// compactTempPattern names Compact's temporary file: hidden, next to the
-// results file so that the rename stays on one file system.
-func compactTempPattern(base string) string { return "." + base + ".compact-*" }
-
 // removeStaleCompactions deletes the temporary files of a compaction that a
 // crash interrupted; the journal they were copied from is still there.
 func removeStaleCompactions(path string) {
@@ -275,7 +271,7 @@ func removeStaleCompactions(path string) {
 		dir = "."
 	}
 	quoted := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`).Replace(base)
-	stale, _ := filepath.Glob(filepath.Join(dir, compactTempPattern(quoted)))
+	stale, _ := filepath.Glob(filepath.Join(dir, outfile.CompactPattern(quoted)))
 	for _, p := range stale {
 		_ = os.Remove(p)
 	}

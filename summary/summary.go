@@ -761,7 +761,7 @@ func FormatCents(c int64) string {
 // a summary, for `bulkload report`. A later run on the same results file
 // replaces it: it describes the last run, whose summary covers every row
 // of the file (a resumed run counts the rows an earlier run finished).
-func Path(path string) string { return path + ".summary.json" }
+func Path(path string) string { return outfile.SummaryPath(path) }
 
 // Read reads the summary file beside the results file at path
 // (Path). A missing file is an error wrapping fs.ErrNotExist; one that
