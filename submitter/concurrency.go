@@ -10,8 +10,8 @@ import (
 )
 
 // Tuning of the concurrency (--concurrency auto). The figures come from the
-// anchors named in docs/design.md and from bench/conc.sh's runs against
-// leadsim.
+// anchors named in docs/design.md and from bench/conc.sh's and
+// bench/shapes.sh's runs against leadsim.
 const (
 	// DefaultStartConcurrency is where auto starts: today's fixed default,
 	// polite before anything is known.
@@ -25,22 +25,33 @@ const (
 	// latency long before.
 	DefaultMaxConcurrency = 256
 
-	concTolerance   = 0.08                   // latency this much above its base (plus concSlack) is a queue in the service
+	concTolerance   = 0.08                   // latency this much above its base (plus concSlack and the noise) is a queue in the service
 	concSlack       = 500 * time.Microsecond // absolute slack: half a millisecond's noise is no queue
 	concEarly       = 0.5                    // a round whose first samples are this much above the base decides early
 	concRoundMax    = 64                     // samples that make a round at most
-	concRoundMin    = 4                      // samples that make a round at least
+	concRoundMin    = 8                      // samples that make a round at least (a round at a lower limit sends for more than one base)
 	concRoundTime   = 100 * time.Millisecond // a round sends at least this long (up to concRoundMax calls) against a faster service
-	concBaseAnswers = 8                      // answers of a round at least to set the base (or the limit, when lower)
-	concFirstQueue  = 1.5                    // the first round's mean past this times its quickest quarter's: the start is above the capacity
-	concJitterAlpha = 0.1                    // weight of a round in the jitter's moving average
+	concBaseAnswers = 8                      // answers of a round at least to count towards the base (or the limit, when lower)
+	concFirstKeep   = 3 * time.Second        // the first round's quickest quarter stands for the base this long: by then rounds at the limit it cut to show it
+	concFirstTop    = 2.0                    // the first round's slowest quarter past this times its median: a heavy tail, no queue
+	concFirstQueue  = 1.5                    // the first round's median past this times its quickest quarter's: the start is above the capacity
 	concUnder       = 0.95                   // a latency cut lands this much under the capacity it estimates, to see the base again
 	concGrowth      = 0.05                   // after slow start, the limit's share added per round that binds
-	concCut503      = 0.75                   // share kept after a round with overload answers (503, 504, timeouts)
+	concCut503      = 0.75                   // share kept after a round whose overload answers (503, 504, timeouts) rose past the usual share
 	concCut429      = 0.9                    // share kept after a round with 429s while the limit binds
-	concPressure    = 0.1                    // share of a round's answers that are overload, to cut
-	concBaseWindow  = 20 * time.Second       // the base latency is the lowest round mean this far back
+	concPressure    = 0.1                    // share of a round's answers that are overload beyond the usual share, to cut
+	concBaseWindow  = 20 * time.Second       // the base and the usual shares are of the rounds this far back
 	concCutSpan     = time.Second            // latency cuts within this span take the limit at most to half of where the span began
+	concClip        = 4.0                    // a latency counts as at most this times the base, and a round waits no longer for its last answers
+	concBaseQuant   = 0.25                   // the base is this quantile of the recent rounds' means
+	concPrior       = 8                      // answers' weight of the prior spread (half the base) before rounds show the service's own
+	concPriorSpread = 0.5                    // the prior spread of one answer, as a share of the base
+	concHeavyCut    = 0.8                    // against such a service, a latency cut keeps this share of the limit at least
+	concThick       = 32                     // answers of rounds with no queue that tell the service's spread
+	concHeavySpread = 0.6                    // answers whose standard deviation is past this share of their round's mean come from a heavy tail
+	concHeavy       = 0.3                    // a spread of one answer past this share of the base: a round past the threshold by less than concEarly waits for the next to confirm it
+	concUsualPrior  = 0.1                    // the usual share of overload answers before any round: one in ten answers
+	concCutMisses   = 2                      // rounds after a latency cut whose latency did not fall: the cut was not for a queue, undo it
 )
 
 // ConcurrencyConfig configures a Concurrency. Zero values take the
@@ -51,18 +62,24 @@ type ConcurrencyConfig struct {
 	// Start is auto's first limit (default DefaultStartConcurrency), Max
 	// its cap (--max-concurrency, default DefaultMaxConcurrency).
 	Start, Max int
-	Now        func() time.Time // nil = time.Now
+	// Settled starts auto past its climb, at Start: the limit an earlier
+	// run of the same job settled at (a resume). It grows from there as
+	// after a cut, and slow start is not run again.
+	Settled bool
+	Now     func() time.Time // nil = time.Now
 }
 
 // Concurrency is the limit on calls in flight shared by every call of a
 // Client: each HTTP attempt takes a place before it is sent and gives it
 // back with its outcome. Fixed, it is --concurrency N. Auto (--concurrency
 // auto) learns the limit: it grows while the limit binds and latency holds,
-// and cuts when latency shows a queue in the service or when the service
-// sheds calls (503, 504, timeouts) or throttles them (429). The design and
-// its anchors (TCP slow start, Netflix Gradient2, Vector's ARC) are in
-// docs/design.md, "Adaptive concurrency (--concurrency auto)"; the conc*
-// constants are its tuning.
+// and cuts when more calls in flight make the latency rise (a queue in the
+// service), when the share of calls the service sheds (503, 504, timeouts)
+// rises with them, or when it throttles them (429). Slow calls and 503s
+// that do not grow with the calls in flight take nothing from the limit.
+// The design and its anchors (TCP slow start, Netflix Gradient2, Vector's
+// ARC) are in docs/design.md, "Adaptive concurrency (--concurrency auto)";
+// the conc* constants are its tuning.
 //
 // Latency is measured per attempt, as the service's time: from the request
 // written to the reply's first byte (createLead's, when a round has any).
@@ -80,9 +97,12 @@ type Concurrency struct {
 	queue    []*concWaiter
 
 	// The round: the calls sent from roundStart while sending, up to the
-	// limit or for a base latency; it ends when all sent are answered.
+	// limit or for a base latency; it ends when all sent are answered, or
+	// concClip bases after the last was sent.
 	round      int64 // its number, from 1; 0 before the first call
 	roundStart time.Time
+	roundLevel int // the limit when it started
+	lastSent   time.Time
 	sending    bool
 	sent       int
 	answered   int
@@ -91,24 +111,70 @@ type Concurrency struct {
 	lat        [2]latencySum // of the 2xx answers: createLead's, the others'
 	bound      bool          // the limit bound during the round
 	slowStart  bool
-	sinceCut   int // rounds since the last cut
-	// The base latency's window: the lowest round mean since baseFrom,
-	// and in the half window before (seconds; 0 = none).
-	baseCur, basePrev float64
-	nCur, nPrev       int     // the answers of the rounds that set them
-	jitter            float64 // the latencies' standard deviation in rounds without a queue, a moving average
-	baseFrom          time.Time
-	latencyCuts       int
-	pressureCuts      int
-	rosePast          int // the limit before the last latency cut
-	pressurePast      int // the limit before the last back-pressure cut
-	lastCut           time.Time
-	cutSpanFrom       time.Time     // the first latency cut of the concCutSpan now running
-	cutSpanLimit      float64       // the limit before it
-	fullSince         time.Time     // every place taken (or calls waiting) since
-	fullTotal         time.Duration // time with every place taken
-	first             [2][]float64  // the first round's latencies (seconds) as lat, for its base
-	firstAcquired     time.Time
+	sinceCut   int  // rounds since the last cut
+	exceeded   bool // the last round's latency was past the threshold, not by much: the next one confirms a queue
+
+	// The rounds of the last concBaseWindow, and what they say: the base
+	// latency (a low quantile of their means), the spread of one answer
+	// around it, and the usual share of overload answers at the lower
+	// limits.
+	history     []concRound
+	base, sigma float64 // seconds; 0: no round yet
+	tight       bool    // the answers of rounds with no queue are many and spread little (see baseFromHistoryLocked)
+	heavy       bool    // they are many and spread wide
+	baseN       int     // the answers of a typical round
+	usual       float64 // the usual share of overload answers
+
+	first         [2][]float64 // the first round's latencies (seconds) as lat, for its base
+	firstDone     bool
+	latencyCuts   int
+	pressureCuts  int
+	rosePast      int // the limit before the last latency cut
+	pressurePast  int // the limit before the last back-pressure cut
+	lastCut       time.Time
+	cutSpanFrom   time.Time // the first latency cut of the concCutSpan now running
+	cutSpanLimit  float64   // the limit before it
+	check         cutCheck  // the last latency cut, until the latency falls
+	undone        int       // latency cuts undone: the latency did not fall
+	fullSince     time.Time // every place taken (or calls waiting) since
+	fullTotal     time.Duration
+	firstAcquired time.Time
+	steady        steadyClock
+}
+
+// concRound is what one round said, for the base.
+type concRound struct {
+	at           time.Time
+	level        int     // the limit when it started
+	n            int     // latencies counted
+	mean, varW   float64 // their mean and variance, each at most concClip bases (seconds)
+	answers      int     // answers of any kind
+	overload     int     // of them 503, 504 or timeouts
+	firstQuarter bool    // the first round's quickest quarter, standing for the base
+	calm         bool    // no queue: its mean was within the tolerance of the base (or there was none)
+}
+
+// cutCheck follows a latency cut: if the answers after it are no quicker
+// than those that caused it, the latency was not the calls' doing.
+type cutCheck struct {
+	on        bool
+	from      float64 // the limit before the cut
+	slowStart bool    // slow start before the cut
+	mean      float64 // the latency that caused it
+	base      float64 // the base then
+	at        time.Time
+	misses    int
+	// lat sums the latencies of the 2xx answers to calls sent since, as
+	// the round's (createLead's, the others'), each at most concClip
+	// times base: the same measure as mean, whatever the base does
+	// meanwhile; until they are concBaseAnswers.
+	lat [2]latencySum
+	// median, for a cut of the first round: the median of its
+	// latencies, and those of the answers since (the first round's
+	// rule is on medians: a heavy tail's quickest quarter is far under
+	// its median, though no call queued).
+	median  float64
+	samples []float64
 }
 
 type concWaiter struct {
@@ -136,12 +202,33 @@ func NewConcurrency(cfg ConcurrencyConfig) *Concurrency {
 	}
 	c.max = cfg.Max
 	c.limit = float64(min(cfg.Start, cfg.Max))
-	c.slowStart = true
+	c.usual = concUsualPrior
+	c.slowStart = !cfg.Settled
 	return c
 }
 
 // capLocked is the limit as a number of calls.
 func (c *Concurrency) capLocked() int { return max(1, int(c.limit+0.5)) }
+
+// setLimitLocked makes the limit l (at least 1, at most the cap), and ends
+// the climb when slow start is over or the cap is reached.
+func (c *Concurrency) setLimitLocked(l float64) {
+	c.limit = min(max(1, l), float64(c.max))
+	now := c.now()
+	if c.steady.from.IsZero() && (!c.slowStart || c.capLocked() >= c.max) {
+		c.steady.start(now, c.capLocked(), c.waitedLocked(now))
+	}
+	c.steady.note(now, c.capLocked())
+}
+
+// waitedLocked is the time with every place taken, until now.
+func (c *Concurrency) waitedLocked(now time.Time) time.Duration {
+	t := c.fullTotal
+	if !c.fullSince.IsZero() {
+		t += now.Sub(c.fullSince)
+	}
+	return t
+}
 
 // Acquire takes a place for one attempt, waiting in line for one, or
 // returns ctx's error. The ticket goes back with Release.
@@ -150,6 +237,9 @@ func (c *Concurrency) Acquire(ctx context.Context) (ticket int64, err error) {
 	now := c.now()
 	if c.firstAcquired.IsZero() {
 		c.firstAcquired = now
+		if c.fixed || !c.slowStart {
+			c.steady.start(now, c.capLocked(), 0)
+		}
 	}
 	if len(c.queue) == 0 && c.inFlight < c.capLocked() {
 		ticket = c.takeLocked()
@@ -196,37 +286,52 @@ func (c *Concurrency) takeLocked() int64 {
 	if c.fixed {
 		return 0
 	}
+	now := c.now()
 	if c.round == 0 {
-		c.startRoundLocked(c.now())
+		c.startRoundLocked(now)
 	}
+	c.overdueLocked(now)
 	if !c.sending {
 		return 0
 	}
-	if span, _ := c.roundSpanLocked(); span > 0 && c.now().Sub(c.roundStart).Seconds() >= span {
+	if span, _ := c.roundSpanLocked(); span > 0 && now.Sub(c.roundStart).Seconds() >= span {
 		// A base latency has passed: the round's calls are those sent
 		// so far, and if none was, the round starts again with this one.
 		// If all were answered already, the round ends, and this call
 		// is the next one's first.
 		switch {
 		case c.sent == 0:
-			c.roundStart = c.now()
+			c.roundStart = now
 		case c.answered >= c.sent:
-			c.endRoundLocked(c.meanLocked())
+			c.endRoundLocked(0)
 		default:
 			c.sending = false
 			return 0
 		}
 	}
 	c.sent++
+	c.lastSent = now
 	if _, calls := c.roundSpanLocked(); c.sent >= calls {
 		c.sending = false
 	}
 	return c.round
 }
 
+// overdueLocked ends the round when its last calls have been out for
+// concClip bases since the last was sent: a slow call says all it can by
+// then (it counts as concClip bases), and a round that waited for the
+// slowest of a heavy tail would decide once a tail.
+func (c *Concurrency) overdueLocked(now time.Time) {
+	if c.sending || c.base == 0 || c.answered >= c.sent || now.Sub(c.lastSent).Seconds() < concClip*c.base {
+		return
+	}
+	c.endRoundLocked(c.sent - c.answered)
+}
+
 // roundSpanLocked is how long a round sends (seconds; 0 before a base
 // latency is known) and how many calls at most: one base latency, up to
-// the limit (at least concRoundMin, at most concRoundMax). Against a fast
+// the limit (at least concRoundMin, for as many bases as that takes at the
+// limit, at most concRoundMax). Against a fast
 // service (a base under concRoundTime) a round sends for concRoundTime,
 // up to concRoundMax calls: a round of one base latency would be the
 // limit's few calls (8 calls of 20 ms), whose mean swings with the
@@ -234,11 +339,11 @@ func (c *Concurrency) takeLocked() int64 {
 // it, a cut or a step every few milliseconds: its mean over the swing,
 // not K, is what the service gets (bench/README.md, cap8).
 func (c *Concurrency) roundSpanLocked() (span float64, calls int) {
-	base, _ := c.baseLocked()
-	if rt := concRoundTime.Seconds(); base > 0 && base < rt {
-		return rt, concRoundMax
+	span, calls = c.base, min(max(c.capLocked(), concRoundMin), concRoundMax)
+	if rt := concRoundTime.Seconds(); c.base > 0 && c.base < rt {
+		span, calls = rt, concRoundMax
 	}
-	return base, min(max(c.capLocked(), concRoundMin), concRoundMax)
+	return max(span, c.base*math.Ceil(concRoundMin/float64(c.capLocked()))), calls
 }
 
 // startRoundLocked starts a round at now: the next calls sent, for
@@ -246,7 +351,7 @@ func (c *Concurrency) roundSpanLocked() (span float64, calls int) {
 // are all answered.
 func (c *Concurrency) startRoundLocked(now time.Time) {
 	c.round++
-	c.roundStart, c.sending, c.sent, c.answered = now, true, 0, 0
+	c.roundStart, c.roundLevel, c.sending, c.sent, c.answered = now, c.capLocked(), true, 0, 0
 	c.n, c.hard, c.throttled, c.lat = 0, 0, 0, [2]latencySum{}
 	c.bound = len(c.queue) > 0 || c.inFlight >= c.capLocked()
 }
@@ -259,14 +364,21 @@ func (c *Concurrency) answerLocked(ticket int64) {
 	}
 	c.answered++
 	if !c.sending && c.answered >= c.sent {
-		c.endRoundLocked(c.meanLocked())
+		c.endRoundLocked(0)
 	}
 }
 
-// latencySum sums the latencies of a round's 2xx answers, in seconds.
+// latencySum sums the latencies of a round's 2xx answers, in seconds,
+// each at most concClip bases.
 type latencySum struct {
 	ok         int
 	sum, sumSq float64
+}
+
+func (l *latencySum) add(x float64) {
+	l.ok++
+	l.sum += x
+	l.sumSq += x * x
 }
 
 // latLocked is the round's latencies that count: createLead's when it has
@@ -274,11 +386,11 @@ type latencySum struct {
 // pulls a credit report); their mix changes from round to round, and
 // would look like a queue that comes and goes. createLead's show the
 // service's queue as well as any.
-func (c *Concurrency) latLocked() latencySum {
+func (c *Concurrency) latLocked() *latencySum {
 	if c.lat[0].ok > 0 {
-		return c.lat[0]
+		return &c.lat[0]
 	}
-	return c.lat[1]
+	return &c.lat[1]
 }
 
 // meanLocked is the mean latency of the round's 2xx answers that count,
@@ -317,6 +429,12 @@ func (c *Concurrency) fullLocked() {
 	}
 }
 
+// isOverload reports an answer that says the service could not take the
+// call: 503, 504 or no reply in time.
+func isOverload(o attemptOutcome) bool {
+	return o.Status == http.StatusServiceUnavailable || o.Status == http.StatusGatewayTimeout || o.Timeout
+}
+
 // Release gives back the place of an attempt that ended with o; learn is
 // false for an attempt that says nothing of the service (interrupted, or
 // no attempt made).
@@ -324,23 +442,45 @@ func (c *Concurrency) Release(ticket int64, o attemptOutcome, learn bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inFlight--
-	if learn && !c.fixed && (o.Status == http.StatusServiceUnavailable || o.Status == http.StatusGatewayTimeout || o.Timeout) {
-		// The service shed the call (or could not answer it): its place
-		// goes, at once, not at the round's end, or it would be taken by
-		// the next call, shed as fast, again and again.
-		c.limit = max(1, c.limit-1)
+	if !c.steady.from.IsZero() {
+		c.steady.attempts++
 	}
-	if ticket != 0 && ticket == c.round {
-		if learn {
-			c.learnLocked(o)
-		}
+	inRound := ticket != 0 && ticket == c.round
+	if learn && inRound {
+		c.learnLocked(o)
+	}
+	if learn && !c.fixed && isOverload(o) && c.overloadLocked() {
+		// The service sheds more calls than it usually does: this one's
+		// place goes, at once, not at the round's end, or it would be
+		// taken by the next call, shed as fast, again and again. A share
+		// of 503s that does not grow with the calls in flight (one bad
+		// backend) takes nothing: its calls are retried, and the limit
+		// is not what it answers.
+		c.setLimitLocked(c.limit - 1)
+	}
+	if inRound {
 		c.answerLocked(ticket)
+	}
+	if !c.fixed && c.round != 0 {
+		c.overdueLocked(c.now())
 	}
 	c.grantLocked()
 }
 
+// overloadLocked reports whether the round's overload answers so far are
+// more than the usual share explains: by concPressure of its calls and by
+// three standard deviations of the usual share's count, and at least one.
+// Its calls are those sent, not those answered: a shed call answers at
+// once, and the first answers of a round would be its 503s.
+func (c *Concurrency) overloadLocked() bool {
+	n, p := float64(max(c.n, c.sent)), c.usual
+	excess := float64(c.hard) - n*p
+	return c.hard > 0 && excess >= max(1, concPressure*n, 3*math.Sqrt(n*p*(1-p)))
+}
+
 // learnLocked counts one answer of the round, and ends the round early
-// on strong evidence: latency far past the base, or overload answers.
+// on strong evidence: latency far past the base, or overload answers
+// beyond the usual share.
 func (c *Concurrency) learnLocked(o attemptOutcome) {
 	if o.Op == "preflight" {
 		return // one query before the first row, answered at once
@@ -353,79 +493,180 @@ func (c *Concurrency) learnLocked(o attemptOutcome) {
 		if o.Op == "createLead" {
 			k = 0
 		}
-		c.lat[k].ok++
-		c.lat[k].sum += l
-		c.lat[k].sumSq += l * l
-		if c.baseCur == 0 && c.basePrev == 0 {
+		if !c.firstDone {
 			c.first[k] = append(c.first[k], l)
 		}
-	case o.Status == http.StatusServiceUnavailable, o.Status == http.StatusGatewayTimeout, o.Timeout:
+		if c.check.on && !c.roundStart.Before(c.check.at) {
+			c.check.lat[k].add(min(l, concClip*c.check.base))
+			if c.check.median > 0 {
+				c.check.samples = append(c.check.samples, l)
+			}
+		}
+		if c.base > 0 {
+			l = min(l, concClip*c.base)
+		}
+		c.lat[k].add(l)
+	case isOverload(o):
 		c.hard++
 	case o.Status == http.StatusTooManyRequests:
 		c.throttled++
 	}
-	_, need := c.roundSpanLocked()
-	mean := c.meanLocked()
-	base, _ := c.baseLocked()
-	if (base > 0 && c.latLocked().ok >= min(need, concRoundMin) && mean > base*(1+concEarly)+concSlack.Seconds()) ||
-		(base > 0 && c.hard > 0 && float64(c.hard) >= concPressure*float64(need)) {
-		c.endRoundLocked(mean)
-	}
-}
-
-// baseLocked is the base latency: the lowest round mean of the last
-// concBaseWindow (two halves, the older dropped as a new one starts), 0
-// when none yet; n is the answers of the round that set it.
-func (c *Concurrency) baseLocked() (base float64, n int) {
-	switch {
-	case c.baseCur == 0:
-		return c.basePrev, c.nPrev
-	case c.basePrev == 0 || c.baseCur < c.basePrev:
-		return c.baseCur, c.nCur
-	}
-	return c.basePrev, c.nPrev
-}
-
-// rotateBaseLocked starts a new half of the base's window when the
-// current one is over, at now. It reports whether the base rose past the
-// tolerance with it: the latency rose and stayed up though the limit was
-// cut, so the service slowed by itself.
-func (c *Concurrency) rotateBaseLocked(now time.Time) (rose bool) {
-	if c.baseFrom.IsZero() {
-		c.baseFrom = now
-	}
-	if now.Sub(c.baseFrom) < concBaseWindow/2 {
-		return false
-	}
-	old, _ := c.baseLocked()
-	c.basePrev, c.nPrev, c.baseCur, c.baseFrom = c.baseCur, c.nCur, 0, now
-	nb, _ := c.baseLocked()
-	return old > 0 && nb > old*(1+2*concTolerance)+2*concSlack.Seconds()
-}
-
-// addBaseLocked takes the mean of a round of n answers into the base's
-// window. A round of few answers has a noisy mean, and the lowest of many
-// noisy means is too low a base: only rounds of concBaseAnswers answers
-// (or the whole limit, when it is lower) count.
-func (c *Concurrency) addBaseLocked(mean float64, n int) {
-	if n < min(concBaseAnswers, c.capLocked()) {
+	if c.base == 0 {
 		return
 	}
-	if c.baseCur == 0 || mean < c.baseCur {
-		c.baseCur, c.nCur = mean, n
+	_, need := c.roundSpanLocked()
+	lat := c.latLocked()
+	if lat.ok >= min(need, concRoundMin) && c.meanLocked() > c.base*(1+concEarly)+concSlack.Seconds()+c.noiseLocked(lat.ok) {
+		c.endRoundLocked(0)
+		return
+	}
+	if c.n >= min(need, concRoundMin) && float64(c.hard) >= concPressure*float64(need) && c.overloadLocked() {
+		c.endRoundLocked(0)
 	}
 }
 
-// endRoundLocked decides on the round's answers, with mean the mean
-// latency of its 2xx answers (0: none).
-func (c *Concurrency) endRoundLocked(mean float64) {
+// noiseLocked is how far the mean of n latencies may stray from the base
+// by chance: three standard errors of their difference, at the spread of
+// one answer the recent rounds show (a slow credit bureau behind some
+// calls, heavy tails, the client's own stalls).
+func (c *Concurrency) noiseLocked(n int) float64 {
+	return 3 * c.sigma * math.Sqrt(1/float64(max(n, 1))+1/float64(max(c.baseN, 1)))
+}
+
+// pushRoundLocked keeps the round r for the base, drops those older than
+// concBaseWindow, and works out again the base, the spread and the usual
+// share of overload answers.
+func (c *Concurrency) pushRoundLocked(r concRound) {
+	keep := c.history[:0]
+	for _, h := range c.history {
+		if age := r.at.Sub(h.at); age < concBaseWindow && (!h.firstQuarter || age < concFirstKeep) {
+			keep = append(keep, h)
+		}
+	}
+	c.history = append(keep, r)
+	c.baseFromHistoryLocked()
+}
+
+// baseFromHistoryLocked works out from the rounds kept the base (see
+// baseBelowLocked), the spread of one answer, whether the service's
+// answers are tight or heavy-tailed, and the usual share of overload
+// answers.
+//
+// The spread is the standard deviation of one answer's latency in the
+// rounds at the lower half of the limits that showed no queue, with a
+// prior of half the base (weighing concPrior answers) until they have
+// shown the service's own: eight calls of 50 ms say nothing of the one in
+// ten that takes 2 s. Tight: concThick answers of those rounds, spread
+// under concHeavy bases. Heavy: they spread wider, or the answers of all
+// the rounds spread past concHeavySpread of their round's mean (a queue
+// delays most calls of a round alike; a slow call in ten or a heavy tail
+// does not). The usual share of overload answers is that of the rounds at
+// the lower half of the limits, with a prior of one in ten (weighing ten
+// answers): 503s that come as often at a low limit as at a high one are
+// not the calls' doing.
+func (c *Concurrency) baseFromHistoryLocked() {
+	levels := make([]int, 0, len(c.history))
+	for _, h := range c.history {
+		levels = append(levels, h.level)
+	}
+	slices.Sort(levels)
+	lower := levels[(len(levels)-1)/2]
+	var calm, calmVar, all, allVar, allSq float64
+	rounds, answers, overload := 0, 0, 0
+	for _, h := range c.history {
+		if h.level <= lower {
+			answers += h.answers
+			overload += h.overload
+		}
+		if h.firstQuarter {
+			continue
+		}
+		rounds++
+		n := float64(h.n)
+		all += n
+		allVar += n * h.varW
+		allSq += n * h.mean * h.mean
+		if h.calm && h.level <= lower {
+			calm += n
+			calmVar += n * h.varW
+		}
+	}
+	c.usual = float64(overload+1) / float64(answers+10)
+	tight := func(base float64) bool { return calm >= concThick && calmVar <= concHeavy*concHeavy*base*base*calm }
+	// Heavy before the base, which it gives its quantile: by the base so far.
+	c.heavy = calm >= concThick && !tight(c.base) || all >= concThick && allVar > concHeavySpread*concHeavySpread*allSq
+	c.base = c.baseBelowLocked(0)
+	c.tight = tight(c.base)
+	prior := concPriorSpread * c.base
+	c.sigma = math.Sqrt((calmVar + concPrior*prior*prior) / (calm + concPrior))
+	c.baseN = max(int(all)/max(rounds, 1), min(int(all), concBaseAnswers))
+}
+
+// baseBelowLocked is the base for a round at level: the latency with no
+// queue, as the rounds kept at lower limits show it (all of them when
+// there are none, or level is 0); 0 when there are none. It is the lowest
+// of their means, or, against a heavy-tailed service, a low quantile
+// (concBaseQuant): the lowest would be a round's luck to have none of the
+// slow calls, and every typical round would look like a queue. Rounds of
+// few answers (a low limit) are taken together, in the order they came,
+// by concBaseAnswers answers: their means would be all luck.
+func (c *Concurrency) baseBelowLocked(level int) float64 {
+	lower := false
+	for _, h := range c.history {
+		if h.level < level {
+			lower = true
+			break
+		}
+	}
+	var means []float64
+	var chunk latencySum
+	for _, h := range c.history {
+		if lower && h.level >= level {
+			continue
+		}
+		if h.firstQuarter {
+			means = append(means, h.mean)
+			continue
+		}
+		chunk.ok += h.n
+		chunk.sum += h.mean * float64(h.n)
+		if chunk.ok >= concBaseAnswers {
+			means = append(means, chunk.sum/float64(chunk.ok))
+			chunk = latencySum{}
+		}
+	}
+	if len(means) == 0 && chunk.ok > 0 {
+		means = append(means, chunk.sum/float64(chunk.ok))
+	}
+	if len(means) == 0 {
+		return 0
+	}
+	slices.Sort(means)
+	if !c.heavy {
+		return means[0]
+	}
+	return means[int(concBaseQuant*float64(len(means)-1)+0.5)]
+}
+
+// endRoundLocked decides on the round's answers; unanswered calls of it
+// (the round is overdue) count as concClip bases each.
+func (c *Concurrency) endRoundLocked(unanswered int) {
 	now := c.now()
-	ok, sumSq := c.latLocked().ok, c.latLocked().sumSq
 	defer c.startRoundLocked(now)
+	lat := c.latLocked()
+	for range unanswered {
+		lat.add(concClip * c.base)
+	}
+	mean, ok := c.meanLocked(), lat.ok
+	varW := 0.0
+	if ok > 1 {
+		varW = max(lat.sumSq/float64(ok)-mean*mean, 0)
+	}
+	r := concRound{at: now, level: c.roundLevel, n: ok, mean: mean, varW: varW, answers: c.n + unanswered, overload: c.hard}
 	c.sinceCut++
 	pressure := 1.0 // the share of the limit back pressure keeps
 	switch {
-	case c.hard > 0 && float64(c.hard) >= concPressure*float64(c.n):
+	case c.n > 0 && float64(c.hard) >= concPressure*float64(c.n) && c.overloadLocked():
 		pressure = concCut503
 	case c.throttled > 0 && c.bound && float64(c.throttled) >= concPressure*float64(c.n):
 		pressure = concCut429
@@ -436,79 +677,106 @@ func (c *Concurrency) endRoundLocked(mean float64) {
 		c.cutLocked(now, c.limit*pressure)
 	}
 	if mean == 0 {
+		if r.answers > 0 {
+			c.pushRoundLocked(r)
+		}
 		if pressure < 1 {
 			cutForPressure()
 		}
 		return
 	}
-	sigma := 0.0
-	if ok > 1 {
-		sigma = math.Sqrt(max(sumSq/float64(ok)-mean*mean, 0))
-	}
-	rose := c.rotateBaseLocked(now)
-	base, baseN := c.baseLocked()
-	firstRound := base == 0
-	first := c.first[1]
-	if c.lat[0].ok > 0 {
-		first = c.first[0]
-	}
-	c.first = [2][]float64{}
-	if firstRound && len(first) == 0 {
-		base, baseN = mean, ok
-	} else if firstRound {
-		// The first round has no base to compare with. When the start
-		// is above the capacity, its quickest calls are those that found
-		// a free place and every round after is queued alike: a mean
-		// more than concFirstQueue times that of the quickest quarter
-		// (more than jitter spreads latencies) is a queue, and that
-		// quarter is the base. Else the round's mean is.
-		slices.Sort(first)
-		q := first[:max(1, len(first)/4)]
-		quick := 0.0
-		for _, l := range q {
-			quick += l
+	if !c.firstDone {
+		c.firstDone = true
+		first := c.first[1]
+		if c.lat[0].ok > 0 {
+			first = c.first[0]
 		}
-		quick /= float64(len(q))
-		if mean > concFirstQueue*quick {
-			c.baseCur, c.nCur = quick, len(q)
-			c.latencyCuts++
-			c.rosePast = c.capLocked()
-			c.cutLocked(now, max(min(c.limit*quick/mean*concUnder, c.limit*pressure), 1))
+		c.first = [2][]float64{}
+		if c.firstRoundLocked(now, r, first, pressure) {
 			return
 		}
-		base, baseN = mean, ok
 	}
+	base := c.baseBelowLocked(c.roundLevel)
+	noise := c.noiseLocked(ok)
+	threshold := base*(1+concTolerance) + concSlack.Seconds() + noise
+	if c.check.on && c.check.lat[0].ok+c.check.lat[1].ok >= concBaseAnswers {
+		// The answers to calls sent after a latency cut, by
+		// concBaseAnswers: if they are quicker than those that caused
+		// it, the cut found a queue; if twice they are not, the latency
+		// was not the calls' doing (a service slower by itself, a stall
+		// of the client's machine, a heavy tail the first round took
+		// for a queue): the cut is undone, and the rounds before it no
+		// longer make the base.
+		l := c.check.lat[0]
+		if l.ok == 0 {
+			l = c.check.lat[1]
+		}
+		got, was := 0.0, c.check.mean
+		if l.ok > 0 {
+			got = l.sum / float64(l.ok)
+		}
+		fell := got < was*(1-concTolerance)
+		if c.check.median > 0 && len(c.check.samples) > 0 {
+			// The first round's cut: its median must fall half way to
+			// its quickest quarter's mean.
+			slices.Sort(c.check.samples)
+			got = c.check.samples[(len(c.check.samples)-1)/2]
+			fell = got < (c.check.median+c.check.base)/2
+		}
+		c.check.lat, c.check.samples = [2]latencySum{}, c.check.samples[:0]
+		switch {
+		case l.ok == 0:
+		case fell:
+			c.check = cutCheck{}
+		case c.check.misses+1 >= concCutMisses:
+			// The rounds before the cut quicker than these are of a
+			// service that was quicker then (or of a first round's
+			// queue that was not one): they no longer make the base.
+			c.undone++
+			c.slowStart = c.slowStart || c.check.slowStart
+			c.setLimitLocked(max(c.limit, c.check.from))
+			keep := c.history[:0]
+			for _, h := range c.history {
+				if !h.firstQuarter && (!h.at.Before(c.check.at) || h.mean >= got*(1-concTolerance)) {
+					keep = append(keep, h)
+				}
+			}
+			c.history = keep
+			c.check = cutCheck{}
+			r.calm = true
+			c.pushRoundLocked(r)
+			return
+		default:
+			c.check.misses++
+		}
+	}
+	exceeded := c.exceeded
+	c.exceeded = false
+	if exceeded && mean <= threshold && len(c.history) > 0 {
+		// The last round was past the threshold and this one is not:
+		// it was the service's spread (a slow call or two), no queue.
+		c.history[len(c.history)-1].calm = true
+	}
+	r.calm = base == 0 || mean <= threshold
+	c.pushRoundLocked(r)
 	if pressure < 1 {
-		c.addBaseLocked(mean, ok)
 		cutForPressure()
 		return
 	}
-	if rose {
-		// The limit cut for a latency that was the service's own is
-		// too low for it: find the limit again.
-		c.slowStart = true
-		return
-	}
-	// A round of few answers gives a poor spread.
-	spread := ok >= min(concBaseAnswers, c.capLocked()) && ok > 1
-	if spread && c.jitter == 0 {
-		c.jitter = sigma
-	}
-	// The round's mean is noisy, and so is the base's (the service's
-	// jitter, a busy client machine): three standard errors of their
-	// difference, at the spread of the rounds without a queue, are no
-	// queue either. (Not this round's spread alone: a queue spreads the
-	// latencies too.)
-	noise := 3 * c.jitter * math.Sqrt(1/float64(ok)+1/float64(max(baseN, 1)))
-	threshold := base*(1+concTolerance) + concSlack.Seconds() + noise
-	c.addBaseLocked(mean, ok)
-	if spread && mean <= threshold {
-		c.jitter += concJitterAlpha * (sigma - c.jitter)
-	}
 	switch {
-	case mean > threshold:
+	case base > 0 && mean > threshold && !exceeded && !c.tight && mean <= base*(1+concEarly)+concSlack.Seconds()+noise:
+		// Past the threshold, not by much, against a service whose
+		// answers spread wide (a slow call in ten, a heavy tail): one
+		// round in twenty of those is. A queue is still there in the
+		// next round; no growth until it tells.
+		c.exceeded = true
+		return
+	case base > 0 && mean > threshold:
 		c.latencyCuts++
 		c.rosePast = c.capLocked()
+		if !c.check.on {
+			c.check = cutCheck{on: true, from: c.limit, slowStart: c.slowStart, mean: mean, base: base, at: now}
+		}
 		// Latency cuts in a row (one a round) compound: a stall of the
 		// client's machine (its CPUs shared) that outlasts a round of a
 		// fast service would take the limit from K to 1 in a few rounds.
@@ -518,26 +786,149 @@ func (c *Concurrency) endRoundLocked(mean float64) {
 		if c.cutSpanFrom.IsZero() || now.Sub(c.cutSpanFrom) >= concCutSpan {
 			c.cutSpanFrom, c.cutSpanLimit = now, c.limit
 		}
-		c.cutLocked(now, max(c.limit*base/mean*concUnder, c.limit/2, c.cutSpanLimit/2))
-	case c.slowStart && !firstRound && mean > base*(1+concTolerance/2)+concSlack.Seconds()+noise:
+		floor := max(c.limit/2, c.cutSpanLimit/2)
+		if c.heavy || varW > concHeavySpread*concHeavySpread*mean*mean || !c.tight && mean <= base*(1+concEarly)+concSlack.Seconds()+noise {
+			// A service whose answers spread wide: its mean of one round
+			// says little of the capacity, and a queue costs it less
+			// than a place left empty.
+			floor = max(floor, c.limit*concHeavyCut)
+		}
+		c.cutLocked(now, max(c.limit*base/mean*concUnder, floor))
+	case c.slowStart && base > 0 && mean > base*(1+concTolerance/2)+concSlack.Seconds()+noise:
 		// Like HyStart: latency begins to rise, so the limit is near the
 		// capacity: no more doubling, which would overshoot it by up
 		// to twice.
 		c.slowStart = false
-	case c.bound:
+		c.setLimitLocked(c.limit)
+	case c.bound && !c.check.on:
+		// (Not while a cut is checked: its rounds measure the limit it
+		// cut to.)
 		step := c.limit // slow start: double
 		if !c.slowStart {
 			step = max(0.25, c.limit*concGrowth*(1+float64(c.sinceCut)/8))
 		}
-		c.limit = min(c.limit+step, float64(c.max))
+		c.setLimitLocked(c.limit + step)
 	}
 }
 
+// firstRoundLocked decides on the first round, which has no base to
+// compare with; it reports whether it cut. When the start is above the
+// capacity, its quickest calls are those that found a free place and the
+// others queued behind them, a whole service time per place: a median
+// more than concFirstQueue times the quickest quarter's mean is a queue,
+// and that quarter is the base. (The median, not the mean: a slow call
+// of ten does not move it, where a queue that holds half the calls does.)
+func (c *Concurrency) firstRoundLocked(now time.Time, r concRound, first []float64, pressure float64) bool {
+	if len(first) == 0 {
+		return false
+	}
+	slices.Sort(first)
+	q := first[:max(1, len(first)/4)]
+	quick := 0.0
+	for _, l := range q {
+		quick += l
+	}
+	quick /= float64(len(q))
+	median := (first[(len(first)-1)/2] + first[len(first)/2]) / 2
+	top := first[len(first)-len(q):]
+	slow := 0.0
+	for _, l := range top {
+		slow += l
+	}
+	slow /= float64(len(top))
+	if median <= concFirstQueue*quick || slow > concFirstTop*median {
+		// No queue, or a heavy tail: a queue's slowest quarter waited
+		// for at most as many places again as its median did.
+		return false
+	}
+	mean := 0.0
+	for _, l := range first {
+		mean += min(l, concClip*quick)
+	}
+	mean /= float64(len(first))
+	c.pushRoundLocked(concRound{at: now, level: r.level, n: r.n, mean: quick, answers: r.answers, overload: r.overload, firstQuarter: true})
+	c.latencyCuts++
+	c.rosePast = c.capLocked()
+	c.check = cutCheck{on: true, from: c.limit, slowStart: c.slowStart, mean: mean, base: quick, at: now, median: median}
+	c.cutLocked(now, max(min(c.limit*quick/mean*concUnder, c.limit*pressure), 1))
+	return true
+}
+
 func (c *Concurrency) cutLocked(now time.Time, to float64) {
-	c.limit = max(1, to)
 	c.slowStart = false
 	c.sinceCut = 0
 	c.lastCut = now
+	c.setLimitLocked(to)
+}
+
+// steadyClock keeps the limit over the run's steady part: from the end of
+// the climb (the first cut, the end of slow start or the cap reached; the
+// first call for a fixed limit or one settled in an earlier run) on. Its
+// median and mean are what to pin, and its calls a second what the
+// service took once the limit was found.
+type steadyClock struct {
+	from     time.Time
+	full0    time.Duration // the time with every place taken, at from
+	at       time.Time     // the limit in force since
+	limit    int
+	time     map[int]time.Duration
+	attempts int64 // attempts answered since from
+}
+
+func (s *steadyClock) start(now time.Time, limit int, full time.Duration) {
+	if !s.from.IsZero() {
+		return
+	}
+	s.from, s.full0, s.at, s.limit = now, full, now, limit
+	s.time = map[int]time.Duration{}
+}
+
+// note records that the limit is l from now on.
+func (s *steadyClock) note(now time.Time, l int) {
+	if s.from.IsZero() || l == s.limit {
+		return
+	}
+	s.time[s.limit] += now.Sub(s.at)
+	s.at, s.limit = now, l
+}
+
+// figures are the median and mean limit from the start of the steady
+// part until now (0: none yet).
+func (s *steadyClock) figures(now time.Time) (median int, mean float64) {
+	if s.from.IsZero() {
+		return 0, 0
+	}
+	type span struct {
+		l int
+		d time.Duration
+	}
+	spans := make([]span, 0, len(s.time)+1)
+	var total time.Duration
+	var sum float64
+	add := func(l int, d time.Duration) {
+		if d > 0 {
+			spans = append(spans, span{l, d})
+			total += d
+			sum += float64(l) * d.Seconds()
+		}
+	}
+	for l, d := range s.time {
+		add(l, d)
+	}
+	add(s.limit, now.Sub(s.at))
+	if total == 0 {
+		return s.limit, float64(s.limit)
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.l - b.l })
+	var cum time.Duration
+	for _, x := range spans {
+		cum += x.d
+		if 2*cum >= total {
+			median = x.l
+			break
+		}
+	}
+	return median, sum / total.Seconds()
 }
 
 // ConcurrencySnapshot is a Concurrency's state at one moment.
@@ -550,11 +941,14 @@ type ConcurrencySnapshot struct {
 	// waiting for one, PeakInFlight the most at once.
 	InFlight, Waiting, PeakInFlight int
 	// LatencyCuts and PressureCuts count auto's cuts for a latency that
-	// rose and for back pressure (503, 504, timeouts, 429s);
-	// RosePast is the limit before the last latency cut and PressurePast
-	// the one before the last back-pressure cut.
+	// rose with the calls in flight and for back pressure (503, 504 and
+	// timeouts beyond their usual share, 429s); RosePast is the limit
+	// before the last latency cut and PressurePast the one before the
+	// last back-pressure cut. UndoneCuts counts the latency cuts undone
+	// because the latency did not fall with the limit.
 	LatencyCuts, PressureCuts int
 	RosePast, PressurePast    int
+	UndoneCuts                int
 	// SlowStart: auto has not cut yet.
 	SlowStart bool
 	// BaseLatency is the latency auto compares rounds with (0: none yet).
@@ -562,6 +956,17 @@ type ConcurrencySnapshot struct {
 	// Waited is the time during which attempts waited for a place (the
 	// limit bound), Since the time since the first attempt.
 	Waited, Since time.Duration
+	// The steady part of the run, from the end of auto's climb (its
+	// first cut, the end of slow start or the cap reached; for a fixed
+	// limit or one an earlier run settled at, the first attempt):
+	// Steady is how long it has lasted (0: the limit still climbs),
+	// SteadyWaited the time in it with every place taken, SteadyAttempts
+	// the attempts answered in it, and SteadyLimit and SteadyMeanLimit
+	// the median and mean of the limit over it, weighted by time.
+	Steady, SteadyWaited time.Duration
+	SteadyAttempts       int64
+	SteadyLimit          int
+	SteadyMeanLimit      float64
 }
 
 // Snapshot returns the state now. Safe for concurrent use, cheap enough
@@ -572,15 +977,18 @@ func (c *Concurrency) Snapshot() ConcurrencySnapshot {
 	now := c.now()
 	s := ConcurrencySnapshot{Auto: !c.fixed, Limit: c.capLocked(), Max: c.max, InFlight: c.inFlight, Waiting: len(c.queue),
 		PeakInFlight: c.peak, LatencyCuts: c.latencyCuts, PressureCuts: c.pressureCuts, RosePast: c.rosePast,
-		PressurePast: c.pressurePast, SlowStart: c.slowStart && !c.fixed,
-		Waited: c.fullTotal}
-	base, _ := c.baseLocked()
-	s.BaseLatency = time.Duration(base * float64(time.Second))
+		PressurePast: c.pressurePast, UndoneCuts: c.undone, SlowStart: c.slowStart && !c.fixed,
+		Waited: c.waitedLocked(now)}
+	s.BaseLatency = time.Duration(c.base * float64(time.Second))
+	if !c.steady.from.IsZero() {
+		s.Steady = now.Sub(c.steady.from)
+		s.SteadyWaited = s.Waited - c.steady.full0
+		s.SteadyAttempts = c.steady.attempts
+		s.SteadyLimit, s.SteadyMeanLimit = c.steady.figures(now)
+	}
 	if c.max == noConcurrencyLimit {
 		s.Limit, s.Max = 0, 0 // none set: the caller's pool is the limit
-	}
-	if !c.fullSince.IsZero() {
-		s.Waited += now.Sub(c.fullSince)
+		s.SteadyLimit, s.SteadyMeanLimit = 0, 0
 	}
 	if !c.firstAcquired.IsZero() {
 		s.Since = now.Sub(c.firstAcquired)

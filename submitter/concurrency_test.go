@@ -3,6 +3,7 @@ package submitter
 import (
 	"container/heap"
 	"context"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -22,7 +23,30 @@ type queueModel struct {
 	capAfter        int
 	latAfter        time.Duration
 	latUntil        time.Duration // latAfter ends then (0: never)
-	rnd             *rand.Rand
+	// extra is a latency drawn for each call on top, whatever the load
+	// (a slow credit bureau behind some calls); nil: none.
+	extra func(*rand.Rand) time.Duration
+	// fail503 is the share of calls answered 503 at once, whatever the
+	// load (one bad backend behind a load balancer).
+	fail503 float64
+	rnd     *rand.Rand
+}
+
+// bimodal draws fast, or slow for a random share of the calls.
+func bimodal(fast, slow time.Duration, share float64) func(*rand.Rand) time.Duration {
+	return func(r *rand.Rand) time.Duration {
+		if r.Float64() < share {
+			return slow
+		}
+		return fast
+	}
+}
+
+// lognormal draws around median with shape sigma.
+func lognormal(median time.Duration, sigma float64) func(*rand.Rand) time.Duration {
+	return func(r *rand.Rand) time.Duration {
+		return time.Duration(float64(median) * math.Exp(sigma*r.NormFloat64()))
+	}
 }
 
 // modelEvent is an answer due at t to a request sent at start.
@@ -111,6 +135,9 @@ func runModel(t *testing.T, m queueModel, d time.Duration, cfg ConcurrencyConfig
 		if m.jit > 0 {
 			l += time.Duration(m.rnd.Int64N(int64(2*m.jit))) - m.jit
 		}
+		if m.extra != nil {
+			l += m.extra(m.rnd)
+		}
 		return l
 	}
 	serve := func(a modelEvent) {
@@ -124,6 +151,9 @@ func runModel(t *testing.T, m queueModel, d time.Duration, cfg ConcurrencyConfig
 		k := capNow()
 		a := modelEvent{start: now, ticket: ticket}
 		switch {
+		case m.fail503 > 0 && m.rnd.Float64() < m.fail503:
+			a.t, a.status = now+time.Millisecond, http.StatusServiceUnavailable
+			heap.Push(&events, a)
 		case k == 0 || (inService < k && len(queue) == 0):
 			serve(a)
 		case m.queueLimit > 0 && len(queue) >= m.queueLimit:
@@ -324,5 +354,48 @@ func TestConcurrencyFixed(t *testing.T) {
 	}
 	if l, n := c.Limits(); l != 2 || n != 2 {
 		t.Errorf("Limits() = %d, %d, want 2, 2", l, n)
+	}
+}
+
+// TestConcurrencyModelShapes runs the auto limit against services whose
+// slow calls and 503s do not depend on the load (a slow credit bureau
+// behind a random share of the calls, heavy tails, one bad backend behind
+// a load balancer), alone and behind a capacity: auto must reach 90% of
+// the best fixed limit's throughput (2xx answers a second after the
+// climb), measured alike.
+func TestConcurrencyModelShapes(t *testing.T) {
+	const d, from = 120 * time.Second, 10 * time.Second
+	tests := []struct {
+		name string
+		m    queueModel
+	}{
+		{"bimodal 50ms/2s 10%", queueModel{extra: bimodal(50*time.Millisecond, 2*time.Second, 0.1)}},
+		{"bimodal 50ms/2s 10%, K=32", queueModel{cap: 32, extra: bimodal(50*time.Millisecond, 2*time.Second, 0.1)}},
+		{"lognormal 100ms σ1", queueModel{extra: lognormal(100*time.Millisecond, 1)}},
+		{"lognormal 100ms σ1, K=64", queueModel{cap: 64, extra: lognormal(100*time.Millisecond, 1)}},
+		{"10% 503, L=50ms", queueModel{lat: 50 * time.Millisecond, fail503: 0.1}},
+		{"20% 503, L=50ms", queueModel{lat: 50 * time.Millisecond, fail503: 0.2}},
+		{"10% 503, L=100ms K=32", queueModel{cap: 32, lat: 100 * time.Millisecond, jit: 10 * time.Millisecond, fail503: 0.1}},
+		{"20% 503, bimodal, K=16", queueModel{cap: 16, fail503: 0.2, extra: bimodal(50*time.Millisecond, 2*time.Second, 0.1)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			best, bestN := 0.0, 0
+			for _, n := range []int{16, 32, 64, 256} {
+				m := tc.m
+				m.rnd = rand.New(rand.NewPCG(11, uint64(n)))
+				if got := runModel(t, m, d, ConcurrencyConfig{Fixed: n}).throughput(from, d); got > best {
+					best, bestN = got, n
+				}
+			}
+			m := tc.m
+			m.rnd = rand.New(rand.NewPCG(11, 1))
+			run := runModel(t, m, d, ConcurrencyConfig{})
+			got := run.throughput(from, d)
+			t.Logf("auto %.1f/s (%.0f%% of fixed %d: %.1f/s), cuts %d latency (%d undone), %d pressure, limits %v", got, 100*got/best, bestN, best, run.finalSnap.LatencyCuts, run.finalSnap.UndoneCuts, run.finalSnap.PressureCuts, run.limits)
+			if got < 0.9*best {
+				t.Errorf("auto %.1f calls/s, want at least 90%% of the best fixed limit's (%d: %.1f/s)", got, bestN, best)
+			}
+		})
 	}
 }

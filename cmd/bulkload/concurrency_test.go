@@ -122,3 +122,48 @@ func TestConcurrencyFixedBound(t *testing.T) {
 		t.Errorf("simulator saw %d in flight at once, want at most 2", peak)
 	}
 }
+
+// TestConcurrencyAutoRandomShapes: --concurrency auto against services
+// whose slow calls and 503s do not depend on the load (issue 27): a slow
+// credit bureau behind a random tenth of the createLeads, and one bad
+// backend answering a fifth of the calls 503. Neither is a queue: the limit
+// ends at four times its start or more with the slow calls (it used to
+// end at 5-17: a cut for a slow round); the 503s make a handful of
+// back-pressure cuts at most, and leave it at 2 or more (there were 27-74,
+// and it fell to 1: a place for each 503; its latency cuts are the busy
+// host's). Every row is sent. Nothing is timed: the
+// figures are the limits reached.
+func TestConcurrencyAutoRandomShapes(t *testing.T) {
+	tests := []struct {
+		name     string
+		opts     leadsim.Options
+		extra    []string
+		minLimit int
+		maxCuts  int // back-pressure cuts at most
+	}{
+		{"slow calls at random", leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond,
+			Dist: leadsim.LatencyDist{Kind: leadsim.DistBimodal, Slow: 500 * time.Millisecond, Share: 0.2}}, Seed: 3}, nil,
+			4 * submitter.DefaultStartConcurrency, 0},
+		{"a share of 503s", leadsim.Options{Fail503: 0.2, CreateLatency: leadsim.Latency{Fixed: 50 * time.Millisecond}, Seed: 4},
+			[]string{"--max-attempts", "10"}, 2, 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startTestSim(t, tc.opts)
+			res, rows, sum := uploadAuto(t, s, 400, tc.extra...)
+			if res.code != app.ExitOK {
+				t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, app.ExitOK, res.stderr)
+			}
+			for row, r := range rows {
+				if r["status"] != "processed" && r["status"] != "submitted" {
+					t.Errorf("row %d status = %q (%s), want processed or submitted", row, r["status"], r["error"])
+				}
+			}
+			c := sum.Concurrency
+			if c == nil || !c.Auto || c.Limit < tc.minLimit || c.BackPressureCuts > tc.maxCuts {
+				t.Errorf("summary concurrency = %+v, want auto with a limit of %d or more after %d back-pressure cuts at most", c, tc.minLimit, tc.maxCuts)
+			}
+			t.Logf("limit %d (peak %d), %d latency and %d back-pressure cuts; %s", c.Limit, c.PeakInFlight, c.LatencyCuts, c.BackPressureCuts, sum.BoundBy.Text)
+		})
+	}
+}
