@@ -3,7 +3,8 @@ package lead
 // Status is the outcome of one row, as the results file's status column
 // spells it. Validate ends a row valid or invalid; upload ends it invalid,
 // processed, submitted, submit_failed, failed or unverified, and journals
-// created on the way.
+// created on the way; with a ledger (package ledger), also already_sent or
+// conflict.
 //
 // What each status means to the rest of the program is in one table,
 // Statuses: the summary, the metrics and the exit status range over it
@@ -39,10 +40,19 @@ const (
 	// submitLead has not finished yet. A journal line, never final: a
 	// resumed run submits the row by its id without creating it again.
 	StatusCreated Status = "created"
+	// StatusAlreadySent: the ledger says an earlier run created this lead
+	// (same leadId, same content) and it needs nothing more: it was not
+	// sent again. The row's id and result code are the earlier lead's,
+	// its note names the run and date; its bid is not counted again.
+	StatusAlreadySent Status = "already_sent"
+	// StatusConflict: the ledger says an earlier run created a lead under
+	// this leadId with other content: not sent (--resend-changed sends
+	// it). The operator decides which is right.
+	StatusConflict Status = "conflict"
 )
 
 // NumStatuses is the number of statuses, the length of Statuses.
-const NumStatuses = 8
+const NumStatuses = 10
 
 // Action says who has to act on a row that ended at a status.
 type Action uint8
@@ -68,15 +78,18 @@ type StatusInfo struct {
 	// Final is false for a journal line that a later line of the same
 	// row replaces (created).
 	Final bool
-	// Sent is true when createLead was sent for the row (every status but
-	// valid and invalid).
+	// Sent is true when createLead was sent for the row by the run that
+	// ended it (every status but valid, invalid, already_sent and
+	// conflict): only such a row's result code and bid are the run's to
+	// count.
 	Sent bool
 	// Answered is true when createLead answered with a lead: the row has
 	// (or had) a result code and should have a lead id.
 	Answered bool
 	// Lead is true when the line says the row's lead exists at the
-	// service. Unverified is not: its lead exists only when it has an id
-	// (Row.HasLead).
+	// service, made by the row's own calls. Unverified is not: its lead
+	// exists only when it has an id (Row.HasLead); nor is already_sent,
+	// whose lead is an earlier run's (the ledger keeps it).
 	Lead bool
 	// Action is who has to act on a row that ended here.
 	Action Action
@@ -111,6 +124,10 @@ func Statuses() [NumStatuses]StatusInfo {
 			count: func(c *Counts) *int { return &c.Unverified }},
 		{Status: StatusCreated, Key: "created", Final: false, Sent: true, Answered: true, Lead: true, Action: OperatorAction, Rare: true,
 			count: func(c *Counts) *int { return &c.Created }},
+		{Status: StatusAlreadySent, Key: "alreadySent", Final: true, Action: NoAction, Rare: true,
+			count: func(c *Counts) *int { return &c.AlreadySent }},
+		{Status: StatusConflict, Key: "conflict", Final: true, Action: OperatorAction, Rare: true,
+			count: func(c *Counts) *int { return &c.Conflict }},
 	}
 }
 
@@ -155,6 +172,12 @@ type Counts struct {
 	// Created counts rows left at created: submission pending, as after an
 	// interrupted run; a resumed run submits them.
 	Created int `json:"created"`
+	// AlreadySent counts rows whose lead an earlier run created (the
+	// ledger says): not sent again.
+	AlreadySent int `json:"alreadySent"`
+	// Conflict counts rows whose leadId an earlier run created with other
+	// content: not sent.
+	Conflict int `json:"conflict"`
 }
 
 // Of returns the count of rows at the status in i.

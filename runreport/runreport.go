@@ -385,6 +385,8 @@ func outcomesChart(s *summary.Summary) template.HTML {
 		{"submit_failed", "submitFailed", "bad", s.SubmitFailed},
 		{"unverified", "unverified", "warn", s.Unverified},
 		{"created (pending)", "created", "warn", s.Created},
+		{"already sent (earlier run)", "alreadySent", "muted", s.AlreadySent},
+		{"conflict", "conflict", "bad", s.Conflict},
 		{"not sent", "notSent", "warn", s.NotSent},
 		{"not reached", "notReached", "warn", s.NotReached},
 		{"other shards", "skippedOtherShards", "muted", s.OtherShards},

@@ -51,6 +51,12 @@ func verdict(s *summary.Summary, parts []Part) (string, string) {
 		if s.Mode == "validate" {
 			return fmt.Sprintf("Every row is valid (exit 0): %s rows, ready to upload. Nothing to do.", group(int64(s.Valid))), "ok"
 		}
+		if s.AlreadySent > 0 && s.AlreadySent == s.Total(func(i lead.StatusInfo) bool { return i.Action == lead.NoAction }) {
+			return fmt.Sprintf("Nothing was sent (exit 0): all %s rows of this export were sent by earlier runs (already sent, see the run history below): a re-drop of an export, or a rerun. Nothing to do, unless the partner meant new leads.", group(int64(s.AlreadySent))), "warn"
+		}
+		if s.AlreadySent > 0 {
+			return fmt.Sprintf("Every row was processed or submitted (exit 0): %s leads qualified, %s in bids; %s rows were sent by earlier runs and not sent again. Nothing to do.", group(int64(s.Qualified)), summary.FormatCents(s.BidCents), group(int64(s.AlreadySent))), "ok"
+		}
 		return fmt.Sprintf("Every row was processed or submitted (exit 0): %s leads qualified, %s in bids. Nothing to do.", group(int64(s.Qualified)), summary.FormatCents(s.BidCents)), "ok"
 	case 1:
 		if s.Stopped != "" {
@@ -75,6 +81,7 @@ func verdict(s *summary.Summary, parts []Part) (string, string) {
 		add(s.NotSent, "not sent", "run the shard or run again with --resume to send the rows not sent")
 		add(s.NotReached, "never read (the run stopped first)", "run again with --resume to send the rows not reached")
 		add(s.Unverified, "unverified", unverifiedNext(s))
+		add(s.Conflict, "in conflict with an earlier run (same leadId, other content)", "compare the conflict rows with what was sent before (bulkload history) and pass --resend-changed to send the new content")
 		add(s.Unknown, "with an unknown status", "")
 		return fmt.Sprintf("The run finished, but not every row is settled (exit 1): %s. Next: %s.", strings.Join(parts, ", "), strings.Join(next, "; ")), "warn"
 	case 2:

@@ -27,6 +27,9 @@ func TestVerdict(t *testing.T) {
 		{"credentials", summary.Summary{Mode: "upload", ExitCode: code(3), Stopped: "authentication failed"}, []string{"exit 3", "secret"}, "bad"},
 		{"outage", summary.Summary{Mode: "upload", ExitCode: code(4), NotSent: 12, NotReached: 30}, []string{"exit 4", "42 rows were not sent", "--resume"}, "bad"},
 		{"signal", summary.Summary{Mode: "upload", ExitCode: code(130), NotSent: 3}, []string{"exit 130", "--resume"}, "warn"},
+		{"a re-dropped export", summary.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Counts: lead.Counts{AlreadySent: 5}}, []string{"Nothing was sent (exit 0)", "all 5 rows", "earlier runs"}, "warn"},
+		{"a cumulative export", summary.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Counts: lead.Counts{AlreadySent: 3, Submitted: 2}, Qualified: 2, BidCents: 500}, []string{"exit 0", "$5.00", "3 rows were sent by earlier runs"}, "ok"},
+		{"a conflict", summary.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 5, Counts: lead.Counts{AlreadySent: 4, Conflict: 1}}, []string{"exit 1", "1 in conflict", "--resend-changed"}, "warn"},
 		{"combined, a shard missing", summary.Summary{Mode: "upload", RowsRead: 10, Counts: lead.Counts{Submitted: 5}, NotSent: 5}, []string{"exit 1", "5 not sent"}, "warn"},
 	}
 	for _, tc := range tests {

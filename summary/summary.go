@@ -364,7 +364,9 @@ func (s *Summary) Count(r lead.Row) {
 	if i, _ := r.Status.Info(); i.Answered && r.ID == "" && r.ResultCode != 0 {
 		s.NoLeadID.Add(r.Row)
 	}
-	if lead.NeedsSubmission(r.ResultCode) {
+	// A row this run did not send (already_sent) carries the earlier
+	// run's result code and bid: that run counted them.
+	if i, ok := r.Status.Info(); (!ok || i.Sent) && lead.NeedsSubmission(r.ResultCode) {
 		s.Qualified++
 		if r.BidValue != "" {
 			if c, err := ParseBid(r.BidValue); err == nil {
@@ -574,6 +576,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 		if s.Created != 0 {
 			line("created", s.Created, "submission pending: rerun with --resume")
+		}
+		if s.AlreadySent != 0 {
+			line("already sent", s.AlreadySent, "created by an earlier run (the ledger says; bulkload history): not sent again, their bids not counted again")
+		}
+		if s.Conflict != 0 {
+			line("conflict", s.Conflict, "an earlier run sent their leadId with other content: not sent; check the rows and pass --resend-changed to send the new content")
 		}
 		if s.NoLeadID.Count != 0 {
 			line("no lead id", s.NoLeadID.Count, s.NoLeadID.String()+": the service answered with a result code but no lead id, so the lead cannot be submitted or read by id; reconcile by leadId")

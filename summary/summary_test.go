@@ -147,6 +147,39 @@ func TestCount(t *testing.T) {
 	}
 }
 
+// TestCountAlreadySent: a row the ledger says an earlier run created
+// carries that run's result code and bid, which this run does not count
+// again (neither qualified nor in bids, nor in the result-code table); a
+// conflict is a failure, listed with its reason.
+func TestCountAlreadySent(t *testing.T) {
+	s := &Summary{Mode: "upload", RowsRead: 3}
+	s.Count(lead.Row{Row: 1, Status: lead.StatusSubmitted, ID: "a", ResultCode: 1013, BidValue: "$10.00"})
+	s.Count(lead.Row{Row: 2, Status: lead.StatusAlreadySent, ID: "b", ResultCode: 1014, BidValue: "$20.00", Note: "sent by run 3"})
+	s.Count(lead.Row{Row: 3, Status: lead.StatusConflict, Error: "leadId X was sent by run 3 with other content"})
+	s.FinishDetails()
+	if s.Qualified != 1 || s.BidCents != 1000 || s.AlreadySent != 1 || s.Conflict != 1 {
+		t.Errorf("Qualified %d, BidCents %d, AlreadySent %d, Conflict %d; want 1, 1000, 1, 1", s.Qualified, s.BidCents, s.AlreadySent, s.Conflict)
+	}
+	if len(s.ResultCodes) != 1 || s.ResultCodes[0].Code != 1013 {
+		t.Errorf("ResultCodes = %+v, want only this run's 1013", s.ResultCodes)
+	}
+	if len(s.Failures) != 1 || s.Failures[0].Status != lead.StatusConflict {
+		t.Errorf("Failures = %+v, want the conflict", s.Failures)
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+	var b strings.Builder
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"already sent", "conflict", "3 read = ", "1 already_sent", "1 conflict"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("summary text lacks %q:\n%s", w, b.String())
+		}
+	}
+}
+
 // TestCountReasonsFromFields checks that reasons are counted from the
 // errors' fields: a malformed record at different positions on two rows is
 // one reason, and a text reason holding "; " is never split.
