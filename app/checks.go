@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,12 @@ type CheckOptions struct {
 	// (summary, metrics, --rejects) and the run exits 0. Upload only:
 	// validate always fails on an invalid row, finding them is its job.
 	strict bool
+	// allowNoSSN lets an upload go without a column for
+	// socialSecurityNumber (a partner that has none): without it, such an
+	// input stops before anything is sent, since every lead would be
+	// answered unqualified. upload is set for upload's checks.
+	allowNoSSN bool
+	upload     bool
 
 	required []lead.Field
 	// maxRatio, when maxCount is -1, is the largest share of invalid rows
@@ -44,9 +51,11 @@ const stdinCheckRows = 1000
 func (o *CheckOptions) Register(fs *flag.FlagSet, upload bool) {
 	fs.StringVar(&o.requireColumns, "require-columns", "", "fields the input must have a column for, besides dateOfBirth and termsConsent (eg socialSecurityNumber)")
 	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "exit 0 for an input with a header and no rows (default: exit 1, \"no rows\")")
+	o.upload = upload
 	if upload {
 		fs.StringVar(&o.maxInvalid, "max-invalid", "20%", "send nothing when more rows than this are invalid, a share (5%) or a count (50); fewer do not fail the run")
 		fs.BoolVar(&o.strict, "strict", false, "exit 1 on any invalid row, even within --max-invalid (default: reported, not failed)")
+		fs.BoolVar(&o.allowNoSSN, "allow-no-ssn", false, "upload an input with no socialSecurityNumber column (a partner that sends none: no credit pull)")
 	}
 }
 
@@ -67,6 +76,9 @@ func (o *CheckOptions) check() error {
 			return UsageErrorf("--require-columns: %q is not a LeadInput field (for example socialSecurityNumber, cellPhone)", name)
 		}
 		o.required = append(o.required, f)
+	}
+	if o.upload && !o.allowNoSSN {
+		o.required = append(o.required, lead.SocialSecurityNumber)
 	}
 	o.maxCount, o.maxRatio = -1, 1
 	if v := strings.TrimSpace(o.maxInvalid); v != "" {
@@ -132,7 +144,7 @@ func (o *CheckOptions) missingRequired(input string, provided []lead.Field, unkn
 	}
 	var missing []string
 	for _, f := range o.required {
-		if !have[f] {
+		if !have[f] && !slices.Contains(missing, f.String()) {
 			missing = append(missing, f.String())
 		}
 	}
@@ -143,7 +155,23 @@ func (o *CheckOptions) missingRequired(input string, provided []lead.Field, unkn
 	if len(unknown) > 0 {
 		hint = "Unknown columns, one of which may be meant: " + strings.Join(unknown, ", ") + "; map it with --mapping (columns: {\"NAME\": " + missing[0] + "})"
 	}
+	if len(missing) == 1 && missing[0] == lead.SocialSecurityNumber.String() && !slices.Contains(o.requiredByFlag(), lead.SocialSecurityNumber) {
+		// Without an SSN the service pulls no credit: every lead comes
+		// back unqualified, and a night worth nothing would exit 0.
+		return UsageErrorf("%s has no column for socialSecurityNumber: every lead would be answered without a credit pull, unqualified ($0 in bids); nothing was sent. %s; or, for a partner that sends no SSN, pass --allow-no-ssn", inputLabel(input), hint)
+	}
 	return UsageErrorf("%s has no column for %s (required); nothing was sent. %s", inputLabel(input), strings.Join(missing, ", "), hint)
+}
+
+// requiredByFlag are the fields --require-columns names.
+func (o *CheckOptions) requiredByFlag() []lead.Field {
+	var out []lead.Field
+	for name := range strings.SplitSeq(o.requireColumns, ",") {
+		if f, ok := lead.FieldByName(strings.TrimSpace(name)); ok {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // inputLabel names the input in a message.

@@ -188,6 +188,13 @@ func (u *uploader) earlierResults(ctx context.Context, resultsPath string) (stri
 	if err != nil || len(runs) == 0 {
 		return resultsPath, err
 	}
+	// A run the ledger recorded needs no results file to be resumed: the
+	// ledger knows its leads (this run acts as its resume, writing its own
+	// results file). Only the runs it does not know are this check's.
+	runs = slices.DeleteFunc(runs, func(r earlierRun) bool { return u.ledgerKnows(ctx, r.path) })
+	if len(runs) == 0 {
+		return resultsPath, nil
+	}
 	endpoint := submitter.RedactURL(u.creds.Endpoint)
 	var same, other []earlierRun
 	for _, r := range runs {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
+	"github.com/bulkload/bulkload/runreport"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
@@ -117,7 +118,9 @@ func (u *uploader) finishSummary(err error) error {
 		if u.in.summaryJSON != "" {
 			err = writeSummaryJSON(u.env, sum, u.in.summaryJSON, err)
 		}
-		err = writeReport(u.env, sum, u.in.report, err)
+		err = writeReportIn(u.env, sum, u.in.report, err, func(code int) *runreport.Report {
+			return &runreport.Report{History: u.runHistory(context.Background(), sum, code), HistoryOf: u.metrics.Job()}
+		})
 	}
 	return err
 }

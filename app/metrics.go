@@ -79,11 +79,12 @@ func (u *uploader) finishMetrics(ctx context.Context, code int) {
 	if u.metrics == nil || !u.metrics.Enabled() {
 		return
 	}
-	if !u.outputsChecked || u.refused() {
+	if !u.outputsChecked && !u.ledgerFailed || u.refused() {
 		// Stopped before its outputs were proven (a lock held, an output
 		// holding another upload's outcomes, a bad path), or refused
 		// because its files are another run's: the figures of the run
-		// before stay (the exit status and the message say why).
+		// before stay (the exit status and the message say why). A
+		// ledger that cannot be opened is no other run's: recorded.
 		return
 	}
 	if !u.metricsStarted {

@@ -53,12 +53,24 @@ func writeSummaryJSON(e *Env, sum *summary.Summary, path string, err error) erro
 // writeReport writes --report, the run's HTML report, with the exit status
 // of err (nothing when path is ""); it returns as writeSummaryJSON.
 func writeReport(e *Env, sum *summary.Summary, path string, err error) error {
+	return writeReportIn(e, sum, path, err, nil)
+}
+
+// writeReportIn is writeReport with the run's place in the ledger's
+// history (nil: none), given the exit status.
+func writeReportIn(e *Env, sum *summary.Summary, path string, err error, history func(code int) *runreport.Report) error {
 	if path == "" {
 		return err
 	}
 	code := StatusOf(err)
 	sum.ExitCode = &code
-	if werr := runreport.Write(path, &runreport.Report{Summary: sum, Generated: time.Now()}); werr != nil {
+	rep := &runreport.Report{Summary: sum, Generated: time.Now()}
+	if history != nil {
+		if h := history(code); h != nil {
+			rep.History, rep.HistoryOf = h.History, h.HistoryOf
+		}
+	}
+	if werr := runreport.Write(path, rep); werr != nil {
 		return outputFailed(e, err, "--report", werr)
 	}
 	return err

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,19 +16,40 @@ import (
 	"github.com/bulkload/bulkload/summary"
 )
 
+// ReportOptions are the flags of "bulkload report".
+type ReportOptions struct {
+	Out string
+	// Run is --run: the report of a run the ledger recorded (0: none).
+	Run    int64
+	Ledger LedgerOptions
+}
+
 // RegisterReportFlags registers the flags of "bulkload report".
-func RegisterReportFlags(out *string) func(*flag.FlagSet) {
+func RegisterReportFlags(o *ReportOptions) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
-		fs.StringVar(out, "o", "report.html", "file to write the HTML report to")
+		fs.StringVar(&o.Out, "o", "report.html", "file to write the HTML report to")
+		fs.Int64Var(&o.Run, "run", 0, "the report of this run as the ledger recorded it (bulkload history lists the runs)")
+		o.Ledger.RegisterWhere(fs)
 	}
 }
 
-// WriteRunReport renders the run report of results files after the fact
-// to out: one results file's run from its summary beside it
-// (summary.Path), or several (the shards of a backfill, a night's
-// runs) combined as `bulkload summary` combines them, with their timelines
-// merged on one time axis and their invalid-column tables added up.
-func WriteRunReport(log *slog.Logger, out string, paths []string) error {
+// RunReport writes "bulkload report": of results files, or with --run of
+// a run the ledger recorded.
+func RunReport(ctx context.Context, e *Env, log *slog.Logger, o *ReportOptions, paths []string) error {
+	switch {
+	case o.Run != 0 && len(paths) > 0:
+		return UsageErrorf("report: give --run ID or results files, not both")
+	case o.Run != 0:
+		return WriteLedgerReport(ctx, e, log, &o.Ledger, o.Out, o.Run)
+	case len(paths) == 0:
+		return UsageErrorf("report: give results files, or --run ID (bulkload history lists the runs)")
+	}
+	return WriteRunReport(log, o.Out, paths)
+}
+
+// checkReportOut proves -o writable and none of the files the report
+// reads.
+func checkReportOut(out string, paths []string) error {
 	// The results files and the files beside them are only read (they may
 	// be read-only): -o must name none of them, nor a temporary name of
 	// any (checkReadOnly).
@@ -36,6 +58,18 @@ func WriteRunReport(log *slog.Logger, out string, paths []string) error {
 	}
 	if err := outfile.CheckOutputs("-", []outfile.Output{{Flag: "-o", Path: out}}, false, report.Outcomes); err != nil {
 		return UsageErrorf("%v", flagHint(err))
+	}
+	return nil
+}
+
+// WriteRunReport renders the run report of results files after the fact
+// to out: one results file's run from its summary beside it
+// (summary.Path), or several (the shards of a backfill, a night's
+// runs) combined as `bulkload summary` combines them, with their timelines
+// merged on one time axis and their invalid-column tables added up.
+func WriteRunReport(log *slog.Logger, out string, paths []string) error {
+	if err := checkReportOut(out, paths); err != nil {
+		return err
 	}
 	rep, err := loadReport(paths)
 	if err != nil {

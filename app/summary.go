@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"flag"
 	"fmt"
 
@@ -11,6 +12,9 @@ import (
 type SummaryOptions struct {
 	jsonPath string
 	strict   bool
+	// run is --run: the summary of a run the ledger recorded.
+	run    int64
+	Ledger LedgerOptions
 }
 
 // RegisterSummaryFlags registers the flags of "bulkload summary".
@@ -18,6 +22,8 @@ func RegisterSummaryFlags(o *SummaryOptions) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		fs.StringVar(&o.jsonPath, "summary-json", "", `file to write the combined summary to as JSON ("-": standard output)`)
 		fs.BoolVar(&o.strict, "strict", false, "exit 1 on any invalid row, as upload --strict")
+		fs.Int64Var(&o.run, "run", 0, "the summary of this run as the ledger recorded it (bulkload history lists the runs)")
+		o.Ledger.RegisterWhere(fs)
 	}
 }
 
@@ -25,8 +31,16 @@ func RegisterSummaryFlags(o *SummaryOptions) func(*flag.FlagSet) {
 // backfill, a night's runs), writes it to --summary-json, and returns it
 // with the error an upload of them all would end with: nil only when every
 // row of every input is settled.
-func Summarize(e *Env, o *SummaryOptions, paths []string) (*summary.Summary, error) {
+func Summarize(ctx context.Context, e *Env, o *SummaryOptions, paths []string) (*summary.Summary, error) {
 	jsonPath := o.jsonPath
+	switch {
+	case o.run != 0 && len(paths) > 0:
+		return nil, UsageErrorf("summary: give --run ID or results files, not both")
+	case o.run != 0:
+		return ledgerSummary(ctx, e, o)
+	case len(paths) == 0:
+		return nil, UsageErrorf("summary: give results files, or --run ID (bulkload history lists the runs)")
+	}
 	if jsonPath != "" && jsonPath != "-" {
 		if err := checkReadOnly("--summary-json", jsonPath, paths); err != nil {
 			return nil, err
@@ -35,6 +49,9 @@ func Summarize(e *Env, o *SummaryOptions, paths []string) (*summary.Summary, err
 	sum, err := summary.Combine(paths)
 	if err != nil {
 		return nil, UsageErrorf("%v", err)
+	}
+	if err := ledgerCalls(ctx, e, &o.Ledger, sum, paths); err != nil {
+		return nil, err
 	}
 	stampBuild(sum)
 	sum.Settings = map[string]any{"results": paths}
@@ -60,4 +77,40 @@ func Summarize(e *Env, o *SummaryOptions, paths []string) (*summary.Summary, err
 		}
 	}
 	return sum, err
+}
+
+// ledgerSummary prints the summary of run --run as the ledger recorded
+// it, and returns the error that run ended with.
+func ledgerSummary(ctx context.Context, e *Env, o *SummaryOptions) (*summary.Summary, error) {
+	l, err := readLedger(ctx, e, &o.Ledger)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	r, err := l.Run(ctx, o.run)
+	if err != nil {
+		return nil, UsageErrorf("--run %d: %v", o.run, err)
+	}
+	sum, err := summaryOf(r)
+	if err != nil {
+		return nil, UsageErrorf("--run %d: %v", o.run, err)
+	}
+	if err := printSummary(e, sum); err != nil {
+		return nil, err
+	}
+	code := ExitOK
+	if sum.ExitCode != nil {
+		code = *sum.ExitCode
+	}
+	if o.jsonPath != "" {
+		if werr := writeSummaryTo(e, sum, o.jsonPath); werr != nil {
+			return sum, fmt.Errorf("--summary-json: %w", werr)
+		}
+	}
+	if code != ExitOK {
+		// summary exits 0 or 1 (2 for its own usage): a run that did not
+		// settle every row, whatever stopped it, is 1.
+		return sum, &ExitError{Code: ExitRowsFailed, Msg: fmt.Sprintf("run %d exited %d: see its summary above", r.ID, code)}
+	}
+	return sum, nil
 }

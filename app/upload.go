@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/ledger"
 	"github.com/bulkload/bulkload/metrics"
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
@@ -80,6 +81,7 @@ type UploadJob struct {
 	Up      *UploadOptions  // calls: concurrency, rate, retries, resume
 	Checks  *CheckOptions   // what the input must pass before the first call
 	Metrics *MetricsOptions // the metrics file and Pushgateway
+	Ledger  *LedgerOptions  // the ledger of leads sent and runs; nil: none
 }
 
 // Prepare checks the job's options and completes them from the input's
@@ -123,7 +125,8 @@ func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, c
 		up.overwrite = !up.resume
 	}
 	defer limitUploadMemory(e.Getenv)()
-	u := &uploader{env: e, in: in, up: up, checks: j.Checks, creds: creds, log: log, input: j.Input, mets: j.Metrics, simulated: simulated, refusedRows: map[int]string{}}
+	u := &uploader{env: e, in: in, up: up, checks: j.Checks, creds: creds, log: log, input: j.Input, mets: j.Metrics, simulated: simulated, refusedRows: map[int]string{},
+		ledgerOpts: j.Ledger}
 	u.metrics = j.Metrics.recorder(j.Input, in.shard)
 	if !strings.Contains(up.leadDoc, "partnerLeadId") {
 		log.Warn("--lead-document selects no partnerLeadId: the own-lead check cannot tell a row's own lead from another's, so a row whose retry is answered as a duplicate ends unverified", "lead_document", up.leadDoc)
@@ -136,6 +139,7 @@ func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, c
 	u.foreign = errors.Is(err, errForeign)
 	err = u.finishSummary(err)
 	u.finishMetrics(ctx, StatusOf(err))
+	u.endLedger(ctx, StatusOf(err))
 	return u.summary, err
 }
 
@@ -233,7 +237,8 @@ type uploader struct {
 	input  string
 	mets   *MetricsOptions
 	// simulated: the built-in simulator's run, whose results are its
-	// own (an earlier run's under another name is not looked for).
+	// own (an earlier run's under another name is not looked for), and
+	// which keeps no ledger unless --ledger names one.
 	simulated bool
 
 	// metrics records the run for a monitoring system; summary is the
@@ -260,6 +265,15 @@ type uploader struct {
 	// row number, with its (redacted) reason; refusedMu guards it.
 	refusedMu   sync.Mutex
 	refusedRows map[int]string
+
+	// ledgerOpts are --ledger and its policy. ledger and lrun are the
+	// open ledger and this run in it (nil: none); ledgerFailed is set
+	// when the ledger could not be opened (the run stopped for it, its
+	// metrics are still written).
+	ledgerOpts   *LedgerOptions
+	ledger       *ledger.Ledger
+	lrun         *ledger.Run
+	ledgerFailed bool
 }
 
 // refused reports whether the run was refused before its first call
@@ -310,6 +324,10 @@ func (u *uploader) run(ctx context.Context) error {
 	resultsPath := u.in.resultsPath(u.input)
 
 	u.logStarted(resultsPath)
+	if err := u.beginLedger(ctx, resultsPath); err != nil {
+		u.ledgerFailed = true
+		return err
+	}
 	lock, err := lockResults(resultsPath, "upload")
 	if err != nil {
 		return err
@@ -325,7 +343,9 @@ func (u *uploader) run(ctx context.Context) error {
 	if !u.simulated {
 		// A results path that moved ({date} after midnight, {sha} after
 		// rows were appended, another --shard) must not hide an earlier
-		// run of this input: continue it, or refuse.
+		// run of this input: continue it, or refuse. (An earlier run the
+		// ledger recorded is the ledger's to settle: earlierResults
+		// leaves it out.)
 		p, err := u.earlierResults(ctx, resultsPath)
 		if err != nil {
 			return err
@@ -428,6 +448,7 @@ func (u *uploader) prove(ctx context.Context, resultsPath string, state *report.
 			return nil, err
 		}
 		u.log.Info("input checked", "rows", sc.Rows, "invalid", sc.Invalid, "sha256", short(sc.SHA256))
+		u.earlierRuns(ctx, sc.SHA256, resultsPath)
 		if err := u.writeMeta(resultsPath, &outfile.Meta{Input: u.input, InputSHA256: sc.SHA256, InputBytes: sc.Bytes, Rows: sc.Rows, AllLeadIDs: sc.AllLeadIDs}); err != nil {
 			return nil, err
 		}
@@ -448,6 +469,9 @@ func (u *uploader) finish(ctx context.Context, res upload.Result, runErr error, 
 	sum := &res.Summary
 	sum.Resumed = res.Skipped
 	u.summary = sum
+	if err := u.flushLedger(ctx); err != nil && runErr == nil {
+		runErr = err
+	}
 	if err := u.writeRefusals(ctx); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -522,6 +546,9 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 	if state != nil {
 		cfg.Prior = state
 	}
+	if u.lrun != nil {
+		cfg.Ledger = u.lrun
+	}
 	defer context.AfterFunc(ctx, func() {
 		u.log.Warn("signal received: no new rows are taken; the calls in flight finish (up to --drain-timeout), then the results file and summary are written. " +
 			"A second signal cancels the calls in flight at once. Run the same command with --resume to finish the job")
@@ -593,6 +620,18 @@ func (u *uploader) settings(results string) map[string]any {
 	s["ambiguous503"] = u.up.amb503.String()
 	s["shard"] = u.up.shardOf.String()
 	s["jobName"] = u.metrics.Job()
+	s["ledger"] = "off"
+	if o := u.ledgerOpts; o != nil && !o.off(u.simulated) {
+		s["ledger"] = redactLedger(cmp.Or(o.where, "default"))
+		if u.ledger != nil {
+			s["ledger"] = u.ledger.String()
+		}
+		s["resend"] = o.resend
+		s["resendChanged"] = o.resendChanged
+	}
+	if u.lrun != nil {
+		s["ledgerRun"] = u.lrun.ID
+	}
 	return s
 }
 

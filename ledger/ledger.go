@@ -33,6 +33,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -56,6 +57,8 @@ var (
 	// ErrUnreachable: the PostgreSQL server could not be reached or
 	// refused the connection.
 	ErrUnreachable = errors.New("ledger database unreachable")
+	// ErrNoLedger: Config.MustExist, and there is no ledger file.
+	ErrNoLedger = errors.New("no ledger")
 )
 
 // DefaultBusyTimeout is how long a write to a SQLite ledger waits for
@@ -75,6 +78,9 @@ type Config struct {
 	// Poll is the first wait of a claim held by a live run, doubling to
 	// a second; 0: 50 ms.
 	Poll time.Duration
+	// MustExist refuses to create a SQLite ledger (ErrNoLedger): a
+	// command that only reads one (history) must not leave an empty file.
+	MustExist bool
 }
 
 // IsURL reports whether where names a PostgreSQL ledger.
@@ -152,6 +158,11 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		l.db, l.d, err = openPostgres(ctx, cfg.Where)
 	} else {
 		l.where = cfg.Where
+		if cfg.MustExist {
+			if _, serr := os.Lstat(cfg.Where); errors.Is(serr, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%w at %s", ErrNoLedger, cfg.Where)
+			}
+		}
 		l.db, l.d, err = openSQLite(cfg.Where, cmpDuration(cfg.BusyTimeout, DefaultBusyTimeout))
 	}
 	if err != nil {

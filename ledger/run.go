@@ -39,6 +39,7 @@ type Run struct {
 
 	claims  chan *claimReq
 	answers chan Answer
+	flushes chan chan error
 	stop    chan struct{}
 	done    chan struct{}
 
@@ -97,7 +98,7 @@ func (l *Ledger) BeginRun(ctx context.Context, info RunInfo, policy ClaimPolicy)
 		return nil, fmt.Errorf("ledger %s: %w", l.where, err)
 	}
 	r := &Run{ID: id, l: l, account: acct, release: release, policy: policy,
-		claims: make(chan *claimReq), answers: make(chan Answer, batchMax), stop: make(chan struct{}), done: make(chan struct{}), dead: map[int64]bool{}}
+		claims: make(chan *claimReq), answers: make(chan Answer, batchMax), flushes: make(chan chan error), stop: make(chan struct{}), done: make(chan struct{}), dead: map[int64]bool{}}
 	go r.write()
 	return r, nil
 }
@@ -187,6 +188,18 @@ func (r *Run) write() {
 			claims = append(claims, c)
 		case a := <-r.answers:
 			answers = append(answers, a)
+		case f := <-r.flushes:
+			// Every answer recorded before Flush is in the channel.
+			for len(r.answers) > 0 {
+				answers = append(answers, <-r.answers)
+			}
+			if len(answers) > 0 && r.errOf() == nil {
+				if err := r.commit(nil, answers); err != nil {
+					r.fail(err)
+				}
+			}
+			f <- r.errOf()
+			continue
 		case <-r.stop:
 			// The answers recorded before End go in.
 		drain:
@@ -370,13 +383,38 @@ func (r *Run) alive(ctx context.Context, q querier, id int64) (bool, error) {
 	return ok, err
 }
 
+// SetInput records the SHA-256 of the run's input as soon as it is known
+// (before the first call), so that a later run of the same input finds
+// this one even if it is killed.
+func (r *Run) SetInput(ctx context.Context, sha string) error {
+	_, err := r.l.db.ExecContext(ctx, r.l.d.rebind(`UPDATE runs SET input_sha256 = ? WHERE id = ?`), sha, r.ID)
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", r.l.where, r.l.d.classify(err))
+	}
+	return nil
+}
+
+// Flush waits until every answer recorded so far is in the ledger, and
+// returns the first write of the run that failed, if any.
+func (r *Run) Flush(ctx context.Context) error {
+	res := make(chan error, 1)
+	select {
+	case r.flushes <- res:
+	case <-r.done:
+		return r.errOf()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-res
+}
+
 // End records the answers still on their way and the run's end: its exit
 // status and its summary (the --summary-json JSON), and stops holding it
 // alive. It returns the first write of the run that failed, if any.
 func (r *Run) End(ctx context.Context, exitCode int, summary []byte, inputSHA256 string) error {
 	close(r.stop)
 	<-r.done
-	werr := r.err
+	werr := r.errOf()
 	q := r.l.d.rebind(`UPDATE runs SET ended_at = ?, exit_code = ?, summary = ?, input_sha256 = ? WHERE id = ?`)
 	var sum any
 	if summary != nil {

@@ -76,6 +76,25 @@ type Report struct {
 	Parts []Part
 	// Generated is when the page was made.
 	Generated time.Time
+	// History is the run's place among the runs the ledger recorded of
+	// the same job (oldest first, This marking the run itself); empty
+	// without a ledger. HistoryOf names the job.
+	History   []HistoryRun
+	HistoryOf string
+}
+
+// HistoryRun is one run of a report's history.
+type HistoryRun struct {
+	ID      int64
+	Started time.Time
+	Input   string
+	// Exit is the run's exit status; nil for a run that did not end
+	// (killed, or still going).
+	Exit        *int
+	Rows        int
+	AlreadySent int
+	BidCents    int64
+	This        bool
 }
 
 // Part is one results file of a combined report.
@@ -149,6 +168,8 @@ type view struct {
 	Manifest           []kv
 	Settings           []kv
 	Parts              []partRow
+	History            []historyRow
+	HistoryOf          string
 	TopReasons         []lead.ReasonCount
 }
 
@@ -270,6 +291,14 @@ func build(r *Report) *view {
 	}
 	v.Manifest = manifest(s)
 	v.Settings = settings(s)
+	v.HistoryOf = r.HistoryOf
+	for _, h := range r.History {
+		row := historyRow{ID: h.ID, Started: stamp(h.Started), Input: h.Input, Exit: "did not end", Rows: h.Rows, AlreadySent: h.AlreadySent, Bids: summary.FormatCents(h.BidCents), This: h.This}
+		if h.Exit != nil {
+			row.Exit = strconv.Itoa(*h.Exit)
+		}
+		v.History = append(v.History, row)
+	}
 	for _, p := range r.Parts {
 		pr := partRow{Results: p.Results}
 		if ps := p.Summary; ps != nil {
@@ -282,6 +311,15 @@ func build(r *Report) *view {
 		v.Parts = append(v.Parts, pr)
 	}
 	return v
+}
+
+// historyRow is one line of the run's history, as the page shows it.
+type historyRow struct {
+	ID                   int64
+	Started, Input, Exit string
+	Rows, AlreadySent    int
+	Bids                 string
+	This                 bool
 }
 
 func stamp(t time.Time) string {

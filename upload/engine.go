@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/ledger"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
@@ -105,6 +106,12 @@ type line struct {
 	countOnly bool       // a row finished in an earlier run: count it, write nothing
 	kept      bool       // the row's lead exists though its cells fail validation now (job.kept)
 	written   chan error // when set, the writer answers once the line is written (or not)
+	// key is the row's lead in the ledger (Config.Ledger), nil without
+	// one: the writer records the line's answer there once it is written.
+	// created: this line is the first with the lead this run's createLead
+	// created (the ledger keeps when and by which run it was sent).
+	key     *ledger.Key
+	created bool
 }
 
 // pipeline reads rows, sends the valid ones through a pool of workers and
@@ -280,6 +287,11 @@ func (e *engine) writeLines(lines <-chan line, journal Journal, failRun context.
 		if l.written != nil {
 			l.written <- writeErr
 		}
+		if writeErr == nil && l.key != nil && e.cfg.Ledger != nil && !l.countOnly {
+			r := l.row
+			e.cfg.Ledger.Record(ledger.Answer{Key: *l.key, Row: r.Row, Status: r.Status, Created: l.created,
+				ServiceID: r.ID, ResultCode: r.ResultCode, Bid: r.BidValue, Ambiguous: r.Ambiguous})
+		}
 		if writeErr != nil || !l.row.Status.Final() {
 			continue
 		}
@@ -355,7 +367,7 @@ func (e *engine) plan(it source.Item) (job, *line, error) {
 		return j, nil, nil
 	}
 	switch prior.Status {
-	case lead.StatusProcessed, lead.StatusSubmitted:
+	case lead.StatusProcessed, lead.StatusSubmitted, lead.StatusAlreadySent:
 		e.skipped++
 		return job{}, &line{row: prior, countOnly: true}, nil
 	case lead.StatusCreated, lead.StatusSubmitFailed:
@@ -386,6 +398,14 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	red := submitter.NewRedactor(j.input)
 	row := j.row
 	row.Status, row.Error = "", ""
+	key, done, err := e.claim(ctx, &j, &row, lines)
+	if done || err != nil {
+		return err
+	}
+	send := func(l line) {
+		l.key = key
+		lines <- l
+	}
 	if j.prior != nil {
 		// Created by an earlier run: never create it again.
 		row.ID, row.ResultCode, row.BidValue = j.prior.ID, j.prior.ResultCode, j.prior.BidValue
@@ -401,7 +421,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 			return err
 		}
 		if row.Status == lead.StatusFailed || row.Status == lead.StatusUnverified {
-			lines <- line{row: row, kept: j.kept}
+			send(line{row: row, kept: j.kept})
 			return nil
 		}
 		row.Attempts = attempts
@@ -418,18 +438,18 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		switch {
 		case unverified:
 			row.Status = lead.StatusUnverified
-			lines <- line{row: row, kept: j.kept}
+			send(line{row: row, kept: j.kept, created: row.ID != ""})
 			return nil
 		case !lead.NeedsSubmission(res.ResultCode) || e.cfg.NoSubmit:
 			row.Status = lead.StatusProcessed
-			lines <- line{row: row, kept: j.kept}
+			send(line{row: row, kept: j.kept, created: true})
 			return nil
 		}
 		// The lead is worth a bid: its id is on disk before submitLead.
 		created := row
 		created.Status = lead.StatusCreated
 		written := make(chan error, 1)
-		lines <- line{row: created, written: written}
+		send(line{row: created, written: written, created: true})
 		if err := <-written; err != nil {
 			// Not on disk: submitting now could lose track of the lead. Its
 			// id goes to the log, the one record left, for reconciliation.
@@ -439,7 +459,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	}
 	if e.cfg.NoSubmit {
 		row.Status = lead.StatusProcessed
-		lines <- line{row: row, kept: j.kept}
+		send(line{row: row, kept: j.kept})
 		return nil
 	}
 	res, _, err := e.api.Submit(ctx, row.ID, red)
@@ -455,12 +475,12 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	if err != nil && e.submittedAlready(err) {
 		row.Status = lead.StatusSubmitted
 		row.Note, row.EngineNotes = "submitted (submitLead answered that the lead already was: an earlier attempt's answer was lost, or the partner submits automatically)", nil
-		lines <- line{row: row, kept: j.kept}
+		send(line{row: row, kept: j.kept})
 		return nil
 	}
 	if err != nil {
 		row.Status, row.Error = lead.StatusSubmitFailed, err.Error()
-		lines <- line{row: row, kept: j.kept}
+		send(line{row: row, kept: j.kept})
 		if submitter.IsFatal(err) {
 			return err // recorded: --resume submits it later
 		}
@@ -472,8 +492,114 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		// and of what the engine said about that.
 		row.Note, row.EngineNotes = res.Note, nil
 	}
-	lines <- line{row: row, kept: j.kept}
+	send(line{row: row, kept: j.kept})
 	return nil
+}
+
+// claim asks the ledger (Config.Ledger) about a row before anything is
+// sent for it, and settles what it can: a lead an earlier run created with
+// this content and that needs nothing more is journalled already_sent; one
+// created under this leadId with other content, conflict (done: the row
+// is finished); one created and qualified but not submitted becomes the
+// job's prior, to be submitted by its id; a lead whose earlier call may
+// have reached the service unanswered makes the job ambiguous (the own-lead
+// check). It returns the row's key for the ledger (nil without one). An
+// error means the ledger cannot be written: the run stops, the row not
+// sent. A run stopped while it waited for a lead another run holds leaves
+// the row not sent.
+func (e *engine) claim(ctx context.Context, j *job, row *lead.Row, lines chan<- line) (key *ledger.Key, done bool, err error) {
+	lg := e.cfg.Ledger
+	if lg == nil {
+		return nil, false, nil
+	}
+	var k ledger.Key
+	switch {
+	case !j.kept:
+		k = lg.KeyOf(row.LeadID, j.input)
+	case row.LeadID != "":
+		k = ledger.KeyOfID(row.LeadID)
+	default:
+		return nil, false, nil // no leadId, and no content to know it by
+	}
+	if j.prior != nil {
+		// The results file says this run's lead exists: it is submitted
+		// by its id, and the ledger learns the answer.
+		return &k, false, nil
+	}
+	d, err := lg.Claim(ctx, k, row.Row)
+	if err != nil {
+		e.notSent.Add(1)
+		if ctx.Err() != nil {
+			return nil, true, nil
+		}
+		return nil, true, fmt.Errorf("%w (the run stops: a lead that cannot be claimed in the ledger could be sent twice; rows not sent stay for a resumed run)", err)
+	}
+	switch d.Kind {
+	case ledger.AlreadySent:
+		r := *row
+		ea := d.Earlier
+		r.Status, r.ID, r.ResultCode = lead.StatusAlreadySent, ea.ServiceID, ea.ResultCode
+		r.Note = alreadySentNote(ea)
+		lines <- line{row: r, kept: j.kept}
+		return nil, true, nil
+	case ledger.Conflict:
+		r := *row
+		r.Status = lead.StatusConflict
+		r.Error = conflictError(row.LeadID, d.Earlier)
+		lines <- line{row: r, kept: j.kept}
+		return nil, true, nil
+	case ledger.Submit:
+		ea := d.Earlier
+		p := *row
+		p.Status, p.ID, p.ResultCode, p.BidValue = lead.StatusCreated, ea.ServiceID, ea.ResultCode, ea.Bid
+		p.Note = "created by " + runText(ea)
+		j.prior = &p
+	case ledger.Send:
+		j.ambiguous = j.ambiguous || d.Ambiguous
+	}
+	return &k, false, nil
+}
+
+// runText names the run that created a lead: "run 12 on 2026-11-21 02:30
+// UTC (results /runs/x.results.csv, row 5)".
+func runText(ea *ledger.Earlier) string {
+	s := "run " + strconv.FormatInt(ea.Run, 10)
+	if !ea.At.IsZero() {
+		s += " on " + ea.At.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	if ea.Results != "" {
+		s += " (results " + ea.Results
+		if ea.Row > 0 {
+			s += ", row " + strconv.Itoa(ea.Row)
+		}
+		s += ")"
+	}
+	return s
+}
+
+// alreadySentNote is the note of an already_sent row: who sent the lead
+// when, as which lead, with what answer (its bid is in the note, not in
+// the bid column: it was that run's, and counted there).
+func alreadySentNote(ea *ledger.Earlier) string {
+	s := "already sent: " + runText(ea) + " created lead " + ea.ServiceID
+	if ea.ResultCode != 0 {
+		s += ", result code " + strconv.Itoa(ea.ResultCode)
+	}
+	if ea.Bid != "" {
+		s += ", bid " + ea.Bid
+	}
+	switch {
+	case ea.Submitted():
+		s += ", submitted"
+	case lead.NeedsSubmission(ea.ResultCode):
+		s += ", not submitted"
+	}
+	return s + "; not sent again"
+}
+
+// conflictError is the error of a conflict row.
+func conflictError(leadID string, ea *ledger.Earlier) string {
+	return "conflict: leadId " + leadID + " was sent with other content by " + runText(ea) + ", which created lead " + ea.ServiceID + "; this row's content was not sent"
 }
 
 // create gets the row's createLead result: it sends createLead and, when

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/ledger"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
@@ -84,6 +85,17 @@ type Prior interface {
 	Get(row int) (lead.Row, bool)
 }
 
+// Ledger is the memory of earlier runs and of the other runs going on
+// (*ledger.Run satisfies it): a row's lead is claimed in it before the
+// first call (Claim: it may wait for a lead another run holds) and its
+// answer recorded once its line is written (Record). It must be safe for
+// concurrent use.
+type Ledger interface {
+	KeyOf(leadID string, in lead.Input) ledger.Key
+	Claim(ctx context.Context, key ledger.Key, row int) (ledger.Decision, error)
+	Record(a ledger.Answer)
+}
+
 // Config is how Run uploads.
 type Config struct {
 	// Concurrency is the number of calls in flight at once (at least 1).
@@ -102,6 +114,11 @@ type Config struct {
 	DuplicateOf *regexp.Regexp
 	// Prior is the earlier run's journal when resuming; nil starts afresh.
 	Prior Prior
+	// Ledger, when set, is consulted before each row is sent: a lead an
+	// earlier run created is not sent again (already_sent, or submitted
+	// when it never was), a leadId sent with other content is a conflict,
+	// and a lead another run holds is waited for. Nil: no ledger.
+	Ledger Ledger
 	// MaxConsecutiveFailures stops the taking of rows after this many calls
 	// in a row, across all workers, failed as an outage
 	// (submitter.IsOutage); Run then returns ErrUnreachable. 0 disables it.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/ledger"
 )
 
 // authOptions are the settings of authentication, shared by upload and
@@ -40,6 +41,13 @@ func (o *authOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.secretFile, "client-secret-file", "", "file holding the client secret (or set BULKLOAD_CLIENT_SECRET)")
 	fs.BoolVar(&o.simulate, "simulate", false, "run against the built-in simulator on 127.0.0.1, with its own credentials")
 	fs.BoolVar(&o.insecure, "allow-insecure-http", false, "accept http:// (unencrypted) --endpoint and token URLs on hosts other than this machine")
+}
+
+// account is the service account as given (endpoint and client id), for
+// the ledger's record of a run that stopped before its credentials were
+// resolved.
+func (o *authOptions) account() ledger.Account {
+	return ledger.Account{Endpoint: o.endpoint, ClientID: o.clientID}
 }
 
 // resolve derives the token URL and scope and reads the secret. It checks

@@ -260,11 +260,11 @@ func TestCompletionInBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ line, want string }{
-		{"bulkload help ", "upload validate auth sim summary report completion version"},
+		{"bulkload help ", "upload validate auth sim summary report history completion version"},
 		{"bulkload help su", "summary"},
 		{"bulkload help auth ", "check"},
 		{"bulkload help upload ", ""},
-		{"bulkload report -", "--config --log-format --log-level -o"},
+		{"bulkload report -", "--config --ledger --log-format --log-level --run -o"},
 		{"bulkload report -o ", "bulkload.bash zzz.csv"},
 		{"bulkload upload --preflight", "--preflight-wait"},
 	} {

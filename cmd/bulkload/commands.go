@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/bulkload/bulkload/app"
@@ -18,6 +19,7 @@ func runUpload(ctx context.Context, e *app.Env, args []string) int {
 		logs   logOptions
 		checks app.CheckOptions
 		mets   app.MetricsOptions
+		led    app.LedgerOptions
 	)
 	in.Register(fs)
 	in.RegisterRefusals(fs)
@@ -26,22 +28,33 @@ func runUpload(ctx context.Context, e *app.Env, args []string) int {
 	up.Register(fs)
 	checks.Register(fs, true)
 	mets.Register(fs)
+	led.Register(fs)
 
 	pos, from, err := parseSettings(fs, args, e, "upload", 1)
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	job := &app.UploadJob{Input: pos[0], In: &in, Up: &up, Checks: &checks, Metrics: &mets}
-	if err := job.Prepare(e); err != nil {
+	job := &app.UploadJob{Input: pos[0], In: &in, Up: &up, Checks: &checks, Metrics: &mets, Ledger: &led}
+	// A run that stops before it begins (a setting, an input it cannot
+	// open, no credentials) still writes its metrics and its record in
+	// the ledger: a night whose file never came is seen by the alert.
+	stopped := func(log *slog.Logger, err error) int {
+		if !auth.simulate {
+			app.StoppedUpload(ctx, e, log, job, auth.account(), err)
+		}
 		return exitFor(e.Stderr, err)
 	}
+	prepErr := job.Prepare(e)
 	log, err := newLogger(e, &logs)
 	if err != nil {
-		return exitFor(e.Stderr, err)
+		return stopped(nil, err)
+	}
+	if prepErr != nil {
+		return stopped(log, prepErr)
 	}
 	creds, release, err := auth.credentials(ctx, e, from, true, log)
 	if err != nil {
-		return exitFor(e.Stderr, err)
+		return stopped(log, err)
 	}
 	defer release()
 	if auth.simulate {
@@ -150,7 +163,7 @@ func runSummary(ctx context.Context, e *app.Env, args []string) int {
 	)
 	app.RegisterSummaryFlags(&opts)(fs)
 	logs.register(fs)
-	paths, _, err := parseSettings(fs, args, e, "summary", -1)
+	paths, _, err := parseSettings(fs, args, e, "summary", -2)
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
@@ -158,7 +171,7 @@ func runSummary(ctx context.Context, e *app.Env, args []string) int {
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	sum, err := app.Summarize(e, &opts, paths)
+	sum, err := app.Summarize(ctx, e, &opts, paths)
 	code := exitFor(e.Stderr, err)
 	if sum != nil {
 		app.LogSummary(e, log, sum, code)
@@ -171,12 +184,12 @@ func runSummary(ctx context.Context, e *app.Env, args []string) int {
 func runReport(ctx context.Context, e *app.Env, args []string) int {
 	fs := newFlagSet("report", "report [flags] RESULTS...", e.Stderr)
 	var (
-		out  string
+		opts app.ReportOptions
 		logs logOptions
 	)
-	app.RegisterReportFlags(&out)(fs)
+	app.RegisterReportFlags(&opts)(fs)
 	logs.register(fs)
-	paths, _, err := parseSettings(fs, args, e, "report", -1)
+	paths, _, err := parseSettings(fs, args, e, "report", -2)
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
@@ -184,5 +197,23 @@ func runReport(ctx context.Context, e *app.Env, args []string) int {
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	return exitFor(e.Stderr, app.WriteRunReport(log, out, paths))
+	return exitFor(e.Stderr, app.RunReport(ctx, e, log, &opts, paths))
+}
+
+// runHistory is "bulkload history": the runs the ledger recorded.
+func runHistory(ctx context.Context, e *app.Env, args []string) int {
+	fs := newFlagSet("history", "history [flags]", e.Stderr)
+	var (
+		opts app.HistoryOptions
+		logs logOptions
+	)
+	app.RegisterHistoryFlags(&opts)(fs)
+	logs.register(fs)
+	if _, _, err := parseSettings(fs, args, e, "history", 0); err != nil {
+		return exitFor(e.Stderr, err)
+	}
+	if _, err := newLogger(e, &logs); err != nil {
+		return exitFor(e.Stderr, err)
+	}
+	return exitFor(e.Stderr, app.History(ctx, e, &opts))
 }

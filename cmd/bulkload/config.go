@@ -249,7 +249,8 @@ const (
 // environment and the config file, and checks that there are nargs
 // positional arguments (name is the command, for the message). It returns
 // the positional arguments and where each setting came from.
-// nargs is the number of positional arguments; -1 is one or more.
+// nargs is the number of positional arguments; -1 is one or more, -2 any
+// number (the command checks them).
 func parseSettings(fs *flag.FlagSet, args []string, e *app.Env, name string, nargs int) ([]string, map[string]int, error) {
 	var cfgPath string
 	registerConfig(fs, &cfgPath)
@@ -277,7 +278,7 @@ func parseSettings(fs *flag.FlagSet, args []string, e *app.Env, name string, nar
 		return nil, nil, err
 	}
 	switch {
-	case len(pos) == nargs, nargs < 0 && len(pos) > 0:
+	case len(pos) == nargs, nargs == -1 && len(pos) > 0, nargs == -2:
 		return pos, from, nil
 	case nargs < 0:
 		return nil, nil, &flagError{cmd: name, msg: fmt.Sprintf("%s needs at least one FILE", name)}
@@ -304,7 +305,8 @@ func knownSettings() map[string]bool {
 	// Commands share some names (tenant-id, app-id): one flag set each.
 	sets := []func(*flag.FlagSet){in.Register, in.RegisterRefusals, auth.register, up.Register, logs.register, sim.RegisterFlags,
 		func(fs *flag.FlagSet) { fs.String("addr", "", "") }, registerAuthTimeout(new(time.Duration)),
-		new(app.MetricsOptions).Register, app.RegisterSummaryFlags(new(app.SummaryOptions))}
+		new(app.MetricsOptions).Register, app.RegisterSummaryFlags(new(app.SummaryOptions)), new(app.CheckOptions).RegisterFor(true),
+		new(app.LedgerOptions).Register}
 	known := map[string]bool{}
 	for _, register := range sets {
 		fs := flag.NewFlagSet("settings", flag.ContinueOnError)

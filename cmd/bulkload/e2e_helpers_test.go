@@ -39,7 +39,11 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if pgServer != nil {
+		pgServer.Stop()
+	}
+	os.Exit(code)
 }
 
 const (
@@ -92,9 +96,15 @@ type cliResult struct {
 func runCLI(t testing.TB, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var out, errb syncBuffer
-	environ := make([]string, 0, len(env))
+	environ := make([]string, 0, len(env)+1)
 	for k, v := range env {
 		environ = append(environ, k+"="+v)
+	}
+	if _, ok := env["XDG_STATE_HOME"]; !ok {
+		// Each run its own default ledger, unless the test shares one:
+		// a test's runs know nothing of each other's leads, as before
+		// the ledger.
+		environ = append(environ, "XDG_STATE_HOME="+t.TempDir())
 	}
 	code := run(context.Background(), args, lookupEnv(environ), strings.NewReader(""), &out, &errb)
 	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
@@ -114,7 +124,8 @@ func subprocess(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 func subprocessEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret), env...)
+	// A ledger of the test's own unless env names one (never the user's).
+	cmd.Env = append(append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret, "XDG_STATE_HOME="+t.TempDir()), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
@@ -187,7 +198,7 @@ func finalByRow(t *testing.T, path string, n int) map[int]resultRow {
 			t.Fatalf("results line %d is row %q, want row %d (input order)", i+1, r["row"], i+1)
 		}
 		switch r["status"] {
-		case "invalid", "processed", "submitted", "submit_failed", "failed", "unverified":
+		case "invalid", "processed", "submitted", "submit_failed", "failed", "unverified", "already_sent", "conflict":
 		default:
 			t.Errorf("row %d has status %q, want a final status", row, r["status"])
 		}

@@ -383,6 +383,7 @@ func runStdin(t testing.TB, stdin []byte, args ...string) cliResult {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := secretEnv()
+	env["XDG_STATE_HOME"] = t.TempDir() // a ledger of its own
 	code := run(context.Background(), args, func(k string) string { return env[k] }, bytes.NewReader(stdin), &out, &errb)
 	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
 }

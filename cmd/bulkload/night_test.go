@@ -234,10 +234,15 @@ func newCronHost(t *testing.T, s *sim) *cronHost {
 }
 
 // night runs the line as cron does: /bin/sh -c, an environment of PATH
-// alone, and returns the exit status.
+// and HOME alone (cron sets HOME from the user's passwd entry: the default
+// ledger is under it), and returns the exit status.
 func (h *cronHost) night(t *testing.T) int {
 	t.Helper()
-	cmd := exec.Command("env", "-i", "PATH=/usr/bin:/bin", "/bin/sh", "-c", h.command)
+	home := filepath.Join(h.root, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("env", "-i", "PATH=/usr/bin:/bin", "HOME="+home, "/bin/sh", "-c", h.command)
 	cmd.Dir = h.root
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
@@ -374,6 +379,9 @@ func runAt(t testing.TB, now time.Time, vars map[string]string, args ...string) 
 	var environ []string
 	for k, v := range vars {
 		environ = append(environ, k+"="+v)
+	}
+	if _, ok := vars["XDG_STATE_HOME"]; !ok {
+		environ = append(environ, "XDG_STATE_HOME="+t.TempDir()) // a ledger of its own
 	}
 	e := &app.Env{Getenv: lookupEnv(environ), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: func() time.Time { return now }}
 	code := runEnv(context.Background(), e, args)

@@ -47,14 +47,16 @@ func exitMeaning(cmd string, code int) string {
 		return "serving failed after it started, or the secret file could not be written"
 	case code == app.ExitUsage && (cmd == "auth check" || cmd == "summary" || cmd == "completion" || cmd == "version"):
 		return "usage error or bad setting (a flag, the environment, a config file; summary: a results file that cannot be read)"
+	case code == app.ExitUsage && (cmd == "history" || cmd == "report"):
+		return "usage error or bad setting (a flag, a config file; a results file, a run or a ledger that cannot be read)"
 	case code == app.ExitUsage:
-		return "usage error, bad setting, or unreadable input; found before anything is sent: a corrupt input file, a required column missing, an output unwritable or holding an upload's outcomes, the results file locked by another run or another input's"
+		return "usage error, bad setting, or unreadable input; found before anything is sent: a corrupt input file, a required column missing (socialSecurityNumber too, unless --allow-no-ssn), an output unwritable or holding an upload's outcomes, the results file locked by another run or another input's, a ledger that cannot be read or stays locked"
 	case code == app.ExitAuth:
 		return "authentication refused: the token endpoint answered that the credentials, scope or tenant are wrong (check client id, secret, scope, --auth-url/--tenant-id or --token-url)"
 	case code == app.ExitUnreachable && cmd == "auth check":
 		return "token endpoint unreachable, too slow, or not a token endpoint (check --auth-url and --tenant-id, or --token-url); with --endpoint, the service failed the preflight query as upload's would"
 	case code == app.ExitUnreachable:
-		return "service or token endpoint unreachable, too slow, or not what it should be (check --endpoint, --auth-url/--tenant-id or --token-url); or it went away mid-run for longer than --outage-wait. Nothing was sent, or rows not sent have no line: rerun the same command with --resume once it answers"
+		return "service, token endpoint or PostgreSQL ledger unreachable, too slow, or not what it should be (check --endpoint, --auth-url/--tenant-id or --token-url); or it went away mid-run for longer than --outage-wait. Nothing was sent, or rows not sent have no line: rerun the same command with --resume once it answers"
 	case code == app.ExitIO:
 		return "reading the input or writing an output failed during the run (disk, permission, network file system; a gzip stream on standard input corrupt after rows were sent; the input changed while it was read); what was written is valid for --resume"
 	case code == app.ExitInterrupted && cmd == "upload":
@@ -101,7 +103,7 @@ func commands() []command {
 	return []command{
 		{"upload", "upload [flags] FILE", "upload FILE to the service (--simulate: to the built-in simulator)",
 			[]int{app.ExitOK, app.ExitRowsFailed, app.ExitUsage, app.ExitAuth, app.ExitUnreachable, app.ExitIO, app.ExitInterrupted},
-			settings(in.Register, in.RegisterRefusals, auth.register, logs.register, up.Register, new(app.CheckOptions).RegisterFor(true), new(app.MetricsOptions).Register)},
+			settings(in.Register, in.RegisterRefusals, auth.register, logs.register, up.Register, new(app.CheckOptions).RegisterFor(true), new(app.MetricsOptions).Register, new(app.LedgerOptions).Register)},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
 			[]int{app.ExitOK, app.ExitRowsFailed, app.ExitUsage, app.ExitIO, app.ExitInterrupted},
 			settings(in.Register, app.RegisterValidateOverwrite(new(bool)), new(app.CheckOptions).RegisterFor(false), logs.register, new(app.MetricsOptions).RegisterFile)},
@@ -111,12 +113,15 @@ func commands() []command {
 		{"sim", "sim [flags]", "serve the simulated service on a local address",
 			[]int{app.ExitOK, app.ExitUsage, app.ExitIO},
 			settings(app.RegisterSimFlags(new(app.SimOptions)), logs.register)},
-		{"summary", "summary [flags] RESULTS...", "print the combined summary of results files, e.g. all shards of a backfill",
+		{"summary", "summary [flags] RESULTS... | --run ID", "print the combined summary of results files, e.g. all shards of a backfill, or a run's from the ledger",
 			[]int{app.ExitOK, app.ExitRowsFailed, app.ExitUsage},
 			settings(app.RegisterSummaryFlags(new(app.SummaryOptions)), logs.register)},
-		{"report", "report [flags] RESULTS...", "write the HTML run report of results files (several: one combined report)",
+		{"report", "report [flags] RESULTS... | --run ID", "write the HTML run report of results files (several: one combined report), or of a run in the ledger",
 			[]int{app.ExitOK, app.ExitUsage, app.ExitIO},
-			settings(app.RegisterReportFlags(new(string)), logs.register)},
+			settings(app.RegisterReportFlags(new(app.ReportOptions)), logs.register)},
+		{"history", "history [flags]", "list the runs the ledger recorded: when, input, exit, rows by status, bids, what bound each",
+			[]int{app.ExitOK, app.ExitUsage},
+			settings(app.RegisterHistoryFlags(new(app.HistoryOptions)), logs.register)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script",
 			[]int{app.ExitOK, app.ExitUsage}, nil},
 		{"version", "version", "print the version, VCS revision and Go version",
@@ -212,6 +217,8 @@ func runEnv(ctx context.Context, e *app.Env, args []string) int {
 		return runSummary(ctx, e, args[1:])
 	case "report":
 		return runReport(ctx, e, args[1:])
+	case "history":
+		return runHistory(ctx, e, args[1:])
 	case "completion":
 		return runCompletion(e, args[1:])
 	case "version", "--version", "-version", "-v":
@@ -413,11 +420,12 @@ var flagGroups = []struct {
 	flags []string
 }{
 	{"Settings", []string{"config"}},
-	{"Input: what is read, and how", []string{"format", "delimiter", "encoding", "date-order", "mapping", "require-columns", "shard"}},
+	{"Input: what is read, and how", []string{"format", "delimiter", "encoding", "date-order", "mapping", "require-columns", "allow-no-ssn", "shard"}},
 	{"Service and authentication (usually in the --config file)", []string{"simulate", "endpoint", "token-url", "auth-url", "tenant-id", "client-id", "client-secret-file", "app-id", "scope", "allow-insecure-http", "timeout"}},
 	{"Pacing, retries and outages", []string{"concurrency", "max-concurrency", "rate", "max-rate", "max-attempts", "preflight-wait", "max-consecutive-failures", "outage-wait", "drain-timeout"}},
 	{"Outputs", []string{"results", "rejects", "refusals", "summary-json", "report", "o", "metrics-file", "pushgateway", "pushgateway-job", "job-name", "progress", "log-format", "log-level"}},
 	{"Resume and overwrite", []string{"resume", "overwrite"}},
+	{"The ledger: what earlier runs sent, kept across nights", []string{"ledger", "resend", "resend-changed"}},
 	{"Safety: what fails the run, what is never sent twice", []string{"strict", "max-invalid", "allow-empty", "no-submit", "already-submitted", "duplicate-of", "refusal-codes", "ambiguous-503", "create-document", "submit-document", "lead-document"}},
 }
 
@@ -558,11 +566,21 @@ func examples(cmd string) string {
 		ex = []string{
 			"bulkload report -o last-night.html runs/leads-2026-11-22-*.results.csv",
 			"bulkload report -o backfill.html runs/backfill.shard-*-of-4.results.csv",
+			"# a night's report as it was, from the ledger, whatever ran after",
+			"bulkload report --run 12 -o run-12.html",
 		}
 	case "summary":
 		ex = []string{
 			"bulkload summary runs/backfill.shard-*-of-4.results.csv",
 			"bulkload summary --summary-json - runs/leads-2026-11-22-*.results.csv",
+			"# a run as the ledger recorded it (bulkload history lists them)",
+			"bulkload summary --run 12",
+		}
+	case "history":
+		ex = []string{
+			"bulkload history --since 7d",
+			"bulkload history --partner acme --ledger /var/lib/bulkload/ledger.sqlite",
+			"bulkload history --json --since 2026-11-20",
 		}
 	default:
 		return ""

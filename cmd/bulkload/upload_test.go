@@ -693,7 +693,7 @@ func TestUploadResumeCountsReasonsByField(t *testing.T) {
 	args := append([]string{"upload"}, s.args()...)
 	// 2 rows of 3 are invalid: --max-invalid 100% lets the run go on to
 	// count them.
-	args = append(args, "--results", filepath.Join(dir, "results.csv"), "--rate", "0", "--progress", "off", "--summary-json", summary, "--max-invalid", "100%")
+	args = append(args, "--results", filepath.Join(dir, "results.csv"), "--rate", "0", "--progress", "off", "--summary-json", summary, "--max-invalid", "100%", "--allow-no-ssn")
 	for _, extra := range [][]string{nil, {"--resume"}} {
 		res := runCLI(t, secretEnv(), append(append(args, extra...), input)...)
 		// Invalid rows within --max-invalid do not fail the run.
