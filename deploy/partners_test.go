@@ -66,8 +66,12 @@ func envValue(e corev1.EnvVar, labels map[string]string, job string) (string, er
 	if e.ValueFrom == nil {
 		return e.Value, nil
 	}
+	if r := e.ValueFrom.SecretKeyRef; r != nil {
+		// A Secret's value (the backfill's ledger URL) names no file.
+		return "(secret " + r.Name + " " + r.Key + ")", nil
+	}
 	if e.ValueFrom.FieldRef == nil {
-		return "", fmt.Errorf("env %s: only values and fieldRefs are resolved here", e.Name)
+		return "", fmt.Errorf("env %s: only values, secrets and fieldRefs are resolved here", e.Name)
 	}
 	m := regexp.MustCompile(`^metadata\.labels\['([^']+)'\]$`).FindStringSubmatch(e.ValueFrom.FieldRef.FieldPath)
 	if m == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // shellWords splits a /bin/sh command line of plain words and single
@@ -76,6 +77,9 @@ func recipeProblems(args []string) []string {
 	if v, _ := argValue(args, "job-name"); v == "" {
 		out = append(out, "no --job-name: the metrics would carry the input's base name")
 	}
+	if v, _ := argValue(args, "ledger"); v == "" || v == "off" {
+		out = append(out, "no --ledger: a re-drop or a second run would send every lead again (and the default needs a HOME)")
+	}
 	place := ""
 	for i, o := range recipeOutputs {
 		v, ok := argValue(args, o.flag)
@@ -99,7 +103,7 @@ func recipeProblems(args []string) []string {
 }
 
 func TestRecipeProblems(t *testing.T) {
-	good := "upload --resume --progress log --results /r/{name}-{date}-{sha}.results.csv --rejects /r/{name}-{date}-{sha}.rejects.csv --summary-json /r/{name}-{date}-{sha}.summary.json --report /r/{name}-{date}-{sha}.report.html --job-name acme in.csv"
+	good := "upload --resume --progress log --ledger /r/ledger.sqlite --results /r/{name}-{date}-{sha}.results.csv --rejects /r/{name}-{date}-{sha}.rejects.csv --summary-json /r/{name}-{date}-{sha}.summary.json --report /r/{name}-{date}-{sha}.report.html --job-name acme in.csv"
 	for _, tc := range []struct {
 		name, old, new string
 		bad            bool
@@ -111,6 +115,8 @@ func TestRecipeProblems(t *testing.T) {
 		{"a report elsewhere", "/r/{name}-{date}-{sha}.report.html", "/www/{name}-{date}-{sha}.report.html", true},
 		{"progress bar", "--progress log", "--progress bar", true},
 		{"no job name", "--job-name acme ", "", true},
+		{"no ledger", "--ledger /r/ledger.sqlite ", "", true},
+		{"ledger off", "--ledger /r/ledger.sqlite", "--ledger off", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := good
@@ -176,5 +182,44 @@ func TestOneNightlyRecipe(t *testing.T) {
 		for _, p := range recipeProblems(args) {
 			t.Errorf("%s: %s", where, p)
 		}
+	}
+}
+
+// TestLedgers: every nightly CronJob keeps its ledger on the results
+// volume (a file that outlives the pod), and every backfill's pods share a
+// PostgreSQL ledger whose URL comes from a Secret into BULKLOAD_LEDGER:
+// never an argument, which a process listing shows with its password.
+func TestLedgers(t *testing.T) {
+	jobs := 0
+	for _, o := range loadManifests(t) {
+		var spec *corev1.PodSpec
+		switch obj := o.obj.(type) {
+		case *batchv1.CronJob:
+			spec = &obj.Spec.JobTemplate.Spec.Template.Spec
+			c := &spec.Containers[0]
+			v, _ := argValue(c.Args, "ledger")
+			if vol, _ := mountOf(spec, c, v); vol == nil || vol.PersistentVolumeClaim == nil {
+				t.Errorf("%s CronJob %s: --ledger %q is not on a persistent volume", o.file, o.name, v)
+			}
+		case *batchv1.Job:
+			jobs++
+			spec = &obj.Spec.Template.Spec
+			c := &spec.Containers[0]
+			if v, ok := argValue(c.Args, "ledger"); ok {
+				t.Errorf("%s Job %s: --ledger %q on the command line; want BULKLOAD_LEDGER from a Secret", o.file, o.name, v)
+			}
+			found := false
+			for _, e := range c.Env {
+				if e.Name == "BULKLOAD_LEDGER" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s Job %s: no BULKLOAD_LEDGER from a Secret: its shards would each keep a ledger of their own", o.file, o.name)
+			}
+		}
+	}
+	if jobs == 0 {
+		t.Fatal("no backfill Job rendered")
 	}
 }
