@@ -168,7 +168,29 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger %s: %w", l.where, err)
 	}
-	if err := l.migrate(ctx); err != nil {
+	// Runs that start at once on a new SQLite ledger meet while one of
+	// them creates it: SQLite answers some of those meetings (a journal
+	// mode being set, a read lock being upgraded) busy at once, without
+	// its busy timeout. They wait here instead, as long.
+	busy := cmpDuration(cfg.BusyTimeout, DefaultBusyTimeout)
+	deadline := time.Now().Add(busy)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err = l.migrate(ctx)
+		if err == nil || !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			err = ctx.Err()
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
 		l.db.Close()
 		return nil, fmt.Errorf("ledger %s: %w", l.where, err)
 	}

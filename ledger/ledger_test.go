@@ -429,3 +429,28 @@ func TestRedactURL(t *testing.T) {
 		t.Errorf("RedactURL = %q, want %q", got, want)
 	}
 }
+
+// TestConcurrentOpen: runs that start at once on a new SQLite ledger (two
+// cron jobs, shards on one host) all open it: the first creates it, the
+// others wait for its migration, none fails as locked.
+func TestConcurrentOpen(t *testing.T) {
+	where := filepath.Join(t.TempDir(), "ledger.sqlite")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			l, err := Open(context.Background(), Config{Where: where})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			r, err := l.BeginRun(context.Background(), RunInfo{Account: acct, Command: "upload"}, ClaimPolicy{})
+			if err != nil {
+				t.Error(err)
+			} else {
+				r.End(context.Background(), 0, nil, "")
+			}
+			l.Close()
+		})
+	}
+	wg.Wait()
+}
