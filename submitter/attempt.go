@@ -28,8 +28,9 @@ type attemptError struct {
 	outage     bool  // see CallError.Outage
 	timeout    bool  // no reply within the attempt's timeout
 	err        error // network error, or what is wrong with the reply
-	// latency is the service's latency, as the concurrencyLayer measured
-	// it on the way up, for the rateLayer; 0 when not measured.
+	// latency is the service's latency, from the request written to the
+	// reply's first byte, as the deadlineLayer traced it; 0 when not
+	// measured (no reply).
 	latency time.Duration
 	// sent is when the attempt went on the wire (its place taken), as
 	// the concurrencyLayer saw it, for the retryLayer's outage gate; zero
@@ -80,7 +81,9 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, classifyFailure(&replyReadError{err: err}, l.ambiguous503)
 	}
 	op := opOf(r.Context())
-	ae := &attemptError{status: resp.StatusCode, statusText: statusText(resp)}
+	bb := resp.Body.(*bufferedBody) // bodyBytes leaves one
+	// A value until it fails: a success allocates no error.
+	ae := attemptError{status: resp.StatusCode, statusText: statusText(resp), latency: bb.latency}
 	ae.kind = classifyStatus(resp.StatusCode)
 	// A 2xx or 503 reply is decoded whole here; another only when it may
 	// hold GraphQL errors.
@@ -99,26 +102,25 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 			ae.retryAfter = d
 		}
 		ae.ambiguous = mayBeProcessed(ae.status, true, refusal, l.ambiguous503)
-		return nil, ae
+		return nil, heapError(ae)
 	case outcomeSuccess:
 	default:
 		if rd := redirectOf(resp); rd != nil {
 			ae.err = rd // never followed: the request carries the token
 		}
 		ae.ambiguous = mayBeProcessed(ae.status, true, refusal, l.ambiguous503)
-		return nil, ae
+		return nil, heapError(ae)
 	}
-	var typeErr *json.UnmarshalTypeError
 	switch {
 	case jsonErr == nil && !looksLikeJSONObject(body):
 		jsonErr = errors.New("it does not start with '{'")
-	case errors.As(jsonErr, &typeErr):
+	case isTypeError(jsonErr):
 		// JSON, but its result does not decode (a resultCode "1013" or
 		// 1.013e22): the service answered, and what it did is unknown.
 		ae.kind, ae.errs = outcomePermanent, nil
 		ae.ambiguous = mayBeProcessed(ae.status, true, false, l.ambiguous503)
 		ae.err = fmt.Errorf("reply does not decode as the %s result (HTTP %s): %w", opName(op), ae.statusText, jsonErr)
-		return nil, ae
+		return nil, heapError(ae)
 	}
 	if jsonErr != nil {
 		// Whatever answered is not a GraphQL service (a proxy's page, a
@@ -127,12 +129,25 @@ func (l *outcomeLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		ae.kind, ae.outage, ae.errs = outcomePermanent, true, nil
 		ae.ambiguous = mayBeProcessed(ae.status, true, false, l.ambiguous503)
 		ae.err = fmt.Errorf("reply is not GraphQL JSON (HTTP %s): %w", ae.statusText, jsonErr)
-		return nil, ae
+		return nil, heapError(ae)
 	}
-	rb := &replyBody{bufferedBody: bufferedBody{Reader: bytes.NewReader(body), b: body}, errs: ae.errs, result: env.Data.of(op)}
+	rb := &replyBody{bufferedBody: *bb, errs: ae.errs, result: env.Data.of(op)}
 	rb.ambiguous = mayBeProcessed(ae.status, true, l.usable(rb.result, rb.errs), l.ambiguous503)
 	resp.Body = rb
 	return resp, nil
+}
+
+// heapError is ae as the error an attempt returns.
+func heapError(ae attemptError) *attemptError { return &ae }
+
+// isTypeError reports whether a decode failed on a value of the wrong
+// type (JSON all the same).
+func isTypeError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var typeErr *json.UnmarshalTypeError
+	return errors.As(err, &typeErr)
 }
 
 // replyBody is a 2xx reply's body as the outcomeLayer hands it up: the
@@ -143,10 +158,8 @@ type replyBody struct {
 	errs      []GraphQLError // the reply's GraphQL errors, with their codes
 	result    *lead.Result   // the operation's result, nil when it has none
 	ambiguous bool           // what the service did is unknown (see mayBeProcessed)
-	// latency is the service's latency, as the concurrencyLayer measured
-	// it on the way up, for the rateLayer; 0 when not measured.
-	latency time.Duration
-	// sent is as attemptError's.
+	// sent is as attemptError's. (The service's latency is the
+	// bufferedBody's.)
 	sent time.Time
 }
 
@@ -160,12 +173,27 @@ func replyOf(resp *http.Response) *replyBody {
 	return rb
 }
 
-// serviceLatency is the service's latency of an attempt as the
-// concurrencyLayer measured it, carried up on its result; 0 when not
-// measured.
-func serviceLatency(resp *http.Response, err error) time.Duration {
+// asAttempt is err's *attemptError, nil when it has none. The layers
+// return it as it is, so an assertion finds it without errors.As, whose
+// target would be allocated on every attempt, the ones that succeed too.
+func asAttempt(err error) *attemptError {
+	if err == nil {
+		return nil
+	}
+	if ae, ok := err.(*attemptError); ok {
+		return ae
+	}
 	var ae *attemptError
 	if errors.As(err, &ae) {
+		return ae
+	}
+	return nil
+}
+
+// serviceLatency is the service's latency of an attempt as the
+// deadlineLayer traced it, carried up on its result; 0 when not measured.
+func serviceLatency(resp *http.Response, err error) time.Duration {
+	if ae := asAttempt(err); ae != nil {
 		return ae.latency
 	}
 	if rb := replyOf(resp); err == nil && rb != nil {
@@ -177,8 +205,7 @@ func serviceLatency(resp *http.Response, err error) time.Duration {
 // sentAt is when an attempt went on the wire, as the concurrencyLayer
 // saw it, carried up on its result; zero when not known.
 func sentAt(resp *http.Response, err error) time.Time {
-	var ae *attemptError
-	if errors.As(err, &ae) {
+	if ae := asAttempt(err); ae != nil {
 		return ae.sent
 	}
 	if rb := replyOf(resp); err == nil && rb != nil {
@@ -245,7 +272,7 @@ func classifyFailure(err error, rule Ambiguous503) *attemptError {
 	if se.wrote {
 		err = fmt.Errorf("connection lost after the request was sent: %w", err)
 	}
-	return &attemptError{kind: outcomeRetry, ambiguous: mayBeProcessed(0, se.wrote, false, rule), outage: true, timeout: se.timeout > 0, err: err, timedOut: se.timeout}
+	return &attemptError{kind: outcomeRetry, ambiguous: mayBeProcessed(0, se.wrote, false, rule), outage: true, timeout: se.timeout > 0, err: err, timedOut: se.timeout, latency: se.latency}
 }
 
 // replyEnvelope is a GraphQL reply as the outcomeLayer reads it.
@@ -284,12 +311,18 @@ func statusText(resp *http.Response) string {
 	return fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 }
 
-// deadlineLayer bounds one attempt by the call timeout, and notes whether
-// the request was written before a failure: then the service may have
-// processed it.
+// deadlineLayer bounds one attempt by the call timeout, and traces it:
+// whether the request was written before a failure (then the service may
+// have processed it), and the service's latency, from the request written
+// to the reply's first byte (the client's own work, encoding, waiting for
+// a connection, reading and decoding the body, left out: on a busy client
+// machine it grows with the calls in flight, and would look like a queue
+// in the service). It hands the latency up on the attempt's result: the
+// bufferedBody of a reply, the sendError of a failure.
 type deadlineLayer struct {
 	next    http.RoundTripper
 	timeout time.Duration
+	now     func() time.Time
 }
 
 // sendError is an attempt that got no reply within its deadline, or lost
@@ -298,31 +331,51 @@ type sendError struct {
 	err     error
 	wrote   bool          // the request was written
 	timeout time.Duration // > 0: the attempt's deadline passed
+	latency time.Duration // the service's, when its first byte came; else 0
 }
 
 func (e *sendError) Error() string { return e.err.Error() }
 func (e *sendError) Unwrap() error { return e.err }
+
+// attemptTrace is one attempt's trace: when its request was written and
+// when the reply's first byte came (UnixNano; 0: not yet). One trace for
+// both, as one ClientTrace: two layers tracing one request would have
+// net/http compose their hooks by reflection on every attempt.
+type attemptTrace struct {
+	httptrace.ClientTrace
+	wrote, first atomic.Int64
+}
+
+// latency is the service's latency, 0 when not both times are known.
+func (t *attemptTrace) latency() time.Duration {
+	if w, f := t.wrote.Load(), t.first.Load(); w != 0 && f > w {
+		return time.Duration(f - w)
+	}
+	return 0
+}
 
 // RoundTrip makes one attempt within the deadline. The layer below has
 // read the reply's body by the time it returns.
 func (l *deadlineLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), l.timeout)
 	defer cancel()
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(i httptrace.WroteRequestInfo) {
-			if i.Err == nil {
-				wrote.Store(true)
-			}
-		},
-	})
-	resp, err := l.next.RoundTrip(r.WithContext(ctx))
+	t := &attemptTrace{}
+	t.WroteRequest = func(i httptrace.WroteRequestInfo) {
+		if i.Err == nil {
+			t.wrote.Store(l.now().UnixNano())
+		}
+	}
+	t.GotFirstResponseByte = func() { t.first.Store(l.now().UnixNano()) }
+	resp, err := l.next.RoundTrip(r.WithContext(httptrace.WithClientTrace(ctx, &t.ClientTrace)))
 	if err != nil {
-		se := &sendError{err: err, wrote: wrote.Load()}
+		se := &sendError{err: err, wrote: t.wrote.Load() != 0, latency: t.latency()}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			se.timeout = l.timeout
 		}
 		return nil, se
+	}
+	if bb, ok := resp.Body.(*bufferedBody); ok {
+		bb.latency = t.latency()
 	}
 	return resp, nil
 }
@@ -335,23 +388,32 @@ type bodyLimitLayer struct {
 	max  int64
 }
 
-// bufferedBody is a reply body read by the bodyLimitLayer.
+// bufferedBody is a reply body read by the bodyLimitLayer, with the
+// service's latency the deadlineLayer measured (0: not measured).
 type bufferedBody struct {
-	*bytes.Reader
-	b []byte
+	bytes.Reader // over b; one allocation with it
+	b            []byte
+	latency      time.Duration
 }
 
-func (bufferedBody) Close() error { return nil }
+// newBufferedBody is b as a reply body.
+func newBufferedBody(b []byte) *bufferedBody {
+	bb := &bufferedBody{b: b}
+	bb.Reset(b)
+	return bb
+}
+
+func (*bufferedBody) Close() error { return nil }
 
 // bodyBytes is the reply's body: the bodyLimitLayer's buffer, or else read
 // whole (and put back) for a chain composed without that layer.
 func bodyBytes(resp *http.Response) ([]byte, error) {
-	if bb, ok := resp.Body.(bufferedBody); ok {
+	if bb, ok := resp.Body.(*bufferedBody); ok {
 		return bb.b, nil
 	}
 	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	resp.Body = bufferedBody{Reader: bytes.NewReader(b), b: b}
+	resp.Body = newBufferedBody(b)
 	return b, err
 }
 
@@ -379,7 +441,7 @@ func (l *bodyLimitLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, l.max+1))
+	b, err := readUpTo(resp.Body, l.max+1, resp.ContentLength)
 	resp.Body.Close()
 	if err != nil {
 		return nil, &replyReadError{err: err}
@@ -387,36 +449,78 @@ func (l *bodyLimitLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if int64(len(b)) > l.max {
 		return nil, &bodyTooLargeError{max: l.max, status: resp.StatusCode, statusText: statusText(resp)}
 	}
-	resp.Body = bufferedBody{Reader: bytes.NewReader(b), b: b}
+	resp.Body = newBufferedBody(b)
 	resp.ContentLength = int64(len(b))
 	resp.Header.Del("Content-Length")
 	return resp, nil
 }
 
+// readUpTo reads r to its end, or up to n bytes. size, the length the
+// reply announced (-1: unknown), sizes the buffer, so that a reply is read
+// into one allocation rather than io.ReadAll's growing ones; a length that
+// lies costs only a grow.
+func readUpTo(r io.Reader, n, size int64) ([]byte, error) {
+	c := int64(512)
+	if size >= 0 {
+		c = min(size+1, n) // one more: the read that meets the end
+	}
+	b := make([]byte, 0, max(c, 1))
+	for int64(len(b)) < n {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		m, err := r.Read(b[len(b):min(int64(cap(b)), n)])
+		b = b[:len(b)+m]
+		if errors.Is(err, io.EOF) {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
 // rewinder gives each attempt a fresh copy of the request's body.
 type rewinder struct {
 	getBody func() (io.ReadCloser, error)
+	// fresh: the request's own body is unread, and the first attempt
+	// sends the request as it came.
+	fresh bool
 }
 
 // newRewinder reads req's body if it cannot be had again.
-func newRewinder(req *http.Request) (*rewinder, error) {
-	if req.Body == nil {
-		return &rewinder{}, nil
+func newRewinder(req *http.Request) (rewinder, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return rewinder{fresh: true}, nil
 	}
 	if req.GetBody != nil {
-		req.Body.Close()
-		return &rewinder{getBody: req.GetBody}, nil
+		return rewinder{getBody: req.GetBody, fresh: true}, nil
 	}
 	b, err := io.ReadAll(req.Body)
 	req.Body.Close()
 	if err != nil {
-		return nil, err
+		return rewinder{}, err
 	}
-	return &rewinder{getBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}, nil
+	return rewinder{getBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}, nil
 }
 
-// request is req for one attempt, under ctx, with a fresh body.
+// done closes req's own body when no attempt sent it (RoundTrip's
+// contract: the body is closed, sent or not).
+func (w *rewinder) done(req *http.Request) {
+	if w.fresh && req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// request is req for one attempt, under ctx (req's own), with a fresh
+// body: the first attempt of a request whose body can be had again sends
+// req itself, no copy made.
 func (w *rewinder) request(ctx context.Context, req *http.Request) *http.Request {
+	if w.fresh {
+		w.fresh = false
+		return req
+	}
 	r := req.WithContext(ctx)
 	if w.getBody != nil {
 		body, err := w.getBody()

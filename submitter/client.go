@@ -15,12 +15,14 @@
 // (see newTransport): retry (attempts, backoff, Retry-After, one retry
 // after a 401), rate (the shared limiter), auth (the bearer token), stats,
 // outcome (the one place that classifies each attempt), deadline (the
-// per-attempt timeout) and body limit. Each layer hands up what it learnt
-// with the attempt's result: a failed attempt travels up as an
-// attemptError, a 2xx reply with a replyBody that holds what the outcome
-// layer decoded (the result, every GraphQL error and its code), and the
-// concurrency layer adds the service's latency to either for the rate
-// layer. The retry layer gathers them into the call's outcome.
+// per-attempt timeout, and the one trace of the attempt) and body limit.
+// Each layer hands up what it learnt with the attempt's result: a failed
+// attempt travels up as an attemptError, a 2xx reply with a replyBody that
+// holds what the outcome layer decoded (the result, every GraphQL error
+// and its code); the deadline layer's trace gives either the service's
+// latency, for the concurrency and rate layers, and the concurrency layer
+// adds when the attempt went on the wire, for the retry layer's outage
+// gate. The retry layer gathers them into the call's outcome.
 //
 // One value crosses the GraphQL library in the request's context, because
 // the library offers no other way through: its only hook is the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"testing"
@@ -178,9 +179,9 @@ func TestLayersAttemptBounds(t *testing.T) {
 }
 
 // TestRateLayerTakesTheServiceLatency: the rateLayer observes the latency
-// the concurrencyLayer measured (the service's), carried up on the
-// attempt's result, an *attemptError or a 2xx reply's replyBody, not its
-// own wall time around the attempt; and the operation of the call.
+// the deadlineLayer traced (the service's), carried up on the attempt's
+// result, an *attemptError or a 2xx reply's replyBody, not its own wall
+// time around the attempt; and the operation of the call.
 func TestRateLayerTakesTheServiceLatency(t *testing.T) {
 	tests := []struct {
 		name string
@@ -192,7 +193,7 @@ func TestRateLayerTakesTheServiceLatency(t *testing.T) {
 		}, 7 * time.Millisecond},
 		{"2xx reply", func(*http.Request) (*http.Response, error) {
 			resp := reply(200, `{}`, nil)
-			resp.Body = &replyBody{latency: 9 * time.Millisecond}
+			resp.Body = &replyBody{bufferedBody: bufferedBody{latency: 9 * time.Millisecond}}
 			return resp, nil
 		}, 9 * time.Millisecond},
 	}
@@ -210,6 +211,104 @@ func TestRateLayerTakesTheServiceLatency(t *testing.T) {
 			l.RoundTrip(req)
 			if len(lim.observed) != 1 || lim.observed[0].Latency != tc.want || lim.observed[0].Op != "submitLead" {
 				t.Errorf("observed %+v, want one outcome of submitLead with latency %v", lim.observed, tc.want)
+			}
+		})
+	}
+}
+
+// TestDeadlineLayerTraces: the deadlineLayer's one trace tells the
+// service's latency (the request written to the reply's first byte, on
+// its clock) to the layers above, on the reply's body or the failure, and
+// whether the request was written before a failure; nothing measured is 0.
+func TestDeadlineLayerTraces(t *testing.T) {
+	failed := errors.New("connection reset")
+	tests := []struct {
+		name        string
+		write, read bool // the base transport writes the request, reads a first byte
+		err         error
+		want        time.Duration
+	}{
+		{"reply", true, true, nil, 25 * time.Millisecond},
+		{"lost after the first byte", true, true, failed, 25 * time.Millisecond},
+		{"lost after the request was written", true, false, failed, 0},
+		{"never written", false, false, failed, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := time.Unix(1000, 0)
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				trace := httptrace.ContextClientTrace(r.Context())
+				if tc.write {
+					trace.WroteRequest(httptrace.WroteRequestInfo{})
+				}
+				clock = clock.Add(25 * time.Millisecond)
+				if tc.read {
+					trace.GotFirstResponseByte()
+				}
+				clock = clock.Add(time.Second) // the client's own work: not the service's
+				if tc.err != nil {
+					return nil, tc.err
+				}
+				return reply(200, `{"data":{}}`, nil), nil
+			})
+			l := &deadlineLayer{next: &bodyLimitLayer{next: base, max: 1 << 10}, timeout: time.Minute, now: func() time.Time { return clock }}
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://127.0.0.1/graphql", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := l.RoundTrip(req)
+			var got time.Duration
+			var se *sendError
+			switch {
+			case errors.As(err, &se):
+				got = se.latency
+				if se.wrote != tc.write {
+					t.Errorf("wrote = %v, want %v", se.wrote, tc.write)
+				}
+			case err == nil:
+				got = resp.Body.(*bufferedBody).latency
+			default:
+				t.Fatalf("RoundTrip: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("latency = %v, want %v", got, tc.want)
+			}
+			if ae := classifyFailure(err, Ambiguous503NotGraphQL); err != nil && (ae.latency != tc.want || ae.ambiguous != tc.write) {
+				t.Errorf("attempt error: latency %v, ambiguous %v; want %v, %v", ae.latency, ae.ambiguous, tc.want, tc.write)
+			}
+		})
+	}
+}
+
+// TestReadUpTo: a reply is read whole up to the cap (one byte past it
+// tells a reply over the cap), whatever its announced length says: exact,
+// unknown, shorter or longer than the body, or none.
+func TestReadUpTo(t *testing.T) {
+	body := strings.Repeat("x", 700)
+	for _, tc := range []struct {
+		name      string
+		body      string
+		n, size   int64
+		want      int
+		wantError bool
+	}{
+		{"exact length", body, 1001, 700, 700, false},
+		{"unknown length", body, 1001, -1, 700, false},
+		{"length says less", body, 1001, 10, 700, false},
+		{"length says more", body, 1001, 900, 700, false},
+		{"empty", "", 1001, 0, 0, false},
+		{"over the cap", body, 101, 700, 101, false},
+		{"over the cap, unknown length", body, 101, -1, 101, false},
+		{"read fails", body, 1001, 700, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r io.Reader = strings.NewReader(tc.body)
+			if tc.wantError {
+				r = errReader{errors.New("connection reset")}
+			}
+			b, err := readUpTo(r, tc.n, tc.size)
+			if (err != nil) != tc.wantError || len(b) != tc.want || (!tc.wantError && string(b) != tc.body[:tc.want]) {
+				t.Errorf("readUpTo(%d bytes, %d, %d) = %d bytes, %v; want %d bytes, error %v", len(tc.body), tc.n, tc.size, len(b), err, tc.want, tc.wantError)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 
@@ -120,7 +119,7 @@ func newTransport(l layers) http.RoundTripper {
 		l.now = time.Now
 	}
 	var rt http.RoundTripper = &bodyLimitLayer{next: l.base, max: l.maxBody}
-	rt = &deadlineLayer{next: rt, timeout: l.callTimeout}
+	rt = &deadlineLayer{next: rt, timeout: l.callTimeout, now: l.now}
 	rt = &outcomeLayer{next: rt, now: l.now, refusals: l.refusals, ambiguous503: l.amb503}
 	rt = &statsLayer{next: rt, stats: l.stats, now: l.now}
 	conc := l.conc
@@ -189,6 +188,7 @@ func (l *retryLayer) call(req *http.Request, spec callSpec) (*http.Response, cal
 	if err != nil {
 		return fail(&CallError{Op: spec.op, Message: "read request body", Err: err})
 	}
+	defer body.done(req)
 	reauthed, throttled, stalled, waived := false, 0, 0, 0
 	seen := l.stats.answered.Load()
 	g := l.gate
@@ -227,8 +227,8 @@ func (l *retryLayer) call(req *http.Request, spec callSpec) (*http.Response, cal
 		if sent := sentAt(resp, err); !sent.IsZero() {
 			start = sent
 		}
-		var ae *attemptError
-		if errors.As(err, &ae) || err == nil {
+		ae := asAttempt(err)
+		if ae != nil || err == nil {
 			out.attempts++ // made, not stopped before by the rate or the token
 			if out.attempts > 1 {
 				l.stats.retries.Add(1)
@@ -424,15 +424,14 @@ func (l *rateLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	start := l.now()
 	resp, err := l.next.RoundTrip(r)
 	o := attemptOutcome{Start: start, Latency: l.now().Sub(start), Op: opOf(r.Context())}
-	// The service's latency, as the concurrencyLayer measured it: without
-	// the wait for a place in flight (a limit that binds is no slower
-	// service) and the client's own work.
+	// The service's latency, as the deadlineLayer traced it: without the
+	// wait for a place in flight (a limit that binds is no slower service)
+	// and the client's own work.
 	if d := serviceLatency(resp, err); d > 0 {
 		o.Latency = d
 	}
-	var ae *attemptError
-	switch {
-	case errors.As(err, &ae):
+	switch ae := asAttempt(err); {
+	case ae != nil:
 		o.Status, o.RetryAfter = ae.status, ae.retryAfter
 	case err != nil:
 		return nil, err // no attempt was made: no token
@@ -446,9 +445,11 @@ func (l *rateLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // concurrencyLayer holds a place of the Concurrency for each attempt, and
-// measures the attempt's latency from the place taken to the reply (the
-// service's latency, without the waits above it) for the Concurrency and
-// the latency histogram. It tells the outage gate what goes on the wire
+// gives it back with the attempt's outcome and the service's latency (the
+// deadlineLayer's trace: from the request written to the reply's first
+// byte, without the waits above it or the client's own work; else from the
+// place taken to the end), which also goes to the latency histogram. It
+// tells the outage gate what goes on the wire
 // and when (the attempt's sent, carried up on its result); an attempt
 // whose place comes while the run waits out an outage is not sent
 // (errParked), and a timeout while the gate suspects an outage teaches
@@ -479,35 +480,21 @@ func (l *concurrencyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		l.gate.sending()
 	}
 	start := l.now()
-	// The service's time: from the request written to the reply's first
-	// byte, when both are known. The client's own work (encoding, waiting
-	// for a connection, reading and decoding the body) is left out: on a
-	// busy client machine it grows with the calls in flight, and would
-	// look like a queue in the service.
-	var wrote, first atomic.Int64
-	r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
-		WroteRequest: func(i httptrace.WroteRequestInfo) {
-			if i.Err == nil {
-				wrote.Store(l.now().UnixNano())
-			}
-		},
-		GotFirstResponseByte: func() { first.Store(l.now().UnixNano()) },
-	}))
 	resp, err := l.next.RoundTrip(r)
 	if l.gate != nil {
 		l.gate.ended()
 	}
+	// The service's time, as the deadlineLayer traced it, when known.
 	o := attemptOutcome{Start: start, Latency: l.now().Sub(start)}
-	if w, f := wrote.Load(), first.Load(); w != 0 && f > w {
-		o.Latency = time.Duration(f - w)
+	if d := serviceLatency(resp, err); d > 0 {
+		o.Latency = d
 	}
 	o.Op = opOf(r.Context())
 	learn := r.Context().Err() == nil
-	var ae *attemptError
-	switch {
-	case errors.As(err, &ae):
+	switch ae := asAttempt(err); {
+	case ae != nil:
 		o.Status, o.RetryAfter, o.Timeout = ae.status, ae.retryAfter, ae.timeout
-		ae.latency, ae.sent = o.Latency, start // for the layers above
+		ae.sent = start // for the retryLayer's gate
 		if ae.timeout && l.gate != nil && l.gate.suspects(start) {
 			learn = false
 		}
@@ -516,7 +503,7 @@ func (l *concurrencyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	default:
 		o.Status = resp.StatusCode
 		if rb := replyOf(resp); rb != nil {
-			rb.latency, rb.sent = o.Latency, start // for the layers above
+			rb.sent = start // for the retryLayer's gate
 		}
 	}
 	if learn && (o.Status != 0 || o.Timeout) {
@@ -533,6 +520,15 @@ func (l *concurrencyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 type authLayer struct {
 	next   http.RoundTripper
 	tokens *tokenCache
+	// bearer is the Authorization header of the token last used, made
+	// once per token rather than per attempt (a token is a kilobyte).
+	bearer atomic.Pointer[bearerHeader]
+}
+
+// bearerHeader is a token and its Authorization header value.
+type bearerHeader struct {
+	tok   string
+	value []string // shared by every request that sends tok: never changed
 }
 
 // tokenError is the authLayer's failure to get a token: no attempt made.
@@ -547,12 +543,22 @@ func (l *authLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, &tokenError{err: err}
 	}
-	r = r.WithContext(r.Context()) // a shallow copy, so that the header can be replaced
-	r.Header = r.Header.Clone()
-	r.Header.Set("Authorization", "Bearer "+tok)
+	b := l.bearer.Load()
+	if b == nil || b.tok != tok {
+		b = &bearerHeader{tok: tok, value: []string{"Bearer " + tok}}
+		l.bearer.Store(b)
+	}
+	// A shallow copy with a header of its own, so that the caller's is
+	// left as it was; the values are shared, never changed.
+	h := make(http.Header, len(r.Header)+1)
+	for k, v := range r.Header {
+		h[k] = v
+	}
+	h["Authorization"] = b.value
+	r = r.WithContext(r.Context())
+	r.Header = h
 	resp, err := l.next.RoundTrip(r)
-	var ae *attemptError
-	if errors.As(err, &ae) && ae.kind == outcomeReauth {
+	if ae := asAttempt(err); ae != nil && ae.kind == outcomeReauth {
 		l.tokens.invalidate(tok)
 	}
 	return resp, err
@@ -573,8 +579,7 @@ func (l *statsLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	l.stats.attempts.Add(1)
 	start := l.now()
 	resp, err := l.next.RoundTrip(r)
-	var ae *attemptError
-	errors.As(err, &ae)
+	ae := asAttempt(err)
 	var errs []GraphQLError
 	if rb := replyOf(resp); err == nil && rb != nil {
 		errs = rb.errs
