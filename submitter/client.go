@@ -24,6 +24,11 @@
 // adds when the attempt went on the wire, for the retry layer's outage
 // gate. The retry layer gathers them into the call's outcome.
 //
+// The reply is decoded once: for createLead, submitLead and lead, whose
+// result the outcome layer decoded, the library is handed an empty object
+// in the reply's place (callSpec.decoded); only the preflight's reply,
+// which the library decodes for the caller, reaches it whole.
+//
 // One value crosses the GraphQL library in the request's context, because
 // the library offers no other way through: its only hook is the
 // http.Client, and Run returns neither the reply nor anything but the
@@ -561,8 +566,8 @@ func (c *Client) call(ctx context.Context, op, doc, name string, value any, red 
 	req := graphql.NewRequest(doc)
 	req.Var(name, value)
 	// The outcomeLayer decodes the reply, once, into the result; the
-	// library only checks that it is JSON.
-	call, result, err := c.run(ctx, callSpec{op: op, red: red}, req, &skipData{})
+	// library reads an empty object (callSpec.decoded).
+	call, result, err := c.run(ctx, callSpec{op: op, red: red, decoded: true}, req, &skipData{})
 	if err != nil {
 		return lead.Result{}, call, err
 	}
@@ -574,7 +579,8 @@ func (c *Client) call(ctx context.Context, op, doc, name string, value any, red 
 }
 
 // skipData is where the GraphQL library decodes a reply's data when the
-// outcomeLayer has decoded it already: nowhere.
+// outcomeLayer has decoded it already: nowhere (it is handed an empty
+// object then: callSpec.decoded).
 type skipData struct{}
 
 // UnmarshalJSON does nothing.

@@ -313,3 +313,38 @@ func TestReadUpTo(t *testing.T) {
 		})
 	}
 }
+
+// TestReplyDecodedOnce: a call whose result the caller reads from its
+// outcome (Client.call: createLead, submitLead, lead) hands the library an
+// empty object, the reply having been decoded by the outcomeLayer; any
+// other call (the preflight, which the library decodes for its caller)
+// hands it the service's reply.
+func TestReplyDecodedOnce(t *testing.T) {
+	const body = `{"data":{"createLead":{"id":"L-1","resultCode":1013}}}`
+	for _, decoded := range []bool{true, false} {
+		t.Run(fmt.Sprint("decoded ", decoded), func(t *testing.T) {
+			base := &scriptedBase{reply: func(int, *http.Request) (*http.Response, error) { return reply(200, body, nil), nil }}
+			rt := composed(t, base, &recordingLimiter{}, &stats{})
+			h := &handOff{spec: callSpec{op: "createLead", decoded: decoded}}
+			req, err := http.NewRequestWithContext(withHandOff(t.Context(), h), http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader(`{"query":"q"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			want := body
+			if decoded {
+				want = `{}`
+			}
+			if string(b) != want {
+				t.Errorf("the library reads %q, want %q", b, want)
+			}
+			if r := h.out.result; r == nil || r.ID != "L-1" || r.ResultCode != 1013 {
+				t.Errorf("outcome's result = %+v, want lead L-1, 1013", r)
+			}
+		})
+	}
+}
