@@ -89,40 +89,41 @@ func outagesReport(outages []submitter.Outage) []summary.Outage {
 	return out
 }
 
-// finishSummary writes --summary-json once the run's error, and so its
-// exit status, is known, with that status: the run's summary, or, for a run that stopped before its end once its
-// outputs were proven, one that says why (Stopped) with no counts, so that a
-// fixed --summary-json path never shows an earlier run's figures as this
-// one's. It returns the run's error, or, when a write failed in a run
-// that had none, that failure (exit 5).
+// finishSummary writes the records of the run's exit status once its
+// error, and so its status, is known (writeRecords): the summary beside
+// the results file, --summary-json and --report, each the run's summary,
+// or, for a run that stopped before its end once its outputs were proven,
+// one that says why (Stopped) with no counts, so that a fixed path never
+// shows an earlier run's figures as this one's. It returns the run's
+// error, or, when a write failed in a run that had none, that failure
+// (exit 5), which every record then says.
 func (u *uploader) finishSummary(err error) error {
+	var recs []record
 	if u.summary != nil {
-		err = writeSidecar(u.env, u.summary, u.in.resultsPath(u.input), u.in.summaryJSON, err)
+		recs = sidecarRecords(u.summary, u.in.resultsPath(u.input), u.in.summaryJSON)
 	}
 	if (u.in.summaryJSON != "" || u.in.report != "") && u.outputsChecked {
 		sum := u.summary
 		if sum == nil {
 			sum = stoppedSummary("upload", u.start, err, cmp.Or(u.stopped, "stopped before the first row; see the log"), u.settings(u.in.resultsPath(u.input)))
 		}
-		if u.refused() {
-			// Refused because its files are another run's: that run's
-			// summary and report stay; a new path gets this run's.
-			if u.in.summaryJSON != "" && !keepOther(u.log, u.in.summaryJSON) {
-				err = writeSummaryJSON(u.env, sum, u.in.summaryJSON, err)
-			}
-			if u.in.report != "" && !keepOther(u.log, u.in.report) {
-				err = writeReport(u.env, sum, u.in.report, err)
-			}
-			return err
+		// Refused because its files are another run's: that run's
+		// summary and report stay; a new path gets this run's.
+		keep := func(path string) bool { return u.refused() && keepOther(u.log, path) }
+		if u.in.summaryJSON != "" && !keep(u.in.summaryJSON) {
+			recs = append(recs, summaryJSONRecord(u.env, sum, u.in.summaryJSON))
 		}
-		if u.in.summaryJSON != "" {
-			err = writeSummaryJSON(u.env, sum, u.in.summaryJSON, err)
+		if u.in.report != "" && !keep(u.in.report) {
+			var history func(code int) *runreport.Report
+			if !u.refused() {
+				history = func(code int) *runreport.Report {
+					return &runreport.Report{History: u.runHistory(context.Background(), sum, code), HistoryOf: u.metrics.Job()}
+				}
+			}
+			recs = append(recs, reportRecord(sum, u.in.report, history))
 		}
-		err = writeReportIn(u.env, sum, u.in.report, err, func(code int) *runreport.Report {
-			return &runreport.Report{History: u.runHistory(context.Background(), sum, code), HistoryOf: u.metrics.Job()}
-		})
 	}
-	return err
+	return writeRecords(u.env, err, recs...)
 }
 
 // keepOther reports, for a run refused because its files are another

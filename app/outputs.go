@@ -37,61 +37,84 @@ func LogSummary(e *Env, log *slog.Logger, sum *summary.Summary, code int) {
 	}
 }
 
-// writeSummaryJSON writes sum to path with the exit status of err, the
-// run's error, once it is known (so the printed summary, which comes
-// before, has none). It returns err, or, when the write fails in a run
-// that had none, the write's failure (outputFailed).
-func writeSummaryJSON(e *Env, sum *summary.Summary, path string, err error) error {
-	code := StatusOf(err)
-	sum.ExitCode = &code
-	if werr := writeSummaryTo(e, sum, path); werr != nil {
-		return outputFailed(e, err, "--summary-json", werr)
-	}
-	return err
+// record is one output that records the run's exit status (--summary-json,
+// --report, the summary beside the results file): written with a status,
+// and written again when a later record's failure changes it
+// (writeRecords).
+type record struct {
+	what  string // the output, for the message
+	write func(code int) error
 }
 
-// writeReport writes --report, the run's HTML report, with the exit status
-// of err (nothing when path is ""); it returns as writeSummaryJSON.
-func writeReport(e *Env, sum *summary.Summary, path string, err error) error {
-	return writeReportIn(e, sum, path, err, nil)
+// summaryJSONRecord is --summary-json (path; "-" is standard output) of
+// sum, with its exit status, once it is known (so the printed summary,
+// which comes before, has none).
+func summaryJSONRecord(e *Env, sum *summary.Summary, path string) record {
+	return record{"--summary-json", func(code int) error {
+		sum.ExitCode = &code
+		return writeSummaryTo(e, sum, path)
+	}}
 }
 
-// writeReportIn is writeReport with the run's place in the ledger's
-// history (nil: none), given the exit status.
-func writeReportIn(e *Env, sum *summary.Summary, path string, err error, history func(code int) *runreport.Report) error {
-	if path == "" {
-		return err
-	}
-	code := StatusOf(err)
-	sum.ExitCode = &code
-	rep := &runreport.Report{Summary: sum, Generated: time.Now()}
-	if history != nil {
-		if h := history(code); h != nil {
-			rep.History, rep.HistoryOf = h.History, h.HistoryOf
+// reportRecord is --report, the run's HTML report of sum at path; history,
+// when not nil, gives the run's place in the ledger's history for the
+// exit status.
+func reportRecord(sum *summary.Summary, path string, history func(code int) *runreport.Report) record {
+	return record{"--report", func(code int) error {
+		sum.ExitCode = &code
+		rep := &runreport.Report{Summary: sum, Generated: time.Now()}
+		if history != nil {
+			if h := history(code); h != nil {
+				rep.History, rep.HistoryOf = h.History, h.HistoryOf
+			}
 		}
-	}
-	if werr := runreport.Write(path, rep); werr != nil {
-		return outputFailed(e, err, "--report", werr)
-	}
-	return err
+		return runreport.Write(path, rep)
+	}}
 }
 
-// writeSidecar writes the run's summary beside its results file
-// (summary.Path), with the exit status, so that `bulkload report`
-// draws the run's timeline, invalid columns and manifest from files
-// alone; skipped when --summary-json names that very file (it is written
-// there anyway). It returns as writeSummaryJSON.
-func writeSidecar(e *Env, sum *summary.Summary, results, summaryJSON string, err error) error {
+// sidecarRecords is the run's summary beside its results file
+// (summary.Path), so that `bulkload report` draws the run's timeline,
+// invalid columns and manifest from files alone: none when there is no
+// results file, or when --summary-json names that very file (it is
+// written there anyway).
+func sidecarRecords(sum *summary.Summary, results, summaryJSON string) []record {
 	path := summary.Path(results)
 	if results == "" || summaryJSON == path {
-		return err
+		return nil
 	}
-	code := StatusOf(err)
-	sum.ExitCode = &code
-	if werr := sum.WriteJSON(path); werr != nil {
-		return outputFailed(e, err, "summary beside the results file", werr)
+	return []record{{"summary beside the results file", func(code int) error {
+		sum.ExitCode = &code
+		return sum.WriteJSON(path)
+	}}}
+}
+
+// writeRecords writes recs with the exit status of err, the run's error,
+// and returns the run's error: err, or, when a write fails in a run that
+// had none, an exit 5 (outputFailed). When a failure changes the status,
+// the records written before it are written again with the new one, so
+// that every record of the exit status says the status the process
+// returns (a --report whose folder vanished no longer leaves
+// --summary-json saying 0 beside an exit 5). A record that failed is not
+// tried again. The status changes at most once: from 0 to 5.
+func writeRecords(e *Env, err error, recs ...record) error {
+	failed := make([]bool, len(recs))
+	for {
+		code := StatusOf(err)
+		next := err
+		for i, r := range recs {
+			if failed[i] {
+				continue
+			}
+			if werr := r.write(code); werr != nil {
+				failed[i] = true
+				next = outputFailed(e, next, r.what, werr)
+			}
+		}
+		if StatusOf(next) == code {
+			return next
+		}
+		err = next
 	}
-	return err
 }
 
 // outputFailed reports that writing output what failed once the run's

@@ -2,12 +2,9 @@ package app
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/bulkload/bulkload/outfile"
@@ -91,32 +88,20 @@ func WriteRunReport(log *slog.Logger, out string, paths []string) error {
 // (summary.Merge), reading no row. Otherwise the files are
 // combined from their rows (summary.Combine, as bulkload summary does): the
 // counts, result codes, bids and failures; the invalid columns, timelines
-// and manifest come from the fresh summaries there are.
+// and manifest come from the fresh summaries there are. A combined page's
+// exit status and notes are bulkload summary's (combinedVerdict).
 func loadReport(paths []string) (*runreport.Report, error) {
 	rep := &runreport.Report{Generated: time.Now()}
-	var metas []*outfile.Meta
+	parts, err := readParts(paths)
+	if err != nil {
+		return nil, err
+	}
 	allFresh := true
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("results file: %w", err)
-		}
-		s, err := summary.Read(p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w (delete it to draw the report from the results file's rows alone)", err)
-		}
-		if s != nil {
-			if side, err := os.Stat(summary.Path(p)); err != nil || st.ModTime().After(side.ModTime()) {
-				s = nil
-			}
-		}
-		allFresh = allFresh && s != nil
-		m, err := outfile.ReadMeta(p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		metas = append(metas, m)
-		rep.Parts = append(rep.Parts, runreport.Part{Results: p, Summary: s})
+	var metas []*outfile.Meta
+	for _, p := range parts {
+		allFresh = allFresh && p.summary != nil
+		metas = append(metas, p.meta)
+		rep.Parts = append(rep.Parts, runreport.Part{Results: p.results, Summary: p.summary})
 	}
 	if len(rep.Parts) == 1 && allFresh {
 		rep.Summary = rep.Parts[0].Summary
@@ -125,22 +110,27 @@ func loadReport(paths []string) (*runreport.Report, error) {
 	}
 	var sum *summary.Summary
 	if allFresh {
-		parts := make([]*summary.Summary, len(rep.Parts))
-		for i, p := range rep.Parts {
-			parts[i] = p.Summary
+		ss := make([]*summary.Summary, len(parts))
+		for i, p := range parts {
+			ss[i] = p.summary
 		}
-		sum = summary.Merge(parts, metas)
+		sum = summary.Merge(ss, metas)
 	} else {
 		var err error
 		if sum, err = summary.Combine(paths); err != nil {
 			return nil, err
 		}
-		for _, p := range rep.Parts {
-			if p.Summary != nil {
-				sum.MergeInvalidColumns(p.Summary.InvalidColumns)
+		for _, p := range parts {
+			if p.summary != nil {
+				sum.MergeInvalidColumns(p.summary.InvalidColumns)
 			}
 		}
 	}
+	// The page says what bulkload summary of the same files says.
+	verr, reasons := combinedVerdict(sum, parts, false)
+	code := StatusOf(verr)
+	sum.ExitCode = &code
+	sum.Notes = append(sum.Notes, reasons...)
 	stampBuild(sum)
 	sum.Settings = map[string]any{"results": paths}
 	var timelines []*summary.Timeline

@@ -46,6 +46,10 @@ func Summarize(ctx context.Context, e *Env, o *SummaryOptions, paths []string) (
 			return nil, err
 		}
 	}
+	parts, err := readParts(paths)
+	if err != nil {
+		return nil, UsageErrorf("%v", err)
+	}
 	sum, err := summary.Combine(paths)
 	if err != nil {
 		return nil, UsageErrorf("%v", err)
@@ -58,15 +62,9 @@ func Summarize(ctx context.Context, e *Env, o *SummaryOptions, paths []string) (
 	if err := printSummary(e, sum); err != nil {
 		return nil, err
 	}
-	err = rowsStatus(sum, o.strict)
-	if sum.Valid > 0 {
-		// A validated row was never uploaded: not settled.
-		fmt.Fprintf(e.Stderr, "bulkload: %d rows were only validated (status valid), never uploaded\n", sum.Valid)
-		err = errRowsLeft
-	}
-	if sum.NotSent > 0 {
-		fmt.Fprintf(e.Stderr, "bulkload: %d rows are in no results file: a shard did not run or stopped early; run it (again) with --resume\n", sum.NotSent)
-		err = errRowsLeft
+	err, reasons := combinedVerdict(sum, parts, o.strict)
+	for _, r := range reasons {
+		fmt.Fprintf(e.Stderr, "bulkload: %s\n", r)
 	}
 	if jsonPath != "" {
 		// Written once the exit status is known, with it.

@@ -2,6 +2,8 @@ package app
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
@@ -299,6 +301,94 @@ func TestProgressCountsThisRunOnly(t *testing.T) {
 			}
 			if !strings.Contains(logs.String(), tc.wantLog) {
 				t.Errorf("log line = %q, want %q", logs.String(), tc.wantLog)
+			}
+		})
+	}
+}
+
+// TestCombinedVerdict: the one verdict of bulkload summary and bulkload
+// report over results files, and the reasons it gives beyond the counts.
+func TestCombinedVerdict(t *testing.T) {
+	code := func(n int) *int { return &n }
+	done := func() *summary.Summary {
+		s := &summary.Summary{Mode: "summary", RowsRead: 4}
+		s.Submitted = 4
+		return s
+	}
+	tests := []struct {
+		name   string
+		edit   func(s *summary.Summary)
+		parts  []part
+		strict bool
+		want   int
+		reason string
+	}{
+		{"every row settled", func(*summary.Summary) {}, nil, false, ExitOK, ""},
+		{"last runs ended with exit 0", func(*summary.Summary) {}, []part{{results: "a.csv", summary: &summary.Summary{ExitCode: code(0)}}}, false, ExitOK, ""},
+		{"rows counted twice", func(s *summary.Summary) { s.Submitted = 8 }, nil, false, ExitRowsFailed, "the accounting does not add up (4 read != "},
+		{"a row only validated", func(s *summary.Summary) { s.Submitted, s.Valid = 3, 1 }, nil, false, ExitRowsFailed, "1 rows were only validated"},
+		{"rows in no file", func(s *summary.Summary) { s.Submitted, s.NotSent = 3, 1 }, nil, false, ExitRowsFailed, "1 rows are in no results file"},
+		{"a failed row", func(s *summary.Summary) { s.Submitted, s.Failed = 3, 1 }, nil, false, ExitRowsFailed, ""},
+		{"invalid rows, not strict", func(s *summary.Summary) { s.Submitted, s.Invalid = 3, 1 }, nil, false, ExitOK, ""},
+		{"invalid rows, strict", func(s *summary.Summary) { s.Submitted, s.Invalid = 3, 1 }, nil, true, ExitRowsFailed, ""},
+		{"the last run ended with exit 5", func(*summary.Summary) {}, []part{{results: "a.csv", summary: &summary.Summary{ExitCode: code(5), Stopped: "disk full"}}}, false, ExitRowsFailed, "the last run on a.csv ended with exit 5: disk full"},
+		{"a stale summary's exit status is not the file's", func(*summary.Summary) {}, []part{{results: "a.csv"}}, false, ExitOK, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := done()
+			tc.edit(s)
+			err, reasons := combinedVerdict(s, tc.parts, tc.strict)
+			if got := StatusOf(err); got != tc.want {
+				t.Errorf("combinedVerdict = exit %d (%v), want %d", got, err, tc.want)
+			}
+			joined := strings.Join(reasons, "\n")
+			if (tc.reason == "") != (joined == "") || !strings.Contains(joined, tc.reason) {
+				t.Errorf("reasons %q, want %q", reasons, tc.reason)
+			}
+		})
+	}
+}
+
+// TestWriteRecordsRewrites: a record whose write fails after others were
+// written with exit 0 makes the run exit 5, and the records written before
+// are written again with 5; the failed one is not tried again, and a run
+// that failed already keeps its status.
+func TestWriteRecordsRewrites(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		runErr error
+		want   int
+	}{
+		{"a run without error", nil, ExitIO},
+		{"a run with rows left", errRowsLeft, ExitRowsFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [3][]int
+			rec := func(i int, fail bool) record {
+				return record{what: "out", write: func(code int) error {
+					got[i] = append(got[i], code)
+					if fail {
+						return errors.New("folder gone")
+					}
+					return nil
+				}}
+			}
+			var stderr bytes.Buffer
+			err := writeRecords(&Env{Stderr: &stderr}, tc.runErr, rec(0, false), rec(1, true), rec(2, false))
+			if StatusOf(err) != tc.want {
+				t.Fatalf("writeRecords = exit %d, want %d", StatusOf(err), tc.want)
+			}
+			first := StatusOf(tc.runErr)
+			want := [3][]int{{first, tc.want}, {first}, {first, tc.want}}
+			if first == tc.want {
+				want = [3][]int{{first}, {first}, {first}}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("records written with %v, want %v", got, want)
+			}
+			if n := strings.Count(stderr.String(), "folder gone"); n != 1 {
+				t.Errorf("the failure was told %d times, want once:\n%s", n, stderr.String())
 			}
 		})
 	}

@@ -73,10 +73,14 @@ func RunValidateJob(ctx context.Context, e *Env, log *slog.Logger, j *ValidateJo
 			// report, so that a fixed path does not keep an earlier run's
 			// figures.
 			stub := stoppedSummary("validate", start, err, strings.TrimPrefix(stop.err.Error(), "usage: "), in.settings(input, in.resultsPath(input)))
+			var recs []record
 			if in.summaryJSON != "" {
-				err = writeSummaryJSON(e, stub, in.summaryJSON, err)
+				recs = append(recs, summaryJSONRecord(e, stub, in.summaryJSON))
 			}
-			err = writeReport(e, stub, in.report, err)
+			if in.report != "" {
+				recs = append(recs, reportRecord(stub, in.report, nil))
+			}
+			err = writeRecords(e, err, recs...)
 			finishValidateMetrics(ctx, log, rec, nil, StatusOf(err))
 		}
 		return nil, err
@@ -85,11 +89,14 @@ func RunValidateJob(ctx context.Context, e *Env, log *slog.Logger, j *ValidateJo
 	// the run: its results and --summary-json are still written.
 	_ = printSummary(e, sum)
 	err = validateStatus(j.Checks, input, sum, provided, unknown, err)
-	err = writeSidecar(e, sum, in.resultsPath(input), in.summaryJSON, err)
+	recs := sidecarRecords(sum, in.resultsPath(input), in.summaryJSON)
 	if in.summaryJSON != "" {
-		err = writeSummaryJSON(e, sum, in.summaryJSON, err)
+		recs = append(recs, summaryJSONRecord(e, sum, in.summaryJSON))
 	}
-	err = writeReport(e, sum, in.report, err)
+	if in.report != "" {
+		recs = append(recs, reportRecord(sum, in.report, nil))
+	}
+	err = writeRecords(e, err, recs...)
 	finishValidateMetrics(ctx, log, rec, sum, StatusOf(err))
 	return sum, err
 }

@@ -147,6 +147,7 @@ type view struct {
 	CSS                template.CSS
 	Verdict            string
 	Level              string // ok, warn, bad: the verdict's colour
+	Notes              []string
 	ExitCode           string
 	Generated          string
 	S                  *summary.Summary
@@ -224,6 +225,9 @@ func build(r *Report) *view {
 	}
 	v.Title = "bulkload " + v.Mode + " report: " + cmp.Or(filepath.Base(v.Input), "run")
 	v.Verdict, v.Level = verdict(s, r.Parts)
+	for _, n := range s.Notes {
+		v.Notes = append(v.Notes, sc.scrub(n))
+	}
 	if s.ExitCode != nil {
 		v.ExitCode = strconv.Itoa(*s.ExitCode)
 	}

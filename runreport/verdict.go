@@ -66,6 +66,12 @@ func verdict(s *summary.Summary, parts []Part) (string, string) {
 			return fmt.Sprintf("%s of %s rows are invalid (exit 1). Next: send the partner the invalid columns below and have them fix the file; upload sends only the valid rows, and refuses the file when more than --max-invalid are invalid.", group(int64(s.Invalid)), group(int64(s.RowsRead))), "warn"
 		}
 		var parts, next []string
+		if _, ok := s.Accounting(); !ok {
+			// The counts below count some row twice or miss one: no
+			// figure of the page is to be trusted as it stands.
+			parts = append(parts, "the accounting does not add up, so neither do the figures below")
+			next = append(next, "read the accounting check and the notes below")
+		}
 		add := func(n int, what, todo string) {
 			if n > 0 {
 				parts = append(parts, group(int64(n))+" "+what)
@@ -83,6 +89,11 @@ func verdict(s *summary.Summary, parts []Part) (string, string) {
 		add(s.Unverified, "unverified", unverifiedNext(s))
 		add(s.Conflict, "in conflict with an earlier run (same leadId, other content)", "compare the conflict rows with what was sent before (bulkload history) and pass --resend-changed to send the new content")
 		add(s.Unknown, "with an unknown status", "")
+		if len(parts) == 0 {
+			// Every row is settled, but a run on one of the files did
+			// not end well (the notes say which).
+			return "Not every run ended well (exit 1): see the notes below, and run the one that did not again with --resume.", "warn"
+		}
 		return fmt.Sprintf("The run finished, but not every row is settled (exit 1): %s. Next: %s.", strings.Join(parts, ", "), strings.Join(next, "; ")), "warn"
 	case 2:
 		return why("The run was refused before it sent anything (exit 2)") + ". Fix the setting or the input and run it again.", "bad"

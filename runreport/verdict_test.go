@@ -30,6 +30,10 @@ func TestVerdict(t *testing.T) {
 		{"a re-dropped export", summary.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Counts: lead.Counts{AlreadySent: 5}}, []string{"Nothing was sent (exit 0)", "all 5 rows", "earlier runs"}, "warn"},
 		{"a cumulative export", summary.Summary{Mode: "upload", ExitCode: code(0), RowsRead: 5, Counts: lead.Counts{AlreadySent: 3, Submitted: 2}, Qualified: 2, BidCents: 500}, []string{"exit 0", "$5.00", "3 rows were sent by earlier runs"}, "ok"},
 		{"a conflict", summary.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 5, Counts: lead.Counts{AlreadySent: 4, Conflict: 1}}, []string{"exit 1", "1 in conflict", "--resend-changed"}, "warn"},
+		{"combined, rows counted twice", summary.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 5, Counts: lead.Counts{Submitted: 10}, Qualified: 10, BidCents: 18000},
+			[]string{"exit 1", "the accounting does not add up", "accounting check and the notes below"}, "warn"},
+		{"combined, every row settled but a run ended with exit 5", summary.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 5, Counts: lead.Counts{Submitted: 5}, Notes: []string{"the last run on r.csv ended with exit 5"}},
+			[]string{"exit 1", "Not every run ended well", "notes below"}, "warn"},
 		{"combined, a shard missing", summary.Summary{Mode: "upload", RowsRead: 10, Counts: lead.Counts{Submitted: 5}, NotSent: 5}, []string{"exit 1", "5 not sent"}, "warn"},
 	}
 	for _, tc := range tests {
