@@ -3,6 +3,10 @@
 package simtest
 
 import (
+	"crypto/rsa"
+	"crypto/x509"
+	_ "embed"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -33,9 +37,13 @@ func Start(t testing.TB, opts leadsim.Options) *Server {
 
 // StartHandler is Start with the simulator's handler wrapped by wrap (nil
 // serves it as it is): for tests that count, refuse or delay requests in
-// front of the simulator.
+// front of the simulator. Without opts.SigningKey the simulator signs with
+// SigningKey's.
 func StartHandler(t testing.TB, opts leadsim.Options, wrap func(*leadsim.Server) http.Handler) *Server {
 	t.Helper()
+	if opts.SigningKey == nil {
+		opts.SigningKey = SigningKey(t)
+	}
 	srv, err := leadsim.New(opts)
 	if err != nil {
 		t.Fatalf("leadsim.New: %v", err)
@@ -64,3 +72,25 @@ func (s *Server) TokenURL() string { return leadsim.TokenURL(s.URL, s.TenantID) 
 
 // Scope is the OAuth2 scope a client asks for: api://APP_ID/.default.
 func (s *Server) Scope() string { return "api://" + s.AppID + "/.default" }
+
+// signingKeyPEM is a 2048-bit RSA key for the simulators of tests, public
+// like the simulator's credentials (the same key as leadsim's testdata).
+//
+//go:embed testdata/signing-key.pem
+var signingKeyPEM string // a string: read-only
+
+// SigningKey returns the tests' token signing key: a simulator given it
+// starts without generating one (about a tenth of a second of CPU each, in
+// a suite that starts a hundred). A key rotation still makes a new key.
+func SigningKey(t testing.TB) *rsa.PrivateKey {
+	t.Helper()
+	blk, _ := pem.Decode([]byte(signingKeyPEM))
+	if blk == nil {
+		t.Fatal("simtest: testdata/signing-key.pem holds no PEM block")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		t.Fatalf("simtest: parse the test signing key: %v", err)
+	}
+	return k.(*rsa.PrivateKey)
+}
