@@ -54,6 +54,7 @@ func AuthCheck(ctx context.Context, e *Env, log *slog.Logger, cfg Credentials, t
 	client, err := submitter.New(ctx, submitter.Config{
 		Endpoint: endpoint, TokenURL: cfg.TokenURL, ClientID: cfg.ClientID,
 		ClientSecret: cfg.Secret, Scope: cfg.Scope, AllowInsecureHTTP: cfg.Insecure, Logger: log,
+		Transport: e.Deps.Transport, BackoffBase: e.Deps.BackoffBase, BackoffMax: e.Deps.BackoffMax,
 	})
 	if err != nil {
 		return UsageErrorf("%v", flagHint(err))

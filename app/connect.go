@@ -46,6 +46,9 @@ func (u *uploader) connect(ctx context.Context, prove bool) (client *submitter.C
 		Logger:          u.log,
 
 		AllowInsecureHTTP: u.creds.Insecure,
+		Transport:         u.env.Deps.Transport,
+		BackoffBase:       u.env.Deps.BackoffBase,
+		BackoffMax:        u.env.Deps.BackoffMax,
 	})
 	if err != nil {
 		cancel()

@@ -23,6 +23,11 @@
 // outputs.go writes every command's summary: printed, logged, as JSON,
 // beside the results file, and as the HTML report.
 //
+// Env is the process's world (standard streams, the environment, the
+// clock, the second signal); Env.Deps are the transport and the timings of
+// the calls to the service, production's when zero and milliseconds in
+// tests (deps.go).
+//
 // Errors carry their exit class (exit.go: ExitError, UsageErrorf; StatusOf
 // is the one table from errors to statuses, which the summary JSON records
 // too). The options (InputOptions, UploadOptions, CheckOptions,

@@ -20,6 +20,9 @@ type Env struct {
 	// cancelled at once (upload.Config.Abort). Nil (never closed) in
 	// tests that call run directly.
 	Abort <-chan struct{}
+	// Deps are the transport and timings of the calls to the service
+	// (the zero Deps: production's).
+	Deps Deps
 	// JSONLogs is set when stderr carries JSON log records only
 	// (--log-format json): the summary is logged, not printed, and
 	// progress is a log line, never a bar.

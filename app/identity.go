@@ -100,7 +100,7 @@ func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPat
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTicker(metaEvery)
+		t := time.NewTicker(cmp.Or(u.env.Deps.IdentityEvery, metaEvery))
 		defer t.Stop()
 		for {
 			select {

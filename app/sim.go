@@ -28,13 +28,14 @@ type Simulator struct {
 
 // StartSim starts the simulator in-process on 127.0.0.1 with a random port,
 // for upload --simulate and auth check --simulate. Its own per-request log
-// lines appear only at debug level, so they do not bury the upload's.
-func StartSim(ctx context.Context, log *slog.Logger) (*Simulator, error) {
+// lines appear only at debug level, so they do not bury the upload's. Its
+// tokens are signed with d.SimSigningKey when set.
+func StartSim(ctx context.Context, d Deps, log *slog.Logger) (*Simulator, error) {
 	var simLog *slog.Logger
 	if log.Enabled(ctx, slog.LevelDebug) {
 		simLog = log.With("component", "leadsim")
 	}
-	return serveSim(ctx, "127.0.0.1:0", leadsim.Options{Logger: simLog})
+	return serveSim(ctx, "127.0.0.1:0", leadsim.Options{Logger: simLog, SigningKey: d.SimSigningKey})
 }
 
 func serveSim(ctx context.Context, addr string, opts leadsim.Options) (*Simulator, error) {

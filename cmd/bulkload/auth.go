@@ -134,7 +134,7 @@ func (o *authOptions) credentials(ctx context.Context, e *app.Env, from map[stri
 		creds, err = o.resolve(e.Getenv, from, needEndpoint, log)
 		return creds, func() {}, err
 	}
-	sim, err := app.StartSim(ctx, log)
+	sim, err := app.StartSim(ctx, e.Deps, log)
 	if err != nil {
 		return app.Credentials{}, nil, err
 	}

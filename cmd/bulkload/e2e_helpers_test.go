@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/leadsim/simtest"
 )
@@ -106,8 +107,18 @@ func runCLI(t testing.TB, env map[string]string, args ...string) cliResult {
 		// the ledger.
 		environ = append(environ, "XDG_STATE_HOME="+t.TempDir())
 	}
-	code := run(context.Background(), args, lookupEnv(environ), strings.NewReader(""), &out, &errb)
+	e := &app.Env{Getenv: lookupEnv(environ), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: time.Now, Deps: testDeps(t)}
+	code := runEnv(context.Background(), e, args)
 	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// testDeps are the dependencies of the tests' in-process runs: backoff of
+// milliseconds (a retry, the preflight's asking again, an outage's probes
+// and the token requests compute instead of waiting out production's 500
+// ms to 30 s), the tests' signing key for --simulate (no key generated per
+// run), and a streamed input's identity brought up to date every 50 ms.
+func testDeps(t testing.TB) app.Deps {
+	return app.Deps{BackoffBase: time.Millisecond, BackoffMax: 50 * time.Millisecond, SimSigningKey: simtest.SigningKey(t), IdentityEvery: 50 * time.Millisecond}
 }
 
 func secretEnv() map[string]string {

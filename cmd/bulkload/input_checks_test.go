@@ -384,7 +384,8 @@ func runStdin(t testing.TB, stdin []byte, args ...string) cliResult {
 	var out, errb bytes.Buffer
 	env := secretEnv()
 	env["XDG_STATE_HOME"] = t.TempDir() // a ledger of its own
-	code := run(context.Background(), args, func(k string) string { return env[k] }, bytes.NewReader(stdin), &out, &errb)
+	e := &app.Env{Getenv: func(k string) string { return env[k] }, Stdin: bytes.NewReader(stdin), Stdout: &out, Stderr: &errb, Now: time.Now, Deps: testDeps(t)}
+	code := runEnv(context.Background(), e, args)
 	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
 }
 

@@ -383,7 +383,7 @@ func runAt(t testing.TB, now time.Time, vars map[string]string, args ...string) 
 	if _, ok := vars["XDG_STATE_HOME"]; !ok {
 		environ = append(environ, "XDG_STATE_HOME="+t.TempDir()) // a ledger of its own
 	}
-	e := &app.Env{Getenv: lookupEnv(environ), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: func() time.Time { return now }}
+	e := &app.Env{Getenv: lookupEnv(environ), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: func() time.Time { return now }, Deps: testDeps(t)}
 	code := runEnv(context.Background(), e, args)
 	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
 }

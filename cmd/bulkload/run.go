@@ -234,7 +234,7 @@ func runEnv(ctx context.Context, e *app.Env, args []string) int {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			// "bulkload help upload" is "bulkload upload -h".
-			return runEnv(ctx, &app.Env{Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Now: e.Now, Abort: e.Abort}, append(slices.Clone(args[1:]), "-h"))
+			return runEnv(ctx, &app.Env{Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Now: e.Now, Abort: e.Abort, Deps: e.Deps}, append(slices.Clone(args[1:]), "-h"))
 		}
 		fmt.Fprint(stdout, topUsage())
 		return app.ExitOK
