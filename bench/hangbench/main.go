@@ -54,6 +54,7 @@ type config struct {
 	hangAfter, port    int
 	timeout, wait      time.Duration
 	latency            time.Duration
+	env                []string // the uploads' environment (measure sets it)
 }
 
 // result is one form's figures.
@@ -168,6 +169,15 @@ func measure(ctx context.Context, c config, mode string) (result, error) {
 	for _, p := range []string{results, summary} {
 		_ = os.Remove(p)
 	}
+	// A ledger of its own (the default one is shared by every run of
+	// this user, and would find the leads of the form run before already
+	// sent): XDG_STATE_HOME, which also binaries from before --ledger take.
+	state, err := os.MkdirTemp("", "hangbench-state-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(state)
+	c.env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret", "XDG_STATE_HOME="+state)
 	upArgs := []string{"upload", "--endpoint", base + "/graphql", "--auth-url", base,
 		"--tenant-id", "sim-tenant", "--client-id", "bulkload-sim-client", "--app-id", "sim-debt-core",
 		"--progress", "off", "--timeout", c.timeout.String(), "--outage-wait", c.wait.String(),
@@ -261,7 +271,7 @@ func upload(ctx context.Context, c config, logPath string, args []string) (int, 
 	}
 	defer lf.Close()
 	cmd := exec.CommandContext(ctx, c.bin, args...)
-	cmd.Env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret")
+	cmd.Env = c.env
 	cmd.Stdout, cmd.Stderr = lf, lf
 	err = cmd.Run()
 	var ee *exec.ExitError
