@@ -231,6 +231,22 @@ func (o *InputOptions) checkOutputs(input, results string, continues, overwrite 
 		}
 		return fmt.Errorf("%w: %w", ErrUsage, flagHint(err))
 	}
+	// What a killed run left half-written under a temporary name (a
+	// rejects file's rows) goes: this run holds the results file's lock.
+	for _, o := range outs {
+		if o.Path == "" {
+			continue
+		}
+		paths := []string{o.Path}
+		if o.Results {
+			for _, s := range outfile.Sidecars(o.Path) {
+				paths = append(paths, s.Path)
+			}
+		}
+		for _, p := range paths {
+			outfile.RemoveStale(p)
+		}
+	}
 	return nil
 }
 

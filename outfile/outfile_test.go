@@ -197,3 +197,31 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestRemoveStale: the temporary files a killed writer left beside an
+// output go; the output itself, other files and another output's
+// temporary files stay.
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rej.csv")
+	keep := []string{out, filepath.Join(dir, ".rej.csv.meta.tmp-1"), filepath.Join(dir, ".other.csv.tmp-2"), filepath.Join(dir, "rej.csv.tmp-3")}
+	stale := []string{filepath.Join(dir, ".rej.csv.tmp-123"), filepath.Join(dir, ".rej.csv.tmp-9")}
+	for _, p := range append(append([]string{}, keep...), stale...) {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := RemoveStale(out); len(got) != len(stale) {
+		t.Errorf("RemoveStale removed %v, want %v", got, stale)
+	}
+	for _, p := range stale {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	for _, p := range keep {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s was removed", p)
+		}
+	}
+}

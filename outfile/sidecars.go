@@ -112,3 +112,33 @@ func samePath(a, b string) bool {
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
+
+// RemoveStale removes the temporary files of the output at path (Create's
+// ".BASE.tmp-*" beside it) that a process killed while writing left
+// behind: they may hold a lead's data (a rejects file's rows), and nothing
+// else reads them. The caller holds the results file's lock, so no run of
+// it is writing them; another run writing the same output path at once
+// would lose its file (and say so). Only regular files of the running
+// user's are removed. It returns the names removed.
+func RemoveStale(path string) []string {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if base == "" {
+		return nil
+	}
+	quoted := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`).Replace(base)
+	stale, _ := filepath.Glob(filepath.Join(dir, "."+quoted+".tmp-*"))
+	var removed []string
+	for _, p := range stale {
+		st, err := os.Lstat(p)
+		if err != nil || !st.Mode().IsRegular() || owned(p, st) != nil {
+			continue
+		}
+		if os.Remove(p) == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed
+}

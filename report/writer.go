@@ -1,7 +1,6 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,17 +14,19 @@ import (
 // concurrent use.
 type Writer struct {
 	enc  *encoder
-	file *os.File // set when Create opened it
+	file *outfile.File // set when Create opened it
 	path string
 }
 
-// Create creates the results file at path as a new file of mode 0600, in
-// the format FormatFor(path) gives, and writes the CSV header. The caller
-// closes the Writer.
+// Create starts the results file at path as a new file of mode 0600, in
+// the format FormatFor(path) gives, and writes the CSV header. It is
+// written under a temporary name (outfile.Create) and renamed to path
+// by Close, whole: a process killed before leaves no results file cut in
+// a row at path. The caller closes the Writer.
 func Create(path string) (*Writer, error) {
-	f, err := createPrivate(path)
+	f, err := outfile.Create(path, 0o600)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("create results file: %w", err)
 	}
 	w := NewWriter(f, FormatFor(path))
 	w.file, w.path = f, path
@@ -57,11 +58,17 @@ func (w *Writer) Write(r lead.Row) error {
 	return w.enc.write(&r)
 }
 
-// Close flushes the buffered rows and, if Create opened the file, closes it.
+// Close flushes the buffered rows and, if Create opened the file, renames
+// it to its path (outfile.File.Commit); when the flush fails, the file is
+// removed and what was at its path stays.
 func (w *Writer) Close() error {
 	err := w.enc.flush()
 	if w.file != nil {
-		err = errors.Join(err, w.file.Close())
+		if err != nil {
+			w.file.Abort()
+		} else {
+			err = w.file.Commit()
+		}
 		w.file = nil
 	}
 	if err != nil && w.path != "" {

@@ -126,7 +126,10 @@ type Source struct {
 	m       *mapper.Mapper
 	log     *slog.Logger
 
-	rejectsFile *os.File
+	// rejectsFile is the rejects file, a temporary name until Close
+	// renames it into place whole (a process killed before leaves no
+	// rejects file cut in a record at its name).
+	rejectsFile *outfile.File
 	rejects     *reader.Rejects
 
 	sawLeadSource bool
@@ -328,8 +331,9 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 
 	if cfg.Rejects != "" {
 		// A new file of mode 0600, never a planted link's target or
-		// another user's pre-created file: it holds SSNs.
-		f, err := outfile.Replace(cfg.Rejects, 0o600)
+		// another user's pre-created file: it holds SSNs. It is written
+		// under a temporary name and renamed at Close, complete.
+		f, err := outfile.Create(cfg.Rejects, 0o600)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("rejects file: %w", err)
@@ -914,11 +918,15 @@ func (s *Source) Close() error {
 	} else if s.cur != nil && errors.Is(s.cur.err, io.EOF) && s.pos >= len(s.cur.rows) {
 		s.shaDone = true
 	}
-	if s.rejects != nil {
-		errs = append(errs, s.rejects.Flush())
-	}
 	if s.rejectsFile != nil {
-		errs = append(errs, s.rejectsFile.Close())
+		// Every record written so far is whole once flushed: the rows
+		// read (all of them, or those before a stop) are in it.
+		if err := s.rejects.Flush(); err != nil {
+			s.rejectsFile.Abort()
+			errs = append(errs, fmt.Errorf("write the rejects file: %w", err))
+		} else if err := s.rejectsFile.Commit(); err != nil {
+			errs = append(errs, fmt.Errorf("write the rejects file: %w", err))
+		}
 	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
