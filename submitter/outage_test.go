@@ -1,6 +1,7 @@
 package submitter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -267,7 +268,7 @@ func TestSimHangNoticedInOneTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		mode  leadsim.HangMode
 		limit int
-	}{{leadsim.HangHeld, 8}, {leadsim.HangUnread, 8}, {leadsim.HangHeld, 0}} {
+	}{{leadsim.HangHeld, 8}, {leadsim.HangUnread, 8}, {leadsim.HangHeld, 0}, {leadsim.HangHeld, 1}} {
 		t.Run(fmt.Sprintf("%s limit %d", tc.mode, tc.limit), func(t *testing.T) {
 			env := hangClient(t, tc.mode, tc.limit)
 			_, errs := createAll(env.c, 0, 64)
@@ -276,17 +277,20 @@ func TestSimHangNoticedInOneTimeout(t *testing.T) {
 					t.Errorf("lead %d: %v, want an *OutageError (parked, or caught on the wire)", i, err)
 				}
 			}
-			// The first wave (8), and the calls that took the places of its
-			// timeouts before the majority of it had timed out (4 or 5, a
-			// few more as the timeouts race the declaration).
-			if held := env.srv.Stats().Rejections[leadsim.RejectHung]; held > 2*8 {
-				t.Errorf("the hang held %d attempts, want at most the first wave and its refills (16)", held)
+			limit := cmp.Or(tc.limit, DefaultStartConcurrency)
+			// The first wave (the limit), and the calls that took the places
+			// of its timeouts before the majority of it had timed out (half
+			// of it, a few more as the timeouts race the declaration); at a
+			// limit of 1, the probe that confirms the lone timeout and the
+			// call that took its place meanwhile.
+			if held := env.srv.Stats().Rejections[leadsim.RejectHung]; held > 2*limit+1 {
+				t.Errorf("the hang held %d attempts, want at most the first wave and its refills (%d)", held, 2*limit+1)
 			}
 			if out := env.c.Outages(); len(out) != 1 || out[0].Cause != "no reply within 300ms" || !out[0].GaveUp {
 				t.Errorf("outages %+v, want one, no reply within 300ms, given up", out)
 			}
-			if s := env.c.Stats().Concurrency; s.Limit != 8 || s.PressureCuts != 0 {
-				t.Errorf("limit %d after %d back-pressure cuts, want 8: a hang's timeouts are no capacity", s.Limit, s.PressureCuts)
+			if s := env.c.Stats().Concurrency; s.Limit != limit || s.PressureCuts != 0 {
+				t.Errorf("limit %d after %d back-pressure cuts, want %d: a hang's timeouts are no capacity", s.Limit, s.PressureCuts, limit)
 			}
 		})
 	}
