@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -63,11 +64,23 @@ func concurrencyReport(st submitter.Stats) *summary.Concurrency {
 	if c.Auto {
 		out.Max = c.Max
 		out.BaseLatencyMs = float64(c.BaseLatency) / float64(time.Millisecond)
+		out.Settled = settledConcurrency(c)
 	}
 	if n := st.AttemptLatency.Count(); n > 0 {
 		out.MeanLatencyMs = 1e3 * st.AttemptLatency.SumSeconds / float64(n)
 	}
 	return out
+}
+
+// settledConcurrency is the limit to pin with --concurrency after an auto
+// run: the median of the limit over the run's steady part, never below
+// its mean there (rounded up), so that pinning it does not take from
+// what auto got; 0 when the run had no steady part.
+func settledConcurrency(c submitter.ConcurrencySnapshot) int {
+	if c.Steady <= 0 || c.SteadyLimit <= 0 {
+		return 0
+	}
+	return max(c.SteadyLimit, int(math.Ceil(c.SteadyMeanLimit-0.01)))
 }
 
 // boundBy says what held the run back, from the calls' waits: for a place

@@ -20,19 +20,23 @@ import (
 func (u *uploader) connect(ctx context.Context, prove bool) (client *submitter.Client, release func(), err error) {
 	clientCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	client, err = submitter.New(clientCtx, submitter.Config{
-		Endpoint:     u.creds.Endpoint,
-		TokenURL:     u.creds.TokenURL,
-		ClientID:     u.creds.ClientID,
-		ClientSecret: u.creds.Secret,
-		Scope:        u.creds.Scope,
-		Rate:         u.up.Rate.perSecond,
-		RateAuto:     u.up.Rate.Auto,
-		MaxRate:      u.up.maxRate,
-		MaxAttempts:  u.up.maxAttempts,
+		Endpoint:       u.creds.Endpoint,
+		TokenURL:       u.creds.TokenURL,
+		ClientID:       u.creds.ClientID,
+		ClientSecret:   u.creds.Secret,
+		Scope:          u.creds.Scope,
+		Rate:           u.up.Rate.perSecond,
+		RateAuto:       u.up.Rate.Auto,
+		MaxRate:        u.up.maxRate,
+		KnownRateLimit: u.pace.rateLimit,
+		MaxAttempts:    u.up.maxAttempts,
 
 		Concurrency:     u.up.concurrency.n,
 		ConcurrencyAuto: u.up.concurrency.auto,
 		MaxConcurrency:  u.up.maxConcurrency,
+		// A resume starts where the earlier run settled.
+		StartConcurrency:   u.pace.concurrency,
+		ConcurrencySettled: u.pace.concurrency > 0,
 
 		CallTimeout:     u.up.timeout,
 		OutageWait:      max(u.up.outageWait, time.Nanosecond),    // 0: stop at once

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
 
@@ -42,6 +43,48 @@ func rateReport(st submitter.Stats, r rateFlag) *summary.Rate {
 	out := &summary.Rate{Auto: st.Auto, CallsPerSecond: r.perSecond, Attempts: int(st.Attempts), Status429: int(st.Status429)}
 	if st.Auto {
 		out.CallsPerSecond, out.LimitFound = st.SettledRate, st.LimitFound
+		if st.LimitFound {
+			out.Limit = st.RateLimit
+		}
 	}
 	return out
+}
+
+// earlierPacing is what the run a --resume continues settled at, from the
+// summary beside its results file: the rate limit --rate auto found and
+// the limit --concurrency auto settled at, each 0 when it found none, was
+// not auto then or is not auto now. A resume starts from them instead of
+// climbing again (issue 27: a resume of 1,000 rows spent 10 of its 16 s
+// climbing from 20 calls/s).
+type earlierPacing struct {
+	rateLimit   float64
+	concurrency int
+}
+
+// readEarlierPacing reads the earlierPacing of the results file at path;
+// none when its summary is missing or unreadable (a run killed before it
+// wrote one).
+func readEarlierPacing(path string, up *UploadOptions, log *slog.Logger) earlierPacing {
+	var p earlierPacing
+	sum, err := summary.Read(path)
+	if err != nil {
+		log.Debug("--resume: no summary of the earlier run to start the pacing from", "err", err)
+		return p
+	}
+	if r := sum.Rate; up.Rate.Auto && r != nil && r.Auto && r.LimitFound {
+		p.rateLimit = r.Limit
+		if p.rateLimit == 0 { // a summary from before the limit was recorded
+			p.rateLimit = r.CallsPerSecond / 0.97
+		}
+		if !(p.rateLimit > 0) || math.IsInf(p.rateLimit, 0) {
+			p.rateLimit = 0
+		}
+	}
+	if c := sum.Concurrency; up.concurrency.auto && c != nil && c.Auto && c.Settled > 0 {
+		p.concurrency = min(c.Settled, up.maxConcurrency)
+	}
+	if p.rateLimit > 0 || p.concurrency > 0 {
+		log.Info("--resume: pacing starts where the earlier run settled", "rate_limit", p.rateLimit, "concurrency", p.concurrency)
+	}
+	return p
 }

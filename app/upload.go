@@ -227,6 +227,8 @@ type uploader struct {
 	first *outfile.Meta
 	// earlier is a resumed stream's earlier record of its input.
 	earlier *outfile.Meta
+	// pace is where the pacing of the run a --resume continues settled.
+	pace earlierPacing
 
 	env    *Env
 	in     *InputOptions
@@ -364,6 +366,7 @@ func (u *uploader) run(ctx context.Context) error {
 	}
 	if state != nil {
 		defer state.Close()
+		u.pace = readEarlierPacing(resultsPath, u.up, u.log)
 	}
 
 	ic, err := u.prove(ctx, resultsPath, state)

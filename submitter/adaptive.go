@@ -37,8 +37,8 @@ type attemptOutcome struct {
 // anchors named in docs/design.md and from bench/rate.sh's runs against
 // leadsim.
 const (
-	// DefaultStartRate is where --rate auto starts: polite for a service
-	// whose limit nobody published.
+	// DefaultStartRate is where a climb starts when the rate has nothing
+	// else to go by (a test's, or a limit forgotten).
 	DefaultStartRate = 20.0
 	autoFloor        = 0.5  // calls/s; never slower
 	autoClimb        = 1.4  // factor per second while no limit is known (slow start)
@@ -56,11 +56,9 @@ const (
 	autoHoldFirst      = 5 * time.Second  // first hold at the settled rate before probing
 	autoHoldMax        = 60 * time.Second // the hold doubles while probes find the same limit
 	autoProbeDouble    = 5 * time.Second  // the probe's slope doubles after this long
-	autoPauseAfter     = 2 * time.Second  // a Retry-After this long pauses every call, not only the refused one
 	autoBucket         = 125 * time.Millisecond
-	autoBuckets        = 8 // the window of answers: 8 × 125 ms = 1 s
-	auto503Min         = 3 // a 503 burst: this many 503s in the window...
-	auto503Share       = 0.1
+	autoBuckets        = 8                      // the window of answers: 8 × 125 ms = 1 s
+	autoRetryAfterMin  = 2                      // answers in the window at least, most of them with a Retry-After, to pause every call
 	autoEpisodeAnswers = 10                     // answers since the last cut needed to measure what the service accepts
 	autoEpisodeSpan    = 100 * time.Millisecond // and time since it, beyond a latency
 	autoSaturated      = 0.05                   // a share of 429s among them that says the service was saturated
@@ -71,7 +69,12 @@ const (
 
 // AutoConfig configures an Adaptive rate. Zero values take the defaults.
 type AutoConfig struct {
-	Start float64          // first rate in calls/s; default DefaultStartRate
+	// Start > 0 starts the rate at Start calls/s, climbing from there;
+	// 0, the default, sets no limit until the service shows one.
+	Start float64
+	// Limit > 0 is a limit found before, by the run a resume continues:
+	// the rate starts held just under it, as after a cut.
+	Limit float64
 	Max   float64          // never above this (--max-rate); 0 = no cap
 	Now   func() time.Time // nil = time.Now
 }
@@ -80,23 +83,28 @@ type AutoConfig struct {
 type autoPhase int
 
 const (
-	phaseClimb   autoPhase = iota // no limit known: grow ×autoClimb per second
+	phaseOpen    autoPhase = iota // no limit shown yet: none set
+	phaseClimb                    // no limit known: grow ×autoClimb per second
 	phaseRecover                  // after a cut: back to the settled rate in autoRecover
 	phaseHold                     // at the settled rate for the hold
 	phaseProbe                    // slowly past the settled rate, to find out whether the limit rose
 )
 
 func (p autoPhase) String() string {
-	return [...]string{"climb", "recover", "hold", "probe"}[p]
+	return [...]string{"open", "climb", "recover", "hold", "probe"}[p]
 }
 
 // Adaptive is --rate auto: one token bucket shared by every call of a
-// Client whose rate it finds by itself. It owns the rate: it climbs while
-// calls are accepted, cuts on 429s and bursts of 503s, holds under the limit
-// it found and probes past it now and then, and honours Retry-After. The
-// design and the anchors it learns from (AWS adaptive retry, TCP AIMD,
-// Google SRE client-side throttling) are in docs/design.md, "Adaptive rate
-// (--rate auto)"; the auto* constants are its tuning.
+// Client whose rate it finds by itself. Like the AWS SDKs' adaptive retry
+// mode it sets no limit until the service shows one (a 429; --concurrency
+// auto protects the service meanwhile); from then on it owns the rate: it
+// cuts on 429s, holds under the limit it found and probes past it now and
+// then, climbing again when a probe finds no limit. A Retry-After delays the
+// call it answered (the transport waits it); only when most recent answers
+// carry one does it pause every call. The design and the anchors it learns
+// from (AWS adaptive retry, TCP AIMD, Google SRE client-side throttling)
+// are in docs/design.md, "Adaptive rate (--rate auto)"; the auto* constants
+// are its tuning.
 //
 // Safe for concurrent use.
 type Adaptive struct {
@@ -104,8 +112,8 @@ type Adaptive struct {
 	maxRate float64
 
 	mu          sync.Mutex
-	lim         *rate.Limiter // replaced when the rate falls, or rises 10% past booked
-	r           float64       // the rate now
+	lim         *rate.Limiter // replaced when the rate falls, or rises 10% past booked; nil while open
+	r           float64       // the rate now; 0 while open
 	booked      float64       // the rate when lim was made
 	rebuilt     chan struct{}
 	limit       float64 // the limit found (see cutLocked); 0 = none yet
@@ -115,13 +123,13 @@ type Adaptive struct {
 	hold        time.Duration
 	lastStep    time.Time // the last update of r
 	lastCut     time.Time
-	frozenUntil time.Time // no increase before (Retry-After)
-	pausedUntil time.Time // no call before (a long Retry-After)
-	latency     float64   // EWMA of successful attempts' latency, seconds
-	latencyBase float64   // the lowest latency EWMA seen, seconds
-	tracked     time.Time // first call: the start of the windows
-	bucketAt    time.Time // start of the newest bucket
-	got503      [autoBuckets]int
+	frozenUntil time.Time        // no increase before (Retry-After)
+	pausedUntil time.Time        // no call before (a long Retry-After)
+	latency     float64          // EWMA of successful attempts' latency, seconds
+	latencyBase float64          // the lowest latency EWMA seen, seconds
+	tracked     time.Time        // first call: the start of the windows
+	bucketAt    time.Time        // start of the newest bucket
+	gotRA       [autoBuckets]int // answers with a Retry-After
 	got429      [autoBuckets]int
 	gotOK       [autoBuckets]int
 	answers     [autoBuckets]int
@@ -131,35 +139,36 @@ type Adaptive struct {
 	probeFrom   float64 // the rate held before the probe
 }
 
-// NewAdaptive returns an Adaptive rate at cfg.Start calls per second.
+// NewAdaptive returns an Adaptive rate: open (no limit) unless cfg gives a
+// start or a limit found before.
 func NewAdaptive(cfg AutoConfig) *Adaptive {
-	if cfg.Start <= 0 {
-		cfg.Start = DefaultStartRate
-	}
-	if cfg.Max > 0 {
-		cfg.Start = min(cfg.Start, cfg.Max)
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	a := &Adaptive{now: cfg.Now, maxRate: cfg.Max, r: cfg.Start, hold: autoHoldFirst}
-	a.lim = rate.NewLimiter(rate.Limit(a.r), 1)
-	a.booked = a.r
-	a.rebuilt = make(chan struct{})
+	a := &Adaptive{now: cfg.Now, maxRate: cfg.Max, hold: autoHoldFirst, rebuilt: make(chan struct{})}
+	switch {
+	case cfg.Limit > 0:
+		a.limit = cfg.Limit
+		a.setLocked(autoSettleShare * cfg.Limit)
+		a.phase = phaseHold
+	case cfg.Start > 0:
+		a.setLocked(cfg.Start)
+		a.phase = phaseClimb
+	}
 	return a
 }
 
 // Wait blocks until the shared rate allows one more attempt, or ctx ends.
 func (a *Adaptive) Wait(ctx context.Context) error {
 	for {
-		d, res, rebuilt := a.reserve()
+		d, paused, rebuilt := a.reserve()
 		if d <= 0 {
 			return ctx.Err()
 		}
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
-			if res == nil {
+			if paused {
 				continue // the pause is over: take a place in the bucket now
 			}
 			return nil
@@ -176,21 +185,23 @@ func (a *Adaptive) Wait(ctx context.Context) error {
 
 // reserve takes one place in the bucket now and says how long to wait for
 // it; rebuilt is closed when the bucket is replaced, and the place with it.
-// During a pause it takes none (res is nil) and says how long the pause
-// lasts.
-func (a *Adaptive) reserve() (d time.Duration, res *rate.Reservation, rebuilt <-chan struct{}) {
+// During a pause it takes none (paused) and says how long the pause lasts.
+// While open, every call may go at once.
+func (a *Adaptive) reserve() (d time.Duration, paused bool, rebuilt <-chan struct{}) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
 	if now.Before(a.pausedUntil) {
-		return a.pausedUntil.Sub(now), nil, a.rebuilt
+		return a.pausedUntil.Sub(now), true, a.rebuilt
 	}
 	a.stepLocked(now)
-	res = a.lim.ReserveN(now, 1)
-	return res.DelayFrom(now), res, a.rebuilt
+	if a.lim == nil {
+		return 0, false, a.rebuilt
+	}
+	return a.lim.ReserveN(now, 1).DelayFrom(now), false, a.rebuilt
 }
 
-// Rate is the rate in calls per second now.
+// Rate is the rate in calls per second now; 0 while open (no limit).
 func (a *Adaptive) Rate() float64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -201,7 +212,8 @@ func (a *Adaptive) Rate() float64 {
 // Settled is the rate to pin with --rate next time: 97% of the limit found,
 // capped by Max, and never more than the service accepted of late (2xx
 // answers a second, averaged over about 5 s); found is false when no limit
-// was found (then it is the rate reached).
+// was found (then it is the rate reached, 0 while open). Limit is the
+// limit found (0: none), for a resume to start from.
 func (a *Adaptive) Settled() (callsPerSecond float64, found bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -216,6 +228,13 @@ func (a *Adaptive) Settled() (callsPerSecond float64, found bool) {
 	return s, true
 }
 
+// Limit is the limit found, 0 when none was (a resume starts from it).
+func (a *Adaptive) Limit() float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.limit
+}
+
 // Observe learns from one attempt's outcome.
 func (a *Adaptive) Observe(o attemptOutcome) (float64, bool) {
 	a.mu.Lock()
@@ -224,6 +243,10 @@ func (a *Adaptive) Observe(o attemptOutcome) (float64, bool) {
 	a.stepLocked(now)
 	a.rollLocked(now)
 	a.answers[autoBuckets-1]++
+	if o.RetryAfter > 0 {
+		a.gotRA[autoBuckets-1]++
+		a.retryAfterLocked(now, o.RetryAfter)
+	}
 	switch {
 	case o.Status >= 200 && o.Status < 300:
 		a.gotOK[autoBuckets-1]++
@@ -250,40 +273,62 @@ func (a *Adaptive) Observe(o attemptOutcome) (float64, bool) {
 		if o.Start.After(a.lastCut) {
 			a.ep429++
 		}
-		if o.RetryAfter > 0 {
-			a.freezeLocked(now, o.RetryAfter)
+		if a.phase == phaseOpen {
+			return a.closeLocked(now)
 		}
 		return a.cutLocked(now, o.Start)
-	case o.Status == http.StatusServiceUnavailable:
-		a.got503[autoBuckets-1]++
-		if o.RetryAfter > 0 {
-			a.freezeLocked(now, o.RetryAfter)
-		}
-		n503, answers := 0, 0
-		for i := range autoBuckets {
-			n503 += a.got503[i]
-			answers += a.answers[i]
-		}
-		if n503 >= auto503Min && float64(n503) >= auto503Share*float64(answers) {
-			return a.cutLocked(now, o.Start)
-		}
 	}
+	// A 503 (one bad backend, a service shedding) is the concurrency's
+	// to answer: it cuts when their share grows with the calls in flight.
 	return a.r, false
 }
 
-// freezeLocked honours a Retry-After: no increase until it has passed, and
-// no call at all when it is long.
-func (a *Adaptive) freezeLocked(now time.Time, d time.Duration) {
+// retryAfterLocked honours a Retry-After of d answered at now: no increase
+// of the rate until it has passed. The call it answered waits it (the
+// transport does); every call waits it only when most answers in the
+// window carry one: one bad backend that says Retry-After: 2 on a tenth of
+// the calls is not the service asking everyone to wait.
+func (a *Adaptive) retryAfterLocked(now time.Time, d time.Duration) {
 	until := now.Add(d)
 	if until.After(a.frozenUntil) {
 		a.frozenUntil = until
 	}
-	if d >= autoPauseAfter && until.After(a.pausedUntil) {
+	ra, answers := 0, 0
+	for i := range autoBuckets {
+		ra += a.gotRA[i]
+		answers += a.answers[i]
+	}
+	if answers >= autoRetryAfterMin && 2*ra > answers && until.After(a.pausedUntil) {
 		a.pausedUntil = until
 	}
 }
 
-// cutLocked lowers the rate after a 429 (or a 503 burst) of an attempt sent
+// closeLocked sets the first limit, on the first 429 while open: the rate
+// the calls were sent at (answered in the window), or, when many were
+// refused, what the service accepted, and the rate cut from it as after
+// a first 429 in a climb.
+func (a *Adaptive) closeLocked(now time.Time) (float64, bool) {
+	peak := a.sentRateLocked(now)
+	ok, throttled, span := a.answersLocked(now)
+	if peak == 0 {
+		// Too few answers yet to measure a rate: those so far, over the
+		// time since the first (at least a bucket).
+		n := ok + throttled
+		peak = float64(max(n, 1)) / max(now.Sub(a.tracked), autoBucket).Seconds()
+	}
+	limit := peak
+	if n := ok + throttled; span > 0 && n >= autoEpisodeAnswers && float64(throttled) >= autoSaturated*float64(n) {
+		limit = min(peak, max(float64(ok)/span.Seconds(), autoFloor))
+	}
+	a.limit = limit
+	a.hold = autoHoldFirst
+	a.setLocked(min(autoCutClimb*peak, autoSettleShare*limit))
+	a.from, a.phase, a.phaseAt, a.lastCut = a.r, phaseRecover, now, now
+	a.epOK, a.ep429 = 0, 0
+	return a.r, true
+}
+
+// cutLocked lowers the rate after a 429 of an attempt sent
 // at start, once per episode: attempts sent before the last cut were sent
 // at the old rate and say nothing new.
 func (a *Adaptive) cutLocked(now, start time.Time) (float64, bool) {
@@ -312,7 +357,12 @@ func (a *Adaptive) cutLocked(now, start time.Time) (float64, bool) {
 		// service was saturated, and what it accepted is its limit
 		// (Google SRE's accepts, not requests). Answers came for calls
 		// sent until about a latency ago.
-		el := max(now.Sub(a.lastCut).Seconds()-a.latency, 0.01)
+		// (The episode began at the last cut, or at the first call.)
+		from := a.lastCut
+		if from.IsZero() {
+			from = a.tracked
+		}
+		el := max(now.Sub(from).Seconds()-a.latency, 0.01)
 		limit = min(peak, float64(a.epOK)/el)
 	case a.phase == phaseProbe && a.probeFrom > 0:
 		// The limit is past the rate held without a 429 and short of
@@ -366,6 +416,7 @@ func (a *Adaptive) stepLocked(now time.Time) {
 	utilized, rising := a.utilizedLocked(now), a.latencyRisingLocked()
 	mayGrow := utilized && !rising
 	switch a.phase {
+	case phaseOpen:
 	case phaseClimb:
 		// Rising latency slows the climb rather than stopping it: on a
 		// busy client machine latency rises without the service being
@@ -414,11 +465,11 @@ func (a *Adaptive) capLocked(r float64) float64 {
 
 func (a *Adaptive) setLocked(r float64) {
 	r = a.capLocked(r)
-	if r == a.r {
+	if r == a.r && a.lim != nil {
 		return
 	}
 	a.r = r
-	if r < a.booked || r > autoRebook*a.booked {
+	if a.lim == nil || r < a.booked || r > autoRebook*a.booked {
 		// Calls waiting hold places booked at the old rate, up to
 		// --concurrency of them: a cut must not wait for them to be
 		// used, nor a climb crawl behind them. A fresh bucket, and
@@ -453,9 +504,9 @@ func (a *Adaptive) rollLocked(now time.Time) {
 		a.accepted += autoAcceptedAlpha * (float64(a.gotOK[autoBuckets-1])/autoBucket.Seconds() - a.accepted)
 	}
 	if n >= autoBuckets {
-		a.got503, a.got429, a.gotOK, a.answers = [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}
+		a.gotRA, a.got429, a.gotOK, a.answers = [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}, [autoBuckets]int{}
 	} else {
-		for _, b := range []*[autoBuckets]int{&a.got503, &a.got429, &a.gotOK, &a.answers} {
+		for _, b := range []*[autoBuckets]int{&a.gotRA, &a.got429, &a.gotOK, &a.answers} {
 			copy(b[:], b[n:])
 			clear(b[autoBuckets-n:])
 		}

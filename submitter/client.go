@@ -121,19 +121,25 @@ type Config struct {
 	// Ignored when RateAuto is set.
 	Rate float64
 	// RateAuto lets the rate find the service's limit by itself (--rate
-	// auto, see Adaptive): it starts at StartRate (default
-	// DefaultStartRate) and never goes above MaxRate (0 = no cap).
-	RateAuto           bool
-	StartRate, MaxRate float64
+	// auto, see Adaptive): it sets none until the service shows one (a
+	// 429), or starts at StartRate when that is set, or held just under
+	// KnownRateLimit, a limit an earlier run of the same job found (a
+	// resume); it never goes above MaxRate (0 = no cap).
+	RateAuto                           bool
+	StartRate, MaxRate, KnownRateLimit float64
 	// Concurrency > 0 is a fixed limit on attempts in flight, across all
 	// workers (--concurrency N); 0 with ConcurrencyAuto unset: the Client
 	// sets none (the caller's pool is the limit). ConcurrencyAuto learns
 	// the limit by itself (--concurrency auto, see Concurrency): from
 	// StartConcurrency (default DefaultStartConcurrency) up to
 	// MaxConcurrency (--max-concurrency, default DefaultMaxConcurrency).
+	// ConcurrencySettled: StartConcurrency is the limit an earlier run of
+	// the same job settled at (a resume): auto starts there, past its
+	// climb.
 	Concurrency                      int
 	ConcurrencyAuto                  bool
 	StartConcurrency, MaxConcurrency int
+	ConcurrencySettled               bool
 	// MaxAttempts is per call, including the first; default 5. Attempts
 	// answered 429 (slow down) do not count: while other calls are
 	// answered, a call answered 429 waits its turn; with none answered, it
@@ -209,9 +215,11 @@ type Stats struct {
 	// RateWaited is the time during which calls waited for the rate (it
 	// held them back).
 	RateWaited time.Duration
-	// RateAllowed is the mean rate in force since the first attempt, in
-	// calls/s; 0 when it was unlimited at any time.
+	// RateAllowed is the mean rate in force over RateLimited, the time a
+	// rate was (--rate 0 and --rate auto set none until a 429), in
+	// calls/s; 0 when none ever was.
 	RateAllowed float64
+	RateLimited time.Duration
 	// Concurrency is the limit on calls in flight now, and what bound it.
 	Concurrency ConcurrencySnapshot
 	// AttemptLatency is the histogram of the attempts' latencies with
@@ -221,10 +229,13 @@ type Stats struct {
 	AttemptLatency LatencyHistogram
 	// Auto reports --rate auto. Then SettledRate is the rate to pin with
 	// --rate next time (97% of the limit found), and LimitFound is false
-	// when no 429 showed a limit (SettledRate is then the rate reached).
+	// when no 429 showed a limit (SettledRate is then the rate reached, 0
+	// when none was set); RateLimit is the limit found, for a resume to
+	// start from.
 	Auto        bool
 	SettledRate float64
 	LimitFound  bool
+	RateLimit   float64
 	// Outages counts the outages the run has begun to wait out;
 	// OutageWaiting reports that it waits one out now.
 	Outages       int64
@@ -326,7 +337,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	switch {
 	case cfg.ConcurrencyAuto:
-		c.conc = NewConcurrency(ConcurrencyConfig{Start: cfg.StartConcurrency, Max: cfg.MaxConcurrency, Now: cfg.Now})
+		c.conc = NewConcurrency(ConcurrencyConfig{Start: cfg.StartConcurrency, Max: cfg.MaxConcurrency,
+			Settled: cfg.ConcurrencySettled && cfg.StartConcurrency > 0, Now: cfg.Now})
 	case cfg.Concurrency > 0:
 		c.conc = NewConcurrency(ConcurrencyConfig{Fixed: cfg.Concurrency, Now: cfg.Now})
 	default:
@@ -336,7 +348,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		probeMax: min(cfg.BackoffMax, defaultProbeMax), now: cfg.Now, log: log}, c.probe)
 	tokens.gate = c.gate
 	if cfg.RateAuto {
-		c.auto = NewAdaptive(AutoConfig{Start: cfg.StartRate, Max: cfg.MaxRate, Now: cfg.Now})
+		c.auto = NewAdaptive(AutoConfig{Start: cfg.StartRate, Limit: cfg.KnownRateLimit, Max: cfg.MaxRate, Now: cfg.Now})
 		c.rate = c.auto
 	} else {
 		c.rate = newRateControl(cfg.Rate, cfg.Now)
@@ -790,30 +802,32 @@ func (c *Client) InFlight() (limit, inFlight int) { return c.conc.Limits() }
 // Stats returns the counters so far. Safe for concurrent use.
 func (c *Client) Stats() Stats {
 	s := Stats{
-		Calls:          c.stats.calls.Load(),
-		Attempts:       c.stats.attempts.Load(),
-		Retries:        c.stats.retries.Load(),
-		Status429:      c.stats.status429.Load(),
-		Status401:      c.stats.status401.Load(),
-		Status503:      c.stats.status503.Load(),
-		Answered:       c.stats.answered.Load(),
-		Latency:        c.stats.latency.load(),
-		TokensFetched:  c.tokens.fetched.Load(),
-		CurrentRate:    c.rate.Rate(),
-		CreateLead:     c.stats.ops[opCreate].load(),
-		SubmitLead:     c.stats.ops[opSubmit].load(),
-		Lead:           c.stats.ops[opLead].load(),
-		Preflight:      c.stats.ops[opPreflight].load(),
-		RateWaited:     c.rateWait.waited(),
-		RateAllowed:    c.allowed.mean(),
+		Calls:         c.stats.calls.Load(),
+		Attempts:      c.stats.attempts.Load(),
+		Retries:       c.stats.retries.Load(),
+		Status429:     c.stats.status429.Load(),
+		Status401:     c.stats.status401.Load(),
+		Status503:     c.stats.status503.Load(),
+		Answered:      c.stats.answered.Load(),
+		Latency:       c.stats.latency.load(),
+		TokensFetched: c.tokens.fetched.Load(),
+		CurrentRate:   c.rate.Rate(),
+		CreateLead:    c.stats.ops[opCreate].load(),
+		SubmitLead:    c.stats.ops[opSubmit].load(),
+		Lead:          c.stats.ops[opLead].load(),
+		Preflight:     c.stats.ops[opPreflight].load(),
+		RateWaited:    c.rateWait.waited(),
+
 		Concurrency:    c.conc.Snapshot(),
 		AttemptLatency: c.stats.attemptLatency.load(),
 	}
+	s.RateAllowed, s.RateLimited = c.allowed.mean()
 	s.Outages = c.gate.started.Load()
 	_, s.OutageWaiting = c.gate.current()
 	if c.auto != nil {
 		s.Auto = true
 		s.SettledRate, s.LimitFound = c.auto.Settled()
+		s.RateLimit = c.auto.Limit()
 	}
 	return s
 }

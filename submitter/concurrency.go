@@ -234,13 +234,6 @@ func (c *Concurrency) waitedLocked(now time.Time) time.Duration {
 // returns ctx's error. The ticket goes back with Release.
 func (c *Concurrency) Acquire(ctx context.Context) (ticket int64, err error) {
 	c.mu.Lock()
-	now := c.now()
-	if c.firstAcquired.IsZero() {
-		c.firstAcquired = now
-		if c.fixed || !c.slowStart {
-			c.steady.start(now, c.capLocked(), 0)
-		}
-	}
 	if len(c.queue) == 0 && c.inFlight < c.capLocked() {
 		ticket = c.takeLocked()
 		c.mu.Unlock()
@@ -277,6 +270,12 @@ func (c *Concurrency) Acquire(ctx context.Context) (ticket int64, err error) {
 // takeLocked gives one attempt a place, and returns its ticket: the round
 // it belongs to, 0 for none (sent after the round's calls).
 func (c *Concurrency) takeLocked() int64 {
+	if c.firstAcquired.IsZero() {
+		c.firstAcquired = c.now()
+		if c.fixed || !c.slowStart {
+			c.steady.start(c.firstAcquired, c.capLocked(), 0)
+		}
+	}
 	c.inFlight++
 	c.peak = max(c.peak, c.inFlight)
 	if c.inFlight >= c.capLocked() {

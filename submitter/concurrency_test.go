@@ -399,3 +399,20 @@ func TestConcurrencyModelShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrencyStartsSettled: a resume starts auto at the limit the
+// earlier run settled at, past the climb: no doubling into a queue, and
+// the steady part begins with the first call.
+func TestConcurrencyStartsSettled(t *testing.T) {
+	m := queueModel{cap: 48, queueLimit: 48, lat: 200 * time.Millisecond, jit: 20 * time.Millisecond, rnd: rand.New(rand.NewPCG(9, 10))}
+	run := runModel(t, m, 20*time.Second, ConcurrencyConfig{Start: 46, Settled: true})
+	if run.limits[0] != 46 || slices.Max(run.limits) > 60 {
+		t.Errorf("limits by second %v, want a start at 46 and no climb past the capacity 48", run.limits)
+	}
+	if s := run.finalSnap; s.SlowStart || s.Steady < s.Since || s.SteadyLimit < 40 || s.SteadyLimit > 56 {
+		t.Errorf("snapshot %+v, want no slow start, a steady part of the whole run and a median limit near 48", s)
+	}
+	if got := run.throughput(0, 20*time.Second); got < 0.9*48/0.2 {
+		t.Errorf("%.1f calls/s over the run, want 90%% of K/L = 240 from the start", got)
+	}
+}

@@ -55,6 +55,14 @@ func TestParseRetryAfter(t *testing.T) {
 		{"http date", now.Add(7 * time.Second).Format(http.TimeFormat), 7 * time.Second, true},
 		{"date in the past", now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
 		{"huge seconds capped", "999999999", maxRetryAfter, true},
+		{"seconds past int64", "99999999999999999999", maxRetryAfter, true},
+		{"fractional", "1.5", 1500 * time.Millisecond, true},
+		{"fractional, rounded up to the millisecond", "0.0001", time.Millisecond, true},
+		{"fractional huge", "99999999999999999999.5", maxRetryAfter, true},
+		{"fraction without digits", "1.", 0, false},
+		{"negative fraction", "-1.5", 0, false},
+		{"exponent", "1e3", 0, false},
+		{"plus sign", "+3", 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -444,4 +452,24 @@ func TestTokenLifetime(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseRetryAfter: whatever a service writes in Retry-After, the wait
+// is between 0 and maxRetryAfter, and a header of digits, with or without
+// a fraction, is always read.
+func FuzzParseRetryAfter(f *testing.F) {
+	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	for _, s := range []string{"", "2", "1.5", "99999999999999999999", "0.0001", now.Add(time.Hour).Format(http.TimeFormat), "soon", "-1", "1e3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		d, ok := parseRetryAfter(v, now)
+		if d < 0 || d > maxRetryAfter || (!ok && d != 0) {
+			t.Fatalf("parseRetryAfter(%q) = %v, %v: want a wait in [0, %v]", v, d, ok, maxRetryAfter)
+		}
+		w, fr, _ := strings.Cut(strings.TrimSpace(v), ".")
+		if digits(w) && (fr == "" && !strings.Contains(v, ".") || digits(fr)) && !ok {
+			t.Fatalf("parseRetryAfter(%q) = not read, want seconds read", v)
+		}
+	})
 }

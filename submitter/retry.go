@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,20 +30,29 @@ func backoffDelay(attempt int, base, max time.Duration, rnd float64) time.Durati
 }
 
 // parseRetryAfter reads a Retry-After header, in seconds or as an HTTP date,
-// as a wait from now. ok is false when the header is absent or unreadable.
+// as a wait from now, at most maxRetryAfter. Seconds beyond any clock
+// ("99999999999999999999") are that bound, and fractional seconds ("1.5",
+// not in RFC 9110, but some services send them) are read to the
+// millisecond, rounded up. ok is false when the header is absent or
+// unreadable.
 func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, false
 	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 {
-			return 0, false
-		}
-		if secs > int64(maxRetryAfter/time.Second) {
-			return maxRetryAfter, true
+	if digits(v) {
+		secs, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || secs > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter, true // out of int64's range, or past the bound
 		}
 		return time.Duration(secs) * time.Second, true
+	}
+	if whole, frac, found := strings.Cut(v, "."); found && digits(whole) && digits(frac) {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || secs >= maxRetryAfter.Seconds() {
+			return maxRetryAfter, true
+		}
+		return time.Duration(math.Ceil(secs*1000)) * time.Millisecond, true
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {
@@ -56,6 +66,19 @@ func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 		d = maxRetryAfter
 	}
 	return d, true
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // outcome is the classification of one HTTP attempt. Every remote outcome of

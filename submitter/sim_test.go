@@ -522,21 +522,21 @@ func TestSimLeadRead(t *testing.T) {
 	}
 }
 
-// TestSimAutoRate: --rate auto climbs above its start against a service
-// whose limit is far above it, and falls below it against one whose limit
-// is below, where every call still succeeds within MaxAttempts (429s do not
-// use them up, and the rate comes down to what the service accepts).
+// TestSimAutoRate: --rate auto sets no limit against a service whose limit
+// the calls never reach, and finds the limit of one they pass, where every
+// call still succeeds within MaxAttempts (429s do not use them up, and the
+// rate comes down to what the service accepts).
 func TestSimAutoRate(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name      string
-		limit     float64
-		burst     int
-		calls     int
-		wantAbove bool
+		name     string
+		limit    float64
+		burst    int
+		calls    int
+		wantOpen bool
 	}{
-		{"limit far above the start", 2000, 200, 150, true},
-		{"limit below the start", 8, 1, 40, false},
+		{"limit far above the calls", 2000, 200, 150, true},
+		{"limit below the calls", 8, 1, 40, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -554,12 +554,12 @@ func TestSimAutoRate(t *testing.T) {
 			if !s.Auto {
 				t.Fatalf("Stats().Auto = false, want true with RateAuto")
 			}
-			if tc.wantAbove && s.CurrentRate <= DefaultStartRate {
-				t.Errorf("rate after %d calls under a limit of %v/s = %.1f, want above the start %v", tc.calls, tc.limit, s.CurrentRate, DefaultStartRate)
+			if tc.wantOpen && (s.CurrentRate != 0 || s.LimitFound || s.Status429 != 0) {
+				t.Errorf("rate after %d calls under a limit of %v/s = %.1f (found %v, %d 429s), want none set (0) and no 429", tc.calls, tc.limit, s.CurrentRate, s.LimitFound, s.Status429)
 			}
-			if !tc.wantAbove && (s.CurrentRate >= DefaultStartRate || !s.LimitFound || s.SettledRate > tc.limit) {
-				t.Errorf("Stats() after %d calls under a limit of %v/s = %+v, want the rate below the start %v, a limit found and a settled rate at most the limit",
-					tc.calls, tc.limit, s, DefaultStartRate)
+			if !tc.wantOpen && (s.CurrentRate <= 0 || s.CurrentRate > tc.limit || !s.LimitFound || s.SettledRate > tc.limit) {
+				t.Errorf("Stats() after %d calls under a limit of %v/s = %+v, want a rate set at most the limit, a limit found and a settled rate at most the limit",
+					tc.calls, tc.limit, s)
 			}
 			t.Logf("limit %v: rate %.1f, settled %.1f (found %v), %d attempts, %d answered 429", tc.limit, s.CurrentRate, s.SettledRate, s.LimitFound, s.Attempts, s.Status429)
 		})

@@ -214,17 +214,18 @@ func (w *waitClock) waited() time.Duration {
 	return t
 }
 
-// rateClock integrates the rate in force over time, for its mean since
-// the first attempt: what the rate allowed, to compare with what the calls
-// used. Safe for concurrent use; nil does nothing.
+// rateClock integrates the rate in force over time, for its mean over the
+// time a rate was in force (--rate auto sets none until the service shows
+// one): what the rate allowed, to compare with what the calls used. Safe
+// for concurrent use; nil does nothing.
 type rateClock struct {
-	mu        sync.Mutex
-	now       func() time.Time
-	first     time.Time
-	last      time.Time
-	rate      float64 // in force since last; 0 = unlimited
-	calls     float64 // the integral of the rate since first
-	unlimited bool    // it was unlimited for a while
+	mu      sync.Mutex
+	now     func() time.Time
+	first   time.Time
+	last    time.Time
+	rate    float64       // in force since last; 0 = unlimited
+	calls   float64       // the integral of the rate since first
+	limited time.Duration // the time a rate was in force
 }
 
 // note records that the rate in force is r from now on (0: unlimited).
@@ -244,32 +245,30 @@ func (c *rateClock) note(r float64) {
 }
 
 func (c *rateClock) addLocked(now time.Time) {
-	dt := now.Sub(c.last).Seconds()
+	dt := now.Sub(c.last)
 	if dt > 0 {
-		if c.rate == 0 {
-			c.unlimited = true
+		if c.rate > 0 {
+			c.calls += c.rate * dt.Seconds()
+			c.limited += dt
 		}
-		c.calls += c.rate * dt
 		c.last = now
 	}
 }
 
-// mean is the mean rate in force since the first attempt, calls/s; 0 when
-// it was unlimited at any time, or before the first attempt.
-func (c *rateClock) mean() float64 {
+// mean is the mean rate in force over the time a rate was, calls/s, and
+// that time; 0, 0 when none ever was.
+func (c *rateClock) mean() (callsPerSecond float64, limited time.Duration) {
 	if c == nil {
-		return 0
+		return 0, 0
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.first.IsZero() {
-		return 0
+		return 0, 0
 	}
-	now := c.now()
-	c.addLocked(now)
-	el := now.Sub(c.first).Seconds()
-	if c.unlimited || el <= 0 {
-		return 0
+	c.addLocked(c.now())
+	if c.limited <= 0 {
+		return 0, 0
 	}
-	return c.calls / el
+	return c.calls / c.limited.Seconds(), c.limited
 }

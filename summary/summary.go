@@ -217,8 +217,11 @@ type Rate struct {
 	// the fixed rate (0: unlimited).
 	CallsPerSecond float64 `json:"callsPerSecond"`
 	LimitFound     bool    `json:"limitFound"`
-	Attempts       int     `json:"attempts"`  // HTTP attempts, retries included
-	Status429      int     `json:"status429"` // attempts answered 429
+	// Limit is, with Auto and LimitFound, the limit found (CallsPerSecond
+	// is 97% of it at most): a --resume starts held just under it.
+	Limit     float64 `json:"limit,omitempty"`
+	Attempts  int     `json:"attempts"`  // HTTP attempts, retries included
+	Status429 int     `json:"status429"` // attempts answered 429
 }
 
 // Outage is one span of an upload in which the lead endpoint or its
@@ -269,6 +272,10 @@ func (r *Rate) String() string {
 	switch {
 	case r.Auto && r.LimitFound:
 		head = fmt.Sprintf("settled at %.0f calls/s", r.CallsPerSecond)
+	case r.Auto && r.CallsPerSecond == 0:
+		// No 429 showed a limit, and none was set: the calls went as
+		// fast as the concurrency let them.
+		head = "no limit: the service showed none (no 429)"
 	case r.Auto:
 		// No 429 showed a limit: the rate never held the calls back
 		// past the rate it had reached (the "bound by" line says what did).
@@ -292,6 +299,11 @@ type Concurrency struct {
 	Max   int `json:"max,omitempty"`
 	// PeakInFlight is the most calls in flight at once.
 	PeakInFlight int `json:"peakInFlight"`
+	// Settled is, with Auto, the limit to pin with --concurrency: the
+	// median of the limit over the run's steady part (after the climb),
+	// never below its mean there; 0 when the run had no steady part. A
+	// --resume starts there.
+	Settled int `json:"settled,omitempty"`
 	// LatencyCuts and BackPressureCuts count auto's cuts for a rising
 	// latency (a queue in the service) and for 503s, 504s, timeouts and
 	// 429s.

@@ -357,6 +357,7 @@ func TestRateString(t *testing.T) {
 	}{
 		{Rate{Auto: true, CallsPerSecond: 291.4, LimitFound: true, Attempts: 1000, Status429: 4}, "settled at 291 calls/s; 0.4% answered 429"},
 		{Rate{Auto: true, CallsPerSecond: 158.2, Attempts: 500}, "no 429 seen; it allowed up to 158 calls/s; 0.0% answered 429"},
+		{Rate{Auto: true, Attempts: 500}, "no limit: the service showed none (no 429); 0.0% answered 429"},
 		{Rate{CallsPerSecond: 20, Attempts: 100, Status429: 3}, "fixed at 20 calls/s; 3.0% answered 429"},
 		{Rate{}, "unlimited (--rate 0); 0.0% answered 429"},
 	} {
