@@ -66,6 +66,8 @@ func concurrencyReport(st submitter.Stats) *summary.Concurrency {
 		out.BaseLatencyMs = float64(c.BaseLatency) / float64(time.Millisecond)
 		out.Settled = settledConcurrency(c)
 	}
+	out.CreateLatencyMs = float64(c.CreateLatency) / float64(time.Millisecond)
+	out.OtherLatencyMs = float64(c.OtherLatency) / float64(time.Millisecond)
 	if n := st.AttemptLatency.Count(); n > 0 {
 		out.MeanLatencyMs = 1e3 * st.AttemptLatency.SumSeconds / float64(n)
 	}
@@ -84,9 +86,11 @@ func settledConcurrency(c submitter.ConcurrencySnapshot) int {
 }
 
 // boundBy says what held the run back, from the calls' waits: for a place
-// In flight (the concurrency) or for the rate, whichever they waited for
-// longer if it was at least half the time, else the input. nil before the
-// first call.
+// in flight (the concurrency) or for the rate, whichever they waited for
+// longer if it was at least half the time, else the input. The
+// concurrency's wait and the calls a second are those of the run's steady
+// part (after auto's climb) when it has one: the climb of the first
+// seconds is not what held the run back. nil before the first call.
 func boundBy(st submitter.Stats, up *UploadOptions) *summary.BoundBy {
 	c := st.Concurrency
 	if c.Since <= 0 {
@@ -94,12 +98,18 @@ func boundBy(st submitter.Stats, up *UploadOptions) *summary.BoundBy {
 	}
 	since := c.Since.Seconds()
 	b := &summary.BoundBy{ConcurrencyWaitShare: c.Waited.Seconds() / since, RateWaitShare: st.RateWaited.Seconds() / since}
-	b.ConcurrencyWaitShare, b.RateWaitShare = min(b.ConcurrencyWaitShare, 1), min(b.RateWaitShare, 1)
 	callsPerSecond := float64(st.Attempts) / since
+	if steady := c.Steady.Seconds(); steady >= steadyShare*since && steady > 0 {
+		b.ConcurrencyWaitShare = c.SteadyWaited.Seconds() / steady
+		callsPerSecond = float64(c.SteadyAttempts) / steady
+	}
+	b.ConcurrencyWaitShare, b.RateWaitShare = min(b.ConcurrencyWaitShare, 1), min(b.RateWaitShare, 1)
 	// Calls wait for the rate whenever there are more workers than
 	// calls in flight (each books its turn), so waiting alone does not
-	// make the rate what binds: the calls must also use most of it.
-	rateBinds := b.RateWaitShare >= boundShare && st.RateAllowed > 0 && callsPerSecond >= rateUsed*st.RateAllowed
+	// make the rate what binds: the calls must also use most of it, over
+	// the time a rate was in force (--rate auto sets none until a 429).
+	rateBinds := b.RateWaitShare >= boundShare && st.RateAllowed > 0 && st.RateLimited > 0 &&
+		float64(st.Attempts)/since >= rateUsed*st.RateAllowed*st.RateLimited.Seconds()/since
 	concBinds := b.ConcurrencyWaitShare >= boundShare
 	// When both held calls back, a limit in force beats one still
 	// climbing: --rate auto climbs while nothing answers 429, following
@@ -116,14 +126,36 @@ func boundBy(st submitter.Stats, up *UploadOptions) *summary.BoundBy {
 		b.Text = fmt.Sprintf("the input: rows came slower than the service took them (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
 			callsPerSecond, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
 	case concBinds && (!rateBinds || concFound && !rateFound || concFound == rateFound && b.ConcurrencyWaitShare >= b.RateWaitShare):
-		concurrencyBound(b, c, callsPerSecond)
+		concurrencyBound(b, st, callsPerSecond)
 	default:
-		rateBound(b, st, up, callsPerSecond)
+		rateBound(b, st, up, float64(st.Attempts)/since)
 	}
 	return b
 }
 
-func concurrencyBound(b *summary.BoundBy, c submitter.ConcurrencySnapshot, callsPerSecond float64) {
+// steadyShare is the share of the run its steady part must cover to speak
+// for it: a run that climbed most of its time is told by the whole.
+const steadyShare = 0.25
+
+func concurrencyBound(b *summary.BoundBy, st submitter.Stats, callsPerSecond float64) {
+	c := st.Concurrency
+	settled := settledConcurrency(c)
+	steady := fmt.Sprintf("%.0f calls/s", callsPerSecond)
+	if settled > 0 {
+		steady = fmt.Sprintf("%.0f calls/s at a median of %d in flight after the climb", callsPerSecond, c.SteadyLimit)
+	}
+	// Pin advice only where the limit found is the service's capacity:
+	// an outage's timeouts, a share of 503s or slow calls at random say
+	// nothing of it (and took nothing from the limit: see
+	// submitter.Concurrency), and a pin below what auto had would lower
+	// the run's throughput.
+	pin := ""
+	switch {
+	case st.Outages > 0:
+		pin = "; the run met an outage: its limits say nothing of the capacity, no pin advised"
+	case settled > 0:
+		pin = fmt.Sprintf("; pin it with --concurrency %d", settled)
+	}
 	switch {
 	case !c.Auto:
 		b.Kind = summary.BoundConcurrency
@@ -131,15 +163,13 @@ func concurrencyBound(b *summary.BoundBy, c submitter.ConcurrencySnapshot, calls
 			c.Limit, callsPerSecond, 100*b.ConcurrencyWaitShare)
 	case c.Limit >= c.Max:
 		b.Kind = summary.BoundMaxConcurrency
-		b.Text = fmt.Sprintf("--max-concurrency %d (%.0f calls/s; latency held: the service may take more, raise it if its owner agrees)", c.Max, callsPerSecond)
+		b.Text = fmt.Sprintf("--max-concurrency %d (%s; latency held: the service may take more, raise it if its owner agrees)", c.Max, steady)
 	case c.LatencyCuts > 0 && c.LatencyCuts >= c.PressureCuts:
 		b.Kind = summary.BoundCapacity
-		b.Text = fmt.Sprintf("the service's capacity: latency rose past %d in flight (%.0f calls/s at %d in flight; pin it with --concurrency %d)",
-			c.RosePast, callsPerSecond, c.Limit, c.Limit)
+		b.Text = fmt.Sprintf("the service's capacity: latency rose with more calls in flight, last past %d (%s%s)", c.RosePast, steady, pin)
 	case c.PressureCuts > 0:
 		b.Kind = summary.BoundCapacity
-		b.Text = fmt.Sprintf("the service's capacity: it answered 503s, 504s, timeouts or 429s past %d in flight (%.0f calls/s at %d in flight; pin it with --concurrency %d)",
-			c.PressurePast, callsPerSecond, c.Limit, c.Limit)
+		b.Text = fmt.Sprintf("the service's capacity: its 503s, 504s, timeouts or 429s grew with more calls in flight, last past %d (%s%s)", c.PressurePast, steady, pin)
 	default:
 		b.Kind = summary.BoundConcurrencyClimb
 		b.Text = fmt.Sprintf("the concurrency's climb: %d in flight and still growing when the run ended (%.0f calls/s; latency held)", c.Limit, callsPerSecond)
@@ -196,10 +226,12 @@ func (t *boundTracker) note() string {
 	d.RateWaited -= prev.RateWaited
 	d.Concurrency.Waited -= prev.Concurrency.Waited
 	d.Concurrency.Since -= prev.Concurrency.Since
-	if d.Concurrency.Since > 0 && st.RateAllowed > 0 && prev.RateAllowed > 0 {
-		// The mean rate allowed over the interval, from the means since
-		// the start.
-		d.RateAllowed = (st.RateAllowed*st.Concurrency.Since.Seconds() - prev.RateAllowed*prev.Concurrency.Since.Seconds()) / d.Concurrency.Since.Seconds()
+	d.Concurrency.Steady = 0 // the interval speaks for itself
+	d.RateLimited -= prev.RateLimited
+	if d.RateLimited > 0 {
+		// The mean rate allowed over the interval's time with a rate in
+		// force, from the means since the start.
+		d.RateAllowed = (st.RateAllowed*st.RateLimited.Seconds() - prev.RateAllowed*prev.RateLimited.Seconds()) / d.RateLimited.Seconds()
 	}
 	b := boundBy(d, t.up)
 	if b == nil {

@@ -94,6 +94,9 @@ func TestBoundBy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.st.RateAllowed > 0 {
+				tc.st.RateLimited = tc.st.Concurrency.Since // a rate in force the whole run
+			}
 			b := boundBy(tc.st, tc.up)
 			if b == nil || b.Kind != tc.want {
 				t.Fatalf("boundBy = %+v, want kind %s", b, tc.want)
@@ -102,6 +105,60 @@ func TestBoundBy(t *testing.T) {
 				t.Errorf("text %q says no limit was found", b.Text)
 			}
 		})
+	}
+}
+
+// TestBoundBySteady: "bound by" speaks of the run's steady part, after
+// auto's climb: its waits and calls a second, the median of the limit
+// there, and pin advice that takes nothing from what auto had (the median,
+// never below the mean); none after an outage (issue 27 item 5: identical
+// runs advised 47 and 51 against a capacity of 48, the figures a point on
+// the sawtooth, and "pin it with --concurrency 1" after a hang).
+func TestBoundBySteady(t *testing.T) {
+	auto := &UploadOptions{concurrency: concurrencyFlag{auto: true}, maxConcurrency: 256, Rate: rateFlag{Auto: true}}
+	// 100 s: a climb of 20 s (every place taken), then 80 s at a limit
+	// whose median is 48 and mean 49.2, every place taken 60% of it.
+	steady := submitter.ConcurrencySnapshot{Auto: true, Limit: 47, Max: 256, LatencyCuts: 9, RosePast: 53,
+		Waited: 68 * time.Second, Since: 100 * time.Second,
+		Steady: 80 * time.Second, SteadyWaited: 48 * time.Second, SteadyAttempts: 3840, SteadyLimit: 48, SteadyMeanLimit: 49.2}
+	tests := []struct {
+		name     string
+		st       submitter.Stats
+		want     string
+		says     []string
+		saysNot  []string
+		waitFrom float64
+	}{
+		{"steady figures and a pin that takes nothing", submitter.Stats{Attempts: 5000, Concurrency: steady}, summary.BoundCapacity,
+			[]string{"48 calls/s at a median of 48 in flight after the climb", "pin it with --concurrency 50"}, []string{"at 47 in flight"}, 0.6},
+		{"an outage: no pin", submitter.Stats{Attempts: 5000, Concurrency: steady, Outages: 1}, summary.BoundCapacity,
+			[]string{"no pin advised"}, []string{"pin it with"}, 0.6},
+		{"a short steady part: the whole run", submitter.Stats{Attempts: 5000, Concurrency: func() submitter.ConcurrencySnapshot {
+			c := steady
+			c.Steady, c.SteadyWaited, c.SteadyAttempts = 10*time.Second, 0, 480
+			return c
+		}()}, summary.BoundCapacity, []string{"50 calls/s"}, nil, 0.68},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := boundBy(tc.st, auto)
+			if b == nil || b.Kind != tc.want || b.ConcurrencyWaitShare < tc.waitFrom-0.001 || b.ConcurrencyWaitShare > tc.waitFrom+0.001 {
+				t.Fatalf("boundBy = %+v, want kind %s and a wait share of %v", b, tc.want, tc.waitFrom)
+			}
+			for _, w := range tc.says {
+				if !strings.Contains(b.Text, w) {
+					t.Errorf("text %q does not say %q", b.Text, w)
+				}
+			}
+			for _, w := range tc.saysNot {
+				if strings.Contains(b.Text, w) {
+					t.Errorf("text %q says %q", b.Text, w)
+				}
+			}
+		})
+	}
+	if got := concurrencyReport(submitter.Stats{Concurrency: steady}).Settled; got != 50 {
+		t.Errorf("concurrencyReport().Settled = %d, want 50 (the median 48 is under the mean 49.2)", got)
 	}
 }
 

@@ -140,6 +140,9 @@ type Concurrency struct {
 	fullTotal     time.Duration
 	firstAcquired time.Time
 	steady        steadyClock
+	// opLat sums the latencies of every 2xx answer of the run (not only
+	// the rounds'): createLead's, the others'.
+	opLat [2]latencySum
 }
 
 // concRound is what one round said, for the base.
@@ -447,6 +450,13 @@ func (c *Concurrency) Release(ticket int64, o attemptOutcome, learn bool) {
 	inRound := ticket != 0 && ticket == c.round
 	if learn && inRound {
 		c.learnLocked(o)
+	}
+	if learn && o.Status >= 200 && o.Status < 300 && o.Op != "preflight" {
+		k := 1
+		if o.Op == "createLead" {
+			k = 0
+		}
+		c.opLat[k].add(o.Latency.Seconds())
 	}
 	if learn && !c.fixed && isOverload(o) && c.overloadLocked() {
 		// The service sheds more calls than it usually does: this one's
@@ -950,8 +960,13 @@ type ConcurrencySnapshot struct {
 	UndoneCuts                int
 	// SlowStart: auto has not cut yet.
 	SlowStart bool
-	// BaseLatency is the latency auto compares rounds with (0: none yet).
-	BaseLatency time.Duration
+	// BaseLatency is the latency auto compares rounds with (0: none yet):
+	// createLead's, when the rounds have any. CreateLatency and
+	// OtherLatency are the mean latencies of the run's 2xx answers to
+	// createLead and to the other calls (submitLead, lead reads): a
+	// mean of both would mix a credit pull with a status change.
+	BaseLatency                 time.Duration
+	CreateLatency, OtherLatency time.Duration
 	// Waited is the time during which attempts waited for a place (the
 	// limit bound), Since the time since the first attempt.
 	Waited, Since time.Duration
@@ -979,6 +994,11 @@ func (c *Concurrency) Snapshot() ConcurrencySnapshot {
 		PressurePast: c.pressurePast, UndoneCuts: c.undone, SlowStart: c.slowStart && !c.fixed,
 		Waited: c.waitedLocked(now)}
 	s.BaseLatency = time.Duration(c.base * float64(time.Second))
+	for k, d := range []*time.Duration{&s.CreateLatency, &s.OtherLatency} {
+		if l := c.opLat[k]; l.ok > 0 {
+			*d = time.Duration(l.sum / float64(l.ok) * float64(time.Second))
+		}
+	}
 	if !c.steady.from.IsZero() {
 		s.Steady = now.Sub(c.steady.from)
 		s.SteadyWaited = s.Waited - c.steady.full0

@@ -350,6 +350,30 @@ func TestSummaryUnverified(t *testing.T) {
 	}
 }
 
+// TestConcurrencyString: the summary's concurrency line names the limit as
+// a limit, not calls in flight ("at 68 in flight at the end (peak 65)"
+// said the limit was in flight), the limit settled after the climb, and
+// createLead's latency apart from the other calls' (a mean of both once
+// read "latency 801 ms, base 997 ms").
+func TestConcurrencyString(t *testing.T) {
+	for _, tc := range []struct {
+		c    Concurrency
+		want string
+	}{
+		{Concurrency{Auto: true, Limit: 68, Max: 256, PeakInFlight: 65, Settled: 52, MeanLatencyMs: 801, BaseLatencyMs: 997, CreateLatencyMs: 1010, OtherLatencyMs: 35},
+			"auto, settled at 52 in flight after its climb (limit 68 at the end, peak 65 in flight, cap 256); createLead 1.01 s (base 997 ms), other calls 35 ms"},
+		{Concurrency{Auto: true, Limit: 64, Max: 256, PeakInFlight: 64, CreateLatencyMs: 40},
+			"auto, still climbing: limit 64 at the end (peak 64 in flight, cap 256); createLead 40 ms"},
+		{Concurrency{Limit: 8, PeakInFlight: 8, OtherLatencyMs: 12}, "fixed at 8 in flight (peak 8); other calls 12 ms"},
+		{Concurrency{Auto: true, Limit: 9, Max: 256, PeakInFlight: 12, MeanLatencyMs: 21, BaseLatencyMs: 20},
+			"auto, still climbing: limit 9 at the end (peak 12 in flight, cap 256); latency 21 ms, base 20 ms"},
+	} {
+		if got := tc.c.String(); got != tc.want {
+			t.Errorf("%+v.String() =\n%q, want\n%q", tc.c, got, tc.want)
+		}
+	}
+}
+
 func TestRateString(t *testing.T) {
 	for _, tc := range []struct {
 		r    Rate
