@@ -165,6 +165,9 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := s.authenticate(r)
+	if e.name == "lead" && s.opts.RejectTokensAfter > 0 && s.authed.Add(1) > int64(s.opts.RejectTokensAfter) {
+		p = nil // the API no longer accepts the identity provider's tokens
+	}
 	if p == nil {
 		status = http.StatusUnauthorized
 		s.stats.reject(RejectUnauthenticated)

@@ -242,6 +242,20 @@ type Options struct {
 	HangAfter int
 	HangMode  HangMode
 
+	// RevokeWriteAfter, when above 0, has an administrator revoke
+	// Lead.Write from every client after that many createLead requests,
+	// and revoke the sessions of the tokens issued before: the next call
+	// with one is answered 401, and every token
+	// issued after lacks the role, so createLead and submitLead are
+	// answered FORBIDDEN. GrantRoles (POST /_sim/grant) grants it again.
+	RevokeWriteAfter int
+	// RejectTokensAfter, when above 0, makes the lead endpoint answer 401
+	// UNAUTHENTICATED to every request after that many, whatever its
+	// token, a freshly issued one too: an identity provider that issues
+	// tokens the API no longer accepts (a signing key or an audience it
+	// does not trust).
+	RejectTokensAfter int
+
 	// EchoPII makes the simulator a careless service that echoes each
 	// lead's SSN and date of birth, written several ways (123-45-6789,
 	// 123 45 6789, 07/07/1977, 7/7/77, 19770707, July 7, 1977, ...), in
@@ -436,6 +450,8 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&o.HangAfter, "hang-after", o.HangAfter, "after this many lead endpoint requests, hang with the connection open (see --hang-mode) until POST /_sim/heal; 0 = never")
 	fs.Var(&o.HangMode, "hang-mode", "how --hang-after hangs: held (process each request, hold its answer) or unread (hold the connection without reading the request: nothing processed)")
+	fs.IntVar(&o.RevokeWriteAfter, "revoke-write-after", o.RevokeWriteAfter, "after this many createLead requests, revoke Lead.Write and the tokens issued before (401, then FORBIDDEN); 0 = never")
+	fs.IntVar(&o.RejectTokensAfter, "reject-tokens-after", o.RejectTokensAfter, "after this many lead endpoint requests, answer 401 to every token, fresh ones too; 0 = never")
 	fs.DurationVar(&o.RotateKeyEvery, "rotate-key-every", o.RotateKeyEvery, "replace the signing key at this interval, revoking every token issued before; 0 = never")
 	fs.Int64Var(&o.MaxBodyBytes, "max-body", o.MaxBodyBytes, "largest request body in bytes; over it: 413; 0 = no limit")
 	fs.BoolVar(&o.EchoPII, "echo-pii", o.EchoPII, "echo each lead's SSN and date of birth, written several ways, in notes, bidValue and error messages and codes (to test a client's redaction)")

@@ -51,7 +51,15 @@ type Server struct {
 	requests atomic.Int64
 	// graphql counts the lead endpoint's GraphQL requests, for
 	// FirstAnswers.
-	graphql  atomic.Int64
+	graphql atomic.Int64
+	// creates counts createLead requests, for RevokeWriteAfter; authed
+	// the lead endpoint's requests that came to authentication, for
+	// RejectTokensAfter.
+	creates atomic.Int64
+	authed  atomic.Int64
+	// revision is bumped when sessions are revoked: a token issued at an
+	// older one is answered 401.
+	revision atomic.Int64
 	heal     chan struct{}
 	healOnce sync.Once
 
@@ -182,6 +190,19 @@ func (s *Server) GrantRoles(id string, roles ...string) error {
 	s.rolesMu.Unlock()
 	s.log.Info("client roles set", "client", id, "roles", roles)
 	return nil
+}
+
+// revokeWrite is Options.RevokeWriteAfter's administrator: Lead.Write
+// goes from every client, and the sessions of the tokens issued before
+// with it (revision).
+func (s *Server) revokeWrite() {
+	s.rolesMu.Lock()
+	for _, c := range s.clients {
+		c.Roles = slices.DeleteFunc(slices.Clone(c.Roles), func(r string) bool { return r == RoleWrite })
+	}
+	s.rolesMu.Unlock()
+	s.revision.Add(1)
+	s.log.Info("Lead.Write revoked from every client, with the sessions of the tokens issued before")
 }
 
 func (s *Server) serveGrant(w http.ResponseWriter, r *http.Request) {

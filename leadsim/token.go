@@ -27,6 +27,7 @@ type principal struct {
 	expires    time.Time
 	notBefore  time.Time
 	generation uint64
+	revision   int64 // the sessions revision it was issued at (Server.revision)
 }
 
 // maxVerifiedTokens bounds the cache of verified tokens.
@@ -95,6 +96,7 @@ func (s *Server) issue(c *Client) (string, error) {
 		"nbf":   now.Unix(),
 		"exp":   expiry(now, s.opts.TokenLifetime),
 		"jti":   uuid.NewString(),
+		"rev":   s.revision.Load(), // sessions revoked (revokeWrite) end tokens of older revisions
 		"ver":   "2.0",
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
@@ -148,7 +150,7 @@ func (s *Server) authenticate(r *http.Request) *principal {
 		}
 		s.keys.mu.Unlock()
 	}
-	if p.generation != gen || now.After(p.expires) || now.Before(p.notBefore) {
+	if p.generation != gen || p.revision < s.revision.Load() || now.After(p.expires) || now.Before(p.notBefore) {
 		return nil
 	}
 	return p
@@ -180,6 +182,9 @@ func (s *Server) verify(raw string, pub *rsa.PublicKey, gen uint64) *principal {
 		return nil
 	}
 	p := &principal{client: c, expires: exp.Time, generation: gen}
+	if rev, ok := claims["rev"].(float64); ok {
+		p.revision = int64(rev)
+	}
 	if nbf != nil {
 		p.notBefore = nbf.Time
 	}

@@ -313,6 +313,11 @@ func (r resolver) CreateLead(ctx context.Context, in leadapi.LeadInput) (*leadap
 		r.s.stats.reject(RejectForbidden)
 		return nil, errForbidden(OpCreateLead, RoleWrite)
 	}
+	if n := r.s.opts.RevokeWriteAfter; n > 0 && r.s.creates.Add(1) == int64(n) {
+		// This one goes through; an administrator revokes the role as
+		// it is answered.
+		defer r.s.revokeWrite()
+	}
 	if errs := checkLeadInput(&in); errs != nil {
 		fields := make([]string, len(errs))
 		echo := ""
