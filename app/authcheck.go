@@ -102,7 +102,7 @@ func AuthCheck(ctx context.Context, e *Env, log *slog.Logger, cfg Credentials, t
 			return exitErrorf(ExitInterrupted, "auth check: interrupted")
 		case submitter.IsUnreachable(err) || errors.Is(err, context.DeadlineExceeded):
 			return exitErrorf(ExitUnreachable, "auth check: --endpoint %s: %v", submitter.RedactURL(cfg.Endpoint), err)
-		case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
+		case submitter.IsAccessDenied(err), errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
 			return exitErrorf(ExitAuth, "auth check: the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", submitter.RedactURL(cfg.Endpoint), err)
 		default:
 			// As upload: the service answered but did not confirm; a run

@@ -46,6 +46,7 @@ func (u *uploader) connect(ctx context.Context, prove bool) (client *submitter.C
 		SubmitDocument:  u.up.submitDoc,
 		LeadDocument:    u.up.leadDoc,
 		RefusalCodes:    splitCodes(u.up.refusalCodes),
+		DeniedCodes:     splitCodes(u.up.deniedCodes),
 		Ambiguous503:    u.up.amb503,
 		Logger:          u.log,
 

@@ -67,6 +67,11 @@ type UploadOptions struct {
 	// error in a 200 answer may follow a commit, and the row is ambiguous.
 	// The interface does not show its codes: an assumption, and a setting.
 	refusalCodes string
+	// deniedCodes are the GraphQL error codes, comma-separated, that mean
+	// the service refuses the application's access (Lead.Write revoked):
+	// the run stops (exit 3). The interface shows only UNAUTHENTICATED:
+	// an assumption, and a setting.
+	deniedCodes string
 	// ambiguous503 says which 503 answers may follow a commit (not-graphql,
 	// all or none): the interface shows no HTTP status but 401, so this
 	// too is an assumption, and a setting; amb503 is it parsed.
@@ -167,6 +172,7 @@ func (up *UploadOptions) Register(fs *flag.FlagSet) {
 	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression for a submitLead error that means the lead is submitted already (empty: off)")
 	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))?`, "regular expression for a duplicate createLead note, its first group the duplicated lead's id (empty: off)")
 	fs.StringVar(&up.refusalCodes, "refusal-codes", submitter.DefaultRefusalCodes, "GraphQL error codes (comma-separated) refusing a createLead before anything is created (see README)")
+	fs.StringVar(&up.deniedCodes, "denied-codes", submitter.DefaultDeniedCodes, "GraphQL error codes (comma-separated) refusing the application's access: the run stops, exit 3 (see README)")
 	fs.StringVar(&up.ambiguous503, "ambiguous-503", submitter.Ambiguous503NotGraphQL.String(), "503 answers that may follow a commit: not-graphql (a proxy's page, not the service's errors), all or none")
 	fs.StringVar(&up.leadDoc, "lead-document", submitter.DefaultLeadDocument, "GraphQL document that reads a lead by $id: String!, for the own-lead check (an assumption: see README)")
 	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, else a log line every 10 s), bar, log or off")
@@ -620,6 +626,7 @@ func (u *uploader) settings(results string) map[string]any {
 	s["duplicateOf"] = u.up.duplicateOf
 	s["leadDocument"] = u.up.leadDoc
 	s["refusalCodes"] = u.up.refusalCodes
+	s["deniedCodes"] = u.up.deniedCodes
 	s["ambiguous503"] = u.up.amb503.String()
 	s["shard"] = u.up.shardOf.String()
 	s["jobName"] = u.metrics.Job()

@@ -55,6 +55,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/machinebox/graphql"
@@ -83,6 +84,10 @@ const DefaultLeadDocument = `query Lead($id: String!) { lead(id: $id) { id resul
 // to refuse a request before the service did anything: the simulator's and
 // common servers' codes for input, parse and validation errors, missing
 // permissions, throttling and a refused submission.
+// DefaultDeniedCodes are the GraphQL error codes, comma-separated, taken
+// to mean that the application's access is refused (Config.DeniedCodes).
+const DefaultDeniedCodes = "UNAUTHENTICATED,FORBIDDEN"
+
 const DefaultRefusalCodes = "BAD_USER_INPUT,GRAPHQL_PARSE_FAILED,GRAPHQL_VALIDATION_FAILED,BAD_REQUEST,UNAUTHENTICATED,FORBIDDEN,RATE_LIMITED,PAYLOAD_TOO_LARGE,SUBMIT_REFUSED"
 
 // PreflightDocument is what Preflight sends: the cheapest query that every
@@ -159,6 +164,13 @@ type Config struct {
 	// Call.Ambiguous). The interface does not show its error codes, so
 	// this is an assumption; nil = DefaultRefusalCodes, split at commas.
 	RefusalCodes []string
+	// DeniedCodes are the extensions.code values of a GraphQL error to
+	// createLead or submitLead that mean the application's access is
+	// refused (Lead.Write revoked, a token the API rejects): the run must
+	// stop (an *AccessError), since every row would be refused alike. The
+	// interface shows only UNAUTHENTICATED, so the rest is an assumption;
+	// nil = DefaultDeniedCodes, split at commas.
+	DeniedCodes []string
 	// Ambiguous503 says which 503 answers of the lead endpoint may follow
 	// a commit, so that a retry's duplicate answer gets the own-lead
 	// check: by default every 503 but the service's own GraphQL refusal
@@ -269,6 +281,10 @@ type Client struct {
 	// again (Config.PreflightWait).
 	preflightWait, backoffBase, backoffMax time.Duration
 	log                                    *slog.Logger
+	// denied is the codes of Config.DeniedCodes; deniedErr the first
+	// *AccessError seen, which every later call returns at once.
+	denied    map[string]bool
+	deniedErr atomic.Pointer[AccessError]
 }
 
 // New validates cfg and builds a Client. It does no network I/O. ctx bounds
@@ -372,15 +388,19 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		amb503:      cfg.Ambiguous503,
 		gate:        c.gate,
 	})
+	c.denied = codeSet(cfg.DeniedCodes, DefaultDeniedCodes)
 	// The library's Log field stays unset: it would log the variables.
 	c.gql = graphql.NewClient(cfg.Endpoint, graphql.WithHTTPClient(&http.Client{Transport: tr, CheckRedirect: refuseRedirect}))
 	return c, nil
 }
 
 // refusalSet is codes as a set; nil codes give DefaultRefusalCodes.
-func refusalSet(codes []string) map[string]bool {
+func refusalSet(codes []string) map[string]bool { return codeSet(codes, DefaultRefusalCodes) }
+
+// codeSet is codes as a set; nil codes give def, split at commas.
+func codeSet(codes []string, def string) map[string]bool {
 	if codes == nil {
-		codes = strings.Split(DefaultRefusalCodes, ",")
+		codes = strings.Split(def, ",")
 	}
 	set := make(map[string]bool, len(codes))
 	for _, c := range codes {
@@ -629,6 +649,10 @@ func (d *resultData) of(op string) *lead.Result {
 // service's error.
 func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request, out any) (_ Call, result *lead.Result, _ error) {
 	op, red := spec.op, spec.red
+	if de := c.deniedErr.Load(); de != nil && !spec.probe {
+		// Access was refused: no call can succeed, none is sent.
+		return Call{}, nil, de
+	}
 	c.stats.calls.Add(1)
 	c.stats.ops[opIndex(op)].calls.Add(1)
 	h := &handOff{spec: spec}
@@ -640,12 +664,18 @@ func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request, o
 		var ce *CallError
 		if errors.As(o.err, &ce) {
 			red.callError(ce)
+			if de := c.accessDenied(op, ce); de != nil {
+				return call, nil, de
+			}
 		}
 		return call, nil, o.err
 	case len(o.errs) > 0:
 		ce := &CallError{Op: op, Status: http.StatusOK, Code: o.errs[0].Code,
 			Message: joinGraphQLErrors(o.errs), Errors: o.errs, Attempts: o.attempts, Ambiguous: o.ambiguous}
 		red.callError(ce)
+		if de := c.accessDenied(op, ce); de != nil {
+			return call, nil, de
+		}
 		return call, nil, ce
 	case o.attempts == 0 && ctx.Err() != nil:
 		// Run returned before sending: ctx was already done.
@@ -657,6 +687,39 @@ func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request, o
 			Attempts: o.attempts, Ambiguous: o.ambiguous}
 	}
 	return call, o.result, nil
+}
+
+// accessDenied returns the *AccessError that ce, a failed call of op, is,
+// or nil: a 401 after the retry layer fetched a fresh token for it (it
+// always does once), a 403, or, to createLead or submitLead, a GraphQL
+// error with one of the denied codes (a lead read refused for want of
+// Lead.Read is the row's own-lead check's to report, not the run's). The
+// first one is kept: every later call returns it at once.
+func (c *Client) accessDenied(op string, ce *CallError) *AccessError {
+	de := &AccessError{Op: op, Status: ce.Status, Message: ce.Message}
+	switch {
+	case ce.Status == http.StatusUnauthorized, ce.Status == http.StatusForbidden:
+		if len(ce.Errors) > 0 {
+			de.Code, de.Message = ce.Errors[0].Code, ce.Errors[0].Message
+		}
+	case op != "createLead" && op != "submitLead":
+		return nil
+	default:
+		found := false
+		for _, ge := range ce.Errors {
+			if c.denied[ge.Code] {
+				de.Code, de.Message, found = ge.Code, ge.Message, true
+				break
+			}
+		}
+		if !found || ce.Status < 200 || ce.Status >= 300 {
+			return nil
+		}
+	}
+	if c.deniedErr.CompareAndSwap(nil, de) {
+		c.log.Error("the lead endpoint refused the application's access: no new rows are sent", "op", op, "status", de.Status, "code", de.Code)
+	}
+	return c.deniedErr.Load()
 }
 
 // wireInput is lead.Input as the variable "input": the same JSON, but
@@ -735,6 +798,8 @@ func (c *Client) preflightOnce(ctx context.Context) error {
 			Status: http.StatusOK, Message: "reply has no data.__typename", Outage: true, Attempts: call.Attempts}}
 	case err == nil:
 		return nil
+	case IsAccessDenied(err):
+		return fmt.Errorf("endpoint %s: %w", c.endpoint, err)
 	case IsFatal(err) || ctx.Err() != nil:
 		return err
 	case !errors.As(err, &ce):

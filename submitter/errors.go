@@ -64,11 +64,58 @@ const (
 )
 
 // IsFatal reports whether err means the run must stop now: the token
-// endpoint refused the credentials (an *AuthError anywhere in the chain).
-// Every other error from Create or Submit is a row-level failure.
+// endpoint refused the credentials (an *AuthError anywhere in the chain),
+// or the lead endpoint refused the application's access (an
+// *AccessError). Every other error from Create or Submit is a row-level
+// failure.
 func IsFatal(err error) bool {
 	var ae *AuthError
-	return errors.As(err, &ae)
+	var de *AccessError
+	return errors.As(err, &ae) || errors.As(err, &de)
+}
+
+// IsAccessDenied reports whether err is the lead endpoint refusing the
+// application's access (an *AccessError anywhere in the chain).
+func IsAccessDenied(err error) bool {
+	var de *AccessError
+	return errors.As(err, &de)
+}
+
+// AccessError is the lead endpoint refusing the application's access
+// while its token endpoint still issues tokens: a 401 that a token
+// fetched after it did not cure (the identity provider issues tokens the
+// API rejects), a 403, or, to createLead or submitLead, a GraphQL error
+// whose code says so (Config.DeniedCodes: FORBIDDEN when Lead.Write was
+// revoked). Every row would be refused the same way, so it is fatal
+// (IsFatal): the run stops as for refused credentials, and no row is
+// failed or filed as a refusal for it. Once a Client has seen it, every
+// later call fails fast with it, with no token request and no attempt.
+// Error never contains a token or a lead's data.
+type AccessError struct {
+	Op string
+	// Status is the HTTP status of the reply (401, 403, or 200 with
+	// GraphQL errors); Code the GraphQL error's extensions.code, if any.
+	Status int
+	Code   string
+	// Message is the service's message, redacted.
+	Message string
+}
+
+// Error says what the endpoint refused and what to check.
+func (e *AccessError) Error() string {
+	what := fmt.Sprintf("HTTP %d", e.Status)
+	if e.Code != "" {
+		what = e.Code
+	}
+	hint := "check that the application is granted Lead.Write (an administrator may have revoked it) and that the scope and tenant name this API"
+	if e.Status == http.StatusUnauthorized && e.Code == "" || e.Code == "UNAUTHENTICATED" {
+		hint = "the identity provider issues tokens the API rejects, fresh ones too: check the scope (the API's application id) and the tenant, and that the API trusts this identity provider"
+	}
+	msg := ""
+	if e.Message != "" {
+		msg = " (" + e.Message + ")"
+	}
+	return fmt.Sprintf("the lead endpoint refused the application's access: %s answered %s%s: %s", opName(e.Op), what, msg, hint)
 }
 
 // CallError is a row-level failure of one createLead or submitLead call,

@@ -293,7 +293,7 @@ func TestFake401RenewsTokenOnce(t *testing.T) {
 		wantAttempts int
 	}{
 		{"one 401 then success with a new token", func(n int64) bool { return n == 1 }, false, 2, 2},
-		{"two 401s fail the row", func(n int64) bool { return true }, true, 2, 2},
+		{"two 401s: a fresh token did not cure it, the run stops", func(n int64) bool { return true }, true, 2, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -313,9 +313,9 @@ func TestFake401RenewsTokenOnce(t *testing.T) {
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("Create() error = %v, want error %v", err, tc.wantErr)
 			}
-			var ce *CallError
-			if tc.wantErr && (!errors.As(err, &ce) || ce.Status != 401 || ce.Code != "UNAUTHENTICATED") {
-				t.Errorf("Create() error = %#v, want a CallError with status 401 and code UNAUTHENTICATED", err)
+			var de *AccessError
+			if tc.wantErr && (!errors.As(err, &de) || !IsFatal(err) || de.Status != 401 || de.Code != "UNAUTHENTICATED") {
+				t.Errorf("Create() error = %#v, want an *AccessError (fatal) with status 401 and code UNAUTHENTICATED", err)
 			}
 			if got := f.tokens.Load(); got != tc.wantTokens {
 				t.Errorf("tokens issued = %d, want %d", got, tc.wantTokens)

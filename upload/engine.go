@@ -210,6 +210,15 @@ func (e *engine) runPool(ctx, gctx context.Context, jobs <-chan job, lines chan<
 				e.inFlight.Add(1)
 				err := e.work(pctx, j, lines)
 				e.inFlight.Add(-1)
+				if submitter.IsAccessDenied(err) {
+					// The service refuses the application's access: every
+					// row would be refused alike. No new row is taken, as
+					// for an outage; the calls in flight end as they must
+					// (an answer recorded, a lead that may exist kept),
+					// and the run stops as for refused credentials.
+					e.halt(fmt.Errorf("%w; rows not sent stay for a resumed run", err))
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -463,12 +472,16 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		return nil
 	}
 	res, _, err := e.api.Submit(ctx, row.ID, red)
-	if submitter.IsOutageStop(err) || submitter.IsInterrupted(err) {
+	if submitter.IsOutageStop(err) || submitter.IsInterrupted(err) || submitter.IsAccessDenied(err) {
 		// The lead's created line stands: --resume submits it (a
 		// submitLead cut off on the wire may have gone through: the
-		// service then answers that it is submitted already).
+		// service then answers that it is submitted already). Refused
+		// access stops the run (runPool).
 		e.notSent.Add(1)
 		e.outageStop(err)
+		if submitter.IsAccessDenied(err) {
+			return err
+		}
 		return nil
 	}
 	e.observe(err)

@@ -400,6 +400,60 @@ func TestFatalAuthStopsTheRun(t *testing.T) {
 	})
 }
 
+// TestAccessDeniedStopsTheRun: the service refusing the application's
+// access (an *AccessError from createLead) stops the run like refused
+// credentials, but as an outage does: no new row is taken, the calls in
+// flight finish and are recorded (the slow row 2 answered after the
+// denial is processed), the denied rows have no line (not sent: --resume
+// sends them), and Run's error is fatal.
+func TestAccessDeniedStopsTheRun(t *testing.T) {
+	denied := &submitter.AccessError{Op: "createLead", Status: 200, Code: "FORBIDDEN"}
+	// Once refused, every later call is refused at once, as the Client
+	// does.
+	release := make(chan struct{})
+	var once sync.Once
+	api := &fakeAPI{create: func(_ context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+		select {
+		case <-release:
+			if in.LeadID != "L2" {
+				return lead.Result{}, submitter.Call{}, denied
+			}
+		default:
+		}
+		switch in.LeadID {
+		case "L2":
+			<-release // on the wire when the access is refused
+		case "L3":
+			once.Do(func() { close(release) })
+			return lead.Result{}, submitter.Call{Attempts: 1}, denied
+		}
+		return lead.Result{ID: "id-" + in.LeadID, ResultCode: lead.CodeComplete, Note: "not qualified"}, submitter.Call{Attempts: 1}, nil
+	}}
+	cfg := testConfig()
+	cfg.Concurrency = 2
+	res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(20)}, api)
+	if !submitter.IsFatal(err) || !submitter.IsAccessDenied(err) {
+		t.Fatalf("Run: %v, want the access refusal, fatal", err)
+	}
+	last := j.last()
+	if got := last[2]; got.Status != lead.StatusProcessed {
+		t.Errorf("row 2, in flight at the refusal, = %+v, want processed: calls in flight finish", got)
+	}
+	for row := 3; row <= 20; row++ {
+		if got := last[row]; got.Status != "" {
+			t.Errorf("row %d journalled as %s, want no line", row, got.Status)
+		}
+	}
+	created, _, _ := api.calls()
+	if len(created) > 3+cfg.Concurrency {
+		t.Errorf("createLead sent for %v, want no new row taken after the refusal", created)
+	}
+	if s := res.Summary; s.Failed != 0 || s.Processed > 2 || s.NotSent == 0 {
+		t.Errorf("summary: failed %d, processed %d, not sent %d; want none failed, rows 1 and 2 processed, the rows taken after not sent", s.Failed, s.Processed, s.NotSent)
+	}
+	checkAccounting(t, res.Summary)
+}
+
 func TestInputErrorStopsTheRun(t *testing.T) {
 	readErr := errors.New("read leads.csv row 3: record larger than 1 MiB")
 	api := &fakeAPI{}

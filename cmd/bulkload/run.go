@@ -426,7 +426,7 @@ var flagGroups = []struct {
 	{"Outputs", []string{"results", "rejects", "refusals", "summary-json", "report", "o", "metrics-file", "pushgateway", "pushgateway-job", "job-name", "progress", "log-format", "log-level"}},
 	{"Resume and overwrite", []string{"resume", "overwrite"}},
 	{"The ledger: what earlier runs sent, kept across nights", []string{"ledger", "resend", "resend-changed"}},
-	{"Safety: what fails the run, what is never sent twice", []string{"strict", "max-invalid", "allow-empty", "no-submit", "already-submitted", "duplicate-of", "refusal-codes", "ambiguous-503", "create-document", "submit-document", "lead-document"}},
+	{"Safety: what fails the run, what is never sent twice", []string{"strict", "max-invalid", "allow-empty", "no-submit", "already-submitted", "duplicate-of", "refusal-codes", "denied-codes", "ambiguous-503", "create-document", "submit-document", "lead-document"}},
 }
 
 // flagGroup is the index of name's group in flagGroups, or -1.
