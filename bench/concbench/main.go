@@ -16,15 +16,22 @@
 //   - for a capacity that changes: the time from the change until the
 //     first 2 s whose mean queue wait is at most 10% of L;
 //   - the limit the upload ended with and what bound it (its summary JSON),
-//     its CPU time and peak RSS (rusage).
+//     its CPU time and peak RSS (rusage);
+//   - the rows its results file ends failed (failed, submit_failed);
+//   - for a scenario of a group (the shapes of issue 27: slow calls at
+//     random, a share of 503s, a Retry-After), its steady state against
+//     the best fixed --concurrency of the same group, measured in the same
+//     run (-parallel runs them side by side, each on its own port).
 //
 // The counters polled go to OUT/conc-NAME.samples.csv.
 //
 //	concbench -bulkload bench/out/bulkload -input bench/out/conc-leads.csv -fast-input bench/out/conc-fast-10000.csv
+//	concbench -bulkload bench/out/bulkload -input ... -scenarios bimodal,bimodal-c8,bimodal-c32,bimodal-c128 -parallel
 package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -59,6 +66,33 @@ type scenario struct {
 	duration time.Duration
 	upload   []string // flags beyond the connection's (only where the aim needs one)
 	complete bool     // the upload runs to its end (fast scenario)
+	// A shape that does not depend on the load (issue 27): createLead's
+	// latency distribution (--create-latency-dist), a share of 503s
+	// (--fail-503) and their Retry-After (--fail-503-retry-after).
+	dist       string
+	fail503    float64
+	retryAfter string
+	// group names the shape a scenario measures: its auto run is compared
+	// with the best of its fixed ones (fixed: a reference, --concurrency N).
+	group string
+	fixed bool
+	whole bool // the steady state is over the whole run, climb included
+}
+
+// shape is a group of scenarios: the shape with no tuning flag, and with
+// --concurrency N for each N, for 30 s.
+func shape(name, what string, sc scenario, fixed ...int) []scenario {
+	sc.group, sc.duration = name, 30*time.Second
+	auto := sc
+	auto.name, auto.what = name, what
+	out := []scenario{auto}
+	for _, n := range fixed {
+		f := sc
+		f.name, f.what, f.fixed = fmt.Sprintf("%s-c%d", name, n), fmt.Sprintf("%s, --concurrency %d", what, n), true
+		f.upload = append(append([]string(nil), sc.upload...), "--concurrency", fmt.Sprint(n))
+		out = append(out, f)
+	}
+	return out
 }
 
 func scenarios() []scenario {
@@ -74,7 +108,28 @@ func scenarios() []scenario {
 		{name: "mem512", what: "L 1 s, K none, --max-concurrency 512 --rate 0", lat: time.Second, aim: 512, duration: 30 * time.Second, upload: []string{"--max-concurrency", "512", "--rate", "0"}},
 		{name: "fast", what: "no latency, no limit, 10,000 leads, defaults", complete: true, duration: 3 * time.Minute},
 		{name: "fast8", what: "the same, --concurrency 8 (the old default)", complete: true, duration: 3 * time.Minute, upload: []string{"--concurrency", "8"}},
+		{name: "fast8r0", what: "the same, --concurrency 8 --rate 0 (issue 27's reference)", complete: true, duration: 3 * time.Minute, upload: []string{"--concurrency", "8", "--rate", "0"}},
+		{name: "cap8whole", what: "L 20 ms, K 8, queue 8, 20 s: aims over the whole run", lat: 20 * time.Millisecond, capacity: 8, queue: 8, aim: 400, duration: 20 * time.Second, group: "cap8whole", whole: true},
+		{name: "cap8whole-c8", what: "the same, --concurrency 8", lat: 20 * time.Millisecond, capacity: 8, queue: 8, aim: 400, duration: 20 * time.Second, group: "cap8whole", fixed: true, whole: true, upload: []string{"--concurrency", "8"}},
 	}
+}
+
+// shapes are issue 27's service shapes that do not depend on the load,
+// each with the fixed limits it is measured against.
+func shapes() []scenario {
+	var out []scenario
+	for _, g := range [][]scenario{
+		shape("bimodal", "createLead 50 ms, or 2 s for a random 10%; no capacity", scenario{dist: "bimodal:50ms,2s,0.1"}, 8, 32, 128),
+		shape("bimodalk32", "the same behind a capacity of 32 (no queue bound)", scenario{dist: "bimodal:50ms,2s,0.1", capacity: 32}, 16, 32, 64),
+		shape("lognormal", "createLead lognormal, median 100 ms, sigma 1; capacity 64", scenario{dist: "lognormal:100ms,1", capacity: 64}, 32, 64, 128),
+		shape("pareto", "createLead pareto, at least 50 ms, alpha 1.5; no capacity", scenario{dist: "pareto:50ms,1.5"}, 8, 32, 128),
+		shape("fail10", "10% of calls 503, L 50 ms; no capacity", scenario{lat: 50 * time.Millisecond, fail503: 0.1, upload: []string{"--max-attempts", "10"}}, 8, 32, 128),
+		shape("fail20", "20% of calls 503, L 50 ms; no capacity", scenario{lat: 50 * time.Millisecond, fail503: 0.2, upload: []string{"--max-attempts", "10"}}, 8, 32, 128),
+		shape("ra2", "every 10th call 503 with Retry-After: 2, L 20 ms; no capacity", scenario{lat: 20 * time.Millisecond, fail503: 0.1, retryAfter: "2", upload: []string{"--max-attempts", "10"}}, 8, 32, 128),
+	} {
+		out = append(out, g...)
+	}
+	return out
 }
 
 // sample is the simulator's counters at t after the upload's start.
@@ -90,6 +145,7 @@ type sample struct {
 type result struct {
 	sc                 scenario
 	samples            []sample
+	failed             int // rows ended failed or submit_failed
 	calls              int
 	steady, waitPct    float64
 	t90, backUnder     time.Duration
@@ -111,7 +167,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	input := fs.String("input", "", "lead file to upload, large enough to outlast every timed scenario (required)")
 	fastInput := fs.String("fast-input", "", "lead file of the fast scenarios, uploaded to its end (required for fast, fast8)")
 	names := fs.String("scenarios", "cap64,cap256,cap8,rate150,halve,mem512,fast,fast8", "comma-separated scenarios")
-	port := fs.Int("port", 18897, "loopback port of the simulator")
+	port := fs.Int("port", 18897, "loopback port of the simulator (with -parallel, the first of as many as scenarios)")
+	dur := fs.Duration("duration", 0, "length of every timed scenario instead of its own (0: its own)")
+	parallel := fs.Bool("parallel", false, "run the scenarios side by side, each with its simulator on its own port, instead of one after the other")
 	outDir := fs.String("out", "bench/out", "directory for logs, results and summaries")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -121,10 +179,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	known := map[string]scenario{}
-	for _, sc := range scenarios() {
+	for _, sc := range append(scenarios(), shapes()...) {
+		if *dur > 0 && !sc.complete {
+			sc.duration = *dur
+		}
 		known[sc.name] = sc
 	}
 	var results []result
+	if *parallel {
+		return runParallel(ctx, strings.Split(*names, ","), known, *bin, *input, *fastInput, *port, *outDir, stdout, stderr)
+	}
 	for _, name := range strings.Split(*names, ",") {
 		sc, ok := known[strings.TrimSpace(name)]
 		if !ok {
@@ -151,6 +215,48 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// runParallel runs the named scenarios side by side, the i-th with its
+// simulator on port+i, and prints one table.
+func runParallel(ctx context.Context, names []string, known map[string]scenario, bin, input, fastInput string, port int, outDir string, stdout, stderr io.Writer) int {
+	type done struct {
+		i   int
+		res result
+		err error
+	}
+	ch := make(chan done, len(names))
+	for i, name := range names {
+		sc, ok := known[strings.TrimSpace(name)]
+		if !ok {
+			fmt.Fprintf(stderr, "concbench: unknown scenario %q\n", name)
+			return 2
+		}
+		in := input
+		if sc.complete {
+			in = fastInput
+		}
+		fmt.Fprintf(stderr, "== %s: %s, %v (port %d)\n", sc.name, sc.what, sc.duration, port+i)
+		go func() {
+			res, err := measure(ctx, sc, bin, in, port+i, outDir)
+			ch <- done{i, res, err}
+		}()
+	}
+	results := make([]result, len(names))
+	failed := false
+	for range names {
+		d := <-ch
+		if d.err != nil {
+			fmt.Fprintf(stderr, "concbench: %s: %v\n", strings.TrimSpace(names[d.i]), d.err)
+			failed = true
+		}
+		results[d.i] = d.res
+	}
+	if failed {
+		return 1
+	}
+	printTable(stdout, results)
+	return 0
+}
+
 func measure(ctx context.Context, sc scenario, bin, input string, port int, outDir string) (result, error) {
 	res := result{sc: sc}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
@@ -171,6 +277,15 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 	}
 	if sc.rate > 0 {
 		simArgs = append(simArgs, "--rate-limit", fmt.Sprint(sc.rate))
+	}
+	if sc.dist != "" {
+		simArgs = append(simArgs, "--create-latency-dist", sc.dist)
+	}
+	if sc.fail503 > 0 {
+		simArgs = append(simArgs, "--fail-503", fmt.Sprint(sc.fail503), "--seed", fmt.Sprint(port))
+	}
+	if sc.retryAfter != "" {
+		simArgs = append(simArgs, "--fail-503-retry-after", sc.retryAfter)
 	}
 	if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
 		conn.Close()
@@ -301,7 +416,54 @@ loop:
 		}
 	}
 	res.figures(offset)
+	res.failed = countFailed(results)
 	return res, writeSamples(filepath.Join(outDir, "conc-"+sc.name+".samples.csv"), res.samples)
+}
+
+// countFailed counts the rows a results file ends failed or submit_failed
+// (the last line of each row); -1 when it cannot be read.
+func countFailed(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	head, err := r.Read()
+	if err != nil {
+		return -1
+	}
+	rowCol, statusCol := -1, -1
+	for i, h := range head {
+		switch h {
+		case "row":
+			rowCol = i
+		case "status":
+			statusCol = i
+		}
+	}
+	if rowCol < 0 || statusCol < 0 {
+		return -1
+	}
+	last := map[string]string{}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || len(rec) <= max(rowCol, statusCol) {
+			continue
+		}
+		last[rec[rowCol]] = rec[statusCol]
+	}
+	n := 0
+	for _, st := range last {
+		if st == "failed" || st == "submit_failed" {
+			n++
+		}
+	}
+	return n
 }
 
 // writeSamples writes the counters polled, one line per poll.
@@ -340,7 +502,7 @@ func (r *result) figures(offset time.Duration) {
 			from = x
 		}
 	}
-	if r.sc.complete {
+	if r.sc.complete || r.sc.whole {
 		from = s[0]
 	}
 	if span := (to.t - from.t).Seconds(); span > 0 {
@@ -387,12 +549,22 @@ func (r *result) figures(offset time.Duration) {
 }
 
 func printTable(w io.Writer, rs []result) {
+	// A group's auto run against its best fixed one.
+	best := map[string]result{}
+	for _, r := range rs {
+		if b, ok := best[r.sc.group]; r.sc.fixed && (!ok || r.steady > b.steady) {
+			best[r.sc.group] = r
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scenario\tservice\tsteady/s\t% of aim\tlimit (peak)\tbound by\t503 %\t429 %\tqueue wait % of L\tto 90%\tback ≤10%\tCPU s\tRSS MiB\texit\t")
+	fmt.Fprintln(tw, "scenario\tservice\tsteady/s\t% of aim\tlimit (peak)\tbound by\t503 %\t429 %\tqueue wait % of L\tto 90%\tback ≤10%\tCPU s\tRSS MiB\tfailed rows\texit\t")
 	for _, r := range rs {
 		aim := "-"
 		if r.sc.aim > 0 {
 			aim = fmt.Sprintf("%.1f%% of %.0f", 100*r.steady/r.sc.aim, r.sc.aim)
+		}
+		if b, ok := best[r.sc.group]; ok && r.sc.group != "" && !r.sc.fixed && b.steady > 0 {
+			aim = fmt.Sprintf("%.1f%% of %s (%.1f/s)", 100*r.steady/b.steady, b.sc.name, b.steady)
 		}
 		if r.sc.complete {
 			aim = fmt.Sprintf("%d rows in %.2f s = %.0f rows/s", r.rows, r.wall.Seconds(), float64(r.rows)/r.wall.Seconds())
@@ -410,8 +582,8 @@ func printTable(w io.Writer, rs []result) {
 				back = "never"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%d (%d)\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%.2f\t%.1f\t%d\t\n",
-			r.sc.name, r.sc.what, r.steady, aim, r.limit, r.peak, r.boundKind, r.share503, r.share429, wait, t90, back, r.cpu.Seconds(), r.rssMiB, r.exit)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%d (%d)\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%.2f\t%.1f\t%d\t%d\t\n",
+			r.sc.name, r.sc.what, r.steady, aim, r.limit, r.peak, r.boundKind, r.share503, r.share429, wait, t90, back, r.cpu.Seconds(), r.rssMiB, r.failed, r.exit)
 	}
 	_ = tw.Flush()
 	for _, r := range rs {
