@@ -44,23 +44,26 @@ func LogSummary(e *Env, log *slog.Logger, sum *summary.Summary, code int) {
 type record struct {
 	what  string // the output, for the message
 	write func(code int) error
+	// once marks a record that cannot be written again (standard
+	// output): writeRecords writes it when the status is settled.
+	once bool
 }
 
 // summaryJSONRecord is --summary-json (path; "-" is standard output) of
 // sum, with its exit status, once it is known (so the printed summary,
 // which comes before, has none).
 func summaryJSONRecord(e *Env, sum *summary.Summary, path string) record {
-	return record{"--summary-json", func(code int) error {
+	return record{what: "--summary-json", write: func(code int) error {
 		sum.ExitCode = &code
 		return writeSummaryTo(e, sum, path)
-	}}
+	}, once: path == "-"}
 }
 
 // reportRecord is --report, the run's HTML report of sum at path; history,
 // when not nil, gives the run's place in the ledger's history for the
 // exit status.
 func reportRecord(sum *summary.Summary, path string, history func(code int) *runreport.Report) record {
-	return record{"--report", func(code int) error {
+	return record{what: "--report", write: func(code int) error {
 		sum.ExitCode = &code
 		rep := &runreport.Report{Summary: sum, Generated: time.Now()}
 		if history != nil {
@@ -82,7 +85,7 @@ func sidecarRecords(sum *summary.Summary, results, summaryJSON string) []record 
 	if results == "" || summaryJSON == path {
 		return nil
 	}
-	return []record{{"summary beside the results file", func(code int) error {
+	return []record{{what: "summary beside the results file", write: func(code int) error {
 		sum.ExitCode = &code
 		return sum.WriteJSON(path)
 	}}}
@@ -95,26 +98,38 @@ func sidecarRecords(sum *summary.Summary, results, summaryJSON string) []record 
 // that every record of the exit status says the status the process
 // returns (a --report whose folder vanished no longer leaves
 // --summary-json saying 0 beside an exit 5). A record that failed is not
-// tried again. The status changes at most once: from 0 to 5.
+// tried again. The status changes at most once: from 0 to 5. A record on
+// standard output (once) is written last, when the status is settled.
 func writeRecords(e *Env, err error, recs ...record) error {
 	failed := make([]bool, len(recs))
-	for {
-		code := StatusOf(err)
+	// pass writes the records of kind once with the status of err and
+	// returns the run's error after them.
+	pass := func(err error, once bool) error {
 		next := err
 		for i, r := range recs {
-			if failed[i] {
+			if failed[i] || r.once != once {
 				continue
 			}
-			if werr := r.write(code); werr != nil {
+			if werr := r.write(StatusOf(err)); werr != nil {
 				failed[i] = true
 				next = outputFailed(e, next, r.what, werr)
 			}
 		}
-		if StatusOf(next) == code {
-			return next
+		return next
+	}
+	for {
+		next := pass(err, false)
+		if StatusOf(next) == StatusOf(err) {
+			break
 		}
 		err = next
 	}
+	// Standard output cannot be written again: once the files say the
+	// status, and again if writing it there changed the status.
+	if next := pass(err, true); StatusOf(next) != StatusOf(err) {
+		err = pass(next, false)
+	}
+	return err
 }
 
 // outputFailed reports that writing output what failed once the run's

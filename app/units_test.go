@@ -450,3 +450,17 @@ func TestWriteRecordsRewrites(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteRecordsStdoutOnce: --summary-json - (standard output) cannot be
+// written again: it is written once, last, with the settled status, after
+// a file's failure turned it to 5.
+func TestWriteRecordsStdoutOnce(t *testing.T) {
+	var got []int
+	var stderr bytes.Buffer
+	stdout := record{what: "--summary-json", once: true, write: func(code int) error { got = append(got, code); return nil }}
+	report := record{what: "--report", write: func(int) error { return errors.New("folder gone") }}
+	err := writeRecords(&Env{Stderr: &stderr}, nil, stdout, report)
+	if StatusOf(err) != ExitIO || fmt.Sprint(got) != "[5]" {
+		t.Errorf("exit %d, standard output written with %v; want 5, once with [5]", StatusOf(err), got)
+	}
+}
