@@ -58,7 +58,7 @@ const (
 	autoProbeDouble    = 5 * time.Second  // the probe's slope doubles after this long
 	autoBucket         = 125 * time.Millisecond
 	autoBuckets        = 8                      // the window of answers: 8 × 125 ms = 1 s
-	autoRetryAfterMin  = 2                      // answers in the window at least, most of them with a Retry-After, to pause every call
+	autoRetryAfterMin  = 10                     // answers in the window at least, most of them with a Retry-After, to pause every call
 	autoEpisodeAnswers = 10                     // answers since the last cut needed to measure what the service accepts
 	autoEpisodeSpan    = 100 * time.Millisecond // and time since it, beyond a latency
 	autoSaturated      = 0.05                   // a share of 429s among them that says the service was saturated
@@ -287,7 +287,10 @@ func (a *Adaptive) Observe(o attemptOutcome) (float64, bool) {
 // of the rate until it has passed. The call it answered waits it (the
 // transport does); every call waits it only when most answers in the
 // window carry one: one bad backend that says Retry-After: 2 on a tenth of
-// the calls is not the service asking everyone to wait.
+// the calls is not the service asking everyone to wait. The window must
+// hold autoRetryAfterMin answers: after a pause it holds few, the retries
+// of the calls that drew a Retry-After among them, and those would make a
+// majority and pause every call again, and again.
 func (a *Adaptive) retryAfterLocked(now time.Time, d time.Duration) {
 	until := now.Add(d)
 	if until.After(a.frozenUntil) {

@@ -366,9 +366,13 @@ func TestAdaptiveRetryAfterPausesEveryCallOnlyWhenMostCarryOne(t *testing.T) {
 		}
 		// Most answers now carry one: the service asks everyone to wait.
 		clk.Advance(2 * time.Second)
-		for range 3 {
+		for range autoRetryAfterMin - 1 { // too few answers in the window yet: no pause
 			a.Observe(attemptOutcome{Start: clk.Now(), Status: http.StatusServiceUnavailable, RetryAfter: 30 * time.Second})
 		}
+		if _, paused, _ := a.reserve(); paused {
+			t.Errorf("start %v: paused by %d answers with a Retry-After, want %d at least", cfg.Start, autoRetryAfterMin-1, autoRetryAfterMin)
+		}
+		a.Observe(attemptOutcome{Start: clk.Now(), Status: http.StatusServiceUnavailable, RetryAfter: 30 * time.Second})
 		clk.Advance(10 * time.Second)
 		if d, paused, _ := a.reserve(); !paused || d != 20*time.Second {
 			t.Errorf("start %v: reserve 10 s into a Retry-After of 30 s most answers carried = %v (paused %v), want a 20 s pause", cfg.Start, d, paused)
@@ -451,8 +455,12 @@ func TestAdaptiveFollowsALimitThatHalves(t *testing.T) {
 
 func TestAdaptiveWaitHonoursContext(t *testing.T) {
 	a, _ := newTestAdaptive(AutoConfig{Start: 100})
-	a.Observe(attemptOutcome{Start: autoEpoch, Status: 429, RetryAfter: time.Minute})
-	a.Observe(attemptOutcome{Start: autoEpoch, Status: 429, RetryAfter: time.Minute})
+	for range autoRetryAfterMin {
+		a.Observe(attemptOutcome{Start: autoEpoch, Status: 429, RetryAfter: time.Minute})
+	}
+	if _, paused, _ := a.reserve(); !paused {
+		t.Fatal("not paused by answers that all carry a Retry-After of a minute")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := a.Wait(ctx); err == nil {
