@@ -11,6 +11,7 @@
 #
 #   bench/ledger.sh                       # both, 3 rounds, all stores
 #   ROUNDS=5 STORES="off sqlite" SCENARIOS=fast bench/ledger.sh
+#   N_FAST=1000 N_SLOW=200 ROUNDS=1 bench/ledger.sh   # a quick check of the script
 #   PORT=18899 bench/ledger.sh            # another loopback port (default 18788)
 #
 # PostgreSQL: initdb and postgres from PATH or /usr/lib/postgresql/*/bin
@@ -28,6 +29,8 @@ ROUNDS=${ROUNDS:-3}
 STORES=${STORES:-"off sqlite postgres"}
 SCENARIOS=${SCENARIOS:-"fast slow"}
 TIMEOUT=${TIMEOUT:-5m}
+N_FAST=${N_FAST:-10000} # rows of the fast scenario
+N_SLOW=${N_SLOW:-2000}  # rows of the slow one
 BASE="http://127.0.0.1:$PORT"
 mkdir -p "$OUT"
 
@@ -81,7 +84,7 @@ pgbin() {
 }
 PGURL=""
 start_pg() {
-  PG_DIR=$(mktemp -d "$PWD/$OUT/pg.XXXXXX")
+  PG_DIR=$(mktemp -d /tmp/bulkload-bench-pg.XXXXXX)
   local as=()
   if [[ $(id -u) -eq 0 ]]; then chown nobody "$PG_DIR"; as=(setpriv --reuid=nobody --regid=nogroup --clear-groups); fi
   "${as[@]}" "$(pgbin initdb)" -D "$PG_DIR/data" -U bulkload --auth=trust -E UTF8 --no-locale >"$OUT/ledger-pg-init.log" 2>&1
@@ -109,12 +112,17 @@ one() {
   postgres) n_db=$((n_db + 1)); createdb_ "b$n_db"; ledger=${PGURL/DB/b$n_db} ;;
   esac
   start_sim "$name" "$@"
-  rm -f "$OUT/ledger-$name.results.csv"
+  # Each run's results in a folder of its own: a results file of the same
+  # input beside it would be an earlier run to resume (README, "A results
+  # path that moved").
+  local dir="$OUT/ledger-runs/$name"
+  rm -rf "$dir"; mkdir -p "$dir"
+  rm -f "$OUT/ledger-$name.kv" # measure appends
   set +e
   BULKLOAD_CLIENT_SECRET=bulkload-sim-secret BULKLOAD_LEDGER="$ledger" "$OUT/measure" -label "$name" -o "$OUT/ledger-$name.kv" -timeout "$TIMEOUT" -- \
     "$OUT/bulkload" upload --endpoint "$BASE/graphql" --auth-url "$BASE" --tenant-id sim-tenant \
     --client-id bulkload-sim-client --app-id sim-debt-core --concurrency "$conc" --rate 0 --progress off \
-    --results "$OUT/ledger-$name.results.csv" "$file" 2>"$OUT/ledger-$name.log"
+    --results "$dir/results.csv" "$file" 2>"$OUT/ledger-$name.log"
   local rc=$?
   set -e
   stop_sim
@@ -126,8 +134,8 @@ one() {
 : >"$OUT/ledger-rows.txt"
 for sc in $SCENARIOS; do
   case $sc in
-  fast) gen_file 10000 201 ;;
-  slow) gen_file 2000 202 ;;
+  fast) gen_file "$N_FAST" 201 ;;
+  slow) gen_file "$N_SLOW" 202 ;;
   *) echo "unknown scenario $sc" >&2; exit 2 ;;
   esac
   for r in $(seq 1 "$ROUNDS"); do
@@ -143,7 +151,7 @@ done
 
 echo
 echo "bulkload upload, --ledger off vs SQLite vs PostgreSQL, against bulkload sim ($(nproc) CPUs shared by client, server and PostgreSQL; load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)); medians of $ROUNDS interleaved rounds"
-awk -v stores="$STORES" '
+awk -v stores="$STORES" -v nfast="$N_FAST" -v nslow="$N_SLOW" '
   { cpu[$1" "$2] = cpu[$1" "$2] " " $3; wall[$1" "$2] = wall[$1" "$2] " " $4; if ($5 != 0) bad[$1" "$2]++ }
   function median(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }; return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
   END {
@@ -157,7 +165,7 @@ awk -v stores="$STORES" '
       for (i = 1; i <= ns; i++) {
         key = s" "st[i]; if (!(key in cpu)) continue
         c = median(cpu[key]); w = median(wall[key])
-        per = (s == "fast") ? " (10,000 leads)" : " (2,000 leads)"
+        per = (s == "fast") ? " (" nfast " leads)" : " (" nslow " leads)"
         printf "%-5s %-9s %14.3f %9s %12.2f %9s%s%s\n", s, st[i], c, (c0 > 0 ? sprintf("%+.1f%%", 100 * (c - c0) / c0) : "-"), w, (w0 > 0 ? sprintf("%+.1f%%", 100 * (w - w0) / w0) : "-"), per, (bad[key] ? "  SOME RUNS FAILED" : "")
       }
     }

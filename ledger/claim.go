@@ -37,9 +37,9 @@ const (
 	// Conflict: an earlier run created a lead under this leadId with
 	// other content: send nothing unless told to (ClaimPolicy).
 	Conflict
-	// busy: a live run holds the lead (its call in flight, or its
-	// submission to come); the claim waits and asks again.
-	busy
+	// Busy: a live run holds the lead (its call in flight, or its
+	// submission to come): ask again later (Claim waits by itself).
+	Busy
 )
 
 // Decision is what the ledger says about one lead a run is about to
@@ -104,9 +104,9 @@ type held struct {
 // (the caller records this run as its holder).
 //
 //	state                  same content            other content
-//	claimed, run alive     busy                    busy
+//	claimed, run alive     Busy                    Busy
 //	claimed, run dead      Send, ambiguous         Send, ambiguous
-//	created, run alive     busy                    busy
+//	created, run alive     Busy                    Busy
 //	created, run dead      Submit                  Conflict (ResendChanged: Send)
 //	submit_failed          Submit                  Conflict (ResendChanged: Send)
 //	processed, submitted   AlreadySent (Resend:    Conflict (ResendChanged
@@ -119,13 +119,13 @@ func decide(h held, hash string, p ClaimPolicy) (kind Kind, ambiguous, take bool
 	switch h.state {
 	case StateClaimed:
 		if h.alive {
-			return busy, false, false
+			return Busy, false, false
 		}
 		return Send, true, true
 	case StateCreated, StateSubmitFailed:
 		switch {
 		case h.state == StateCreated && h.alive:
-			return busy, false, false
+			return Busy, false, false
 		case same:
 			return Submit, false, true
 		case changedOK:

@@ -119,10 +119,10 @@ func TestDecide(t *testing.T) {
 		ambiguous bool
 		take      bool
 	}{
-		{"claimed by a live run", held{state: StateClaimed, hash: "a", alive: true}, "a", ClaimPolicy{}, busy, false, false},
+		{"claimed by a live run", held{state: StateClaimed, hash: "a", alive: true}, "a", ClaimPolicy{}, Busy, false, false},
 		{"claimed by a dead run", held{state: StateClaimed, hash: "a"}, "a", ClaimPolicy{}, Send, true, true},
 		{"claimed by a dead run, other content", held{state: StateClaimed, hash: "a"}, "b", ClaimPolicy{}, Send, true, true},
-		{"created, its run alive", held{state: StateCreated, hash: "a", alive: true}, "a", ClaimPolicy{}, busy, false, false},
+		{"created, its run alive", held{state: StateCreated, hash: "a", alive: true}, "a", ClaimPolicy{}, Busy, false, false},
 		{"created, its run dead", held{state: StateCreated, hash: "a"}, "a", ClaimPolicy{}, Submit, false, true},
 		{"created, other content", held{state: StateCreated, hash: "a"}, "b", ClaimPolicy{}, Conflict, false, false},
 		{"created, other content, --resend-changed", held{state: StateCreated, hash: "a"}, "b", ClaimPolicy{ResendChanged: true}, Send, true, true},

@@ -64,7 +64,7 @@ func (postgresDialect) rebind(q string) string {
 }
 
 func (postgresDialect) forUpdate() string    { return " FOR UPDATE OF leads" }
-func (postgresDialect) migrations() []string { return migrations("BIGSERIAL PRIMARY KEY") }
+func (postgresDialect) migrations() []string { return migrations("BIGSERIAL PRIMARY KEY", "") }
 
 // lockSchema makes concurrent Opens (the shards of a Job starting at once)
 // migrate one after the other.

@@ -1,11 +1,13 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,13 +28,15 @@ type RunInfo struct {
 
 // Run is one run in the ledger, from BeginRun to End: it records the run,
 // shows that it is alive while it goes on (another run waits for the
-// leads it holds), claims leads and records their answers. Claim and
-// Record are safe for concurrent use: one goroutine writes them to the
-// ledger, many at a time in one transaction (a group commit).
+// leads it holds), claims leads and records their answers. ClaimBatch,
+// Claim and Record are safe for concurrent use: one goroutine writes them
+// to the ledger, as many as are waiting in one transaction (a group
+// commit), with statements of many rows each.
 type Run struct {
 	ID int64
 
 	l       *Ledger
+	st      *stmts
 	account int64
 	release func()
 	policy  ClaimPolicy
@@ -45,18 +49,23 @@ type Run struct {
 
 	mu  sync.Mutex
 	err error // the first write that failed: every later claim fails with it
-	// dead caches runs found dead (they stay dead).
+	// dead caches runs found dead (they stay dead). The writer's alone.
 	dead map[int64]bool
 }
 
+// ClaimItem is one lead a run is about to send: its key and its row.
+type ClaimItem struct {
+	Key Key
+	Row int
+}
+
 type claimReq struct {
-	key Key
-	row int
-	res chan claimRes
+	items []ClaimItem
+	res   chan claimRes
 }
 
 type claimRes struct {
-	d   Decision
+	ds  []Decision
 	err error
 }
 
@@ -79,7 +88,104 @@ type Answer struct {
 }
 
 // batchMax bounds the claims or answers written in one transaction.
-const batchMax = 256
+const batchMax = 512
+
+// answerLinger is the longest an answer waits for others to share its
+// transaction.
+const answerLinger = 20 * time.Millisecond
+
+// numChunkSizes is the number of chunkSizes.
+const numChunkSizes = 3
+
+// chunkSizes are the row counts of the many-row statements, largest
+// first: a batch is written as statements of these sizes, each prepared
+// once (compiling a statement for each lead cost more than running it).
+func chunkSizes() [numChunkSizes]int { return [numChunkSizes]int{64, 8, 1} }
+
+// The columns of the many-row statements, and what an answer does to a
+// lead the ledger holds (an empty value keeps what is there).
+const (
+	claimCols  = `account_id, lead_key, lead_id, content_hash, state, run_id, row_no, claimed_at`
+	answerCols = `account_id, lead_key, lead_id, content_hash, state, ambiguous, service_id, result_code, bid, run_id, row_no, claimed_at, answered_at, sent_run_id, sent_at`
+	answerSet  = ` ON CONFLICT (account_id, lead_key) DO UPDATE SET
+	state = excluded.state, ambiguous = excluded.ambiguous,
+	content_hash = CASE WHEN excluded.content_hash <> '' THEN excluded.content_hash ELSE leads.content_hash END,
+	service_id = CASE WHEN excluded.service_id <> '' THEN excluded.service_id ELSE leads.service_id END,
+	result_code = CASE WHEN excluded.result_code <> 0 THEN excluded.result_code ELSE leads.result_code END,
+	bid = CASE WHEN excluded.bid <> '' THEN excluded.bid ELSE leads.bid END,
+	run_id = excluded.run_id, row_no = excluded.row_no, answered_at = excluded.answered_at,
+	sent_run_id = CASE WHEN excluded.sent_run_id <> 0 THEN excluded.sent_run_id ELSE leads.sent_run_id END,
+	sent_at = CASE WHEN excluded.sent_run_id <> 0 THEN excluded.sent_at ELSE leads.sent_at END`
+	claimSelSQL = `SELECT state, content_hash, ambiguous, run_id, service_id, result_code, bid, sent_run_id, sent_at, COALESCE(r.results, ''), row_no
+FROM leads LEFT JOIN runs r ON r.id = leads.sent_run_id
+WHERE leads.account_id = ? AND leads.lead_key = ?`
+	claimUpdSQL = `UPDATE leads SET state = ?, run_id = ?, row_no = ?, claimed_at = ?,
+	content_hash = CASE WHEN ? <> '' THEN ? ELSE content_hash END
+WHERE account_id = ? AND lead_key = ?`
+)
+
+// values is n rows of cols placeholders: "(?, ?), (?, ?)".
+func values(n, cols int) string {
+	row := "(?" + strings.Repeat(", ?", cols-1) + ")"
+	return row + strings.Repeat(", "+row, n-1)
+}
+
+// stmts are a run's prepared statements: for each chunk size, the claims'
+// insert and the answers' upsert; and the one-lead select and update of
+// a claim the ledger holds already.
+type stmts struct {
+	claimIns, answer   [numChunkSizes]*sql.Stmt
+	claimSel, claimUpd *sql.Stmt
+}
+
+// prepare prepares a run's statements in the ledger's dialect.
+func (l *Ledger) prepare(ctx context.Context) (*stmts, error) {
+	st := &stmts{}
+	prep := func(dst **sql.Stmt, q string) error {
+		s, err := l.db.PrepareContext(ctx, l.d.rebind(q))
+		if err != nil {
+			return l.d.classify(err)
+		}
+		*dst = s
+		return nil
+	}
+	var err error
+	for i, n := range chunkSizes() {
+		err = errors.Join(err,
+			prep(&st.claimIns[i], `INSERT INTO leads (`+claimCols+`) VALUES `+values(n, 8)+` ON CONFLICT (account_id, lead_key) DO NOTHING RETURNING lead_key`),
+			prep(&st.answer[i], `INSERT INTO leads (`+answerCols+`) VALUES `+values(n, 15)+answerSet))
+	}
+	err = errors.Join(err, prep(&st.claimSel, claimSelSQL+l.d.forUpdate()), prep(&st.claimUpd, claimUpdSQL))
+	if err != nil {
+		st.close()
+		return nil, err
+	}
+	return st, nil
+}
+
+func (st *stmts) close() {
+	all := append(append([]*sql.Stmt{st.claimSel, st.claimUpd}, st.claimIns[:]...), st.answer[:]...)
+	for _, s := range all {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// inChunks calls f for each chunk of n items (chunkSizes, largest first),
+// with the chunk's start and its size's index.
+func inChunks(n int, f func(start, size, sizeIndex int) error) error {
+	start := 0
+	for i, size := range chunkSizes() {
+		for n-start >= size {
+			if err := f(start, size, i); err != nil {
+				return err
+			}
+			start += size
+		}
+	}
+	return nil
+}
 
 // BeginRun records a run of account a and starts holding it alive. The
 // caller ends it with End, whatever happens.
@@ -93,11 +199,16 @@ func (l *Ledger) BeginRun(ctx context.Context, info RunInfo, policy ClaimPolicy)
 	if err := l.db.QueryRowContext(ctx, q, acct, info.Command, hostname(), os.Getpid(), info.Input, info.Results, info.JobName, info.Shard, l.now().UnixMilli()).Scan(&id); err != nil {
 		return nil, fmt.Errorf("ledger %s: record the run: %w", l.where, l.d.classify(err))
 	}
-	release, err := l.d.hold(ctx, l.db, id)
+	st, err := l.prepare(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ledger %s: %w", l.where, err)
 	}
-	r := &Run{ID: id, l: l, account: acct, release: release, policy: policy,
+	release, err := l.d.hold(ctx, l.db, id)
+	if err != nil {
+		st.close()
+		return nil, fmt.Errorf("ledger %s: %w", l.where, err)
+	}
+	r := &Run{ID: id, l: l, st: st, account: acct, release: release, policy: policy,
 		claims: make(chan *claimReq), answers: make(chan Answer, batchMax), flushes: make(chan chan error), stop: make(chan struct{}), done: make(chan struct{}), dead: map[int64]bool{}}
 	go r.write()
 	return r, nil
@@ -106,26 +217,37 @@ func (l *Ledger) BeginRun(ctx context.Context, info RunInfo, policy ClaimPolicy)
 // KeyOf is the key of a lead of this run (Ledger.KeyOf).
 func (r *Run) KeyOf(leadID string, in lead.Input) Key { return r.l.KeyOf(leadID, in) }
 
-// Claim asks the ledger about a lead this run is about to send and, when
-// the run may go on with it (Send, Submit), holds it for this run, in one
-// transaction with other claims: two runs never both get Send or Submit
-// for one lead. A lead a live run holds is waited for (polling, until ctx
-// ends). An error means the ledger cannot be written: the run must stop
-// before it sends the lead.
+// ClaimBatch asks the ledger about leads this run is about to send, in one
+// transaction (with whatever else is waiting), and holds for this run
+// those it may go on with (Send, Submit): two runs never both get Send or
+// Submit for one lead. A lead a live run holds (this one included: a row
+// of the same content twice in one input) is Busy: ask again later. An
+// error means the ledger cannot be written: the run must stop before it
+// sends them.
+func (r *Run) ClaimBatch(ctx context.Context, items []ClaimItem) ([]Decision, error) {
+	req := &claimReq{items: items, res: make(chan claimRes, 1)}
+	select {
+	case r.claims <- req:
+	case <-r.done:
+		return nil, r.failed()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	res := <-req.res
+	return res.ds, res.err
+}
+
+// Claim is ClaimBatch for one lead, waiting while a live run holds it
+// (polling, from Config.Poll to a second apart, until ctx ends).
 func (r *Run) Claim(ctx context.Context, key Key, row int) (Decision, error) {
 	wait := r.l.poll
 	for {
-		req := &claimReq{key: key, row: row, res: make(chan claimRes, 1)}
-		select {
-		case r.claims <- req:
-		case <-r.done:
-			return Decision{}, r.failed()
-		case <-ctx.Done():
-			return Decision{}, ctx.Err()
-		}
-		res := <-req.res
-		if res.err != nil || res.d.Kind != busy {
-			return res.d, res.err
+		ds, err := r.ClaimBatch(ctx, []ClaimItem{{Key: key, Row: row}})
+		if err != nil || ds[0].Kind != Busy {
+			if err != nil {
+				return Decision{}, err
+			}
+			return ds[0], nil
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -176,72 +298,95 @@ func (r *Run) fail(err error) {
 	}
 }
 
-// write is the one goroutine that writes the run's claims and answers:
-// whatever is waiting goes in one transaction.
+// write is the one goroutine that writes the run's claims and answers.
+// Claims go at once, with the answers waiting; answers alone wait for the
+// next claim, batchMax of them, answerLinger, a Flush or End: an answer is
+// no hurry (a lost one is settled by the next run), and one transaction
+// for many is cheaper than one each.
 func (r *Run) write() {
 	defer close(r.done)
+	var answers []Answer
+	var linger *time.Timer
+	var lingerC <-chan time.Time
+	stopLinger := func() {
+		if linger != nil {
+			linger.Stop()
+		}
+		linger, lingerC = nil, nil
+	}
+	drainAnswers := func() {
+		for {
+			select {
+			case a := <-r.answers:
+				answers = append(answers, a)
+			default:
+				return
+			}
+		}
+	}
+	commitAnswers := func() {
+		stopLinger()
+		if len(answers) > 0 && r.errOf() == nil {
+			if err := r.commit(nil, answers); err != nil {
+				r.fail(err)
+			}
+		}
+		answers = nil
+	}
 	for {
 		var claims []*claimReq
-		var answers []Answer
 		select {
 		case c := <-r.claims:
 			claims = append(claims, c)
 		case a := <-r.answers:
 			answers = append(answers, a)
+			if len(answers) >= batchMax {
+				commitAnswers()
+			} else if linger == nil {
+				linger = time.NewTimer(answerLinger)
+				lingerC = linger.C
+			}
+			continue
+		case <-lingerC:
+			commitAnswers()
+			continue
 		case f := <-r.flushes:
 			// Every answer recorded before Flush is in the channel.
-			for len(r.answers) > 0 {
-				answers = append(answers, <-r.answers)
-			}
-			if len(answers) > 0 && r.errOf() == nil {
-				if err := r.commit(nil, answers); err != nil {
-					r.fail(err)
-				}
-			}
+			drainAnswers()
+			commitAnswers()
 			f <- r.errOf()
 			continue
 		case <-r.stop:
 			// The answers recorded before End go in.
-		drain:
-			for {
-				select {
-				case a := <-r.answers:
-					answers = append(answers, a)
-				default:
-					break drain
-				}
-			}
-			if len(answers) > 0 && r.errOf() == nil {
-				if err := r.commit(nil, answers); err != nil {
-					r.fail(err)
-				}
-			}
+			drainAnswers()
+			commitAnswers()
 			return
 		}
 	gather:
-		for len(claims)+len(answers) < batchMax {
+		for n := len(claims[0].items); n < batchMax; {
 			select {
 			case c := <-r.claims:
 				claims = append(claims, c)
-			case a := <-r.answers:
-				answers = append(answers, a)
+				n += len(c.items)
 			default:
 				break gather
 			}
 		}
-		if err := r.errOf(); err != nil {
+		drainAnswers()
+		stopLinger()
+		err := r.errOf()
+		if err == nil {
+			if err = r.commit(claims, answers); err != nil {
+				r.fail(err)
+				err = r.failed()
+			}
+		}
+		if err != nil {
 			for _, c := range claims {
 				c.res <- claimRes{err: err}
 			}
-			continue
 		}
-		if err := r.commit(claims, answers); err != nil {
-			r.fail(err)
-			err = r.failed()
-			for _, c := range claims {
-				c.res <- claimRes{err: err}
-			}
-		}
+		answers = nil
 	}
 }
 
@@ -249,83 +394,135 @@ func (r *Run) write() {
 // answers each claim once it is committed. A transaction that another got
 // in the way of (retryable) runs again.
 func (r *Run) commit(claims []*claimReq, answers []Answer) error {
+	var items []ClaimItem
+	for _, c := range claims {
+		items = append(items, c.items...)
+	}
+	answers = mergeAnswers(answers)
+	var ds []Decision
 	var err error
 	for range 10 {
-		if err = r.commitOnce(claims, answers); !retryable(err) {
-			return err
+		if ds, err = r.commitOnce(items, answers); !retryable(err) {
+			break
 		}
 	}
-	return err
-}
-
-func (r *Run) commitOnce(claims []*claimReq, answers []Answer) error {
-	ctx := context.Background()
-	l := r.l
-	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	now := l.now().UnixMilli()
-	for _, a := range answers {
-		if err := r.answer(ctx, tx, a, now); err != nil {
-			return err
-		}
-	}
-	ds := make([]Decision, len(claims))
-	for i, c := range claims {
-		if ds[i], err = r.claim(ctx, tx, c, now); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	for i, c := range claims {
-		c.res <- claimRes{d: ds[i]}
+	for _, c := range claims {
+		c.res <- claimRes{ds: ds[:len(c.items):len(c.items)]}
+		ds = ds[len(c.items):]
 	}
 	return nil
 }
 
-// answer writes one answer: the lead's state, and when this run created
-// it, the run and time it was sent.
-func (r *Run) answer(ctx context.Context, tx *sql.Tx, a Answer, now int64) error {
-	sentRun, sentAt := int64(0), int64(0)
-	if a.Created {
-		sentRun, sentAt = r.ID, now
+// mergeAnswers keeps one answer per lead, the last, with what the earlier
+// ones said that it does not (a created lead's id and when it was sent):
+// a qualified lead's created and submitted answers are one write.
+func mergeAnswers(answers []Answer) []Answer {
+	at := make(map[string]int, len(answers))
+	out := answers[:0:0]
+	for _, a := range answers {
+		i, ok := at[a.Key.Lead]
+		if !ok {
+			at[a.Key.Lead] = len(out)
+			out = append(out, a)
+			continue
+		}
+		p := out[i]
+		a.Created = a.Created || p.Created
+		a.Key.Hash = cmp.Or(a.Key.Hash, p.Key.Hash)
+		a.ServiceID, a.Bid = cmp.Or(a.ServiceID, p.ServiceID), cmp.Or(a.Bid, p.Bid)
+		a.ResultCode = cmp.Or(a.ResultCode, p.ResultCode)
+		out[i] = a
 	}
-	q := r.l.d.rebind(`INSERT INTO leads (account_id, lead_key, lead_id, content_hash, state, ambiguous, service_id, result_code, bid, run_id, row_no, claimed_at, answered_at, sent_run_id, sent_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (account_id, lead_key) DO UPDATE SET
-	state = excluded.state, ambiguous = excluded.ambiguous,
-	content_hash = CASE WHEN excluded.content_hash <> '' THEN excluded.content_hash ELSE leads.content_hash END,
-	service_id = CASE WHEN excluded.service_id <> '' THEN excluded.service_id ELSE leads.service_id END,
-	result_code = CASE WHEN excluded.result_code <> 0 THEN excluded.result_code ELSE leads.result_code END,
-	bid = CASE WHEN excluded.bid <> '' THEN excluded.bid ELSE leads.bid END,
-	run_id = excluded.run_id, row_no = excluded.row_no, answered_at = excluded.answered_at,
-	sent_run_id = CASE WHEN excluded.sent_run_id <> 0 THEN excluded.sent_run_id ELSE leads.sent_run_id END,
-	sent_at = CASE WHEN excluded.sent_run_id <> 0 THEN excluded.sent_at ELSE leads.sent_at END`)
-	_, err := tx.ExecContext(ctx, q, r.account, a.Key.Lead, a.Key.LeadID, a.Key.Hash, string(a.Status), boolInt(a.Ambiguous),
-		a.ServiceID, a.ResultCode, a.Bid, r.ID, a.Row, now, now, sentRun, sentAt)
-	return err
+	return out
 }
 
-// claim decides one claim within tx (decide) and, when the run takes the
-// lead, records it as this run's.
-func (r *Run) claim(ctx context.Context, tx *sql.Tx, c *claimReq, now int64) (Decision, error) {
+func (r *Run) commitOnce(items []ClaimItem, answers []Answer) ([]Decision, error) {
+	ctx := context.Background()
 	l := r.l
-	d := Decision{Key: c.key}
-	ins := l.d.rebind(`INSERT INTO leads (account_id, lead_key, lead_id, content_hash, state, run_id, row_no, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, lead_key) DO NOTHING`)
-	res, err := tx.ExecContext(ctx, ins, r.account, c.key.Lead, c.key.LeadID, c.key.Hash, string(StateClaimed), r.ID, c.row, now)
+	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
-		return d, err
+		return nil, err
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 1 {
-		return d, err // a lead the ledger has never seen: Send
+	defer tx.Rollback()
+	now := l.now().UnixMilli()
+	if err := r.answer(ctx, tx, answers, now); err != nil {
+		return nil, err
 	}
-	sel := l.d.rebind(`SELECT state, content_hash, ambiguous, run_id, service_id, result_code, bid, sent_run_id, sent_at, COALESCE(r.results, ''), row_no
-FROM leads LEFT JOIN runs r ON r.id = leads.sent_run_id
-WHERE leads.account_id = ? AND leads.lead_key = ?` + l.d.forUpdate())
+	ds, err := r.claim(ctx, tx, items, now)
+	if err != nil {
+		return nil, err
+	}
+	return ds, tx.Commit()
+}
+
+// answer writes answers (one per lead): each lead's state, and when this
+// run created it, the run and time it was sent.
+func (r *Run) answer(ctx context.Context, tx *sql.Tx, answers []Answer, now int64) error {
+	return inChunks(len(answers), func(start, size, si int) error {
+		args := make([]any, 0, 15*size)
+		for _, a := range answers[start : start+size] {
+			sentRun, sentAt := int64(0), int64(0)
+			if a.Created {
+				sentRun, sentAt = r.ID, now
+			}
+			args = append(args, r.account, a.Key.Lead, a.Key.LeadID, a.Key.Hash, string(a.Status), boolInt(a.Ambiguous),
+				a.ServiceID, a.ResultCode, a.Bid, r.ID, a.Row, now, now, sentRun, sentAt)
+		}
+		_, err := tx.StmtContext(ctx, r.st.answer[si]).ExecContext(ctx, args...)
+		return err
+	})
+}
+
+// claim decides claims within tx: the leads the ledger has never seen are
+// inserted as this run's (Send), many in one statement; each of the
+// others is read, decided (decide) and, when the run takes it, recorded as
+// this run's.
+func (r *Run) claim(ctx context.Context, tx *sql.Tx, items []ClaimItem, now int64) ([]Decision, error) {
+	ds := make([]Decision, len(items))
+	inserted := make(map[string]bool, len(items))
+	err := inChunks(len(items), func(start, size, si int) error {
+		args := make([]any, 0, 8*size)
+		for _, it := range items[start : start+size] {
+			args = append(args, r.account, it.Key.Lead, it.Key.LeadID, it.Key.Hash, string(StateClaimed), r.ID, it.Row, now)
+		}
+		rows, err := tx.StmtContext(ctx, r.st.claimIns[si]).QueryContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				return err
+			}
+			inserted[k] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, it := range items {
+		ds[i].Key = it.Key
+		if inserted[it.Key.Lead] {
+			// New, and this run's: Send. (A second row of the same key
+			// in this batch finds it held, below.)
+			delete(inserted, it.Key.Lead)
+			continue
+		}
+		if ds[i], err = r.claimHeld(ctx, tx, it, now); err != nil {
+			return nil, err
+		}
+	}
+	return ds, nil
+}
+
+// claimHeld decides the claim of a lead the ledger holds already.
+func (r *Run) claimHeld(ctx context.Context, tx *sql.Tx, it ClaimItem, now int64) (Decision, error) {
+	d := Decision{Key: it.Key}
 	var (
 		h       held
 		state   string
@@ -335,7 +532,7 @@ WHERE leads.account_id = ? AND leads.lead_key = ?` + l.d.forUpdate())
 		results string
 		rowNo   int64
 	)
-	if err := tx.QueryRowContext(ctx, sel, r.account, c.key.Lead).Scan(&state, &h.hash, &amb, &h.run, &e.ServiceID, &e.ResultCode, &e.Bid, &e.Run, &sentAt, &results, &rowNo); err != nil {
+	if err := tx.StmtContext(ctx, r.st.claimSel).QueryRowContext(ctx, r.account, it.Key.Lead).Scan(&state, &h.hash, &amb, &h.run, &e.ServiceID, &e.ResultCode, &e.Bid, &e.Run, &sentAt, &results, &rowNo); err != nil {
 		return d, err
 	}
 	h.state, h.ambiguous = State(state), amb != 0
@@ -346,14 +543,21 @@ WHERE leads.account_id = ? AND leads.lead_key = ?` + l.d.forUpdate())
 	if h.run == e.Run {
 		e.Row = int(rowNo)
 	}
-	if h.run != r.ID && (h.state == StateClaimed || h.state == StateCreated) {
+	switch {
+	case h.state != StateClaimed && h.state != StateCreated:
+	case h.run == r.ID:
+		// This run holds it: the same lead twice in one input (a row of
+		// the same content without a leadId). It waits for the first.
+		h.alive = true
+	default:
+		var err error
 		if h.alive, err = r.alive(ctx, tx, h.run); err != nil {
 			return d, err
 		}
 	}
 	var take bool
-	d.Kind, d.Ambiguous, take = decide(h, c.key.Hash, r.policy)
-	if d.Kind != Send {
+	d.Kind, d.Ambiguous, take = decide(h, it.Key.Hash, r.policy)
+	if d.Kind != Send && d.Kind != Busy {
 		d.Earlier = &e
 	}
 	if !take {
@@ -363,10 +567,7 @@ WHERE leads.account_id = ? AND leads.lead_key = ?` + l.d.forUpdate())
 	if d.Kind == Submit {
 		state = string(h.state) // it stays created or submit_failed: only its holder changes
 	}
-	upd := l.d.rebind(`UPDATE leads SET state = ?, run_id = ?, row_no = ?, claimed_at = ?,
-	content_hash = CASE WHEN ? <> '' THEN ? ELSE content_hash END
-WHERE account_id = ? AND lead_key = ?`)
-	_, err = tx.ExecContext(ctx, upd, state, r.ID, c.row, now, c.key.Hash, c.key.Hash, r.account, c.key.Lead)
+	_, err := tx.StmtContext(ctx, r.st.claimUpd).ExecContext(ctx, state, r.ID, it.Row, now, it.Key.Hash, it.Key.Hash, r.account, it.Key.Lead)
 	return d, err
 }
 
@@ -421,6 +622,7 @@ func (r *Run) End(ctx context.Context, exitCode int, summary []byte, inputSHA256
 		sum = string(summary)
 	}
 	_, err := r.l.db.ExecContext(ctx, q, r.l.now().UnixMilli(), exitCode, sum, inputSHA256, r.ID)
+	r.st.close()
 	r.release()
 	if err != nil {
 		err = fmt.Errorf("ledger %s: record the run's end: %w", r.l.where, r.l.d.classify(err))

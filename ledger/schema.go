@@ -4,12 +4,15 @@ import "strings"
 
 // migrations are the schema's steps, in order: step i brings a ledger of
 // schema i to schema i+1, in the transaction of Open. Both stores run the
-// same statements; only the type of a generated id differs (idType).
+// same statements; only the type of a generated id differs (idType), and
+// SQLite keeps the leads in their key's order (clustered, WITHOUT ROWID:
+// one B-tree to write per lead instead of a table and its key's index;
+// PostgreSQL has no such table option, clustered indexes).
 // A step is never edited once released: a change is a new step.
 //
 // Times are Unix milliseconds (BIGINT), so that both stores compare them
 // alike; booleans are 0 or 1.
-func migrations(idType string) []string {
+func migrations(idType, leadsOptions string) []string {
 	step1 := `
 CREATE TABLE accounts (
 	id         ID,
@@ -53,7 +56,8 @@ CREATE TABLE leads (
 	sent_run_id  BIGINT NOT NULL DEFAULT 0,
 	sent_at      BIGINT NOT NULL DEFAULT 0,
 	PRIMARY KEY (account_id, lead_key)
-);
+)LEADS_OPTIONS;
 `
-	return []string{strings.ReplaceAll(step1, " ID,", " "+idType+",")}
+	step1 = strings.ReplaceAll(step1, " ID,", " "+idType+",")
+	return []string{strings.ReplaceAll(step1, "LEADS_OPTIONS", leadsOptions)}
 }

@@ -73,10 +73,12 @@ func openSQLite(path string, busy time.Duration) (*sql.DB, dialect, error) {
 	return db, &sqliteDialect{path: path}, nil
 }
 
-func (*sqliteDialect) name() string                              { return "sqlite" }
-func (*sqliteDialect) rebind(q string) string                    { return q }
-func (*sqliteDialect) forUpdate() string                         { return "" }
-func (*sqliteDialect) migrations() []string                      { return migrations("INTEGER PRIMARY KEY AUTOINCREMENT") }
+func (*sqliteDialect) name() string           { return "sqlite" }
+func (*sqliteDialect) rebind(q string) string { return q }
+func (*sqliteDialect) forUpdate() string      { return "" }
+func (*sqliteDialect) migrations() []string {
+	return migrations("INTEGER PRIMARY KEY AUTOINCREMENT", " WITHOUT ROWID")
+}
 func (*sqliteDialect) lockSchema(context.Context, *sql.Tx) error { return nil } // BEGIN IMMEDIATE holds the file
 
 // runLock names the lock (outfile.Lock) whose flock shows that run id is

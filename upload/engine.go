@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -96,6 +97,9 @@ type job struct {
 	// kept: the row's cells fail validation now, but an earlier run
 	// created its lead (prior), which is submitted all the same.
 	kept bool
+	// key is the row's lead in the ledger (Config.Ledger), claimed by the
+	// claimer for this run; nil without a ledger.
+	key *ledger.Key
 }
 
 // line is one line for the results journal. A worker that must not go on
@@ -135,9 +139,20 @@ func (e *engine) pipeline(ctx, workCtx context.Context, src Source, journal Jour
 	readCtx, cancelRead := context.WithCancel(gctx)
 	defer cancelRead()
 	defer context.AfterFunc(ctx, cancelRead)()
+	planned := jobs
+	if e.cfg.Ledger != nil {
+		// The claimer stands between the producer and the workers: it
+		// claims the rows queued for them in the ledger, many in one
+		// transaction, before any is sent.
+		planned = make(chan job, claimBatch)
+		g.Go(func() error {
+			defer close(jobs)
+			return e.claimer(ctx, gctx, planned, jobs, lines)
+		})
+	}
 	g.Go(func() error {
-		defer close(jobs)
-		return e.produce(ctx, gctx, readCtx, src, jobs, lines)
+		defer close(planned)
+		return e.produce(ctx, gctx, readCtx, src, planned, lines)
 	})
 	g.Go(func() error {
 		defer close(lines)
@@ -407,12 +422,8 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	red := submitter.NewRedactor(j.input)
 	row := j.row
 	row.Status, row.Error = "", ""
-	key, done, err := e.claim(ctx, &j, &row, lines)
-	if done || err != nil {
-		return err
-	}
 	send := func(l line) {
-		l.key = key
+		l.key = j.key
 		lines <- l
 	}
 	if j.prior != nil {
@@ -509,68 +520,188 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	return nil
 }
 
-// claim asks the ledger (Config.Ledger) about a row before anything is
-// sent for it, and settles what it can: a lead an earlier run created with
-// this content and that needs nothing more is journalled already_sent; one
-// created under this leadId with other content, conflict (done: the row
-// is finished); one created and qualified but not submitted becomes the
-// job's prior, to be submitted by its id; a lead whose earlier call may
-// have reached the service unanswered makes the job ambiguous (the own-lead
-// check). It returns the row's key for the ledger (nil without one). An
-// error means the ledger cannot be written: the run stops, the row not
-// sent. A run stopped while it waited for a lead another run holds leaves
-// the row not sent.
-func (e *engine) claim(ctx context.Context, j *job, row *lead.Row, lines chan<- line) (key *ledger.Key, done bool, err error) {
-	lg := e.cfg.Ledger
-	if lg == nil {
-		return nil, false, nil
+// claimBatch is the most rows the claimer claims in one transaction.
+const claimBatch = 64
+
+// claimPoll is the first wait before a row another live run holds is
+// claimed again; it doubles up to claimPollMax.
+const (
+	claimPoll    = 50 * time.Millisecond
+	claimPollMax = time.Second
+)
+
+// claimer is the one goroutine between the producer and the workers when
+// the run has a ledger (Config.Ledger): it claims the rows queued for the
+// workers, up to claimBatch in one transaction (one claim a row would cost
+// a transaction a row), and settles what the ledger says (settle) before
+// any is sent. A row another live run holds (Busy) is claimed again
+// later, polling, while the others go on. It returns an error only when
+// the ledger cannot be written: the rows not sent are counted, for a
+// resumed run. At the first signal (ctx) the rows not yet handed to a
+// worker are not sent.
+func (e *engine) claimer(ctx, gctx context.Context, in <-chan job, out chan<- job, lines chan<- line) error {
+	var busy []job
+	wait := claimPoll
+	notSent := func(js []job) {
+		e.notSent.Add(int64(len(js)))
 	}
+	drain := func() {
+		for range in {
+			e.notSent.Add(1)
+		}
+	}
+	for {
+		batch := busy
+		busy = nil
+		if in == nil && len(batch) == 0 {
+			return nil
+		}
+		// Wait for a row, or, while rows are busy, for their next try.
+		var timer *time.Timer
+		var retry <-chan time.Time
+		if len(batch) > 0 {
+			timer = time.NewTimer(wait)
+			retry = timer.C
+		}
+		select {
+		case j, ok := <-in: // a nil in (closed) never answers
+			if ok {
+				batch = append(batch, j)
+			} else {
+				in = nil
+			}
+		case <-retry:
+		case <-gctx.Done():
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		for more := true; more && in != nil && len(batch) < claimBatch; {
+			select {
+			case j, ok := <-in:
+				if !ok {
+					in = nil
+				} else {
+					batch = append(batch, j)
+				}
+			default:
+				more = false
+			}
+		}
+		if ctx.Err() != nil || gctx.Err() != nil {
+			notSent(batch)
+			if in != nil {
+				drain()
+			}
+			return nil
+		}
+		if len(batch) == 0 && in == nil {
+			return nil
+		}
+		var items []ledger.ClaimItem
+		var claimed []int
+		for i := range batch {
+			j := &batch[i]
+			if j.key == nil {
+				j.key = e.keyOf(j)
+			}
+			if j.key != nil && j.prior == nil {
+				items = append(items, ledger.ClaimItem{Key: *j.key, Row: j.row.Row})
+				claimed = append(claimed, i)
+			}
+		}
+		var ds []ledger.Decision
+		if len(items) > 0 {
+			var err error
+			if ds, err = e.cfg.Ledger.ClaimBatch(gctx, items); err != nil {
+				notSent(batch)
+				if in != nil {
+					drain()
+				}
+				if gctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("%w (the run stops: a lead that cannot be claimed in the ledger could be sent twice; rows not sent stay for a resumed run)", err)
+			}
+		}
+		dec := make(map[int]ledger.Decision, len(ds))
+		for n, i := range claimed {
+			dec[i] = ds[n]
+		}
+		anyBusy := false
+		for i, j := range batch {
+			if d, ok := dec[i]; ok {
+				if d.Kind == ledger.Busy {
+					busy = append(busy, j)
+					anyBusy = true
+					continue
+				}
+				if e.settle(&j, d, lines) {
+					continue
+				}
+			}
+			select {
+			case out <- j:
+			case <-gctx.Done():
+				e.notSent.Add(1)
+			}
+		}
+		if anyBusy {
+			wait = min(2*wait, claimPollMax)
+		} else {
+			wait = claimPoll
+		}
+	}
+}
+
+// keyOf is a row's key in the ledger: its leadId, or its content; nil for
+// a row without a leadId whose content is not known (kept by its earlier
+// lead although its cells fail validation now).
+func (e *engine) keyOf(j *job) *ledger.Key {
 	var k ledger.Key
 	switch {
 	case !j.kept:
-		k = lg.KeyOf(row.LeadID, j.input)
-	case row.LeadID != "":
-		k = ledger.KeyOfID(row.LeadID)
+		k = e.cfg.Ledger.KeyOf(j.row.LeadID, j.input)
+	case j.row.LeadID != "":
+		k = ledger.KeyOfID(j.row.LeadID)
 	default:
-		return nil, false, nil // no leadId, and no content to know it by
+		return nil
 	}
-	if j.prior != nil {
-		// The results file says this run's lead exists: it is submitted
-		// by its id, and the ledger learns the answer.
-		return &k, false, nil
-	}
-	d, err := lg.Claim(ctx, k, row.Row)
-	if err != nil {
-		e.notSent.Add(1)
-		if ctx.Err() != nil {
-			return nil, true, nil
-		}
-		return nil, true, fmt.Errorf("%w (the run stops: a lead that cannot be claimed in the ledger could be sent twice; rows not sent stay for a resumed run)", err)
-	}
+	return &k
+}
+
+// settle acts on what the ledger says of a row before anything is sent
+// for it: a lead an earlier run created with this content and that needs
+// nothing more is journalled already_sent; one created under this leadId
+// with other content, conflict (done: the row is finished); one created
+// and qualified but not submitted becomes the job's prior, to be submitted
+// by its id; a lead whose earlier call may have reached the service
+// unanswered makes the job ambiguous (the own-lead check).
+func (e *engine) settle(j *job, d ledger.Decision, lines chan<- line) (done bool) {
 	switch d.Kind {
 	case ledger.AlreadySent:
-		r := *row
+		r := j.row
 		ea := d.Earlier
 		r.Status, r.ID, r.ResultCode = lead.StatusAlreadySent, ea.ServiceID, ea.ResultCode
 		r.Note = alreadySentNote(ea)
 		lines <- line{row: r, kept: j.kept}
-		return nil, true, nil
+		return true
 	case ledger.Conflict:
-		r := *row
+		r := j.row
 		r.Status = lead.StatusConflict
-		r.Error = conflictError(row.LeadID, d.Earlier)
+		r.Error = conflictError(j.row.LeadID, d.Earlier)
 		lines <- line{row: r, kept: j.kept}
-		return nil, true, nil
+		return true
 	case ledger.Submit:
 		ea := d.Earlier
-		p := *row
+		p := j.row
 		p.Status, p.ID, p.ResultCode, p.BidValue = lead.StatusCreated, ea.ServiceID, ea.ResultCode, ea.Bid
 		p.Note = "created by " + runText(ea)
 		j.prior = &p
 	case ledger.Send:
 		j.ambiguous = j.ambiguous || d.Ambiguous
 	}
-	return &k, false, nil
+	return false
 }
 
 // runText names the run that created a lead: "run 12 on 2026-11-21 02:30

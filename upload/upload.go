@@ -87,12 +87,12 @@ type Prior interface {
 
 // Ledger is the memory of earlier runs and of the other runs going on
 // (*ledger.Run satisfies it): a row's lead is claimed in it before the
-// first call (Claim: it may wait for a lead another run holds) and its
-// answer recorded once its line is written (Record). It must be safe for
-// concurrent use.
+// first call (ClaimBatch, many rows at once; a lead another live run holds
+// is Busy and claimed again later) and its answer recorded once its line
+// is written (Record). It must be safe for concurrent use.
 type Ledger interface {
 	KeyOf(leadID string, in lead.Input) ledger.Key
-	Claim(ctx context.Context, key ledger.Key, row int) (ledger.Decision, error)
+	ClaimBatch(ctx context.Context, items []ledger.ClaimItem) ([]ledger.Decision, error)
 	Record(a ledger.Answer)
 }
 
