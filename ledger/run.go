@@ -92,7 +92,7 @@ const batchMax = 512
 
 // answerLinger is the longest an answer waits for others to share its
 // transaction.
-const answerLinger = 20 * time.Millisecond
+const answerLinger = 200 * time.Millisecond
 
 // numChunkSizes is the number of chunkSizes.
 const numChunkSizes = 3
