@@ -439,3 +439,36 @@ func TestNoSSNColumn(t *testing.T) {
 		t.Errorf("--allow-no-ssn: exit %d, %d leads sent; want 0 and the rows sent\n%s", res.code, len(s.Stats().CreateCalls), res.stderr)
 	}
 }
+
+// TestLedgerSummaryCountsEveryRun: a night's results file written by two
+// runs (the night's, then a rerun that resumed it) keeps, beside it, only
+// the last run's summary; bulkload summary counts the API calls of both
+// from the ledger. On main it counted the last run's alone (issue 29: 4,077
+// calls where the truth was 8,103).
+func TestLedgerSummaryCountsEveryRun(t *testing.T) {
+	s := startTestSim(t, leadsim.Options{})
+	dir := t.TempDir()
+	where := filepath.Join(dir, "ledger.sqlite")
+	input := filepath.Join(dir, "leads.csv")
+	writeCSV(t, input, sampleRecords(t))
+	results := filepath.Join(dir, "night.results.csv")
+	calls := 0
+	for _, extra := range [][]string{nil, {"--resume"}} {
+		res, m := ledgerUpload(t, s, where, input, results, extra...)
+		if res.code != app.ExitOK {
+			t.Fatalf("run %v: exit %d\n%s", extra, res.code, res.stderr)
+		}
+		calls += num(m, "apiCalls")
+	}
+	out := filepath.Join(dir, "combined.json")
+	res := runCLI(t, ledgerEnv(where), "summary", "--summary-json", out, results)
+	if res.code != app.ExitOK {
+		t.Fatalf("summary: exit %d\n%s", res.code, res.stderr)
+	}
+	if got := num(readSummaryJSON(t, out), "apiCalls"); got != calls {
+		t.Errorf("summary counts %d API calls, want both runs' %d", got, calls)
+	}
+	if !strings.Contains(res.stderr, "the 2 runs the ledger") {
+		t.Errorf("summary does not say where the calls come from:\n%s", res.stderr)
+	}
+}
