@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
-OUT=bench/out
+OUT=${BENCH_OUT:-bench/out} # not $OUT: a device runner may set that
 PORT=${PORT:-18788}
 ROUNDS=${ROUNDS:-3}
 STORES=${STORES:-"off sqlite postgres"}
