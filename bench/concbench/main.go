@@ -330,7 +330,9 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 		"--progress", "off", "--drain-timeout", "10s", "--overwrite", "--results", results, "--summary-json", summary}
 	upArgs = append(append(upArgs, sc.upload...), input)
 	up := exec.CommandContext(ctx, bin, upArgs...)
-	up.Env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret")
+	// No ledger (issue 29): every run sends every row, and runs side by
+	// side do not share one (a build without the ledger ignores it).
+	up.Env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret", "BULKLOAD_LEDGER=off")
 	up.Stdout, up.Stderr = upLog, upLog
 	if err := up.Start(); err != nil {
 		return res, fmt.Errorf("start upload: %w", err)

@@ -195,7 +195,9 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 		"--tenant-id", "sim-tenant", "--client-id", "bulkload-sim-client", "--app-id", "sim-debt-core",
 		"--rate", "auto", "--concurrency", strconv.Itoa(sc.conc), "--progress", "off", "--drain-timeout", "5s",
 		"--overwrite", "--results", results, "--summary-json", summary, input)
-	up.Env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret")
+	// No ledger (issue 29): every run sends every row, and runs side by
+	// side do not share one (a build without the ledger ignores it).
+	up.Env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret", "BULKLOAD_LEDGER=off")
 	up.Stdout, up.Stderr = upLog, upLog
 	if err := up.Start(); err != nil {
 		return res, fmt.Errorf("start upload: %w", err)
