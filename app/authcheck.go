@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/submitter"
 )
 
@@ -33,7 +34,7 @@ func (r Credentials) Check() error {
 			continue
 		}
 		if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
-			return UsageErrorf("%s %q is not an http(s) URL", name, submitter.RedactURL(u))
+			return UsageErrorf("%s %q is not an http(s) URL", name, redact.URL(u))
 		}
 	}
 	return nil
@@ -78,13 +79,13 @@ func AuthCheck(ctx context.Context, e *Env, log *slog.Logger, cfg Credentials, t
 			expires = fmt.Sprintf("%s (in %s)", info.ExpiresAt.UTC().Format(time.RFC3339), time.Until(info.ExpiresAt).Round(time.Second))
 		}
 		fmt.Fprintf(e.Stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  roles:      unknown: the access token is opaque (not a JWT), so its roles cannot be read here\n  expires at: %s\n",
-			submitter.RedactURL(cfg.TokenURL), cfg.ClientID, expires)
+			redact.URL(cfg.TokenURL), cfg.ClientID, expires)
 		if cfg.Endpoint == "" {
 			fmt.Fprintln(e.Stdout, "  to learn whether the service accepts it, run auth check --endpoint URL (the preflight upload runs)")
 		}
 	} else {
 		fmt.Fprintf(e.Stdout, "token OK\n  token URL:  %s\n  client id:  %s\n  audience:   %s\n  roles:      %s\n  expires at: %s (in %s)\n",
-			submitter.RedactURL(cfg.TokenURL), info.ClientID, info.Audience, strings.Join(info.Roles, ", "),
+			redact.URL(cfg.TokenURL), info.ClientID, info.Audience, strings.Join(info.Roles, ", "),
 			info.ExpiresAt.UTC().Format(time.RFC3339), time.Until(info.ExpiresAt).Round(time.Second))
 		if !slices.Contains(info.Roles, "Lead.Write") {
 			fmt.Fprintln(e.Stdout, "  warning: the token lacks Lead.Write: createLead and submitLead will be refused")
@@ -101,16 +102,16 @@ func AuthCheck(ctx context.Context, e *Env, log *slog.Logger, cfg Credentials, t
 		case errors.Is(err, context.Canceled):
 			return exitErrorf(ExitInterrupted, "auth check: interrupted")
 		case submitter.IsUnreachable(err) || errors.Is(err, context.DeadlineExceeded):
-			return exitErrorf(ExitUnreachable, "auth check: --endpoint %s: %v", submitter.RedactURL(cfg.Endpoint), err)
+			return exitErrorf(ExitUnreachable, "auth check: --endpoint %s: %v", redact.URL(cfg.Endpoint), err)
 		case submitter.IsAccessDenied(err), errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
-			return exitErrorf(ExitAuth, "auth check: the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", submitter.RedactURL(cfg.Endpoint), err)
+			return exitErrorf(ExitAuth, "auth check: the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", redact.URL(cfg.Endpoint), err)
 		default:
 			// As upload: the service answered but did not confirm; a run
 			// goes on, and so does this check, with a warning.
-			fmt.Fprintf(e.Stdout, "  endpoint:   %s answered but did not confirm it is the lead endpoint: %v\n", submitter.RedactURL(cfg.Endpoint), err)
+			fmt.Fprintf(e.Stdout, "  endpoint:   %s answered but did not confirm it is the lead endpoint: %v\n", redact.URL(cfg.Endpoint), err)
 			return nil
 		}
 	}
-	fmt.Fprintf(e.Stdout, "  endpoint:   %s answered the preflight query with this token\n", submitter.RedactURL(cfg.Endpoint))
+	fmt.Fprintf(e.Stdout, "  endpoint:   %s answered the preflight query with this token\n", redact.URL(cfg.Endpoint))
 	return nil
 }

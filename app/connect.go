@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/submitter"
 )
 
@@ -101,9 +102,9 @@ func (u *uploader) preflightFailure(ctx context.Context, err error) error {
 	case submitter.IsUnreachable(err):
 		return &ExitError{Code: ExitUnreachable, Msg: flagHint(err).Error()}
 	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
-		return exitErrorf(ExitAuth, "the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", submitter.RedactURL(u.creds.Endpoint), err)
+		return exitErrorf(ExitAuth, "the service at --endpoint %s refused the access token: %v (check --scope or --app-id, and that the application is granted Lead.Write)", redact.URL(u.creds.Endpoint), err)
 	}
-	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", submitter.RedactURL(u.creds.Endpoint), "err", err)
+	u.log.Warn("preflight: the service answered but did not confirm the endpoint; going on", "endpoint", redact.URL(u.creds.Endpoint), "err", err)
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/outfile"
-	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/upload"
 )
 
@@ -195,7 +195,7 @@ func (u *uploader) earlierResults(ctx context.Context, resultsPath string) (stri
 	if len(runs) == 0 {
 		return resultsPath, nil
 	}
-	endpoint := submitter.RedactURL(u.creds.Endpoint)
+	endpoint := redact.URL(u.creds.Endpoint)
 	var same, other []earlierRun
 	for _, r := range runs {
 		switch {

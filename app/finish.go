@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/outfile"
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/runreport"
 	"github.com/bulkload/bulkload/source"
@@ -150,7 +151,7 @@ func (u *uploader) exitStatus(ctx context.Context, sum *summary.Summary, runErr 
 	case errors.Is(runErr, upload.ErrOutage):
 		return exitErrorf(ExitUnreachable, "%v; run the same command with --resume once it answers", runErr)
 	case errors.Is(runErr, upload.ErrUnreachable):
-		return exitErrorf(ExitUnreachable, "%v; check --endpoint %s, then run the same command with --resume", runErr, submitter.RedactURL(u.creds.Endpoint))
+		return exitErrorf(ExitUnreachable, "%v; check --endpoint %s, then run the same command with --resume", runErr, redact.URL(u.creds.Endpoint))
 	case sum.Interrupted:
 		return exitErrorf(ExitInterrupted, "interrupted; run the same command with --resume to finish")
 	case errors.Is(runErr, upload.ErrCompact):

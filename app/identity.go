@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/outfile"
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
-	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/upload"
 )
 
@@ -285,7 +285,7 @@ func newInputError(resultsPath, input, hint string) error {
 // (findEarlier).
 func (u *uploader) writeMeta(resultsPath string, m *outfile.Meta) error {
 	m.Written, m.Version = time.Now().UTC(), ReadBuildInfo().Version
-	m.Shard, m.Endpoint = u.up.shardOf.String(), submitter.RedactURL(u.creds.Endpoint)
+	m.Shard, m.Endpoint = u.up.shardOf.String(), redact.URL(u.creds.Endpoint)
 	err := outfile.WriteMeta(resultsPath, m)
 	if err != nil {
 		return fmt.Errorf("results file: %w", err)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/ledger"
-	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/summary"
 )
 
@@ -129,7 +129,7 @@ func (u *uploader) beginLedger(ctx context.Context, resultsPath string) error {
 // account is the run's service account: the endpoint without its
 // credentials, and the client id.
 func (u *uploader) account() ledger.Account {
-	return ledger.Account{Endpoint: submitter.RedactURL(u.creds.Endpoint), ClientID: u.creds.ClientID}
+	return ledger.Account{Endpoint: redact.URL(u.creds.Endpoint), ClientID: u.creds.ClientID}
 }
 
 // earlierRuns logs, for an input the ledger has seen before under another
@@ -251,7 +251,7 @@ func StoppedUpload(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, 
 		return
 	}
 	defer l.Close()
-	account.Endpoint = submitter.RedactURL(account.Endpoint)
+	account.Endpoint = redact.URL(account.Endpoint)
 	run, lerr := l.BeginRun(ctx, ledger.RunInfo{Account: account, Command: "upload", Input: j.Input, JobName: j.Metrics.recorder(j.Input, "").Job()}, ledger.ClaimPolicy{})
 	if lerr != nil {
 		log.Warn("the run was not recorded in the ledger", "err", lerr)

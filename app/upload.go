@@ -20,6 +20,7 @@ import (
 	"github.com/bulkload/bulkload/ledger"
 	"github.com/bulkload/bulkload/metrics"
 	"github.com/bulkload/bulkload/outfile"
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
@@ -316,7 +317,7 @@ func (u *uploader) logStarted(resultsPath string) {
 	if !u.up.Rate.Auto {
 		rate = strconv.FormatFloat(u.up.Rate.perSecond, 'f', -1, 64)
 	}
-	attrs := []any{"input", u.input, "endpoint", submitter.RedactURL(u.creds.Endpoint), "results", resultsPath,
+	attrs := []any{"input", u.input, "endpoint", redact.URL(u.creds.Endpoint), "results", resultsPath,
 		"rate", rate, "max_rate", u.up.maxRate, "concurrency", u.settings(resultsPath)["concurrency"], "resume", u.up.resume}
 	if u.up.shard != "" {
 		attrs = append(attrs, "shard", u.up.shardOf.String())
@@ -595,8 +596,8 @@ func (u *uploader) loadPrior(resultsPath string) (*report.State, error) {
 func (u *uploader) settings(results string) map[string]any {
 	s := u.in.settings(u.input, results)
 	// User info and query values may be credentials.
-	s["endpoint"] = submitter.RedactURL(u.creds.Endpoint)
-	s["tokenUrl"] = submitter.RedactURL(u.creds.TokenURL)
+	s["endpoint"] = redact.URL(u.creds.Endpoint)
+	s["tokenUrl"] = redact.URL(u.creds.TokenURL)
 	s["clientId"] = u.creds.ClientID
 	s["scope"] = u.creds.Scope
 	if u.up.concurrency.auto {

@@ -15,7 +15,7 @@
 // Errors name the field and the rule, and show the bad value only for a
 // field that is not sensitive and a value that does not look like an SSN or
 // a date nor holds the row's own SSN or date of birth in any form package
-// internal/redact finds, so they can be logged and written to the results
+// package redact finds, so they can be logged and written to the results
 // file even for the SSN and the date of birth.
 //
 // # Rules

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/bulkload/bulkload/internal/redact"
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/redact"
 )
 
 // The rules a FieldError names. They are fixed text: a rule never carries the

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bulkload/bulkload/internal/redact"
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/redact"
 )
 
 // ownContexts are the text around a value in a cell or an error: none, a

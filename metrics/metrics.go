@@ -48,6 +48,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/outfile"
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
 )
@@ -232,7 +233,7 @@ func (r *Recorder) Finish(ctx context.Context, sum *summary.Summary, exit int) e
 		if err != nil {
 			// The URL may carry credentials (user:pass@, ?token=),
 			// and the push's error quotes it.
-			errs = append(errs, &OutputError{Push: true, Target: submitter.RedactURL(r.cfg.Pushgateway), Err: errors.New(submitter.RedactURLsIn(err.Error()))})
+			errs = append(errs, &OutputError{Push: true, Target: redact.URL(r.cfg.Pushgateway), Err: errors.New(redact.URLsIn(err.Error()))})
 		}
 	}
 	return errors.Join(errs...)

@@ -54,7 +54,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/outfile"
-	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/summary"
 )
 
@@ -561,12 +561,12 @@ const (
 // the input: SSN-shaped numbers (the redactor), e-mail addresses and phone
 // numbers. Made once per page.
 type scrubber struct {
-	red          *submitter.Redactor
+	red          *redact.Redactor
 	email, phone *regexp.Regexp
 }
 
 func newScrubber() *scrubber {
-	return &scrubber{red: &submitter.Redactor{}, email: regexp.MustCompile(emailPattern), phone: regexp.MustCompile(phonePattern)}
+	return &scrubber{red: &redact.Redactor{}, email: regexp.MustCompile(emailPattern), phone: regexp.MustCompile(phonePattern)}
 }
 
 func (sc *scrubber) scrub(s string) string {

@@ -63,6 +63,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/redact"
 )
 
 // DefaultCreateDocument is the createLead mutation as the interface shows
@@ -326,7 +327,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		base:    cfg.BackoffBase,
 		max:     cfg.BackoffMax,
 		timeout: min(cfg.CallTimeout, maxTokenAttemptTimeout),
-		secret:  cfg.ClientSecret,
+		secret:  redact.NewSecret(cfg.ClientID, cfg.ClientSecret),
 		log:     log,
 	}
 	threshold := cfg.OutageThreshold
@@ -334,8 +335,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		threshold = 0
 	}
 	c := &Client{
-		endpoint:  RedactURL(cfg.Endpoint),
-		tokenURL:  RedactURL(cfg.TokenURL),
+		endpoint:  redact.URL(cfg.Endpoint),
+		tokenURL:  redact.URL(cfg.TokenURL),
 		createDoc: cfg.CreateDocument,
 		submitDoc: cfg.SubmitDocument,
 		leadDoc:   cfg.LeadDocument,
@@ -424,9 +425,9 @@ func (cfg *Config) validate() error {
 		u, err := url.Parse(v)
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			add(ProblemNotURL, fmt.Sprintf("%s %q is not an http(s) URL", name, RedactURL(v)), field)
+			add(ProblemNotURL, fmt.Sprintf("%s %q is not an http(s) URL", name, redact.URL(v)), field)
 		case u.Scheme == "http" && !cfg.AllowInsecureHTTP && !isLoopback(u.Hostname()):
-			add(ProblemInsecure, fmt.Sprintf("%s %q is plain http to a host that is not this machine: the client secret, the token and the leads would cross the network unencrypted", name, RedactURL(v)), field)
+			add(ProblemInsecure, fmt.Sprintf("%s %q is plain http to a host that is not this machine: the client secret, the token and the leads would cross the network unencrypted", name, redact.URL(v)), field)
 		}
 	}
 	checkURL("endpoint", "Endpoint", cfg.Endpoint)
@@ -518,15 +519,15 @@ func (cfg *Config) setDefaults() {
 // run). Call says how many attempts it took and whether one of them may
 // have reached the service unanswered.
 func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, error) {
-	return c.call(ctx, "createLead", c.createDoc, "input", wireInput(in), NewRedactor(in))
+	return c.call(ctx, "createLead", c.createDoc, "input", wireInput(in), redact.New(in))
 }
 
 // Lead reads the lead the service holds under id. red is the Redactor of
-// the lead the call is about (NewRedactor of the row's input): it cuts
+// the lead the call is about (redact.New of the row's input): it cuts
 // that lead's SSN and date of birth out of the answer, the error and the
 // debug logs, as Create does on its own; nil cuts only SSN-shaped numbers.
 // Errors are as for Create.
-func (c *Client) Lead(ctx context.Context, id string, red *Redactor) (lead.Result, Call, error) {
+func (c *Client) Lead(ctx context.Context, id string, red *redact.Redactor) (lead.Result, Call, error) {
 	return c.call(ctx, "lead", c.leadDoc, "id", id, red)
 }
 
@@ -587,14 +588,14 @@ func (c *Client) probe(ctx context.Context) (idp bool, cause string, err error) 
 
 // Submit calls submitLead for the lead the service created with this id.
 // red is as for Lead. Errors are as for Create.
-func (c *Client) Submit(ctx context.Context, id string, red *Redactor) (lead.Result, Call, error) {
+func (c *Client) Submit(ctx context.Context, id string, red *redact.Redactor) (lead.Result, Call, error) {
 	return c.call(ctx, "submitLead", c.submitDoc, "id", id, red)
 }
 
 // call performs operation op (its result is named op too) with one
 // variable, and returns the result. red cuts personal data out of every
 // text the service sends back: the result lands in the results file.
-func (c *Client) call(ctx context.Context, op, doc, name string, value any, red *Redactor) (lead.Result, Call, error) {
+func (c *Client) call(ctx context.Context, op, doc, name string, value any, red *redact.Redactor) (lead.Result, Call, error) {
 	req := graphql.NewRequest(doc)
 	req.Var(name, value)
 	// The outcomeLayer decodes the reply, once, into the result; the
@@ -663,7 +664,7 @@ func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request, o
 	case o.err != nil:
 		var ce *CallError
 		if errors.As(o.err, &ce) {
-			red.callError(ce)
+			redactCallError(red, ce)
 			if de := c.accessDenied(op, ce); de != nil {
 				return call, nil, de
 			}
@@ -672,7 +673,7 @@ func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request, o
 	case len(o.errs) > 0:
 		ce := &CallError{Op: op, Status: http.StatusOK, Code: o.errs[0].Code,
 			Message: joinGraphQLErrors(o.errs), Errors: o.errs, Attempts: o.attempts, Ambiguous: o.ambiguous}
-		red.callError(ce)
+		redactCallError(red, ce)
 		if de := c.accessDenied(op, ce); de != nil {
 			return call, nil, de
 		}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/bulkload/bulkload/redact"
 )
 
 // GraphQLError is one entry of the `errors` array of a GraphQL reply, with
@@ -188,6 +190,33 @@ func (e *CallError) Error() string {
 // Unwrap returns the underlying cause, so errors.Is(err, context.Canceled)
 // works on an interrupted call.
 func (e *CallError) Unwrap() error { return e.Err }
+
+// redactCallError redacts every text of ce that may come from the service
+// with red, the Redactor of the lead the call was about: the message, the
+// extensions codes, and the cause's text.
+func redactCallError(red *redact.Redactor, ce *CallError) {
+	ce.Message = red.String(ce.Message)
+	ce.Code = red.String(ce.Code)
+	for i := range ce.Errors {
+		ce.Errors[i].Message = red.String(ce.Errors[i].Message)
+		ce.Errors[i].Code = red.String(ce.Errors[i].Code)
+	}
+	if ce.Err != nil {
+		if msg := red.String(ce.Err.Error()); msg != ce.Err.Error() {
+			ce.Err = &redactedError{msg: msg, err: ce.Err}
+		}
+	}
+}
+
+// redactedError is a cause whose text held personal data: Error prints the
+// redacted text, and errors.Is still sees the original.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // joinGraphQLErrors formats every GraphQL error as "[CODE] message".
 func joinGraphQLErrors(errs []GraphQLError) string {

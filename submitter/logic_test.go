@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/internal/fakeclock"
+	"github.com/bulkload/bulkload/redact"
 	"golang.org/x/oauth2"
 )
 
@@ -317,7 +318,7 @@ func approx(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
 func TestTokenClassify(t *testing.T) {
 	const secret = "s3cr3t-value"
-	c := &tokenCache{secret: secret}
+	c := &tokenCache{secret: redact.NewSecret("", secret)}
 	re := func(status int, code, desc string) error {
 		return fmt.Errorf("wrapped: %w", &oauth2.RetrieveError{
 			Response:         &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status))},

@@ -1,155 +1,111 @@
 package submitter
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/bulkload/bulkload/internal/redact"
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/redact"
 )
 
-// redactLead is the lead of the redaction tests: SSN 123-45-6789, born
-// 7 July 1977.
-func redactLead() lead.Input {
-	return lead.Input{SocialSecurityNumber: "123456789", DateOfBirth: "1977-07-07", LeadID: "L-100"}
+const (
+	scrubID      = "client-9"
+	echoedSecret = "p@ss w0rd+/=XyZ"
+)
+
+// secretLeaks returns the encodings of echoedSecret a token endpoint may
+// echo, computed here independently of package redact.
+func secretLeaks() map[string]string {
+	basic := func(id, secret string) string { return base64.StdEncoding.EncodeToString([]byte(id + ":" + secret)) }
+	return map[string]string{
+		"raw":                     echoedSecret,
+		"form-encoded":            url.QueryEscape(echoedSecret),
+		"path-escaped":            url.PathEscape(echoedSecret),
+		"basic of id:secret":      basic(scrubID, echoedSecret),
+		"basic, x/oauth2 escaped": basic(url.QueryEscape(scrubID), url.QueryEscape(echoedSecret)),
+		"base64 of the secret":    base64.StdEncoding.EncodeToString([]byte(echoedSecret)),
+		"fragment of the secret":  "w0rd",
+	}
 }
 
-func TestRedactorString(t *testing.T) {
-	cases := []struct {
-		name, in, want string
-	}{
-		// The lead's SSN, whatever the separators.
-		{"ssn dashes", "SSN 123-45-6789 on file", "SSN [REDACTED] on file"},
-		{"ssn spaces", "ssn 123 45 6789.", "ssn [REDACTED]."},
-		{"ssn dots", "123.45.6789", "[REDACTED]"},
-		{"ssn plain", "ssn=123456789;", "ssn=[REDACTED];"},
-		{"ssn glued to letters", "SSN123456789x", "SSN[REDACTED]x"},
-		{"ssn odd separators", "1 2 3-4 5.6 7/8_9", "[REDACTED]"},
-		{"ssn inside a longer number", "acct 0123456789", "acct 0[REDACTED]"},
-		{"ssn twice", "123456789 and 123-45-6789", "[REDACTED] and [REDACTED]"},
-		// The lead's date of birth, every common way.
-		{"dob iso", "dob 1977-07-07", "dob [REDACTED]"},
-		{"dob iso unpadded", "1977/7/7", "[REDACTED]"},
-		{"dob mdy slashes", "dob 07/07/1977 ok", "dob [REDACTED] ok"},
-		{"dob mdy short", "born 7/7/77", "born [REDACTED]"},
-		{"dob dmy dots", "07.07.1977", "[REDACTED]"},
-		{"dob dashes 2-digit year", "07-07-77", "[REDACTED]"},
-		{"dob spaces", "07 07 1977", "[REDACTED]"},
-		{"dob packed ymd", "dob:19770707", "dob:[REDACTED]"},
-		{"dob packed mdy", "07071977", "[REDACTED]"},
-		{"dob packed short", "070777", "[REDACTED]"},
-		{"dob packed yymmdd", "770707", "[REDACTED]"},
-		{"dob month name", "born July 7, 1977.", "born [REDACTED]."},
-		{"dob abbreviation ordinal", "Jul 7th 1977", "[REDACTED]"},
-		{"dob day first name", "7 July 1977", "[REDACTED]"},
-		{"dob oracle style", "07-JUL-77", "[REDACTED]"},
-		{"dob year first name", "1977 Jul 07", "[REDACTED]"},
-		{"dob glued", "dob07/07/1977", "dob[REDACTED]"},
-		{"dob in a code", "E_DOB_July_7_1977_x", "E_DOB_[REDACTED]_x"},
-		// Anybody's SSN-shaped number.
-		{"other ssn dashes", "see 987-65-4321", "see [REDACTED]"},
-		{"other ssn plain", "ssn:987654321", "ssn:[REDACTED]"},
-		{"other ssn spaces", "987 65 4321", "[REDACTED]"},
-		{"other ssn letters around", "SSN987654321end", "SSN[REDACTED]end"},
-		{"other ssn with an ordinal suffix", "000000000th and 987-65-4321st", "[REDACTED]th and [REDACTED]st"},
-		// What must survive.
-		{"uuid", "Duplicate of lead 3f2a1b4c-1234-4567-8901-246813579024", "Duplicate of lead 3f2a1b4c-1234-4567-8901-246813579024"},
-		// The lead's own SSN digits go even from a UUID: a UUID holds them
-		// by chance about once in 10^9 leads, and then the note's lead id
-		// is lost rather than the SSN kept.
-		{"lead's ssn inside a uuid", "lead 3f2a1b4c-1234-4567-8901-123456789012", "lead 3f2a1b4c-1234-4567-8901-[REDACTED]012"},
-		{"uuid with a 9-digit run", "lead 0f8e7d6c-5b4a-4321-a0b1-c987654321de done", "lead 0f8e7d6c-5b4a-4321-a0b1-c987654321de done"},
-		{"phone dashes", "call 555-123-4567", "call 555-123-4567"},
-		{"phone parens", "(555) 123-4567", "(555) 123-4567"},
-		{"phone plain", "5551234567", "5551234567"},
-		{"phone international", "+1 555 123 4567", "+1 555 123 4567"},
-		{"zip plus 4", "ZIP 90210-1234", "ZIP 90210-1234"},
-		{"other dates", "on 2026-11-22 and 07/08/1977 and 8 July 1977", "on 2026-11-22 and 07/08/1977 and 8 July 1977"},
-		{"amount", "bid $30.00 for 1015", "bid $30.00 for 1015"},
-		{"8 and 10 digit runs", "24681357 2468135790", "24681357 2468135790"},
-		{"no digits", "Qualified; awaiting submission", "Qualified; awaiting submission"},
+func TestRedactCallError(t *testing.T) {
+	cause := fmt.Errorf("malformed status %q: %w", "SSN 123-45-6789", context.Canceled)
+	ce := &CallError{Op: "submitLead", Code: "E_07/07/1977", Message: "[E] lead 123 45 6789",
+		Errors: []GraphQLError{{Message: "dob July 7, 1977", Code: "X987654321"}}, Err: cause}
+	redactCallError(redact.New(lead.Input{SocialSecurityNumber: "123456789", DateOfBirth: "1977-07-07", LeadID: "L-100"}), ce)
+	got := fmt.Sprintf("%s|%s|%s|%s|%s", ce.Code, ce.Message, ce.Errors[0].Message, ce.Errors[0].Code, ce.Err)
+	want := `E_[REDACTED]|[E] lead [REDACTED]|dob [REDACTED]|X[REDACTED]|malformed status "SSN [REDACTED]": context canceled`
+	if got != want {
+		t.Errorf("redactCallError = %s, want %s", got, want)
 	}
-	r := NewRedactor(redactLead())
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := r.String(tc.in); got != tc.want {
-				t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
-			}
+	if !errors.Is(ce, context.Canceled) {
+		t.Errorf("redacted cause no longer unwraps to context.Canceled")
+	}
+}
+
+// echoingTokenServer is a token endpoint that refuses every request with an
+// error_description quoting the form body, the Authorization header, and
+// the credentials as a Basic header would carry them.
+func echoingTokenServer(t *testing.T, status int) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		form, _ := url.ParseQuery(string(body))
+		basic := base64.StdEncoding.EncodeToString([]byte(form.Get("client_id") + ":" + form.Get("client_secret")))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{
+			"error": "invalid_request",
+			"error_description": "AADSTS900144: cannot read the request: body " + string(body) +
+				"; Authorization " + r.Header.Get("Authorization") + "; as Basic auth: Basic " + basic +
+				"; path /" + url.PathEscape(form.Get("client_secret")) + "; secret " + form.Get("client_secret"),
 		})
-	}
+	}))
+	t.Cleanup(ts.Close)
+	return ts
 }
 
-func TestRedactorWithoutLead(t *testing.T) {
-	// Submit and Lead given no Redactor (nil) or a zero one: only
-	// SSN-shaped numbers go.
-	in := "ssn 123-45-6789 dob 07/07/1977 lead 3f2a1b4c-1234-4567-8901-246813579024"
-	want := "ssn [REDACTED] dob 07/07/1977 lead 3f2a1b4c-1234-4567-8901-246813579024"
-	for _, r := range []*Redactor{nil, {}} {
-		if got := r.String(in); got != want {
-			t.Errorf("%v.String(%q) = %q, want %q", r, in, got, want)
-		}
-		res := r.Result(lead.Result{Note: in})
-		if res.Note != want {
-			t.Errorf("%v.Result() = %+v, want the SSN-shaped numbers cut", r, res)
-		}
-	}
-	r := NewRedactor(redactLead())
-	if got, want := r.String(in), "ssn [REDACTED] dob [REDACTED] lead 3f2a1b4c-1234-4567-8901-246813579024"; got != want {
-		t.Errorf("with the lead's Redactor: String(%q) = %q, want %q", in, got, want)
-	}
-}
-
-func TestRedactorRawValues(t *testing.T) {
-	// Values the mapper would not send are still cut out as given.
-	r := NewRedactor(lead.Input{SocialSecurityNumber: "12-3456", DateOfBirth: "07/07/1977"})
-	in := "got 12-3456 and 07/07/1977"
-	if got, want := r.String(in), "got [REDACTED] and [REDACTED]"; got != want {
-		t.Errorf("String(%q) = %q, want %q", in, got, want)
-	}
-}
-
-func strp(s string) *string { return &s }
-
-func TestRedactorResult(t *testing.T) {
-	const uuid = "0f8e7d6c-5b4a-4321-a0b1-c123456789de"
-	cases := []struct {
-		name     string
-		leadID   string
-		in, want lead.Result
-	}{
-		{"plain result kept",
-			"L-100",
-			lead.Result{ID: uuid, Note: "Qualified", PartnerLeadID: "L-100", BidValue: strp("$30.00")},
-			lead.Result{ID: uuid, Note: "Qualified", PartnerLeadID: "L-100", BidValue: strp("$30.00")}},
-		{"note, odd bid, odd id",
-			"L-100",
-			lead.Result{ID: "id 123-45-6789", Note: "dob 7/7/77", PartnerLeadID: "L-100", BidValue: strp("30 for 987-65-4321")},
-			lead.Result{ID: "id [REDACTED]", Note: "dob [REDACTED]", PartnerLeadID: "L-100", BidValue: strp("30 for [REDACTED]")}},
-		{"numeric leadId echoed",
-			"987654321",
-			lead.Result{ID: uuid, PartnerLeadID: "987654321", BidValue: strp("USD 1,250.5")},
-			lead.Result{ID: uuid, PartnerLeadID: "987654321", BidValue: strp("USD 1,250.5")}},
-		{"partnerLeadId holding the dob",
-			"L-100",
-			lead.Result{ID: uuid, PartnerLeadID: "L-07/07/1977"},
-			lead.Result{ID: uuid, PartnerLeadID: "L-[REDACTED]"}},
-		{"non-uuid id keeps other numbers",
-			"L-100",
-			lead.Result{ID: "987654321"},
-			lead.Result{ID: "987654321"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			in := redactLead()
-			in.LeadID = tc.leadID
-			got := NewRedactor(in).Result(tc.in)
-			if fmt.Sprint(got.ID, got.Note, got.PartnerLeadID, deref(got.BidValue)) != fmt.Sprint(tc.want.ID, tc.want.Note, tc.want.PartnerLeadID, deref(tc.want.BidValue)) {
-				t.Errorf("Result(%+v) = %+v (bid %q), want %+v (bid %q)", tc.in, got, deref(got.BidValue), tc.want, deref(tc.want.BidValue))
-			}
+func TestTokenErrorNeverEchoesTheSecret(t *testing.T) {
+	for _, status := range []int{http.StatusBadRequest, http.StatusInternalServerError} {
+		ts := echoingTokenServer(t, status)
+		var logs bytes.Buffer
+		ctx, cancel := context.WithCancel(context.Background())
+		c, err := New(ctx, Config{
+			Endpoint: ts.URL + "/graphql", TokenURL: ts.URL + "/token", ClientID: scrubID, ClientSecret: echoedSecret,
+			Scope: "api://x/.default", TokenRetries: 1, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.CheckAuth(ctx)
+		cancel()
+		c.Close()
+		var ae *AuthError
+		if err == nil || (status == http.StatusBadRequest) != errors.As(err, &ae) {
+			t.Fatalf("HTTP %d: CheckAuth error = %v, want an AuthError only for the 400", status, err)
+		}
+		if status == http.StatusBadRequest && !strings.Contains(ae.Description, "client_secret=[REDACTED]") {
+			t.Errorf("HTTP %d: description %q does not show the scrubbed form: the stand-in did not echo it", status, ae.Description)
+		}
+		out := err.Error() + "\n" + logs.String()
+		for what, leak := range secretLeaks() {
+			if strings.Contains(out, leak) {
+				t.Errorf("HTTP %d: the error or log holds the secret %s (%q):\n%s", status, what, leak, out)
+			}
+		}
 	}
 }
 
@@ -158,150 +114,4 @@ func deref(p *string) string {
 		return "<nil>"
 	}
 	return *p
-}
-
-func TestRedactorCallError(t *testing.T) {
-	cause := fmt.Errorf("malformed status %q: %w", "SSN 123-45-6789", context.Canceled)
-	ce := &CallError{Op: "submitLead", Code: "E_07/07/1977", Message: "[E] lead 123 45 6789",
-		Errors: []GraphQLError{{Message: "dob July 7, 1977", Code: "X987654321"}}, Err: cause}
-	NewRedactor(redactLead()).callError(ce)
-	got := fmt.Sprintf("%s|%s|%s|%s|%s", ce.Code, ce.Message, ce.Errors[0].Message, ce.Errors[0].Code, ce.Err)
-	want := `E_[REDACTED]|[E] lead [REDACTED]|dob [REDACTED]|X[REDACTED]|malformed status "SSN [REDACTED]": context canceled`
-	if got != want {
-		t.Errorf("callError = %s, want %s", got, want)
-	}
-	if !errors.Is(ce, context.Canceled) {
-		t.Errorf("redacted cause no longer unwraps to context.Canceled")
-	}
-}
-
-func TestIsAmount(t *testing.T) {
-	for s, want := range map[string]bool{
-		"$30.00": true, "45": true, "USD 1,250.50": true, "€ 12.5": true, "-$3": false, "$-3": true,
-		"1234567": true, "12345678": false, "123456789": false, "$1,234,567.00": true, "$12,345,678": false,
-		"": false, "$": false, "1,23": false, "30.": false, "30 USD": false, "SSN 1": false,
-	} {
-		if got := isAmount(s); got != want {
-			t.Errorf("isAmount(%q) = %v, want %v", s, got, want)
-		}
-	}
-}
-
-// stripSSNSeps removes every character redact.IsSSNSep accepts between
-// digits.
-func stripSSNSeps(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if !redact.IsSSNSep(s[i]) {
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
-}
-
-// dobForms writes a date of birth the ways a service may echo it.
-func dobForms(y, m, d int) []string {
-	months := []string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
-	mn := months[m-1]
-	y2 := y % 100
-	return []string{
-		fmt.Sprintf("%04d-%02d-%02d", y, m, d), fmt.Sprintf("%02d/%02d/%04d", m, d, y), fmt.Sprintf("%d/%d/%02d", m, d, y2),
-		fmt.Sprintf("%02d.%02d.%04d", d, m, y), fmt.Sprintf("%04d%02d%02d", y, m, d), fmt.Sprintf("%02d%02d%02d", m, d, y2),
-		fmt.Sprintf("%s %d, %04d", mn, d, y), fmt.Sprintf("%d %s %04d", d, mn[:3], y), fmt.Sprintf("%02d-%s-%02d", d, strings.ToUpper(mn[:3]), y2),
-		fmt.Sprintf("%d-%d-%d", y, m, d), fmt.Sprintf("%02d %02d %04d", d, m, y),
-	}
-}
-
-// FuzzRedactor checks, for any text and any lead: the text with the
-// separators removed never holds the lead's SSN digits once redacted; the
-// lead's date of birth, written any of the dobForms ways between spaces,
-// never survives; and no run of exactly 9 digits survives outside a UUID.
-//
-//	go test -run '^$' -fuzz FuzzRedactor -fuzztime 10m ./submitter
-func FuzzRedactor(f *testing.F) {
-	f.Add("SSN 123-45-6789 dob 07/07/1977", uint32(123456789), uint16(1977), uint8(7), uint8(7), uint8(0), "-")
-	f.Add("lead 3f2a1b4c-1234-4567-8901-246813579024 1 2 3", uint32(1234), uint16(2001), uint8(1), uint8(31), uint8(3), " ")
-	f.Add("1111111111111111111", uint32(111111111), uint16(1911), uint8(11), uint8(11), uint8(5), "")
-	f.Add("Jul 7th, 77 07-JUL-1977", uint32(987654321), uint16(1977), uint8(7), uint8(7), uint8(8), "._/")
-	f.Fuzz(func(t *testing.T, text string, ssnN uint32, y uint16, m, d, form uint8, sep string) {
-		ssn := fmt.Sprintf("%09d", ssnN%1_000_000_000)
-		year, month, day := 1900+int(y%200), 1+int(m%12), 1+int(d%28)
-		in := lead.Input{SocialSecurityNumber: ssn, DateOfBirth: fmt.Sprintf("%04d-%02d-%02d", year, month, day)}
-		r := NewRedactor(in)
-
-		// The SSN, split by the fuzzed separators, somewhere in the text.
-		if len(sep) > 4 || stripSSNSeps(sep) != "" {
-			sep = "-"
-		}
-		echoed := ssn[:3] + sep + ssn[3:5] + sep + ssn[5:]
-		cut := len(text) / 2
-		forms := dobForms(year, month, day)
-		dob := forms[int(form)%len(forms)]
-		s := text[:cut] + echoed + text[cut:] + " " + dob + " " + text
-		out := r.String(s)
-		if strings.Contains(stripSSNSeps(out), ssn) {
-			t.Fatalf("String(%q) = %q: still holds the SSN %s", s, out, ssn)
-		}
-		if strings.Contains(out, " "+dob+" ") {
-			t.Fatalf("String(%q) = %q: still holds the date of birth %q", s, out, dob)
-		}
-		if run := nineDigitRun(out); run != "" {
-			t.Fatalf("String(%q) = %q: a 9-digit run %q survived outside a UUID", s, out, run)
-		}
-		if again := r.String(out); again != out {
-			t.Fatalf("String is not idempotent: %q, then %q", out, again)
-		}
-	})
-}
-
-// nineDigitRun returns a maximal run of exactly 9 digits of s outside its
-// UUIDs, or "".
-func nineDigitRun(s string) string {
-	inUUID := make([]bool, len(s))
-	isHex := func(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
-	for i := 0; i+36 <= len(s); i++ {
-		if (i == 0 || !isHex(s[i-1])) && redact.IsUUID(s[i:i+36]) && (i+36 == len(s) || !isHex(s[i+36])) {
-			for k := i; k < i+36; k++ {
-				inUUID[k] = true
-			}
-			i += 35
-		}
-	}
-	for i := 0; i < len(s); {
-		if !isDigit(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && isDigit(s[j]) {
-			j++
-		}
-		if j-i == 9 && !inUUID[i] && !inUUID[j-1] {
-			return s[i:j]
-		}
-		i = j
-	}
-	return ""
-}
-
-// BenchmarkRedactor measures a row's redaction of typical notes: without
-// digits (the common case), naming a lead by UUID, and a note echoing the
-// SSN and date of birth several ways.
-//
-//	go test -run '^$' -bench Redactor -benchmem ./submitter
-func BenchmarkRedactor(b *testing.B) {
-	notes := map[string]string{
-		"no digits": "Qualified; awaiting submission",
-		"uuid":      "Duplicate of lead 3f2a1b4c-1234-4567-8901-246813579024",
-		"echo":      "Submitted [SSN 123-45-6789 (123 45 6789, 123.45.6789, 123456789), DOB 07/07/1977 (7/7/77, 1977-07-07, 07.07.1977, 19770707, July 7, 1977, 07-JUL-77)]",
-	}
-	for name, note := range notes {
-		b.Run(name, func(b *testing.B) {
-			in := redactLead()
-			b.ReportAllocs()
-			for b.Loop() {
-				NewRedactor(in).Result(lead.Result{ID: "3f2a1b4c-1234-4567-8901-246813579024", Note: note, PartnerLeadID: in.LeadID})
-			}
-		})
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/leadsim/simtest"
+	"github.com/bulkload/bulkload/redact"
 )
 
 // simEnv is a running simulator and a Client against it.
@@ -198,13 +199,13 @@ func TestSimSubmit(t *testing.T) {
 	if err != nil || !lead.NeedsSubmission(created.ResultCode) {
 		t.Fatalf("Create(qualified) = %+v, %v, want a qualified lead", created, err)
 	}
-	res, call, err := env.c.Submit(ctx, created.ID, NewRedactor(simLead(1, true)))
+	res, call, err := env.c.Submit(ctx, created.ID, redact.New(simLead(1, true)))
 	if err != nil || res.ID != created.ID || call.Attempts != 1 {
 		t.Fatalf("Submit(%s) = %+v, %+v, %v, want the lead submitted in 1 attempt", created.ID, res, call, err)
 	}
 	// A second submission is refused: a GraphQL error in a 200, kept with
 	// its code, not retried.
-	_, call, err = env.c.Submit(ctx, created.ID, NewRedactor(simLead(1, true)))
+	_, call, err = env.c.Submit(ctx, created.ID, redact.New(simLead(1, true)))
 	var ce *CallError
 	if !errors.As(err, &ce) || ce.Status != 200 || ce.Code != "SUBMIT_REFUSED" || len(ce.Errors) != 1 || call.Attempts != 1 {
 		t.Fatalf("Submit(%s) again = %+v, %v, want CallError 200 SUBMIT_REFUSED after 1 attempt", created.ID, call, err)
@@ -510,7 +511,7 @@ func TestSimLeadRead(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Create() = %v", err)
 	}
-	got, call, err := env.c.Lead(ctx, created.ID, NewRedactor(in))
+	got, call, err := env.c.Lead(ctx, created.ID, redact.New(in))
 	if err != nil {
 		t.Fatalf("Lead(%s) = %v", created.ID, err)
 	}
@@ -597,7 +598,7 @@ func TestSimSubmitAndLeadRedact(t *testing.T) {
 			t.Fatalf("Create(%s) = %v", in.LeadID, err)
 		}
 		leads = append(leads, in)
-		red := NewRedactor(in)
+		red := redact.New(in)
 		// Submitted, then refused as submitted already, then read.
 		for range 2 {
 			res, _, err := env.c.Submit(ctx, created.ID, red)

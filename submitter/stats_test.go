@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/redact"
 )
 
 // TestSimStatsByOutcome: the client's per-operation outcome counts agree,
@@ -19,7 +20,7 @@ func TestSimStatsByOutcome(t *testing.T) {
 	submits := 0
 	for _, o := range out {
 		if o.err == nil && o.res.ID != "" {
-			env.c.Submit(ctx, o.res.ID, NewRedactor(o.in))
+			env.c.Submit(ctx, o.res.ID, redact.New(o.in))
 			submits++
 		}
 	}
@@ -29,7 +30,7 @@ func TestSimStatsByOutcome(t *testing.T) {
 			t.Fatalf("Submit(no-such-lead) = nil error, want a GraphQL error")
 		}
 	}
-	if _, _, err := env.c.Lead(ctx, out[0].res.ID, NewRedactor(out[0].in)); err != nil && out[0].err == nil {
+	if _, _, err := env.c.Lead(ctx, out[0].res.ID, redact.New(out[0].in)); err != nil && out[0].err == nil {
 		t.Fatalf("Lead(%s) = %v", out[0].res.ID, err)
 	}
 

@@ -17,6 +17,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/bulkload/bulkload/redact"
 )
 
 // Hints of AuthError: which setting to check (AuthError.Check names it for
@@ -69,7 +71,7 @@ type tokenCache struct {
 	base    time.Duration
 	max     time.Duration
 	timeout time.Duration
-	secret  string
+	secret  *redact.Secret
 	log     *slog.Logger
 	fetched atomic.Int64
 	// gate, when set, hears of token requests that fail as an outage; a
@@ -369,9 +371,9 @@ func (c *tokenCache) scrub(err error) error {
 
 // scrubString removes the secret in every encoding, and any client_secret
 // value or Basic credential, from a token endpoint's free text, and the
-// user info and query values of any URL it quotes (RedactURLsIn).
+// user info and query values of any URL it quotes (redact.URLsIn).
 func (c *tokenCache) scrubString(s string) string {
-	return RedactURLsIn(scrubSecret(s, secretForms(c.conf.ClientID, c.secret)))
+	return redact.URLsIn(c.secret.Cut(s))
 }
 
 // tokenLifetime is the token's expires_in. clientcredentials does not copy

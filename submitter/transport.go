@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/redact"
 )
 
 // throttledAttemptsFactor bounds the 429s in a row a call takes while no
@@ -19,7 +20,7 @@ const throttledAttemptsFactor = 4
 // callSpec is what the Client asks of the transport for one GraphQL call.
 type callSpec struct {
 	op  string
-	red *Redactor // the lead's, for the debug logs; nil: SSN-shaped numbers only
+	red *redact.Redactor // the lead's, for the debug logs; nil: SSN-shaped numbers only
 	// failFast stops at the first outage (see CallError.Outage) instead
 	// of retrying it: Preflight wants to know now.
 	failFast bool
@@ -379,7 +380,7 @@ func unattempted(op string, out callOutcome, ctx context.Context, err error) err
 	}
 	// The token endpoint gave no token after its own retries: no call can
 	// be made, which is an outage of the service.
-	return &CallError{Op: op, Message: RedactURLsIn(te.err.Error()), Retryable: true, Outage: true,
+	return &CallError{Op: op, Message: redact.URLsIn(te.err.Error()), Retryable: true, Outage: true,
 		Attempts: out.attempts, Ambiguous: out.ambiguous, Err: te.err}
 }
 
@@ -399,7 +400,7 @@ func callError(op string, out callOutcome, ae *attemptError, retryable bool) *Ca
 		ce.httpStatus = ae.statusText
 	case ae.err != nil:
 		// Go's HTTP client quotes the URL, query and all.
-		ce.Message = RedactURLsIn(ae.err.Error())
+		ce.Message = redact.URLsIn(ae.err.Error())
 	default:
 		ce.Message = "HTTP " + ae.statusText
 	}

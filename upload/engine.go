@@ -16,6 +16,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/ledger"
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
@@ -419,7 +420,7 @@ func (e *engine) recheckable(prior lead.Row) bool {
 func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 	// submitLead and lead answers, errors and debug logs are redacted for
 	// this row's SSN and date of birth too, not only createLead's.
-	red := submitter.NewRedactor(j.input)
+	red := redact.New(j.input)
 	row := j.row
 	row.Status, row.Error = "", ""
 	send := func(l line) {
@@ -758,7 +759,7 @@ func conflictError(leadID string, ea *ledger.Earlier) string {
 // call ended without reaching the service because the run stopped (an
 // outage stop, or cutOff); the row is then counted as not sent, for
 // --resume.
-func (e *engine) create(ctx context.Context, j job, row *lead.Row, red *submitter.Redactor) (res answer, attempts int, unverified bool, err error) {
+func (e *engine) create(ctx context.Context, j job, row *lead.Row, red *redact.Redactor) (res answer, attempts int, unverified bool, err error) {
 	if p := j.recheck; p != nil {
 		// The service's answer as the earlier run recorded it, without
 		// what that run's engine said about it.
@@ -851,7 +852,7 @@ func (a *answer) note(text string) { a.notes = append(a.notes, text) }
 // duplicate stands (with why in its note when noteAlways). red is the row's
 // Redactor, for the read of X. An error is returned only when the run must
 // stop.
-func (e *engine) ownLead(ctx context.Context, leadID string, res answer, why string, noteAlways bool, red *submitter.Redactor) (_ answer, unverified bool, _ error) {
+func (e *engine) ownLead(ctx context.Context, leadID string, res answer, why string, noteAlways bool, red *redact.Redactor) (_ answer, unverified bool, _ error) {
 	dup, orig := e.duplicate(res.ResultCode, res.ID, res.Note)
 	switch {
 	case !dup:
@@ -895,7 +896,7 @@ func (e *engine) ownLead(ctx context.Context, leadID string, res answer, why str
 // checks it again. A lead without an id whose code needs no submission
 // stands (the summary names it). red is the row's Redactor. An error is
 // returned only when the run must stop.
-func (e *engine) checkAnswer(ctx context.Context, leadID string, res answer, red *submitter.Redactor) (_ answer, unverified bool, _ error) {
+func (e *engine) checkAnswer(ctx context.Context, leadID string, res answer, red *redact.Redactor) (_ answer, unverified bool, _ error) {
 	const why = "createLead answered without a result code"
 	switch {
 	case res.ResultCode != 0 && res.ID != "":

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
@@ -39,7 +40,7 @@ func (f *fakeAPI) Create(ctx context.Context, in lead.Input) (lead.Result, submi
 	return f.create(ctx, in)
 }
 
-func (f *fakeAPI) Submit(ctx context.Context, id string, _ *submitter.Redactor) (lead.Result, submitter.Call, error) {
+func (f *fakeAPI) Submit(ctx context.Context, id string, _ *redact.Redactor) (lead.Result, submitter.Call, error) {
 	f.mu.Lock()
 	f.submits = append(f.submits, id)
 	f.mu.Unlock()
@@ -49,7 +50,7 @@ func (f *fakeAPI) Submit(ctx context.Context, id string, _ *submitter.Redactor) 
 	return f.submit(ctx, id)
 }
 
-func (f *fakeAPI) Lead(ctx context.Context, id string, _ *submitter.Redactor) (lead.Result, submitter.Call, error) {
+func (f *fakeAPI) Lead(ctx context.Context, id string, _ *redact.Redactor) (lead.Result, submitter.Call, error) {
 	f.mu.Lock()
 	f.reads = append(f.reads, id)
 	f.mu.Unlock()

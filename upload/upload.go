@@ -35,6 +35,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/ledger"
+	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
@@ -46,8 +47,8 @@ import (
 // that the row's SSN and date of birth reach no result, error or log.
 type API interface {
 	Create(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error)
-	Submit(ctx context.Context, id string, red *submitter.Redactor) (lead.Result, submitter.Call, error)
-	Lead(ctx context.Context, id string, red *submitter.Redactor) (lead.Result, submitter.Call, error)
+	Submit(ctx context.Context, id string, red *redact.Redactor) (lead.Result, submitter.Call, error)
+	Lead(ctx context.Context, id string, red *redact.Redactor) (lead.Result, submitter.Call, error)
 }
 
 // Gate holds the rows back while the service or its identity provider is

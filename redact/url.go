@@ -1,4 +1,4 @@
-package submitter
+package redact
 
 import (
 	"net/url"
@@ -9,14 +9,14 @@ import (
 // bulkload prints.
 const redactedURLPart = "REDACTED"
 
-// RedactURL returns raw fit for a message, a log line or the summary: its
+// URL returns raw fit for a message, a log line or the summary: its
 // user info (user and password: https://user:pass@host) becomes REDACTED,
 // and so does every query value (?api_key=...: the key stays, so a reader
 // still sees which parameter was given). Scheme, host, port and path stay.
 // A URL that does not parse is "(unparsable URL)": it cannot be shown
 // safely. --endpoint, the token URL and --pushgateway go through it
 // wherever they are printed.
-func RedactURL(raw string) string {
+func URL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparsable URL)"
@@ -46,11 +46,11 @@ func redactQuery(q string) string {
 	return strings.Join(parts, "&")
 }
 
-// RedactURLsIn returns s with every http:// or https:// URL in it passed
-// through RedactURL: for error text that quotes the URL it was about (Go's
+// URLsIn returns s with every http:// or https:// URL in it passed
+// through URL: for error text that quotes the URL it was about (Go's
 // HTTP client writes `Post "https://host/path?key=value": ...`, with only
 // the password masked).
-func RedactURLsIn(s string) string {
+func URLsIn(s string) string {
 	lower := asciiLower(s) // byte for byte: indexes hold in s
 	if !strings.Contains(lower, "http") {
 		return s
@@ -74,7 +74,7 @@ func RedactURLsIn(s string) string {
 		}
 		b.WriteString(s[last:start])
 		u := strings.TrimRight(s[start:end], ".,;:)")
-		b.WriteString(RedactURL(u))
+		b.WriteString(URL(u))
 		last, i = start+len(u), start+len(u)
 	}
 	if last == 0 {

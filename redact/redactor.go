@@ -1,15 +1,10 @@
-package submitter
+package redact
 
 import (
 	"strings"
 
-	"github.com/bulkload/bulkload/internal/redact"
 	"github.com/bulkload/bulkload/lead"
 )
-
-// redactedText replaces every piece of personal data cut out of service
-// text.
-const redactedText = redact.Text
 
 // Redactor removes personal data from the text the service sends back
 // (notes, error messages, extensions.code, a malformed bidValue or id)
@@ -17,18 +12,18 @@ const redactedText = redact.Text
 // own SSN and date of birth in every common format, and any other number
 // shaped like an SSN (package redact says which forms). A nil or zero
 // Redactor removes only SSN-shaped numbers. A Redactor is immutable after
-// NewRedactor and safe for concurrent use.
+// New and safe for concurrent use.
 type Redactor struct {
-	own    *redact.Own
+	own    *Own
 	leadID string // the row's own leadId, which partnerLeadId may echo
 }
 
-// NewRedactor returns the Redactor of one lead: in's SSN and date of birth
+// New returns the Redactor of one lead: in's SSN and date of birth
 // (YYYY-MM-DD, as the mapper sends it) are what it looks for besides
 // SSN-shaped numbers. in's leadId is kept where the service echoes it as
 // partnerLeadId.
-func NewRedactor(in lead.Input) *Redactor {
-	return &Redactor{own: redact.NewOwn(in.SocialSecurityNumber, in.DateOfBirth), leadID: in.LeadID}
+func New(in lead.Input) *Redactor {
+	return &Redactor{own: NewOwn(in.SocialSecurityNumber, in.DateOfBirth), leadID: in.LeadID}
 }
 
 // String returns s with the lead's SSN and date of birth and every
@@ -47,7 +42,7 @@ func (r *Redactor) Result(res lead.Result) lead.Result {
 		r = &Redactor{}
 	}
 	res.Note = r.String(res.Note)
-	if !redact.IsUUID(res.ID) {
+	if !IsUUID(res.ID) {
 		res.ID = r.redact(res.ID, false)
 	}
 	if res.PartnerLeadID != r.leadID || r.leadID == "" {
@@ -64,7 +59,7 @@ func (r *Redactor) Result(res lead.Result) lead.Result {
 // SSN-shaped number.
 func (r *Redactor) redact(s string, generic bool) string {
 	if r == nil {
-		return (*redact.Own)(nil).Cut(s, generic)
+		return (*Own)(nil).Cut(s, generic)
 	}
 	return r.own.Cut(s, generic)
 }
@@ -95,35 +90,7 @@ func isAmount(s string) bool {
 	return n >= 1 && n <= 7
 }
 
-// callError redacts every text of ce that may come from the service: the
-// message, the extensions codes, and the cause's text.
-func (r *Redactor) callError(ce *CallError) {
-	ce.Message = r.String(ce.Message)
-	ce.Code = r.String(ce.Code)
-	for i := range ce.Errors {
-		ce.Errors[i].Message = r.String(ce.Errors[i].Message)
-		ce.Errors[i].Code = r.String(ce.Errors[i].Code)
-	}
-	if ce.Err != nil {
-		if msg := r.String(ce.Err.Error()); msg != ce.Err.Error() {
-			ce.Err = &redactedError{msg: msg, err: ce.Err}
-		}
-	}
-}
-
-// redactedError is a cause whose text held personal data: Error prints the
-// redacted text, and errors.Is still sees the original.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
-func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
-func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
-
+// allDigits reports whether every byte of s is an ASCII digit.
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if !isDigit(s[i]) {

@@ -1,19 +1,10 @@
-package submitter
+package redact
 
 import (
-	"bytes"
-	"context"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 )
 
 const (
@@ -59,65 +50,11 @@ func TestScrubSecret(t *testing.T) {
 	}
 }
 
-// echoingTokenServer is a token endpoint that refuses every request with an
-// error_description quoting the form body, the Authorization header, and
-// the credentials as a Basic header would carry them.
-func echoingTokenServer(t *testing.T, status int) *httptest.Server {
-	t.Helper()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		form, _ := url.ParseQuery(string(body))
-		basic := base64.StdEncoding.EncodeToString([]byte(form.Get("client_id") + ":" + form.Get("client_secret")))
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]string{
-			"error": "invalid_request",
-			"error_description": "AADSTS900144: cannot read the request: body " + string(body) +
-				"; Authorization " + r.Header.Get("Authorization") + "; as Basic auth: Basic " + basic +
-				"; path /" + url.PathEscape(form.Get("client_secret")) + "; secret " + form.Get("client_secret"),
-		})
-	}))
-	t.Cleanup(ts.Close)
-	return ts
-}
-
-func TestTokenErrorNeverEchoesTheSecret(t *testing.T) {
-	for _, status := range []int{http.StatusBadRequest, http.StatusInternalServerError} {
-		ts := echoingTokenServer(t, status)
-		var logs bytes.Buffer
-		ctx, cancel := context.WithCancel(context.Background())
-		c, err := New(ctx, Config{
-			Endpoint: ts.URL + "/graphql", TokenURL: ts.URL + "/token", ClientID: scrubID, ClientSecret: echoedSecret,
-			Scope: "api://x/.default", TokenRetries: 1, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond,
-			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = c.CheckAuth(ctx)
-		cancel()
-		c.Close()
-		var ae *AuthError
-		if err == nil || (status == http.StatusBadRequest) != errors.As(err, &ae) {
-			t.Fatalf("HTTP %d: CheckAuth error = %v, want an AuthError only for the 400", status, err)
-		}
-		if status == http.StatusBadRequest && !strings.Contains(ae.Description, "client_secret=[REDACTED]") {
-			t.Errorf("HTTP %d: description %q does not show the scrubbed form: the stand-in did not echo it", status, ae.Description)
-		}
-		out := err.Error() + "\n" + logs.String()
-		for what, leak := range secretLeaks() {
-			if strings.Contains(out, leak) {
-				t.Errorf("HTTP %d: the error or log holds the secret %s (%q):\n%s", status, what, leak, out)
-			}
-		}
-	}
-}
-
 // FuzzScrubSecret checks that for any client id and secret, a token
 // endpoint's text quoting the secret in any of its encodings, anywhere,
 // comes out without any of them.
 //
-//	go test -run '^$' -fuzz FuzzScrubSecret -fuzztime 10m ./submitter
+//	go test -run '^$' -fuzz FuzzScrubSecret -fuzztime 10m ./redact
 func FuzzScrubSecret(f *testing.F) {
 	f.Add("client-9", "p@ss w0rd+/=XyZ", "error: ", " was sent", uint8(0))
 	f.Add("id", "abcd", "client_secret=", "&x=1", uint8(3))

@@ -56,7 +56,7 @@ func TestOwnWrittenDate(t *testing.T) {
 // day, and an Own given that text as its date of birth cuts it out of any
 // text it stands in, between spaces.
 //
-//	go test ./internal/redact -run '^$' -fuzz FuzzParseWritten -fuzztime 10m
+//	go test ./package redact -run '^$' -fuzz FuzzParseWritten -fuzztime 10m
 func FuzzParseWritten(f *testing.F) {
 	for _, s := range []string{"Jan 2 1980", "2 January 1980", "01/02/1980", "19800102", "02-JAN-80", "1980_1_2", "Sept 31st 99"} {
 		f.Add(s, "text around")

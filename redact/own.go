@@ -1,11 +1,22 @@
-// Package redact finds one person's own SSN and date of birth in text,
-// in every form they may be written, and numbers shaped like anybody's
-// SSN, and cuts them out. It is the theory behind the two places that keep
-// a row's personal data out of what bulkload writes: submitter's Redactor,
-// over what the service sends back (notes, errors, codes), and the mapper's
-// field errors, which show a cell's value only when it holds none.
+// Package redact keeps personal data and credentials out of everything
+// bulkload writes: the results file, logs, errors, the summary, the HTML
+// report and the metrics. It is used by every output and imports nothing
+// of the pipeline but the lead's types, so that it can be tested with no
+// HTTP.
 //
-// What is found (Own.Cut):
+// Its vocabulary:
+//   - Own: one person's SSN and date of birth, and Own.Cut, which finds
+//     them in text in every form they may be written, and numbers shaped
+//     like anybody's SSN. The mapper asks it whether a cell's value may be
+//     shown in a field error.
+//   - Redactor (New): one lead's Own applied to what the service sends
+//     back about that lead (a result's note, id, partnerLeadId and
+//     bidValue; error messages and codes).
+//   - URL and URLsIn: a URL's user info and query values, fit for a
+//     message.
+//   - Secret: an OAuth 2.0 client secret in a token endpoint's free text.
+//
+// What Own.Cut finds:
 //   - the person's SSN digits in sequence, whatever separators (space, tab,
 //     newline, - . / _ , :) stand between them and whatever surrounds them:
 //     123-45-6789, 123 45 6789, 123_45_6789, 1 2 3 4 5 6 7 8 9,

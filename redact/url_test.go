@@ -1,11 +1,11 @@
-package submitter
+package redact
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestRedactURL(t *testing.T) {
+func TestURL(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"https://api.example.com/graphql", "https://api.example.com/graphql"},
 		{"https://user:s3cret@api.example.com/graphql", "https://REDACTED@api.example.com/graphql"},
@@ -14,32 +14,32 @@ func TestRedactURL(t *testing.T) {
 		{"http://127.0.0.1:1/graphql#s3cret", "http://127.0.0.1:1/graphql#REDACTED"},
 		{"http://[::1", "(unparsable URL)"},
 	} {
-		if got := RedactURL(tc.in); got != tc.want {
-			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := URL(tc.in); got != tc.want {
+			t.Errorf("URL(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
 
-func TestRedactURLsIn(t *testing.T) {
+func TestURLsIn(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`Post "https://u:***@h/t?key=s3cret": dial tcp: refused`, `Post "https://REDACTED@h/t?key=REDACTED": dial tcp: refused`},
 		{`see https://h/x?a=s3cret, then http://u:s3cret@h.`, `see https://h/x?a=REDACTED, then http://REDACTED@h.`},
 		{"no url here, httpd", "no url here, httpd"},
 		{"HTTPS://h/?k=s3cret", "https://h/?k=REDACTED"},
 	} {
-		got := RedactURLsIn(tc.in)
+		got := URLsIn(tc.in)
 		if got != tc.want {
-			t.Errorf("RedactURLsIn(%q) = %q, want %q", tc.in, got, tc.want)
+			t.Errorf("URLsIn(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 		if strings.Contains(got, "s3cret") {
-			t.Errorf("RedactURLsIn(%q) keeps the secret", tc.in)
+			t.Errorf("URLsIn(%q) keeps the secret", tc.in)
 		}
 	}
 }
 
-// FuzzRedactURLsIn: a secret placed in a URL's user info or query is never
+// FuzzURLsIn: a secret placed in a URL's user info or query is never
 // in the redacted text.
-func FuzzRedactURLsIn(f *testing.F) {
+func FuzzURLsIn(f *testing.F) {
 	f.Add("Post \"", "h.example", "x", "\": refused")
 	f.Add("", "h:1", "/p", "")
 	f.Fuzz(func(t *testing.T, before, host, path, after string) {
@@ -52,8 +52,8 @@ func FuzzRedactURLsIn(f *testing.F) {
 			"http://" + host + path + "?k=" + secret,
 		} {
 			s := before + " " + u + " " + after
-			if got := RedactURLsIn(s); strings.Contains(got, secret) {
-				t.Fatalf("RedactURLsIn(%q) = %q keeps the secret", s, got)
+			if got := URLsIn(s); strings.Contains(got, secret) {
+				t.Fatalf("URLsIn(%q) = %q keeps the secret", s, got)
 			}
 		}
 	})

@@ -1,10 +1,34 @@
-package submitter
+package redact
 
 import (
 	"encoding/base64"
 	"net/url"
 	"strings"
 )
+
+// Secret is an OAuth 2.0 client's secret as Cut finds it in a token
+// endpoint's free text (an error_description, a network error), which may
+// quote the request it refused. A nil Secret knows no secret: Cut still
+// removes any client_secret value and any Basic credential. A Secret is
+// immutable after NewSecret and safe for concurrent use.
+type Secret struct {
+	forms []string
+}
+
+// NewSecret returns the Secret of client id's secret.
+func NewSecret(id, secret string) *Secret {
+	return &Secret{forms: secretForms(id, secret)}
+}
+
+// Cut returns s without any form of the secret (secretForms), the value of
+// any client_secret parameter and the credentials of any HTTP Basic
+// authorization it quotes, each replaced by Text.
+func (sec *Secret) Cut(s string) string {
+	if sec == nil {
+		return scrubSecret(s, nil)
+	}
+	return scrubSecret(s, sec.forms)
+}
 
 // secretForms returns the ways the client secret can appear in a token
 // endpoint's free text: as is, form-encoded (url.QueryEscape, as in the
@@ -50,7 +74,7 @@ func secretForms(id, secret string) []string {
 // HTTP Basic authorization it quotes, whatever secret they hold.
 func scrubSecret(s string, forms []string) string {
 	for _, f := range forms {
-		s = strings.ReplaceAll(s, f, redactedText)
+		s = strings.ReplaceAll(s, f, Text)
 	}
 	s = scrubAfter(s, "client_secret", true)
 	s = scrubAfter(s, "basic ", false)
@@ -88,7 +112,7 @@ func scrubAfter(s, key string, assign bool) string {
 			continue
 		}
 		b.WriteString(s[last:j])
-		b.WriteString(redactedText)
+		b.WriteString(Text)
 		last, from = k, k
 	}
 	if last == 0 {
