@@ -7,19 +7,20 @@ import (
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/reader"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/token"
 )
 
 // authFlags says how the command line sets the settings an AuthError asks
 // to check; "" when no setting can help.
-func authFlags(c submitter.Check) string {
+func authFlags(c token.Check) string {
 	switch c {
-	case submitter.CheckClient:
+	case token.CheckClient:
 		return "--client-id; BULKLOAD_CLIENT_SECRET or --client-secret-file"
-	case submitter.CheckScope:
+	case token.CheckScope:
 		return "--app-id or --scope"
-	case submitter.CheckTokenURL:
+	case token.CheckTokenURL:
 		return "--auth-url / --tenant-id / --token-url"
-	case submitter.CheckAll:
+	case token.CheckAll:
 		return "--token-url, --client-id, --scope, BULKLOAD_CLIENT_SECRET or --client-secret-file"
 	}
 	return ""
@@ -96,9 +97,9 @@ func flagHint(err error) error {
 		he  *reader.HeaderError
 		oe  *outfile.OutcomesError
 		h   *hintError
-		ae  *submitter.AuthError
+		ae  *token.AuthError
 		ue  *submitter.UnreachableError
-		tre *submitter.TokenReplyError
+		tre *token.ReplyError
 		ce  *submitter.ConfigError
 	)
 	switch {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/outfile"
+	"github.com/bulkload/bulkload/token"
 )
 
 // Simulator is a leadsim server listening on a loopback address.
@@ -67,7 +68,7 @@ func serveSim(ctx context.Context, addr string, opts leadsim.Options) (*Simulato
 func (h *Simulator) Credentials() Credentials {
 	return Credentials{
 		Endpoint: h.base + "/graphql",
-		TokenURL: leadsim.TokenURL(h.base, h.opts.TenantID),
+		TokenURL: token.URL(h.base, h.opts.TenantID),
 		ClientID: h.client.ID,
 		Secret:   h.client.Secret,
 		Scope:    "api://" + h.opts.AppID + "/.default",

@@ -69,7 +69,13 @@ func testKey(t testing.TB) *rsa.PrivateKey {
 	return k.(*rsa.PrivateKey)
 }
 
-func (s *sim) tokenURL() string { return TokenURL(s.URL, s.opts.TenantID) }
+func (s *sim) tokenURL() string { return tokenURL(s.URL, s.opts.TenantID) }
+
+// tokenURL is the simulator's token endpoint at base for tenant (the route
+// it serves: base/tenant/oauth2/v2.0/token).
+func tokenURL(base, tenant string) string {
+	return base + "/" + url.PathEscape(tenant) + "/oauth2/v2.0/token"
+}
 
 func (s *sim) scope() string { return "api://" + s.opts.AppID + "/.default" }
 

@@ -125,7 +125,7 @@ func TestTokenBasicAuth(t *testing.T) {
 
 func TestTokenWrongTenant(t *testing.T) {
 	s := newSim(t, Options{})
-	resp, err := http.PostForm(TokenURL(s.URL, "other-tenant"), url.Values{"grant_type": {"client_credentials"}})
+	resp, err := http.PostForm(tokenURL(s.URL, "other-tenant"), url.Values{"grant_type": {"client_credentials"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/leadsim/simtest"
+	"github.com/bulkload/bulkload/token"
 )
 
 // simServerEnv, when set in the environment of this test binary, makes it
@@ -95,7 +96,7 @@ func benchClient(b *testing.B, base string, mod func(*Config)) *Client {
 	b.Helper()
 	cfg := Config{
 		Endpoint:     base + "/graphql",
-		TokenURL:     leadsim.TokenURL(base, leadsim.DefaultTenantID),
+		TokenURL:     token.URL(base, leadsim.DefaultTenantID),
 		ClientID:     leadsim.DefaultClientID,
 		ClientSecret: leadsim.DefaultClientSecret,
 		Scope:        "api://" + leadsim.DefaultAppID + "/.default",
@@ -191,7 +192,7 @@ func BenchmarkClientCPU10k(b *testing.B) {
 	})
 	b.Run("bare-net-http", func(b *testing.B) {
 		c := benchClient(b, base, nil)
-		tok, err := c.tokens.get(context.Background())
+		tok, err := c.tokens.Token(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,7 +6,7 @@
 // A Client is built once per run and shared by all workers. The pool, the
 // results file and resume are the caller's; Create and Submit return each
 // row's outcome as values (a *CallError is a row-level failure), and only an
-// *AuthError (see IsFatal) means the run must stop.
+// *token.AuthError (see IsFatal) means the run must stop.
 //
 // The GraphQL client is machinebox/graphql, which builds the request and
 // decodes `data` but ignores the HTTP status and keeps only the first
@@ -59,11 +59,10 @@ import (
 	"time"
 
 	"github.com/machinebox/graphql"
-	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/redact"
+	"github.com/bulkload/bulkload/token"
 )
 
 // DefaultCreateDocument is the createLead mutation as the interface shows
@@ -101,7 +100,7 @@ const (
 	DefaultCallTimeout      = 60 * time.Second
 	DefaultBackoffBase      = 500 * time.Millisecond
 	DefaultBackoffMax       = 30 * time.Second
-	DefaultTokenRetries     = 5
+	DefaultTokenRetries     = token.DefaultRetries
 	DefaultMaxResponseBytes = 1 << 20
 	// DefaultPreflightWait is how long Preflight asks again while the
 	// endpoint answers 502 or 504: a gateway in front of a service that is
@@ -265,14 +264,16 @@ type Client struct {
 	createDoc string
 	submitDoc string
 	leadDoc   string
-	tokens    *tokenCache
-	rate      limiter
-	auto      *Adaptive // nil unless --rate auto
-	conc      *Concurrency
-	rateWait  *waitClock
-	allowed   *rateClock
-	stats     *stats
-	now       func() time.Time
+	tokens    *token.Cache
+	// tokenTimeout bounds one token request.
+	tokenTimeout time.Duration
+	rate         limiter
+	auto         *Adaptive // nil unless --rate auto
+	conc         *Concurrency
+	rateWait     *waitClock
+	allowed      *rateClock
+	stats        *stats
+	now          func() time.Time
 	// idle closes the idle keep-alive connections of the transport this
 	// Client made, so that their goroutines end with the run.
 	idle func()
@@ -310,26 +311,6 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		base = dt
 		idle = dt.CloseIdleConnections
 	}
-	// Redirects are never followed: the token request carries the client
-	// secret, and a GraphQL request the token and personal data.
-	tokenHTTP := &http.Client{Transport: &tokenReplyLayer{next: base}, CheckRedirect: refuseRedirect}
-	tokens := &tokenCache{
-		conf: clientcredentials.Config{
-			ClientID:     cfg.ClientID,
-			ClientSecret: cfg.ClientSecret,
-			TokenURL:     cfg.TokenURL,
-			Scopes:       []string{cfg.Scope},
-			AuthStyle:    oauth2.AuthStyleInParams,
-		},
-		bg:      context.WithValue(ctx, oauth2.HTTPClient, tokenHTTP),
-		now:     cfg.Now,
-		retries: cfg.TokenRetries,
-		base:    cfg.BackoffBase,
-		max:     cfg.BackoffMax,
-		timeout: min(cfg.CallTimeout, maxTokenAttemptTimeout),
-		secret:  redact.NewSecret(cfg.ClientID, cfg.ClientSecret),
-		log:     log,
-	}
 	threshold := cfg.OutageThreshold
 	if threshold < 0 {
 		threshold = 0
@@ -340,7 +321,6 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		createDoc: cfg.CreateDocument,
 		submitDoc: cfg.SubmitDocument,
 		leadDoc:   cfg.LeadDocument,
-		tokens:    tokens,
 		stats:     &stats{},
 		now:       cfg.Now,
 		idle:      idle,
@@ -363,7 +343,31 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c.gate = newGate(ctx, gateConfig{threshold: threshold, wait: cfg.OutageWait, probeBase: cfg.BackoffBase,
 		probeMax: min(cfg.BackoffMax, defaultProbeMax), now: cfg.Now, log: log}, c.probe)
-	tokens.gate = c.gate
+	// Redirects are never followed: the token request carries the client
+	// secret (the token package refuses them), and a GraphQL request the
+	// token and personal data (refuseRedirect).
+	c.tokenTimeout = min(cfg.CallTimeout, maxTokenAttemptTimeout)
+	c.tokens = token.New(ctx, token.Config{
+		TokenURL:     cfg.TokenURL,
+		ClientID:     cfg.ClientID,
+		ClientSecret: cfg.ClientSecret,
+		Scope:        cfg.Scope,
+		Transport:    base,
+		Retries:      cfg.TokenRetries,
+		BackoffBase:  cfg.BackoffBase,
+		BackoffMax:   cfg.BackoffMax,
+		Timeout:      c.tokenTimeout,
+		Now:          cfg.Now,
+		Logger:       log,
+		// A token request failing as an outage (5xx, no reply, refused)
+		// when no valid token is left begins an outage of the identity
+		// provider: the fetch gives up, and the gate's probes take over.
+		OnFailure: func(err error, noValidToken bool) bool {
+			cause, outage := tokenOutage(err, c.tokenTimeout)
+			return outage && c.gate.tokenFailed(cause, noValidToken)
+		},
+		OnFetch: c.gate.tokenFetched,
+	})
 	if cfg.RateAuto {
 		c.auto = NewAdaptive(AutoConfig{Start: cfg.StartRate, Limit: cfg.KnownRateLimit, Max: cfg.MaxRate, Now: cfg.Now})
 		c.rate = c.auto
@@ -372,7 +376,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	tr := newTransport(layers{
 		base:        base,
-		tokens:      tokens,
+		tokens:      c.tokens,
 		rate:        c.rate,
 		conc:        c.conc,
 		rateWait:    c.rateWait,
@@ -515,7 +519,7 @@ func (cfg *Config) setDefaults() {
 }
 
 // Create calls createLead for one lead. A non-nil error is a *CallError
-// (the row failed; the others go on) or an *AuthError (IsFatal: stop the
+// (the row failed; the others go on) or a *token.AuthError (IsFatal: stop the
 // run). Call says how many attempts it took and whether one of them may
 // have reached the service unanswered.
 func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, error) {
@@ -564,8 +568,8 @@ func (c *Client) CurrentOutage() (Outage, bool) { return c.gate.current() }
 // service answers anything but an outage; idp reports that the token
 // endpoint failed, cause names the failure.
 func (c *Client) probe(ctx context.Context) (idp bool, cause string, err error) {
-	if _, err := c.tokens.get(ctx); err != nil {
-		if cause, ok := c.tokens.tokenOutage(err); ok {
+	if _, err := c.tokens.Token(ctx); err != nil {
+		if cause, ok := tokenOutage(err, c.tokenTimeout); ok {
 			return true, cause, err
 		}
 		return true, err.Error(), err
@@ -740,7 +744,7 @@ func (wireInput) String() string { return "LeadInput{...}" }
 // Config.PreflightWait; other outages (a refused connection, DNS, TLS, a
 // 404) fail at once, and 429 and 503 are retried as for any call. It
 // returns nil when the endpoint gave a GraphQL answer,
-// even one with GraphQL errors; an *AuthError when the credentials are
+// even one with GraphQL errors; a *token.AuthError when the credentials are
 // refused (IsFatal); an *UnreachableError (IsUnreachable) naming the URL
 // when the endpoint or the token endpoint cannot be reached, fails TLS,
 // answers 404/405/5xx without GraphQL errors, or answers something that is
@@ -782,7 +786,7 @@ func (c *Client) Preflight(ctx context.Context) error {
 
 // preflightOnce is one try of Preflight.
 func (c *Client) preflightOnce(ctx context.Context) error {
-	if _, err := c.tokens.get(ctx); err != nil {
+	if _, err := c.tokens.Token(ctx); err != nil {
 		if IsFatal(err) || ctx.Err() != nil {
 			return err
 		}
@@ -839,23 +843,25 @@ func isLoopback(host string) bool {
 // CheckAuth fetches a token now with the Client's settings and describes it
 // (expiry, roles, audience, client id), for `bulkload auth check` and
 // before an upload's first row. It never returns the token itself. A
-// refusal of the credentials is an *AuthError (IsFatal); a token endpoint
+// refusal of the credentials is a *token.AuthError (IsFatal); a token endpoint
 // that cannot be reached, fails TLS, answers something other than a token
 // or a refusal, or does not answer before ctx's deadline is an
 // *UnreachableError naming the token URL (IsUnreachable): an outage or a
 // wrong URL, not a credential to fix; ctx's cancellation is returned as it
 // is.
-func (c *Client) CheckAuth(ctx context.Context) (TokenInfo, error) {
-	start := c.now()
-	tok, err := c.tokens.refresh(ctx)
+func (c *Client) CheckAuth(ctx context.Context) (token.Info, error) {
+	info, err := c.tokens.Fetch(ctx)
 	if err != nil {
 		if IsFatal(err) || errors.Is(ctx.Err(), context.Canceled) {
-			return TokenInfo{}, err
+			return token.Info{}, err
 		}
-		return TokenInfo{}, &UnreachableError{URL: c.tokenURL, Err: err}
+		return token.Info{}, &UnreachableError{URL: c.tokenURL, Err: err}
 	}
-	return decodeTokenInfo(tok, start), nil
+	return info, nil
 }
+
+// maxTokenAttemptTimeout bounds one token request.
+const maxTokenAttemptTimeout = 30 * time.Second
 
 // noConcurrencyLimit is the Client's limit when it sets none.
 const noConcurrencyLimit = 1 << 30
@@ -876,7 +882,7 @@ func (c *Client) Stats() Stats {
 		Status503:     c.stats.status503.Load(),
 		Answered:      c.stats.answered.Load(),
 		Latency:       c.stats.latency.load(),
-		TokensFetched: c.tokens.fetched.Load(),
+		TokensFetched: c.tokens.Fetches(),
 		CurrentRate:   c.rate.Rate(),
 		CreateLead:    c.stats.ops[opCreate].load(),
 		SubmitLead:    c.stats.ops[opSubmit].load(),

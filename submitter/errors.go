@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/redact"
+	"github.com/bulkload/bulkload/token"
 )
 
 // GraphQLError is one entry of the `errors` array of a GraphQL reply, with
@@ -17,61 +18,13 @@ type GraphQLError struct {
 	Code    string `json:"code,omitempty"`
 }
 
-// AuthError is the token endpoint refusing the credentials (invalid_client,
-// invalid_scope, unauthorized_client, an unknown token URL, ...). It is
-// fatal: retrying cannot help, the run must stop (exit status 3). Once a
-// Client has seen it, every later call fails fast with the same AuthError and
-// no new token request is made. Error never contains the client secret or a
-// token.
-type AuthError struct {
-	// Code is the OAuth 2.0 error code the endpoint gave, or "http_<status>"
-	// when it gave none.
-	Code string
-	// Description is the endpoint's error_description, with the secret
-	// removed should the endpoint ever echo it.
-	Description string
-	// Hint says which setting to check, in the words of this package.
-	Hint string
-	// Check names the settings Hint means ("" when no setting can help),
-	// for a caller that says how its user sets them.
-	Check Check
-	// Status is the HTTP status of the token endpoint's reply.
-	Status int
-}
-
-// Error says what the token endpoint refused and which setting to check.
-func (e *AuthError) Error() string {
-	var b strings.Builder
-	b.WriteString("token request refused: ")
-	b.WriteString(e.Code)
-	if e.Description != "" {
-		fmt.Fprintf(&b, " (%s)", e.Description)
-	}
-	if e.Hint != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Hint)
-	}
-	return b.String()
-}
-
-// Check names the settings that an AuthError asks to check.
-type Check string
-
-// The settings an AuthError may ask to check.
-const (
-	CheckClient   Check = "client" // the client id and the client secret
-	CheckScope    Check = "scope"
-	CheckTokenURL Check = "token-url"
-	CheckAll      Check = "all" // the token URL, client id, scope and client secret
-)
-
 // IsFatal reports whether err means the run must stop now: the token
-// endpoint refused the credentials (an *AuthError anywhere in the chain),
-// or the lead endpoint refused the application's access (an
+// endpoint refused the credentials (a *token.AuthError anywhere in the
+// chain), or the lead endpoint refused the application's access (an
 // *AccessError). Every other error from Create or Submit is a row-level
 // failure.
 func IsFatal(err error) bool {
-	var ae *AuthError
+	var ae *token.AuthError
 	var de *AccessError
 	return errors.As(err, &ae) || errors.As(err, &de)
 }
@@ -276,7 +229,7 @@ type UnreachableError struct {
 // http://127.0.0.1:1/graphql: preflight: send request: dial tcp
 // 127.0.0.1:1: connect: connection refused after 1 attempt`.
 func (e *UnreachableError) Error() string {
-	var tre *TokenReplyError
+	var tre *token.ReplyError
 	switch {
 	case !e.GraphQL && errors.As(e.Err, &tre):
 		// Reached, and it answered: say what was wrong with the answer.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/bulkload/bulkload/internal/fakeclock"
 	"github.com/bulkload/bulkload/lead"
-	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/token"
 )
 
 // Values that must never appear in logs or errors.
@@ -100,7 +100,7 @@ func newFakeClient(t *testing.T, f *fakeService, mod func(*Config)) (*Client, *b
 	logs := &bytes.Buffer{}
 	cfg := Config{
 		Endpoint:     srv.URL + "/graphql",
-		TokenURL:     leadsim.TokenURL(srv.URL, "tenant"),
+		TokenURL:     token.URL(srv.URL, "tenant"),
 		ClientID:     "cid",
 		ClientSecret: testSecret,
 		Scope:        "api://app/.default",
@@ -374,19 +374,19 @@ func TestFakeTokenEndpoint(t *testing.T) {
 		token      func(n int64, w http.ResponseWriter, r *http.Request) bool
 		wantFatal  bool
 		wantErr    bool
-		wantHint   string
+		wantCheck  token.Check // of the AuthError, when fatal
 		wantIssued int64
 	}{
-		{name: "wrong secret is fatal with its hint", secret: "wrong-" + testSecret, wantFatal: true, wantErr: true, wantHint: hintInvalidClient},
-		{name: "404 token URL is fatal", tokenURL: "/nope/oauth2/v2.0/token", wantFatal: true, wantErr: true, wantHint: hintTokenURL},
+		{name: "wrong secret is fatal with its hint", secret: "wrong-" + testSecret, wantFatal: true, wantErr: true, wantCheck: token.CheckClient},
+		{name: "404 token URL is fatal", tokenURL: "/nope/oauth2/v2.0/token", wantFatal: true, wantErr: true, wantCheck: token.CheckTokenURL},
 		{name: "invalid_scope is fatal", token: func(n int64, w http.ResponseWriter, r *http.Request) bool {
 			writeJSON(w, 400, `{"error":"invalid_scope"}`)
 			return true
-		}, wantFatal: true, wantErr: true, wantHint: hintInvalidScope},
+		}, wantFatal: true, wantErr: true, wantCheck: token.CheckScope},
 		{name: "unauthorized_client is fatal", token: func(n int64, w http.ResponseWriter, r *http.Request) bool {
 			writeJSON(w, 400, `{"error":"unauthorized_client"}`)
 			return true
-		}, wantFatal: true, wantErr: true, wantHint: hintUnauthorized},
+		}, wantFatal: true, wantErr: true, wantCheck: ""},
 		{name: "503s are retried", token: func(n int64, w http.ResponseWriter, r *http.Request) bool {
 			if n <= 2 {
 				writeJSON(w, 503, `{}`)
@@ -421,8 +421,9 @@ func TestFakeTokenEndpoint(t *testing.T) {
 				if err == nil {
 					continue
 				}
-				if !strings.Contains(err.Error(), tc.wantHint) {
-					t.Errorf("Create() error = %q, want hint %q", err, tc.wantHint)
+				var ae *token.AuthError
+				if tc.wantFatal && (!errors.As(err, &ae) || ae.Check != tc.wantCheck || ae.Hint == "" || !strings.Contains(err.Error(), ae.Hint)) {
+					t.Errorf("Create() error = %q, want an AuthError checking %q with its hint", err, tc.wantCheck)
 				}
 				assertNoSecrets(t, "error", err.Error(), "wrong-")
 			}
@@ -450,7 +451,7 @@ func TestFakeWrongSecretFetchesOnceForManyWorkers(t *testing.T) {
 	}))
 	defer srv.Close()
 	f.t = t
-	c, err := New(context.Background(), Config{Endpoint: srv.URL + "/graphql", TokenURL: leadsim.TokenURL(srv.URL, "tenant"),
+	c, err := New(context.Background(), Config{Endpoint: srv.URL + "/graphql", TokenURL: token.URL(srv.URL, "tenant"),
 		ClientID: "cid", ClientSecret: "wrong", Scope: "api://app/.default"})
 	if err != nil {
 		t.Fatalf("New() = %v", err)

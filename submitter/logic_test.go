@@ -2,7 +2,6 @@ package submitter
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/internal/fakeclock"
-	"github.com/bulkload/bulkload/redact"
-	"golang.org/x/oauth2"
 )
 
 func TestBackoffDelay(t *testing.T) {
@@ -215,26 +212,6 @@ func TestOutcome503(t *testing.T) {
 	}
 }
 
-func TestEarlyRefresh(t *testing.T) {
-	tests := []struct {
-		life, want time.Duration
-	}{
-		{3599 * time.Second, 5 * time.Minute},
-		{3600 * time.Second, 5 * time.Minute},
-		{10 * time.Minute, time.Minute},
-		{4 * time.Second, 400 * time.Millisecond},
-		{2 * time.Second, 200 * time.Millisecond},
-		{24 * time.Hour, 5 * time.Minute},
-	}
-	for _, tc := range tests {
-		t.Run(tc.life.String(), func(t *testing.T) {
-			if got := earlyRefresh(tc.life); got != tc.want {
-				t.Errorf("earlyRefresh(%v) = %v, want %v", tc.life, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestRateControlAIMD(t *testing.T) {
 	clk := fakeclock.New(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
 	r := newRateControl(20, clk.Now)
@@ -316,98 +293,6 @@ func TestRateControlUnlimitedLearnsFromObservedRate(t *testing.T) {
 
 func approx(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
-func TestTokenClassify(t *testing.T) {
-	const secret = "s3cr3t-value"
-	c := &tokenCache{secret: redact.NewSecret("", secret)}
-	re := func(status int, code, desc string) error {
-		return fmt.Errorf("wrapped: %w", &oauth2.RetrieveError{
-			Response:         &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status))},
-			ErrorCode:        code,
-			ErrorDescription: desc,
-			Body:             []byte("body with " + secret),
-		})
-	}
-	tests := []struct {
-		name      string
-		err       error
-		wantFatal bool
-		wantCode  string
-		wantHint  string
-	}{
-		{"invalid_client", re(401, "invalid_client", "bad secret "+secret), true, "invalid_client", hintInvalidClient},
-		{"invalid_scope", re(400, "invalid_scope", ""), true, "invalid_scope", hintInvalidScope},
-		{"unauthorized_client", re(400, "unauthorized_client", ""), true, "unauthorized_client", hintUnauthorized},
-		{"404 at the token URL", re(404, "", ""), true, "http_404", hintTokenURL},
-		{"other 400", re(400, "invalid_request", ""), true, "invalid_request", hintOther},
-		{"503 is retried", re(503, "", ""), false, "", ""},
-		{"500 is retried", re(500, "server_error", ""), false, "", ""},
-		{"429 is retried", re(429, "", ""), false, "", ""},
-		{"network error is retried", errors.New("dial tcp: connection refused"), false, "", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ae := c.classify(tc.err)
-			if (ae != nil) != tc.wantFatal {
-				t.Fatalf("classify(%v) = %v, want fatal %v", tc.err, ae, tc.wantFatal)
-			}
-			if ae == nil {
-				if s := c.scrub(tc.err).Error(); strings.Contains(s, secret) {
-					t.Errorf("scrub(%v) = %q, contains the secret", tc.err, s)
-				}
-				return
-			}
-			if ae.Code != tc.wantCode || ae.Hint != tc.wantHint {
-				t.Errorf("classify(%v) = code %q hint %q, want %q, %q", tc.err, ae.Code, ae.Hint, tc.wantCode, tc.wantHint)
-			}
-			if !IsFatal(fmt.Errorf("createLead: %w", ae)) {
-				t.Errorf("IsFatal(wrapped %v) = false, want true", ae)
-			}
-			if strings.Contains(ae.Error(), secret) {
-				t.Errorf("AuthError.Error() = %q, contains the secret", ae.Error())
-			}
-			if !strings.Contains(ae.Error(), tc.wantHint) {
-				t.Errorf("AuthError.Error() = %q, want the hint %q in it", ae.Error(), tc.wantHint)
-			}
-		})
-	}
-}
-
-func TestDecodeTokenInfo(t *testing.T) {
-	fetched := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	enc := func(payload string) string {
-		return "eyJhbGciOiJSUzI1NiJ9." + base64.RawURLEncoding.EncodeToString([]byte(payload)) + ".c2ln"
-	}
-	tests := []struct {
-		name string
-		tok  *oauth2.Token
-		want TokenInfo
-	}{
-		{
-			"jwt with expires_in",
-			&oauth2.Token{AccessToken: enc(`{"aud":"sim-debt-core","roles":["Lead.Write","Lead.Read"],"appid":"cid","exp":1}`), ExpiresIn: 3599},
-			TokenInfo{ExpiresAt: fetched.Add(3599 * time.Second), Roles: []string{"Lead.Write", "Lead.Read"}, Audience: "sim-debt-core", ClientID: "cid"},
-		},
-		{
-			"jwt without expires_in uses exp, audience list, azp",
-			&oauth2.Token{AccessToken: enc(`{"aud":["a","b"],"azp":"cid2","exp":1795000000}`)},
-			TokenInfo{ExpiresAt: time.Unix(1795000000, 0), Audience: "a b", ClientID: "cid2"},
-		},
-		{
-			"opaque token",
-			&oauth2.Token{AccessToken: "opaque", ExpiresIn: 60},
-			TokenInfo{ExpiresAt: fetched.Add(time.Minute), Opaque: true},
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := decodeTokenInfo(tc.tok, fetched)
-			if fmt.Sprint(got) != fmt.Sprint(tc.want) || !got.ExpiresAt.Equal(tc.want.ExpiresAt) {
-				t.Errorf("decodeTokenInfo(%q) = %+v, want %+v", tc.name, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestCallErrorMessages(t *testing.T) {
 	tests := []struct {
 		name string
@@ -429,27 +314,6 @@ func TestCallErrorMessages(t *testing.T) {
 			}
 			if IsFatal(tc.err) {
 				t.Errorf("IsFatal(%v) = true, want false", tc.err)
-			}
-		})
-	}
-}
-
-func TestTokenLifetime(t *testing.T) {
-	tests := []struct {
-		name string
-		tok  *oauth2.Token
-		want time.Duration
-	}{
-		{"ExpiresIn field", &oauth2.Token{ExpiresIn: 3599}, 3599 * time.Second},
-		{"raw JSON number", (&oauth2.Token{}).WithExtra(map[string]any{"expires_in": float64(2)}), 2 * time.Second},
-		{"raw string", (&oauth2.Token{}).WithExtra(map[string]any{"expires_in": "60"}), time.Minute},
-		{"Expiry only", &oauth2.Token{Expiry: time.Now().Add(10*time.Second - time.Millisecond)}, 10 * time.Second},
-		{"nothing", &oauth2.Token{}, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tokenLifetime(tc.tok); got != tc.want {
-				t.Errorf("tokenLifetime(%s) = %v, want %v", tc.name, got, tc.want)
 			}
 		})
 	}

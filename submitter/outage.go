@@ -7,10 +7,14 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 // Defaults of the outage settings of Config.
@@ -523,6 +527,28 @@ func attemptCause(ae *attemptError) string {
 		return "no reply within " + ae.timedOut.String()
 	}
 	return networkCause(ae.err)
+}
+
+// tokenOutage reports whether a failed token request says the identity
+// provider is away (a 5xx, no reply within timeout, a refused
+// connection), and names the failure in a few words. A 408 or 429 is the
+// endpoint asking to slow down.
+func tokenOutage(err error, timeout time.Duration) (string, bool) {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.Response != nil {
+		st := re.Response.StatusCode
+		cause := strconv.Itoa(st)
+		if re.ErrorCode != "" {
+			cause += " " + re.ErrorCode
+		} else if t := http.StatusText(st); t != "" {
+			cause += " " + t
+		}
+		return cause, st >= 500
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no reply within " + timeout.String(), true
+	}
+	return networkCause(err), true
 }
 
 // networkCause names a network failure in a few words.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/token"
 )
 
 // slowMachine is the call timeout of tests whose attempts must end by
@@ -165,7 +166,7 @@ func TestSimPreflightTokenEndpoint(t *testing.T) {
 	tests := []struct {
 		name, tokenURL, wantMsg string
 	}{
-		{"untrusted certificate", leadsim.TokenURL(untrusted.URL, "t"), "certificate"},
+		{"untrusted certificate", token.URL(untrusted.URL, "t"), "certificate"},
 		{"refused connection", "http://127.0.0.1:1/t/oauth2/v2.0/token", "connection refused"},
 	}
 	for _, tc := range tests {

@@ -16,6 +16,7 @@ import (
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/leadsim/simtest"
 	"github.com/bulkload/bulkload/redact"
+	"github.com/bulkload/bulkload/token"
 )
 
 // simEnv is a running simulator and a Client against it.
@@ -36,7 +37,7 @@ func startSim(t *testing.T, opts leadsim.Options, mod func(*Config)) *simEnv {
 	logs := &bytes.Buffer{}
 	cfg := Config{
 		Endpoint:     sim.Endpoint(),
-		TokenURL:     leadsim.TokenURL(sim.URL, leadsim.DefaultTenantID),
+		TokenURL:     token.URL(sim.URL, leadsim.DefaultTenantID),
 		ClientID:     leadsim.DefaultClientID,
 		ClientSecret: leadsim.DefaultClientSecret,
 		Scope:        sim.Scope(),
@@ -381,22 +382,22 @@ func TestSimTokenErrors(t *testing.T) {
 	notGranted := leadsim.DefaultClient()
 	notGranted.Granted = false
 	tests := []struct {
-		name     string
-		opts     leadsim.Options
-		mod      func(*Config)
-		wantCode string
-		wantHint string
+		name      string
+		opts      leadsim.Options
+		mod       func(*Config)
+		wantCode  string
+		wantCheck token.Check
 	}{
 		// leadsim counts token requests it routes; a wrong path is the
 		// mux's 404, so "wrong token path" expects none.
-		{"wrong secret", leadsim.Options{}, func(c *Config) { c.ClientSecret = "wrong-secret-xyz" }, "invalid_client", hintInvalidClient},
-		{"unknown client id", leadsim.Options{}, func(c *Config) { c.ClientID = "nobody" }, "invalid_client", hintInvalidClient},
-		{"wrong scope", leadsim.Options{}, func(c *Config) { c.Scope = "api://other/.default" }, "invalid_scope", hintInvalidScope},
-		{"not granted", leadsim.Options{Clients: []leadsim.Client{notGranted}}, nil, "unauthorized_client", hintUnauthorized},
+		{"wrong secret", leadsim.Options{}, func(c *Config) { c.ClientSecret = "wrong-secret-xyz" }, "invalid_client", token.CheckClient},
+		{"unknown client id", leadsim.Options{}, func(c *Config) { c.ClientID = "nobody" }, "invalid_client", token.CheckClient},
+		{"wrong scope", leadsim.Options{}, func(c *Config) { c.Scope = "api://other/.default" }, "invalid_scope", token.CheckScope},
+		{"not granted", leadsim.Options{Clients: []leadsim.Client{notGranted}}, nil, "unauthorized_client", ""},
 		{"wrong tenant", leadsim.Options{}, func(c *Config) {
 			c.TokenURL = strings.Replace(c.TokenURL, leadsim.DefaultTenantID, "other-tenant", 1)
-		}, "invalid_request", hintOther},
-		{"wrong token path", leadsim.Options{}, func(c *Config) { c.TokenURL = strings.TrimSuffix(c.TokenURL, "/token") }, "http_404", hintTokenURL},
+		}, "invalid_request", token.CheckAll},
+		{"wrong token path", leadsim.Options{}, func(c *Config) { c.TokenURL = strings.TrimSuffix(c.TokenURL, "/token") }, "http_404", token.CheckTokenURL},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -410,9 +411,9 @@ func TestSimTokenErrors(t *testing.T) {
 				errs = append(errs, err)
 			}
 			for i, err := range errs {
-				var ae *AuthError
-				if !errors.As(err, &ae) || !IsFatal(err) || ae.Code != tc.wantCode || ae.Hint != tc.wantHint {
-					t.Fatalf("call %d = %v, want a fatal AuthError %s with hint %q", i, err, tc.wantCode, tc.wantHint)
+				var ae *token.AuthError
+				if !errors.As(err, &ae) || !IsFatal(err) || ae.Code != tc.wantCode || ae.Check != tc.wantCheck || ae.Hint == "" {
+					t.Fatalf("call %d = %v, want a fatal AuthError %s checking %q, with a hint", i, err, tc.wantCode, tc.wantCheck)
 				}
 				if strings.Contains(err.Error(), env.cfg.ClientSecret) {
 					t.Errorf("error %q contains the secret", err)
@@ -475,7 +476,7 @@ func TestSimCheckAuth(t *testing.T) {
 		t.Errorf("CheckAuth().ExpiresAt = %v, %v from now, want about an hour", info.ExpiresAt, d)
 	}
 	if s := fmt.Sprintf("%+v", info); strings.Contains(s, "eyJ") {
-		t.Errorf("TokenInfo %s holds the token", s)
+		t.Errorf("token.Info %s holds the token", s)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/redact"
+	"github.com/bulkload/bulkload/token"
 )
 
 // throttledAttemptsFactor bounds the 429s in a row a call takes while no
@@ -45,7 +46,7 @@ type callOutcome struct {
 	ambiguous bool
 	errs      []GraphQLError // GraphQL errors of a 2xx reply
 	result    *lead.Result   // the operation's result in a 2xx reply, nil when it has none
-	err       error          // the call failed: *CallError or *AuthError
+	err       error          // the call failed: *CallError or *token.AuthError
 }
 
 // handOff carries one GraphQL call across machinebox/graphql, whose only
@@ -102,7 +103,7 @@ var errParked = errors.New("parked: the service is away")
 // layers are the settings of the transport's layers.
 type layers struct {
 	base        http.RoundTripper
-	tokens      *tokenCache
+	tokens      *token.Cache
 	rate        limiter
 	conc        *Concurrency
 	rateWait    *waitClock
@@ -371,7 +372,7 @@ func unattempted(op string, out callOutcome, ctx context.Context, err error) err
 	if !errors.As(err, &te) {
 		return interrupted(op, out, err)
 	}
-	var ae *AuthError
+	var ae *token.AuthError
 	if errors.As(te.err, &ae) {
 		return ae
 	}
@@ -530,7 +531,7 @@ func (l *concurrencyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 // fetch.
 type authLayer struct {
 	next   http.RoundTripper
-	tokens *tokenCache
+	tokens *token.Cache
 	// bearer is the Authorization header of the token last used, made
 	// once per token rather than per attempt (a token is a kilobyte).
 	bearer atomic.Pointer[bearerHeader]
@@ -550,7 +551,7 @@ func (e *tokenError) Unwrap() error { return e.err }
 
 // RoundTrip makes one attempt with the current token.
 func (l *authLayer) RoundTrip(r *http.Request) (*http.Response, error) {
-	tok, err := l.tokens.get(r.Context())
+	tok, err := l.tokens.Token(r.Context())
 	if err != nil {
 		return nil, &tokenError{err: err}
 	}
@@ -570,7 +571,7 @@ func (l *authLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header = h
 	resp, err := l.next.RoundTrip(r)
 	if ae := asAttempt(err); ae != nil && ae.kind == outcomeReauth {
-		l.tokens.invalidate(tok)
+		l.tokens.Invalidate(tok)
 	}
 	return resp, err
 }

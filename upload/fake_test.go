@@ -14,6 +14,7 @@ import (
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
+	"github.com/bulkload/bulkload/token"
 )
 
 // fakeAPI is the service's three calls, scripted per test. A nil function
@@ -172,7 +173,7 @@ func qualified(ctx context.Context, in lead.Input) (lead.Result, submitter.Call,
 
 // fatal is what the client returns once the token endpoint refused the
 // credentials.
-var fatal = &submitter.AuthError{Code: "invalid_client", Hint: "check the client id and secret"}
+var fatal = &token.AuthError{Code: "invalid_client", Hint: "check the client id and secret"}
 
 const testDuplicateOf = `(?i)duplicate(?: of lead ([0-9a-z-]+))?`
 

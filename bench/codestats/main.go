@@ -177,7 +177,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%5d  %s\n", f.lines, f.name)
 	}
 	fmt.Fprintf(stdout, "\nfunctions with more than 6 parameters\n")
-	sort.Slice(all, func(i, j int) bool { return all[i].params > all[j].params || all[i].params == all[j].params && all[i].name < all[j].name })
+	sort.Slice(all, func(i, j int) bool {
+		return all[i].params > all[j].params || all[i].params == all[j].params && all[i].name < all[j].name
+	})
 	for _, f := range all {
 		if f.params > 6 {
 			fmt.Fprintf(stdout, "%5d  %s\n", f.params, f.name)

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/token"
 )
 
 func main() {
@@ -198,7 +199,7 @@ func getToken(ctx context.Context, client *http.Client, cfg config) (string, err
 		"grant_type": {"client_credentials"}, "client_id": {cfg.clientID},
 		"client_secret": {cfg.secret}, "scope": {"api://" + cfg.appID + "/.default"},
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, leadsim.TokenURL(cfg.url, cfg.tenant), strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, token.URL(cfg.url, cfg.tenant), strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", fmt.Errorf("build token request: %w", err)
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/app"
-	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/ledger"
+	"github.com/bulkload/bulkload/token"
 )
 
 // authOptions are the settings of authentication, shared by upload and
@@ -78,7 +78,7 @@ func (o *authOptions) resolve(getenv func(string) string, from map[string]int, n
 		if o.authURL == "" || o.tenantID == "" {
 			missing = append(missing, "--token-url, or --auth-url with --tenant-id")
 		} else {
-			r.TokenURL = leadsim.TokenURL(o.authURL, o.tenantID)
+			r.TokenURL = token.URL(o.authURL, o.tenantID)
 		}
 	}
 	if r.ClientID == "" {

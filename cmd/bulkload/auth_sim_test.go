@@ -17,6 +17,7 @@ import (
 
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/token"
 )
 
 func TestAuthCheck(t *testing.T) {
@@ -141,7 +142,7 @@ func TestAlternativeSettingsPrecedence(t *testing.T) {
 	}
 	env := map[string]string{
 		"BULKLOAD_CLIENT_SECRET": simSecret,
-		"BULKLOAD_TOKEN_URL":     leadsim.TokenURL(s.url, "wrong-tenant"),
+		"BULKLOAD_TOKEN_URL":     token.URL(s.url, "wrong-tenant"),
 	}
 	args := []string{"auth", "check", "--config", cfg, "--auth-url", s.url, "--tenant-id", leadsim.DefaultTenantID,
 		"--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID}

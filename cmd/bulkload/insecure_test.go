@@ -7,6 +7,7 @@ import (
 
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/token"
 )
 
 // TestInsecureHTTPRefused: plain http:// to a host that is not loopback is
@@ -16,7 +17,7 @@ import (
 func TestInsecureHTTPRefused(t *testing.T) {
 	s := startTestSim(t, leadsim.Options{})
 	remote := strings.Replace(s.url, "127.0.0.1", "0.0.0.0", 1)
-	tokenURL := leadsim.TokenURL(remote, leadsim.DefaultTenantID)
+	tokenURL := token.URL(remote, leadsim.DefaultTenantID)
 	auth := []string{"--token-url", tokenURL, "--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID}
 	cases := []struct {
 		name string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/token"
 )
 
 // TestSettingsFIFORefused is issue 18 item 11: --client-secret-file,
@@ -72,7 +73,7 @@ func TestSecretFileReadableByOthersWarned(t *testing.T) {
 		if err := os.Chmod(secret, tc.mode); err != nil {
 			t.Fatal(err)
 		}
-		res := runCLI(t, nil, "auth", "check", "--token-url", leadsim.TokenURL(s.url, leadsim.DefaultTenantID),
+		res := runCLI(t, nil, "auth", "check", "--token-url", token.URL(s.url, leadsim.DefaultTenantID),
 			"--client-id", leadsim.DefaultClientID, "--app-id", leadsim.DefaultAppID, "--client-secret-file", secret)
 		if res.code != app.ExitOK {
 			t.Fatalf("mode %04o: exit %d\n%s", tc.mode, res.code, res.stderr)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/token"
 )
 
 // TestURLSecretsNeverPrinted is issue 18 item 10: user info and query
@@ -29,7 +30,7 @@ func TestURLSecretsNeverPrinted(t *testing.T) {
 	host := strings.TrimPrefix(s.url, "http://")
 	endpoint := "http://partner:" + endpointPass + "@" + host + "/graphql?api_key=" + endpointQuery
 	push := "http://ops:" + pushPass + "@127.0.0.1:1/?token=" + pushQuery
-	tokenURL := leadsim.TokenURL(s.url, leadsim.DefaultTenantID) + "?code=" + tokenQuery
+	tokenURL := token.URL(s.url, leadsim.DefaultTenantID) + "?code=" + tokenQuery
 	check := func(t *testing.T, what, text string) {
 		t.Helper()
 		for _, sec := range secrets {

@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 
 	"github.com/bulkload/bulkload/leadsim"
@@ -67,8 +68,11 @@ func StartHandler(t testing.TB, opts leadsim.Options, wrap func(*leadsim.Server)
 // Endpoint is the GraphQL endpoint of the lead API.
 func (s *Server) Endpoint() string { return s.URL + "/graphql" }
 
-// TokenURL is the simulator's token endpoint for its tenant.
-func (s *Server) TokenURL() string { return leadsim.TokenURL(s.URL, s.TenantID) }
+// TokenURL is the simulator's token endpoint for its tenant:
+// URL/TENANT/oauth2/v2.0/token, the route leadsim serves.
+func (s *Server) TokenURL() string {
+	return s.URL + "/" + url.PathEscape(s.TenantID) + "/oauth2/v2.0/token"
+}
 
 // Scope is the OAuth2 scope a client asks for: api://APP_ID/.default.
 func (s *Server) Scope() string { return "api://" + s.AppID + "/.default" }

@@ -41,16 +41,3 @@ func TestStart(t *testing.T) {
 		})
 	}
 }
-
-func TestTokenURL(t *testing.T) {
-	tests := []struct{ base, tenant, want string }{
-		{"http://h", "t", "http://h/t/oauth2/v2.0/token"},
-		{"http://h/", "t", "http://h/t/oauth2/v2.0/token"},
-		{"http://h/idp", "a b/c", "http://h/idp/a%20b%2Fc/oauth2/v2.0/token"},
-	}
-	for _, tc := range tests {
-		if got := leadsim.TokenURL(tc.base, tc.tenant); got != tc.want {
-			t.Errorf("TokenURL(%q, %q) = %q, want %q", tc.base, tc.tenant, got, tc.want)
-		}
-	}
-}

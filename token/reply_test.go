@@ -1,4 +1,4 @@
-package submitter
+package token
 
 import (
 	"encoding/json"

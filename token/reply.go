@@ -1,4 +1,4 @@
-package submitter
+package token
 
 import (
 	"bytes"
@@ -10,16 +10,16 @@ import (
 	"strings"
 )
 
-// maxTokenReply bounds the token reply tokenReplyLayer reads, as x/oauth2
+// maxReply bounds the token reply replyLayer reads, as x/oauth2
 // does (1 MiB).
-const maxTokenReply = 1 << 20
+const maxReply = 1 << 20
 
-// TokenReplyError is a token endpoint's answer of success (2xx) whose token
+// ReplyError is a token endpoint's answer of success (2xx) whose token
 // cannot be used: a field of it is malformed. The endpoint is reachable and
 // took the credentials; its answer is wrong, so retrying does not help and
 // the run stops before the first row (exit 4, naming the field). Its Error
 // quotes at most 40 bytes of the value, never the token.
-type TokenReplyError struct {
+type ReplyError struct {
 	// Field is the reply's field ("expires_in").
 	Field string
 	// Value is the field's JSON text, cut to 40 bytes.
@@ -30,21 +30,21 @@ type TokenReplyError struct {
 
 // Error reads like `the token endpoint's answer cannot be used: expires_in
 // 1.5 is not a whole number of seconds`.
-func (e *TokenReplyError) Error() string {
+func (e *ReplyError) Error() string {
 	return fmt.Sprintf("the token endpoint's answer cannot be used: %s %s %s", e.Field, e.Value, e.Reason)
 }
 
-// tokenReplyLayer checks the token endpoint's successful JSON answers
+// replyLayer checks the token endpoint's successful JSON answers
 // before x/oauth2 parses them, so that a malformed expires_in is named
 // (x/oauth2's own error, "cannot parse json", reads like a network
 // failure and would be retried, then reported as an unreachable
 // endpoint). It passes every other answer on unchanged.
-type tokenReplyLayer struct {
+type replyLayer struct {
 	next http.RoundTripper
 }
 
 // RoundTrip checks a 2xx JSON answer's expires_in (checkExpiresIn).
-func (l *tokenReplyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
+func (l *replyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := l.next.RoundTrip(r)
 	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp, err
@@ -52,7 +52,7 @@ func (l *tokenReplyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/x-www-form-urlencoded" || ct == "text/plain" {
 		return resp, nil // x/oauth2 reads these as a query string
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenReply))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
 	resp.Body.Close()
 	if err != nil {
 		return nil, err
@@ -81,17 +81,17 @@ func (l *tokenReplyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 // number beyond int64, and anything that is not a number ("abc", true, an
 // object). Zero or a negative number says nothing usable about the
 // lifetime; it is treated as none given, as before.
-func checkExpiresIn(raw json.RawMessage) *TokenReplyError {
+func checkExpiresIn(raw json.RawMessage) *ReplyError {
 	v := strings.TrimSpace(string(raw))
 	if v == "" || v == "null" {
 		return nil
 	}
-	bad := func(reason string) *TokenReplyError {
+	bad := func(reason string) *ReplyError {
 		shown := v
 		if len(shown) > 40 {
 			shown = shown[:40] + "..."
 		}
-		return &TokenReplyError{Field: "expires_in", Value: shown, Reason: reason}
+		return &ReplyError{Field: "expires_in", Value: shown, Reason: reason}
 	}
 	// As x/oauth2 reads it: a JSON number, or a string holding one.
 	var n json.Number

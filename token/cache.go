@@ -1,4 +1,21 @@
-package submitter
+// Package token is the authentication stage of bulkload's pipeline: it
+// gets the OAuth 2.0 access token (the client-credentials flow) that every
+// call of a run sends, and keeps it. Its theory, testable with no lead
+// service: one token shared by every worker, renewed ahead of its expiry
+// with exactly one request in flight whose result every waiter shares;
+// which answers of the token endpoint refuse the credentials (an
+// *AuthError: fatal, remembered, never asked again), which answer with a
+// token that cannot be used (a *ReplyError), and which are retried with
+// the Cache's own backoff (network errors, 408, 429, 5xx).
+//
+// The Cache knows nothing of the lead service nor of its outages: it
+// tells its caller of each failed request and each token fetched through
+// hooks (Config.OnFailure, Config.OnFetch), and its caller decides what a
+// failure means for the run.
+//
+// Nothing in this package's logs or errors contains the client secret or a
+// token.
+package token
 
 import (
 	"context"
@@ -35,13 +52,50 @@ const (
 // renewed; a shorter-lived token is renewed a tenth of its lifetime early.
 const maxEarlyRefresh = 5 * time.Minute
 
-// maxTokenAttemptTimeout bounds one token request.
-const maxTokenAttemptTimeout = 30 * time.Second
+// Defaults of Config.
+const (
+	DefaultRetries     = 5
+	DefaultBackoffBase = 500 * time.Millisecond
+	DefaultBackoffMax  = 30 * time.Second
+	DefaultTimeout     = 30 * time.Second
+)
 
-// TokenInfo describes a token fetched by CheckAuth, decoded from the JWT
-// payload without verifying it (it is our own token, just received over
-// TLS). It never holds the token itself.
-type TokenInfo struct {
+// Config configures a Cache. Zero values take the documented defaults.
+type Config struct {
+	TokenURL     string // the token endpoint (URL builds the usual one)
+	ClientID     string
+	ClientSecret string // never logged, never in an error
+	Scope        string // "api://<app-id>/.default"
+	// Transport is the base transport to the token endpoint; nil =
+	// http.DefaultTransport. Redirects are never followed: the request
+	// carries the client secret.
+	Transport http.RoundTripper
+	// Retries is how many times a request that failed in a way worth
+	// retrying (a network error, 408, 429, 5xx, no access_token) is asked
+	// again, with full-jitter exponential backoff from BackoffBase up to
+	// BackoffMax; defaults DefaultRetries, DefaultBackoffBase,
+	// DefaultBackoffMax.
+	Retries                 int
+	BackoffBase, BackoffMax time.Duration
+	// Timeout bounds one token request; default DefaultTimeout.
+	Timeout time.Duration
+	Now     func() time.Time // nil = time.Now (expiry decisions)
+	Logger  *slog.Logger     // nil = discard
+	// OnFailure, when set, is told of each token request that failed in a
+	// way worth retrying, with the request's error (as x/oauth2 returns
+	// it: the secret may be in its text, which the hook must not print)
+	// and whether a valid token is left. When it returns true the fetch
+	// gives up at once instead of retrying: the caller waits the failure
+	// out (an outage of the identity provider) and asks again itself.
+	OnFailure func(err error, noValidToken bool) (giveUp bool)
+	// OnFetch, when set, is told of each token fetched.
+	OnFetch func()
+}
+
+// Info describes a token fetched by Fetch, decoded from the JWT payload
+// without verifying it (it is our own token, just received over TLS). It
+// never holds the token itself.
+type Info struct {
 	ExpiresAt time.Time
 	Roles     []string
 	Audience  string
@@ -58,26 +112,24 @@ func earlyRefresh(lifetime time.Duration) time.Duration {
 	return min(maxEarlyRefresh, lifetime/10)
 }
 
-// tokenCache holds the one access token shared by every worker of a Client.
-// It renews the token ahead of expiry with exactly one fetch in flight,
-// whose result every waiter shares; the fetch runs under the Client's
-// long-lived context, not a waiter's. Refused credentials are remembered as
-// a fatal *AuthError. Safe for concurrent use.
-type tokenCache struct {
-	conf    clientcredentials.Config
-	bg      context.Context // carries the HTTP client for the token endpoint
-	now     func() time.Time
-	retries int
-	base    time.Duration
-	max     time.Duration
-	timeout time.Duration
-	secret  *redact.Secret
-	log     *slog.Logger
-	fetched atomic.Int64
-	// gate, when set, hears of token requests that fail as an outage; a
-	// fetch then gives up at its first such failure when no valid token
-	// is left, and the gate's probes take over.
-	gate *gate
+// Cache holds the one access token shared by every worker of a run. It
+// renews the token ahead of expiry with exactly one fetch in flight, whose
+// result every waiter shares; the fetch runs under the Cache's long-lived
+// context, not a waiter's. Refused credentials are remembered as a fatal
+// *AuthError. Safe for concurrent use.
+type Cache struct {
+	conf      clientcredentials.Config
+	bg        context.Context // carries the HTTP client for the token endpoint
+	now       func() time.Time
+	retries   int
+	base      time.Duration
+	max       time.Duration
+	timeout   time.Duration
+	secret    *redact.Secret
+	log       *slog.Logger
+	fetched   atomic.Int64
+	onFailure func(error, bool) bool
+	onFetch   func()
 
 	mu        sync.Mutex
 	cur       string    // current access token, "" when none
@@ -86,6 +138,59 @@ type tokenCache struct {
 	fatal     *AuthError
 	inflight  *tokenFetch
 }
+
+// New returns the Cache of cfg. It does no network I/O. ctx bounds its
+// fetches, which a waiting caller's own context does not cancel: it should
+// live as long as the run, and the caller cancels it when the run ends so
+// that no fetch outlives the run.
+func New(ctx context.Context, cfg Config) *Cache {
+	if cfg.Retries == 0 {
+		cfg.Retries = DefaultRetries
+	}
+	if cfg.BackoffBase == 0 {
+		cfg.BackoffBase = DefaultBackoffBase
+	}
+	if cfg.BackoffMax == 0 {
+		cfg.BackoffMax = DefaultBackoffMax
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	base := cfg.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc := &http.Client{Transport: &replyLayer{next: base}, CheckRedirect: refuseRedirect}
+	return &Cache{
+		conf: clientcredentials.Config{
+			ClientID:     cfg.ClientID,
+			ClientSecret: cfg.ClientSecret,
+			TokenURL:     cfg.TokenURL,
+			Scopes:       []string{cfg.Scope},
+			AuthStyle:    oauth2.AuthStyleInParams,
+		},
+		bg:        context.WithValue(ctx, oauth2.HTTPClient, hc),
+		now:       cfg.Now,
+		retries:   cfg.Retries,
+		base:      cfg.BackoffBase,
+		max:       cfg.BackoffMax,
+		timeout:   cfg.Timeout,
+		secret:    redact.NewSecret(cfg.ClientID, cfg.ClientSecret),
+		log:       log,
+		onFailure: cfg.OnFailure,
+		onFetch:   cfg.OnFetch,
+	}
+}
+
+// Fetches returns how many tokens the Cache fetched since New.
+func (c *Cache) Fetches() int64 { return c.fetched.Load() }
 
 // tokenFetch is one token request in flight; done is closed when tok or err
 // is set.
@@ -108,9 +213,10 @@ func (f *tokenFetch) gaveUp(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// get returns a token to send, fetching one if needed. A waiter whose ctx
-// ends stops waiting; the fetch goes on for the others.
-func (c *tokenCache) get(ctx context.Context) (string, error) {
+// Token returns a token to send, fetching one if needed. A waiter whose
+// ctx ends stops waiting; the fetch goes on for the others. Once the
+// credentials were refused, it returns that *AuthError at once.
+func (c *Cache) Token(ctx context.Context) (string, error) {
 	c.mu.Lock()
 	if c.fatal != nil {
 		c.mu.Unlock()
@@ -141,9 +247,22 @@ func (c *tokenCache) get(ctx context.Context) (string, error) {
 	}
 }
 
+// Fetch fetches a new token now (joining a fetch already in flight) and
+// describes it (expiry, roles, audience, client id), for a check of the
+// credentials. It never returns the token itself. Its errors are those of
+// Token.
+func (c *Cache) Fetch(ctx context.Context) (Info, error) {
+	start := c.now()
+	tok, err := c.refresh(ctx)
+	if err != nil {
+		return Info{}, err
+	}
+	return decodeInfo(tok, start), nil
+}
+
 // refresh fetches a new token now (joining a fetch already in flight) and
 // returns it.
-func (c *tokenCache) refresh(ctx context.Context) (*oauth2.Token, error) {
+func (c *Cache) refresh(ctx context.Context) (*oauth2.Token, error) {
 	c.mu.Lock()
 	if c.fatal != nil {
 		c.mu.Unlock()
@@ -159,9 +278,10 @@ func (c *tokenCache) refresh(ctx context.Context) (*oauth2.Token, error) {
 	}
 }
 
-// invalidate drops tok if it is still the current token, so that the many
-// workers that saw the same 401 cause one new fetch, not one each.
-func (c *tokenCache) invalidate(tok string) {
+// Invalidate drops tok if it is still the current token (the service
+// answered 401 to it), so that the many workers that saw the same 401
+// cause one new fetch, not one each.
+func (c *Cache) Invalidate(tok string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cur == tok {
@@ -171,7 +291,7 @@ func (c *tokenCache) invalidate(tok string) {
 
 // startLocked returns the fetch in flight, starting one if there is none.
 // c.mu must be held.
-func (c *tokenCache) startLocked() *tokenFetch {
+func (c *Cache) startLocked() *tokenFetch {
 	if c.inflight != nil {
 		return c.inflight
 	}
@@ -182,7 +302,7 @@ func (c *tokenCache) startLocked() *tokenFetch {
 }
 
 // run performs one fetch and publishes its result.
-func (c *tokenCache) run(f *tokenFetch) {
+func (c *Cache) run(f *tokenFetch) {
 	start := c.now()
 	tok, err := c.fetch(f)
 	c.mu.Lock()
@@ -213,8 +333,8 @@ func (c *tokenCache) run(f *tokenFetch) {
 	}
 	c.inflight = nil
 	c.mu.Unlock()
-	if err == nil && c.gate != nil {
-		c.gate.tokenFetched()
+	if err == nil && c.onFetch != nil {
+		c.onFetch()
 	}
 	f.tok, f.err = tok, err
 	close(f.done)
@@ -222,40 +342,19 @@ func (c *tokenCache) run(f *tokenFetch) {
 
 // noValidToken reports whether no token is left to send: none, or past
 // the time to stop using it.
-func (c *tokenCache) noValidToken() bool {
+func (c *Cache) noValidToken() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cur == "" || !c.now().Before(c.hardAt)
 }
 
-// tokenOutage reports whether a failed token request says the identity
-// provider is away (a 5xx, no reply, a refused connection), and names the
-// failure in a few words. A 408 or 429 is the endpoint asking to slow down.
-func (c *tokenCache) tokenOutage(err error) (string, bool) {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) && re.Response != nil {
-		st := re.Response.StatusCode
-		cause := strconv.Itoa(st)
-		if re.ErrorCode != "" {
-			cause += " " + re.ErrorCode
-		} else if t := http.StatusText(st); t != "" {
-			cause += " " + t
-		}
-		return cause, st >= 500
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "no reply within " + c.timeout.String(), true
-	}
-	return networkCause(err), true
-}
-
 // fetch requests a token, retrying network errors, 429 and 5xx with
 // backoff. It returns an *AuthError when the credentials are refused.
-func (c *tokenCache) fetch(f *tokenFetch) (*oauth2.Token, error) {
+func (c *Cache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 	var last error
 	for attempt := 1; attempt <= c.retries+1; attempt++ {
 		if attempt > 1 {
-			d := backoffDelay(attempt-1, c.base, c.max, rand.Float64())
+			d := backoff(attempt-1, c.base, c.max, rand.Float64())
 			t := time.NewTimer(d)
 			select {
 			case <-t.C:
@@ -279,7 +378,7 @@ func (c *tokenCache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 		if c.bg.Err() != nil {
 			return nil, fmt.Errorf("get access token: %w", c.bg.Err())
 		}
-		var tre *TokenReplyError
+		var tre *ReplyError
 		if errors.As(err, &tre) {
 			// A malformed answer stays malformed: no retry.
 			c.log.Error("token endpoint's answer cannot be used", "field", tre.Field, "reason", tre.Reason)
@@ -305,9 +404,8 @@ func (c *tokenCache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 		}
 		seen := last
 		f.last.Store(&seen)
-		if cause, outage := c.tokenOutage(err); outage && c.gate != nil && c.gate.tokenFailed(cause, c.noValidToken()) {
-			// The run waits the outage out; the gate's probes fetch the
-			// next token.
+		if c.onFailure != nil && c.onFailure(err, c.noValidToken()) {
+			// The caller waits the failure out and asks again itself.
 			c.log.Debug("token request failed during an outage", "attempt", attempt, "err", last.Error())
 			return nil, fmt.Errorf("get access token: %w", last)
 		}
@@ -318,7 +416,7 @@ func (c *tokenCache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 
 // classify returns the fatal *AuthError for a refusal of the credentials, or
 // nil for a failure worth retrying.
-func (c *tokenCache) classify(err error) *AuthError {
+func (c *Cache) classify(err error) *AuthError {
 	var re *oauth2.RetrieveError
 	if !errors.As(err, &re) || re.Response == nil {
 		return nil
@@ -357,7 +455,7 @@ func (c *tokenCache) classify(err error) *AuthError {
 
 // scrub returns err with its message stripped of the secret, and without
 // the token endpoint's raw reply body (RetrieveError prints it).
-func (c *tokenCache) scrub(err error) error {
+func (c *Cache) scrub(err error) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) && re.Response != nil {
 		msg := "token endpoint answered HTTP " + re.Response.Status
@@ -372,7 +470,7 @@ func (c *tokenCache) scrub(err error) error {
 // scrubString removes the secret in every encoding, and any client_secret
 // value or Basic credential, from a token endpoint's free text, and the
 // user info and query values of any URL it quotes (redact.URLsIn).
-func (c *tokenCache) scrubString(s string) string {
+func (c *Cache) scrubString(s string) string {
 	return redact.URLsIn(c.secret.Cut(s))
 }
 
@@ -433,10 +531,10 @@ func decodeClaims(raw string, v any) bool {
 	return json.Unmarshal(payload, v) == nil
 }
 
-// decodeTokenInfo reads the claims of a JWT access token without verifying
-// its signature. A token that is not a JWT gives only ExpiresAt.
-func decodeTokenInfo(tok *oauth2.Token, fetchedAt time.Time) TokenInfo {
-	var info TokenInfo
+// decodeInfo reads the claims of a JWT access token without verifying its
+// signature. A token that is not a JWT gives only ExpiresAt.
+func decodeInfo(tok *oauth2.Token, fetchedAt time.Time) Info {
+	var info Info
 	if life := tokenLifetime(tok); life > 0 {
 		info.ExpiresAt = fetchedAt.Add(life)
 	}
