@@ -26,17 +26,17 @@ func tokenRequests(env *simEnv) int {
 func TestSimAccessDenied(t *testing.T) {
 	t.Run("tokens rejected", func(t *testing.T) {
 		env := startSim(t, leadsim.Options{RejectTokensAfter: 1}, nil)
-		if _, _, err := env.c.Create(context.Background(), simLead(1, false)); err != nil {
+		if _, _, err := env.c.Create(context.Background(), simLead(1, false), nil); err != nil {
 			t.Fatalf("first createLead: %v", err)
 		}
-		_, call, err := env.c.Create(context.Background(), simLead(2, false))
+		_, call, err := env.c.Create(context.Background(), simLead(2, false), nil)
 		var de *AccessError
 		if !errors.As(err, &de) || !IsFatal(err) || de.Status != 401 || call.Attempts != 2 {
 			t.Fatalf("createLead after the API stopped taking tokens = %v (%d attempts), want an *AccessError after 2 attempts (one with a fresh token)", err, call.Attempts)
 		}
 		tokens, sent := tokenRequests(env), env.srv.Stats().Requests[leadsim.OpCreateLead]
 		for i := range 5 {
-			if _, _, err := env.c.Create(context.Background(), simLead(3+i, false)); !errors.As(err, &de) {
+			if _, _, err := env.c.Create(context.Background(), simLead(3+i, false), nil); !errors.As(err, &de) {
 				t.Fatalf("createLead after the refusal = %v, want the *AccessError", err)
 			}
 		}
@@ -46,10 +46,10 @@ func TestSimAccessDenied(t *testing.T) {
 	})
 	t.Run("Lead.Write revoked", func(t *testing.T) {
 		env := startSim(t, leadsim.Options{RevokeWriteAfter: 1}, nil)
-		if _, _, err := env.c.Create(context.Background(), simLead(1, false)); err != nil {
+		if _, _, err := env.c.Create(context.Background(), simLead(1, false), nil); err != nil {
 			t.Fatalf("first createLead: %v", err)
 		}
-		_, _, err := env.c.Create(context.Background(), simLead(2, false))
+		_, _, err := env.c.Create(context.Background(), simLead(2, false), nil)
 		var de *AccessError
 		if !errors.As(err, &de) || de.Code != "FORBIDDEN" {
 			t.Fatalf("createLead without Lead.Write = %v, want an *AccessError FORBIDDEN", err)
@@ -60,8 +60,8 @@ func TestSimAccessDenied(t *testing.T) {
 	})
 	t.Run("denied codes are a setting", func(t *testing.T) {
 		env := startSim(t, leadsim.Options{RevokeWriteAfter: 1}, func(c *Config) { c.DeniedCodes = []string{"UNAUTHENTICATED"} })
-		env.c.Create(context.Background(), simLead(1, false))
-		_, _, err := env.c.Create(context.Background(), simLead(2, false))
+		env.c.Create(context.Background(), simLead(1, false), nil)
+		_, _, err := env.c.Create(context.Background(), simLead(2, false), nil)
 		var ce *CallError
 		if IsFatal(err) || !errors.As(err, &ce) || ce.Code != "FORBIDDEN" {
 			t.Errorf("createLead answered FORBIDDEN, not a denied code = %v, want a row's *CallError", err)
@@ -71,14 +71,14 @@ func TestSimAccessDenied(t *testing.T) {
 		writer := leadsim.DefaultClient()
 		writer.Roles = []string{leadsim.RoleWrite}
 		env := startSim(t, leadsim.Options{Clients: []leadsim.Client{writer}}, nil)
-		res, _, err := env.c.Create(context.Background(), simLead(1, false))
+		res, _, err := env.c.Create(context.Background(), simLead(1, false), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := env.c.Lead(context.Background(), res.ID, nil); err == nil || IsFatal(err) {
 			t.Errorf("lead read without Lead.Read = %v, want a row's error, not fatal", err)
 		}
-		if _, _, err := env.c.Create(context.Background(), simLead(2, false)); err != nil {
+		if _, _, err := env.c.Create(context.Background(), simLead(2, false), nil); err != nil {
 			t.Errorf("createLead after a refused read = %v, want it sent", err)
 		}
 	})

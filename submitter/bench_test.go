@@ -152,7 +152,7 @@ func BenchmarkCreate(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		if _, _, err := c.Create(context.Background(), simLead(i, i%2 == 0)); err != nil {
+		if _, _, err := c.Create(context.Background(), simLead(i, i%2 == 0), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -176,7 +176,7 @@ func BenchmarkClientCPU10k(b *testing.B) {
 			start := cpuTime()
 			var failed atomic.Int64
 			runWorkers(n, r*n, workers, func(i int) {
-				if _, _, err := c.Create(context.Background(), simLead(i, i%2 == 0)); err != nil {
+				if _, _, err := c.Create(context.Background(), simLead(i, i%2 == 0), nil); err != nil {
 					failed.Add(1)
 				}
 			})
@@ -260,7 +260,7 @@ func BenchmarkThroughput(b *testing.B) {
 			for r := 0; b.Loop(); r++ {
 				start := time.Now()
 				runWorkers(tc.n, r*tc.n, tc.workers, func(i int) {
-					if _, _, err := c.Create(context.Background(), simLead(i, false)); err != nil {
+					if _, _, err := c.Create(context.Background(), simLead(i, false), nil); err != nil {
 						b.Error(err)
 					}
 				})

@@ -518,18 +518,24 @@ func (cfg *Config) setDefaults() {
 	}
 }
 
-// Create calls createLead for one lead. A non-nil error is a *CallError
-// (the row failed; the others go on) or a *token.AuthError (IsFatal: stop the
-// run). Call says how many attempts it took and whether one of them may
-// have reached the service unanswered.
-func (c *Client) Create(ctx context.Context, in lead.Input) (lead.Result, Call, error) {
-	return c.call(ctx, "createLead", c.createDoc, "input", wireInput(in), redact.New(in))
+// Create calls createLead for one lead. red is in's Redactor
+// (redact.New(in)), the one the caller gives the row's Submit and Lead
+// too: it cuts the lead's SSN and date of birth out of the answer, the
+// error and the debug logs; nil: Create makes one. A non-nil error is a
+// *CallError (the row failed; the others go on) or a *token.AuthError
+// (IsFatal: stop the run). Call says how many attempts it took and whether
+// one of them may have reached the service unanswered.
+func (c *Client) Create(ctx context.Context, in lead.Input, red *redact.Redactor) (lead.Result, Call, error) {
+	if red == nil {
+		red = redact.New(in)
+	}
+	return c.call(ctx, "createLead", c.createDoc, "input", wireInput(in), red)
 }
 
 // Lead reads the lead the service holds under id. red is the Redactor of
 // the lead the call is about (redact.New of the row's input): it cuts
 // that lead's SSN and date of birth out of the answer, the error and the
-// debug logs, as Create does on its own; nil cuts only SSN-shaped numbers.
+// debug logs, as it does for Create; nil cuts only SSN-shaped numbers.
 // Errors are as for Create.
 func (c *Client) Lead(ctx context.Context, id string, red *redact.Redactor) (lead.Result, Call, error) {
 	return c.call(ctx, "lead", c.leadDoc, "id", id, red)

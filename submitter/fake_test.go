@@ -230,7 +230,7 @@ func TestFakeReplies(t *testing.T) {
 				cfg.MaxAttempts = tc.maxAttempts
 				cfg.Rate = 1000 // a 429 halves it: still fast
 			})
-			res, call, err := c.Create(context.Background(), testInput())
+			res, call, err := c.Create(context.Background(), testInput(), nil)
 			if call.Attempts != tc.wantAttempts {
 				t.Errorf("Create() attempts = %d, want %d", call.Attempts, tc.wantAttempts)
 			}
@@ -275,7 +275,7 @@ func TestFakeRetryAfterIsHonoured(t *testing.T) {
 		writeJSON(w, 200, okCreate)
 	}}
 	c, _ := newFakeClient(t, f, nil)
-	if _, call, err := c.Create(context.Background(), testInput()); err != nil || call.Attempts != 2 {
+	if _, call, err := c.Create(context.Background(), testInput(), nil); err != nil || call.Attempts != 2 {
 		t.Fatalf("Create() = %v, %d attempts, want success after 2", err, call.Attempts)
 	}
 	if gap < time.Second {
@@ -309,7 +309,7 @@ func TestFake401RenewsTokenOnce(t *testing.T) {
 				writeJSON(w, 200, okCreate)
 			}
 			c, logs := newFakeClient(t, f, nil)
-			_, call, err := c.Create(context.Background(), testInput())
+			_, call, err := c.Create(context.Background(), testInput(), nil)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("Create() error = %v, want error %v", err, tc.wantErr)
 			}
@@ -350,7 +350,7 @@ func TestFakeConcurrent401sCauseOneFetch(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, _, err := c.Create(context.Background(), testInput()); err != nil {
+			if _, _, err := c.Create(context.Background(), testInput(), nil); err != nil {
 				failed.Add(1)
 				t.Errorf("Create() = %v", err)
 			}
@@ -414,7 +414,7 @@ func TestFakeTokenEndpoint(t *testing.T) {
 				cfg.TokenRetries = 3
 			})
 			for i := 0; i < 3; i++ { // later calls fail fast with the same error
-				_, _, err := c.Create(context.Background(), testInput())
+				_, _, err := c.Create(context.Background(), testInput(), nil)
 				if (err != nil) != tc.wantErr || IsFatal(err) != tc.wantFatal {
 					t.Fatalf("Create() #%d error = %v, want error %v fatal %v", i, err, tc.wantErr, tc.wantFatal)
 				}
@@ -461,7 +461,7 @@ func TestFakeWrongSecretFetchesOnceForManyWorkers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, _, err := c.Create(context.Background(), testInput()); !IsFatal(err) {
+			if _, _, err := c.Create(context.Background(), testInput(), nil); !IsFatal(err) {
 				t.Errorf("Create() = %v, want a fatal AuthError", err)
 			}
 		}()
@@ -485,7 +485,7 @@ func TestFakeTimeoutIsAmbiguous(t *testing.T) {
 		writeJSON(w, 200, `{"data":{"createLead":{"id":"L2","resultCode":1002,"note":"duplicate","partnerLeadId":"p1","bidValue":null}}}`)
 	}}
 	c, _ := newFakeClient(t, f, func(cfg *Config) { cfg.CallTimeout = 200 * time.Millisecond })
-	res, call, err := c.Create(context.Background(), testInput())
+	res, call, err := c.Create(context.Background(), testInput(), nil)
 	if err != nil || res.ResultCode != 1002 {
 		t.Fatalf("Create() = %+v, %v, want the duplicate answer 1002", res, err)
 	}
@@ -505,11 +505,11 @@ func TestFakeCancelledCall(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	_, _, err := c.Create(ctx, testInput())
+	_, _, err := c.Create(ctx, testInput(), nil)
 	if !errors.Is(err, context.Canceled) || IsFatal(err) {
 		t.Errorf("Create() after cancel = %v, want context.Canceled, not fatal", err)
 	}
-	if _, _, err := c.Create(ctx, testInput()); !errors.Is(err, context.Canceled) {
+	if _, _, err := c.Create(ctx, testInput(), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("Create() with a cancelled ctx = %v, want context.Canceled", err)
 	}
 }
@@ -601,7 +601,7 @@ func TestFakeTokenRenewedAheadOfExpiry(t *testing.T) {
 	c, _ := newFakeClient(t, f, func(cfg *Config) { cfg.Now = clk.Now })
 	create := func() {
 		t.Helper()
-		if _, _, err := c.Create(context.Background(), testInput()); err != nil {
+		if _, _, err := c.Create(context.Background(), testInput(), nil); err != nil {
 			t.Fatalf("Create() = %v", err)
 		}
 	}
@@ -651,12 +651,12 @@ func TestFakeWaiterStopsWaitingFetchGoesOn(t *testing.T) {
 	c, _ := newFakeClient(t, f, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, _, err := c.Create(ctx, testInput())
+	_, _, err := c.Create(ctx, testInput(), nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Create() with a 50ms deadline while the token fetch hangs = %v, want context.DeadlineExceeded", err)
 	}
 	close(release)
-	if _, _, err := c.Create(context.Background(), testInput()); err != nil {
+	if _, _, err := c.Create(context.Background(), testInput(), nil); err != nil {
 		t.Fatalf("Create() after the fetch was released = %v", err)
 	}
 	if got := f.tokens.Load(); got != 1 {

@@ -34,7 +34,7 @@ func createAll(c *Client, from, n int) ([]Call, []error) {
 	calls, errs := make([]Call, n), make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { _, calls[i], errs[i] = c.Create(context.Background(), simLead(from+i, false)) })
+		wg.Go(func() { _, calls[i], errs[i] = c.Create(context.Background(), simLead(from+i, false), nil) })
 	}
 	wg.Wait()
 	return calls, errs
@@ -128,7 +128,7 @@ func TestSimHangIsAnOutage(t *testing.T) {
 	if err := env.c.Preflight(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, call, err := env.c.Create(context.Background(), simLead(1, true))
+	_, call, err := env.c.Create(context.Background(), simLead(1, true), nil)
 	if !IsOutageStop(err) || !call.Ambiguous || call.Attempts != 1 {
 		t.Fatalf("Create during a hang: %v, %+v; want an *OutageError after one ambiguous attempt", err, call)
 	}
@@ -146,7 +146,7 @@ func TestSimNoOutageBeforeTheFirstAnswer(t *testing.T) {
 	if err := env.c.Preflight(context.Background()); !IsUnreachable(err) {
 		t.Fatalf("Preflight: %v, want unreachable", err)
 	}
-	_, _, err := env.c.Create(context.Background(), simLead(1, false))
+	_, _, err := env.c.Create(context.Background(), simLead(1, false), nil)
 	if !IsOutage(err) || IsOutageStop(err) {
 		t.Errorf("Create: %v, want an outage-class failure, not a wait", err)
 	}

@@ -202,7 +202,7 @@ func TestSimTLSFailureIsNotRetried(t *testing.T) {
 		cfg.Endpoint = untrusted.URL + "/graphql"
 		cfg.CallTimeout = slowMachine
 	})
-	_, call, err := env.c.Create(context.Background(), simLead(1, true))
+	_, call, err := env.c.Create(context.Background(), simLead(1, true), nil)
 	if call.Attempts != 1 || !IsOutage(err) || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("Create() against an untrusted certificate = %v after %d attempts, want one attempt, an outage naming the certificate", err, call.Attempts)
 	}
@@ -235,7 +235,7 @@ func TestFakeOutageClassification(t *testing.T) {
 			t.Parallel()
 			f := &fakeService{graphql: func(n int64, w http.ResponseWriter, r *http.Request, auth string) { tc.reply(w) }}
 			c, _ := newFakeClient(t, f, func(cfg *Config) { cfg.MaxAttempts = 2 })
-			_, _, err := c.Create(context.Background(), testInput())
+			_, _, err := c.Create(context.Background(), testInput(), nil)
 			if err == nil {
 				t.Fatalf("Create() = nil error, want one")
 			}
@@ -248,7 +248,7 @@ func TestFakeOutageClassification(t *testing.T) {
 		t.Parallel()
 		f := &fakeService{}
 		c, _ := newFakeClient(t, f, func(cfg *Config) { cfg.Endpoint = "http://127.0.0.1:1/graphql"; cfg.MaxAttempts = 2 })
-		_, call, err := c.Create(context.Background(), testInput())
+		_, call, err := c.Create(context.Background(), testInput(), nil)
 		if !IsOutage(err) || call.Attempts != 2 {
 			t.Errorf("Create() = %v after %d attempts, want an outage after 2 (retried during a run)", err, call.Attempts)
 		}
@@ -259,7 +259,7 @@ func TestFakeOutageClassification(t *testing.T) {
 		c, _ := newFakeClient(t, f, func(cfg *Config) { cfg.Endpoint = "http://127.0.0.1:1/graphql" })
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, _, err := c.Create(ctx, testInput()); err == nil || IsOutage(err) {
+		if _, _, err := c.Create(ctx, testInput(), nil); err == nil || IsOutage(err) {
 			t.Errorf("Create() with a cancelled context = %v, want an error that is not an outage", err)
 		}
 	})

@@ -57,7 +57,7 @@ func TestFakeTokenRedirectNotFollowed(t *testing.T) {
 				return true
 			}
 			c, logs := newFakeClient(t, f, nil)
-			_, _, err := c.Create(context.Background(), testInput())
+			_, _, err := c.Create(context.Background(), testInput(), nil)
 			if !IsFatal(err) || !strings.Contains(err.Error(), evil.host) {
 				t.Errorf("Create() = %v, want a fatal error naming %s", err, evil.host)
 			}
@@ -88,7 +88,7 @@ func TestFakeEndpointRedirectNotFollowed(t *testing.T) {
 		http.Redirect(w, r, evil.srv.URL+"/graphql", http.StatusTemporaryRedirect)
 	}}
 	c, logs := newFakeClient(t, f, nil)
-	_, call, err := c.Create(context.Background(), testInput())
+	_, call, err := c.Create(context.Background(), testInput(), nil)
 	if err == nil || !strings.Contains(err.Error(), evil.host) || !IsOutage(err) || call.Attempts != 1 {
 		t.Errorf("Create() = %v after %d attempts, want one attempt, an outage naming %s", err, call.Attempts, evil.host)
 	}

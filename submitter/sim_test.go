@@ -111,7 +111,7 @@ func runLeads(t *testing.T, c *Client, from, n, workers int, qualified bool) []s
 					return
 				}
 				in := simLead(from+k, qualified)
-				res, call, err := c.Create(context.Background(), in)
+				res, call, err := c.Create(context.Background(), in, nil)
 				out[k] = simOutcome{in, res, call, err}
 			}
 		}()
@@ -196,7 +196,7 @@ func TestSimSubmit(t *testing.T) {
 	t.Parallel()
 	env := startSim(t, leadsim.Options{}, nil)
 	ctx := context.Background()
-	created, _, err := env.c.Create(ctx, simLead(1, true))
+	created, _, err := env.c.Create(ctx, simLead(1, true), nil)
 	if err != nil || !lead.NeedsSubmission(created.ResultCode) {
 		t.Fatalf("Create(qualified) = %+v, %v, want a qualified lead", created, err)
 	}
@@ -407,7 +407,7 @@ func TestSimTokenErrors(t *testing.T) {
 			_, err := env.c.CheckAuth(ctx)
 			errs = append(errs, err)
 			for i := 0; i < 3; i++ {
-				_, _, err := env.c.Create(ctx, simLead(i, true))
+				_, _, err := env.c.Create(ctx, simLead(i, true), nil)
 				errs = append(errs, err)
 			}
 			for i, err := range errs {
@@ -483,7 +483,7 @@ func TestSimCheckAuth(t *testing.T) {
 func TestSimBodyCap(t *testing.T) {
 	t.Parallel()
 	env := startSim(t, leadsim.Options{}, func(c *Config) { c.MaxResponseBytes = 64 })
-	_, call, err := env.c.Create(context.Background(), simLead(1, true))
+	_, call, err := env.c.Create(context.Background(), simLead(1, true), nil)
 	var ce *CallError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "larger than 64 bytes") || call.Attempts != 1 {
 		t.Errorf("Create() with a 64-byte cap = %+v, %v, want a body-cap CallError after 1 attempt", call, err)
@@ -508,7 +508,7 @@ func TestSimLeadRead(t *testing.T) {
 	env := startSim(t, leadsim.Options{}, nil)
 	ctx := context.Background()
 	in := simLead(7, true)
-	created, _, err := env.c.Create(ctx, in)
+	created, _, err := env.c.Create(ctx, in, nil)
 	if err != nil {
 		t.Fatalf("Create() = %v", err)
 	}
@@ -594,7 +594,7 @@ func TestSimSubmitAndLeadRedact(t *testing.T) {
 	var leads []lead.Input
 	for i := range 8 {
 		in := simLead(200+i, true)
-		created, _, err := env.c.Create(ctx, in)
+		created, _, err := env.c.Create(ctx, in, nil)
 		if err != nil {
 			t.Fatalf("Create(%s) = %v", in.LeadID, err)
 		}
@@ -630,7 +630,7 @@ func TestSimSubmitAndLeadRedact(t *testing.T) {
 	// Control: without the lead's Redactor, the refusal keeps the date of
 	// birth (not shaped like an SSN), so the checks above can fail.
 	in := leads[0]
-	created, _, _ := env.c.Create(ctx, in) // a duplicate now; its id is the first's
+	created, _, _ := env.c.Create(ctx, in, nil) // a duplicate now; its id is the first's
 	_, _, err := env.c.Submit(ctx, created.ID, nil)
 	if err == nil || !strings.Contains(err.Error(), piiForms(in)[4]) {
 		t.Errorf("Submit(%s) again without a Redactor = %v, want the echo of the date of birth %s kept", created.ID, err, piiForms(in)[4])

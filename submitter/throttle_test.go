@@ -42,7 +42,7 @@ func TestFakeThrottledWithoutProgressFails(t *testing.T) {
 		cfg.MaxAttempts = 2
 		cfg.Rate = 1000 // a 429 halves it: still fast
 	})
-	_, call, err := c.Create(context.Background(), testInput())
+	_, call, err := c.Create(context.Background(), testInput(), nil)
 	const want = "createLead: HTTP 429 Too Many Requests after 8 attempts: [RATE_LIMITED] Too many requests: rate limit exceeded; retry after the Retry-After delay"
 	if err == nil || err.Error() != want || call.Attempts != 8 {
 		t.Errorf("Create() = %v after %d attempts, want %q after 8", err, call.Attempts, want)

@@ -774,7 +774,7 @@ func (e *engine) create(ctx context.Context, j job, row *lead.Row, red *redact.R
 		}
 		return res, p.Attempts, unverified, err
 	}
-	created, call, err := e.api.Create(ctx, j.input)
+	created, call, err := e.api.Create(ctx, j.input, red)
 	res.Result = created
 	e.observe(err)
 	if err != nil {

@@ -26,13 +26,15 @@ type fakeAPI struct {
 	lead   func(ctx context.Context, id string) (lead.Result, submitter.Call, error)
 
 	mu      sync.Mutex
-	created []string // leadIds sent to createLead
-	submits []string // ids sent to submitLead
-	reads   []string // ids read
+	reds    map[string][]*redact.Redactor // by leadId (createLead) or id (the others): the Redactors each call got
+	created []string                      // leadIds sent to createLead
+	submits []string                      // ids sent to submitLead
+	reads   []string                      // ids read
 }
 
-func (f *fakeAPI) Create(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+func (f *fakeAPI) Create(ctx context.Context, in lead.Input, red *redact.Redactor) (lead.Result, submitter.Call, error) {
 	f.mu.Lock()
+	f.redactor(in.LeadID, red)
 	f.created = append(f.created, in.LeadID)
 	f.mu.Unlock()
 	if f.create == nil {
@@ -41,8 +43,9 @@ func (f *fakeAPI) Create(ctx context.Context, in lead.Input) (lead.Result, submi
 	return f.create(ctx, in)
 }
 
-func (f *fakeAPI) Submit(ctx context.Context, id string, _ *redact.Redactor) (lead.Result, submitter.Call, error) {
+func (f *fakeAPI) Submit(ctx context.Context, id string, red *redact.Redactor) (lead.Result, submitter.Call, error) {
 	f.mu.Lock()
+	f.redactor(id, red)
 	f.submits = append(f.submits, id)
 	f.mu.Unlock()
 	if f.submit == nil {
@@ -51,14 +54,23 @@ func (f *fakeAPI) Submit(ctx context.Context, id string, _ *redact.Redactor) (le
 	return f.submit(ctx, id)
 }
 
-func (f *fakeAPI) Lead(ctx context.Context, id string, _ *redact.Redactor) (lead.Result, submitter.Call, error) {
+func (f *fakeAPI) Lead(ctx context.Context, id string, red *redact.Redactor) (lead.Result, submitter.Call, error) {
 	f.mu.Lock()
+	f.redactor(id, red)
 	f.reads = append(f.reads, id)
 	f.mu.Unlock()
 	if f.lead == nil {
 		return lead.Result{}, submitter.Call{Attempts: 1}, &submitter.CallError{Op: "lead", Status: 200, Message: "[NOT_FOUND] no such lead", Attempts: 1}
 	}
 	return f.lead(ctx, id)
+}
+
+// redactor notes the Redactor a call about key got. f.mu is held.
+func (f *fakeAPI) redactor(key string, red *redact.Redactor) {
+	if f.reds == nil {
+		f.reds = map[string][]*redact.Redactor{}
+	}
+	f.reds[key] = append(f.reds[key], red)
 }
 
 func (f *fakeAPI) calls() (created, submits, reads []string) {

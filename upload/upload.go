@@ -43,10 +43,11 @@ import (
 
 // API is the service's three calls as the engine uses them.
 // *submitter.Client satisfies it; it must be safe for concurrent use. The
-// engine gives Submit and Lead the Redactor of the row a call is about, so
-// that the row's SSN and date of birth reach no result, error or log.
+// engine gives every call the Redactor of the row it is about, one per
+// row (redact.New of its input), so that the row's SSN and date of birth
+// reach no result, error or log.
 type API interface {
-	Create(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error)
+	Create(ctx context.Context, in lead.Input, red *redact.Redactor) (lead.Result, submitter.Call, error)
 	Submit(ctx context.Context, id string, red *redact.Redactor) (lead.Result, submitter.Call, error)
 	Lead(ctx context.Context, id string, red *redact.Redactor) (lead.Result, submitter.Call, error)
 }

@@ -3,6 +3,7 @@ package upload
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -108,6 +109,43 @@ func TestFreshRows(t *testing.T) {
 			}
 			checkAccounting(t, res.Summary)
 		})
+	}
+}
+
+// TestOneRedactorPerRow: every call about a row (its createLead, the read
+// of the lead a duplicate answer names, its submitLead) gets the one
+// Redactor the engine made of the row's input.
+func TestOneRedactorPerRow(t *testing.T) {
+	api := &fakeAPI{
+		create: func(_ context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+			return lead.Result{ID: "dup-" + in.LeadID, ResultCode: 1002, Note: "Duplicate of lead orig-" + in.LeadID}, submitter.Call{Attempts: 2, Ambiguous: true}, nil
+		},
+		lead: func(_ context.Context, id string) (lead.Result, submitter.Call, error) {
+			own := strings.TrimPrefix(id, "orig-")
+			return lead.Result{ID: id, ResultCode: 1017, Note: "Qualified; awaiting submission", BidValue: bid("45.00"), PartnerLeadID: own}, submitter.Call{Attempts: 1}, nil
+		},
+	}
+	_, j, err := run(t, context.Background(), testConfig(), &fakeSource{items: validItems(3)}, api)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for row := 1; row <= 3; row++ {
+		if got := j.last()[row].Status; got != lead.StatusSubmitted {
+			t.Fatalf("row %d ended %s, want submitted after its own-lead check", row, got)
+		}
+		id := "L" + strconv.Itoa(row)
+		created, read := api.reds[id], api.reds["orig-"+id]
+		if len(created) != 1 || created[0] == nil || len(read) != 2 {
+			t.Fatalf("row %d: createLead got %d Redactors, the lead's read and submitLead %d; want 1 and 2", row, len(created), len(read))
+		}
+		for _, red := range read {
+			if red != created[0] {
+				t.Errorf("row %d: a call got another Redactor than its createLead's: two built for one row", row)
+			}
+		}
+		if other := api.reds["L"+strconv.Itoa(row%3+1)]; other[0] == created[0] {
+			t.Errorf("rows %d and %d share a Redactor", row, row%3+1)
+		}
 	}
 }
 
