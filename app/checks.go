@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -15,26 +14,37 @@ import (
 // CheckOptions are the flags of the checks an input passes before anything
 // is sent: required columns, the share of invalid rows, an empty file.
 type CheckOptions struct {
-	requireColumns string
-	allowEmpty     bool
-	maxInvalid     string // upload only
-	// strict makes any invalid row fail the upload (exit 1); without it,
+	RequireColumns string
+	AllowEmpty     bool
+	MaxInvalid     string // upload only
+	// Strict makes any invalid row fail the upload (exit 1); without it,
 	// invalid rows within --max-invalid are the partner's to fix: reported
 	// (summary, metrics, --rejects) and the run exits 0. Upload only:
 	// validate always fails on an invalid row, finding them is its job.
-	strict bool
-	// allowNoSSN lets an upload go without a column for
+	Strict bool
+	// AllowNoSSN lets an upload go without a column for
 	// socialSecurityNumber (a partner that has none): without it, such an
 	// input stops before anything is sent, since every lead would be
-	// answered unqualified. upload is set for upload's checks.
-	allowNoSSN bool
-	upload     bool
+	// answered unqualified. Upload only.
+	AllowNoSSN bool
+	// upload is set by UploadJob.Prepare: upload's checks, not validate's.
+	upload bool
 
 	required []lead.Field
 	// maxRatio, when maxCount is -1, is the largest share of invalid rows
 	// allowed; otherwise maxCount is the largest number.
 	maxRatio float64
 	maxCount int
+}
+
+// NewCheckOptions returns the checks' options with their defaults: for
+// upload (upload set), --max-invalid 20%.
+func NewCheckOptions(upload bool) *CheckOptions {
+	o := &CheckOptions{}
+	if upload {
+		o.MaxInvalid = "20%"
+	}
+	return o
 }
 
 // alwaysRequired are the columns without which every row is invalid: the
@@ -46,28 +56,10 @@ func alwaysRequired() []lead.Field { return []lead.Field{lead.DateOfBirth, lead.
 // before the first call.
 const stdinCheckRows = 1000
 
-// Register registers the checks' flags on fs; upload adds upload's own
-// (--max-invalid, --strict).
-func (o *CheckOptions) Register(fs *flag.FlagSet, upload bool) {
-	fs.StringVar(&o.requireColumns, "require-columns", "", "fields the input must have a column for, besides dateOfBirth and termsConsent (eg socialSecurityNumber)")
-	fs.BoolVar(&o.allowEmpty, "allow-empty", false, "exit 0 for an input with a header and no rows (default: exit 1, \"no rows\")")
-	o.upload = upload
-	if upload {
-		fs.StringVar(&o.maxInvalid, "max-invalid", "20%", "send nothing when more rows than this are invalid, a share (5%) or a count (50); fewer do not fail the run")
-		fs.BoolVar(&o.strict, "strict", false, "exit 1 on any invalid row, even within --max-invalid (default: reported, not failed)")
-		fs.BoolVar(&o.allowNoSSN, "allow-no-ssn", false, "upload an input with no socialSecurityNumber column (a partner that sends none: no credit pull)")
-	}
-}
-
-// RegisterFor returns register for the command list (help, completion).
-func (o *CheckOptions) RegisterFor(upload bool) func(*flag.FlagSet) {
-	return func(fs *flag.FlagSet) { o.Register(fs, upload) }
-}
-
 // check parses the flags' values.
 func (o *CheckOptions) check() error {
 	o.required = alwaysRequired()
-	for name := range strings.SplitSeq(o.requireColumns, ",") {
+	for name := range strings.SplitSeq(o.RequireColumns, ",") {
 		if name = strings.TrimSpace(name); name == "" {
 			continue
 		}
@@ -77,21 +69,21 @@ func (o *CheckOptions) check() error {
 		}
 		o.required = append(o.required, f)
 	}
-	if o.upload && !o.allowNoSSN {
+	if o.upload && !o.AllowNoSSN {
 		o.required = append(o.required, lead.SocialSecurityNumber)
 	}
 	o.maxCount, o.maxRatio = -1, 1
-	if v := strings.TrimSpace(o.maxInvalid); v != "" {
+	if v := strings.TrimSpace(o.MaxInvalid); v != "" {
 		if pct, ok := strings.CutSuffix(v, "%"); ok {
 			r, err := strconv.ParseFloat(pct, 64)
 			if err != nil || r < 0 || r > 100 {
-				return UsageErrorf("--max-invalid %q: want a share from 0%% to 100%% or a count of rows", o.maxInvalid)
+				return UsageErrorf("--max-invalid %q: want a share from 0%% to 100%% or a count of rows", o.MaxInvalid)
 			}
 			o.maxRatio = r / 100
 		} else {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				return UsageErrorf("--max-invalid %q: want a share from 0%% to 100%% or a count of rows", o.maxInvalid)
+				return UsageErrorf("--max-invalid %q: want a share from 0%% to 100%% or a count of rows", o.MaxInvalid)
 			}
 			o.maxCount = n
 		}
@@ -166,7 +158,7 @@ func (o *CheckOptions) missingRequired(input string, provided []lead.Field, unkn
 // requiredByFlag are the fields --require-columns names.
 func (o *CheckOptions) requiredByFlag() []lead.Field {
 	var out []lead.Field
-	for name := range strings.SplitSeq(o.requireColumns, ",") {
+	for name := range strings.SplitSeq(o.RequireColumns, ",") {
 		if f, ok := lead.FieldByName(strings.TrimSpace(name)); ok {
 			out = append(out, f)
 		}
@@ -195,7 +187,7 @@ func (o *CheckOptions) noRows(input string, sum *summary.Summary) (done bool, er
 	if sum.RowsRead != 0 || sum.Interrupted {
 		return false, nil
 	}
-	if o.allowEmpty {
+	if o.AllowEmpty {
 		return true, nil
 	}
 	return true, exitErrorf(ExitRowsFailed, "no rows: %s has no data rows (pass --allow-empty when an empty export is normal)", input)

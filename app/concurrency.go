@@ -11,40 +11,40 @@ import (
 	"github.com/bulkload/bulkload/summary"
 )
 
-// concurrencyFlag is --concurrency: "auto" (the default: learn the limit
+// Concurrency is --concurrency: "auto" (the default: learn the limit
 // on calls in flight, see submitter.Concurrency) or a fixed number.
-type concurrencyFlag struct {
-	auto bool
-	n    int
+type Concurrency struct {
+	Auto bool
+	N    int
 }
 
-func (c *concurrencyFlag) String() string {
-	if c.auto {
+func (c *Concurrency) String() string {
+	if c.Auto {
 		return "auto"
 	}
-	return strconv.Itoa(c.n)
+	return strconv.Itoa(c.N)
 }
 
-func (c *concurrencyFlag) Set(s string) error {
+func (c *Concurrency) Set(s string) error {
 	if s == "auto" {
-		*c = concurrencyFlag{auto: true}
+		*c = Concurrency{Auto: true}
 		return nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
 		return fmt.Errorf("want auto, or a whole number of calls in flight, not %q", s)
 	}
-	*c = concurrencyFlag{n: n}
+	*c = Concurrency{N: n}
 	return nil
 }
 
 // workers is the number of workers the pool runs: the fixed limit, or
 // Auto's cap (the limit decides how many of them have a call in flight).
 func (o *UploadOptions) workers() int {
-	if o.concurrency.auto {
-		return o.maxConcurrency
+	if o.Concurrency.Auto {
+		return o.MaxConcurrency
 	}
-	return o.concurrency.n
+	return o.Concurrency.N
 }
 
 // boundShare is the share of the sending time a limit must have held calls
@@ -119,7 +119,7 @@ func boundBy(st submitter.Stats, up *UploadOptions) *summary.BoundBy {
 	// cap). Between two limits in force, or two climbs, the longer wait
 	// wins.
 	concFound := !c.Auto || c.Limit >= c.Max || c.LatencyCuts > 0 || c.PressureCuts > 0
-	rateFound := st.LimitFound || !up.Rate.Auto || (up.maxRate > 0 && st.CurrentRate >= 0.99*up.maxRate)
+	rateFound := st.LimitFound || !up.Rate.Auto || (up.MaxRate > 0 && st.CurrentRate >= 0.99*up.MaxRate)
 	switch {
 	case !rateBinds && !concBinds:
 		b.Kind = summary.BoundInput
@@ -182,15 +182,15 @@ func rateBound(b *summary.BoundBy, st submitter.Stats, up *UploadOptions, callsP
 		share429 = 100 * float64(st.Status429) / float64(st.Attempts)
 	}
 	switch {
-	case !up.Rate.Auto && up.Rate.perSecond > 0:
+	case !up.Rate.Auto && up.Rate.PerSecond > 0:
 		b.Kind = summary.BoundRate
-		b.Text = fmt.Sprintf("--rate %g (%.0f calls/s; %.1f%% answered 429)", up.Rate.perSecond, callsPerSecond, share429)
+		b.Text = fmt.Sprintf("--rate %g (%.0f calls/s; %.1f%% answered 429)", up.Rate.PerSecond, callsPerSecond, share429)
 	case !up.Rate.Auto:
 		b.Kind = summary.BoundRateLimit
 		b.Text = fmt.Sprintf("the service's rate limit: 429s made --rate 0 slow down (%.0f calls/s; %.1f%% answered 429)", callsPerSecond, share429)
-	case up.maxRate > 0 && st.CurrentRate >= 0.99*up.maxRate:
+	case up.MaxRate > 0 && st.CurrentRate >= 0.99*up.MaxRate:
 		b.Kind = summary.BoundMaxRate
-		b.Text = fmt.Sprintf("--max-rate %g (%.0f calls/s; %.1f%% answered 429)", up.maxRate, callsPerSecond, share429)
+		b.Text = fmt.Sprintf("--max-rate %g (%.0f calls/s; %.1f%% answered 429)", up.MaxRate, callsPerSecond, share429)
 	case st.LimitFound:
 		b.Kind = summary.BoundRateLimit
 		b.Text = fmt.Sprintf("the service's rate limit: settled at %.0f calls/s; %.1f%% answered 429", st.SettledRate, share429)

@@ -26,28 +26,28 @@ func (u *uploader) connect(ctx context.Context, prove bool) (client *submitter.C
 		ClientID:       u.creds.ClientID,
 		ClientSecret:   u.creds.Secret,
 		Scope:          u.creds.Scope,
-		Rate:           u.up.Rate.perSecond,
+		Rate:           u.up.Rate.PerSecond,
 		RateAuto:       u.up.Rate.Auto,
-		MaxRate:        u.up.maxRate,
+		MaxRate:        u.up.MaxRate,
 		KnownRateLimit: u.pace.rateLimit,
-		MaxAttempts:    u.up.maxAttempts,
+		MaxAttempts:    u.up.MaxAttempts,
 
-		Concurrency:     u.up.concurrency.n,
-		ConcurrencyAuto: u.up.concurrency.auto,
-		MaxConcurrency:  u.up.maxConcurrency,
+		Concurrency:     u.up.Concurrency.N,
+		ConcurrencyAuto: u.up.Concurrency.Auto,
+		MaxConcurrency:  u.up.MaxConcurrency,
 		// A resume starts where the earlier run settled.
 		StartConcurrency:   u.pace.concurrency,
 		ConcurrencySettled: u.pace.concurrency > 0,
 
-		CallTimeout:     u.up.timeout,
-		OutageWait:      max(u.up.outageWait, time.Nanosecond),    // 0: stop at once
-		PreflightWait:   max(u.up.preflightWait, time.Nanosecond), // 0: ask once
-		OutageThreshold: cmp.Or(u.up.maxOutages, -1),              // 0: no count
-		CreateDocument:  u.up.createDoc,
-		SubmitDocument:  u.up.submitDoc,
-		LeadDocument:    u.up.leadDoc,
-		RefusalCodes:    splitCodes(u.up.refusalCodes),
-		DeniedCodes:     splitCodes(u.up.deniedCodes),
+		CallTimeout:     u.up.Timeout,
+		OutageWait:      max(u.up.OutageWait, time.Nanosecond),    // 0: stop at once
+		PreflightWait:   max(u.up.PreflightWait, time.Nanosecond), // 0: ask once
+		OutageThreshold: cmp.Or(u.up.MaxConsecutiveFailures, -1),  // 0: no count
+		CreateDocument:  u.up.CreateDocument,
+		SubmitDocument:  u.up.SubmitDocument,
+		LeadDocument:    u.up.LeadDocument,
+		RefusalCodes:    splitCodes(u.up.RefusalCodes),
+		DeniedCodes:     splitCodes(u.up.DeniedCodes),
 		Ambiguous503:    u.up.amb503,
 		Logger:          u.log,
 
@@ -69,7 +69,7 @@ func (u *uploader) connect(ctx context.Context, prove bool) (client *submitter.C
 	}
 
 	// A bad credential stops the run before the first row is read.
-	authCtx, cancelAuth := context.WithTimeout(ctx, 2*u.up.timeout)
+	authCtx, cancelAuth := context.WithTimeout(ctx, 2*u.up.Timeout)
 	_, err = client.CheckAuth(authCtx)
 	cancelAuth()
 	if err != nil {
@@ -79,7 +79,7 @@ func (u *uploader) connect(ctx context.Context, prove bool) (client *submitter.C
 	// One cheap GraphQL query proves --endpoint before the first row,
 	// asked again for up to --preflight-wait while a gateway answers for
 	// a service that is away.
-	preCtx, cancelPre := context.WithTimeout(ctx, u.up.preflightWait+2*u.up.timeout)
+	preCtx, cancelPre := context.WithTimeout(ctx, u.up.PreflightWait+2*u.up.Timeout)
 	err = client.Preflight(preCtx)
 	cancelPre()
 	if err != nil {

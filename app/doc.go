@@ -31,8 +31,10 @@
 // Errors carry their exit class (exit.go: ExitError, UsageErrorf; StatusOf
 // is the one table from errors to statuses, which the summary JSON records
 // too). The options (InputOptions, UploadOptions, CheckOptions,
-// MetricsOptions) register their own flags, as Kubernetes' component
-// options do; the command line decides which a command has.
+// MetricsOptions, LedgerOptions and each command's own) are plain structs
+// with exported fields, as the GitHub CLI's are: NewUploadOptions and the
+// others give their defaults, the command line registers its flags on
+// them (cmd/bulkload/flags.go), and a test builds them directly.
 //
 // The stages it wires together live in their own packages: source (the
 // input read ahead, hashed and validated, over reader and mapper), upload

@@ -217,7 +217,7 @@ func (u *uploader) earlierResults(ctx context.Context, resultsPath string) (stri
 	switch {
 	case len(same)+len(other) == 0:
 		return resultsPath, nil
-	case u.up.overwrite:
+	case u.up.Overwrite:
 		u.log.Warn("--overwrite: an earlier upload of this input left its results under another name; every lead is sent again", "results", resultsPath, "earlier", names(append(same, other...)))
 		return resultsPath, nil
 	case len(other) > 0:
@@ -227,7 +227,7 @@ func (u *uploader) earlierResults(ctx context.Context, resultsPath string) (stri
 		}
 		return "", foreignErrorf("the results file %s does not exist, but an earlier upload of this input left results in %s: %s. Nothing was sent. Continue the earlier run with its own settings (--results of that file, or its --shard count, and --resume), or pass --overwrite to send every lead again",
 			resultsPath, names(other), why)
-	case !u.up.resume:
+	case !u.up.Resume:
 		return "", foreignErrorf("the results file %s does not exist, but an earlier upload of this input left its results in %s. Nothing was sent. Pass --resume to continue that run (its results file is written), or --overwrite to send every lead again",
 			resultsPath, names(same[:1]))
 	}

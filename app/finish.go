@@ -101,9 +101,9 @@ func outagesReport(outages []submitter.Outage) []summary.Outage {
 func (u *uploader) finishSummary(err error) error {
 	var recs []record
 	if u.summary != nil {
-		recs = sidecarRecords(u.summary, u.in.resultsPath(u.input), u.in.summaryJSON)
+		recs = sidecarRecords(u.summary, u.in.resultsPath(u.input), u.in.SummaryJSON)
 	}
-	if (u.in.summaryJSON != "" || u.in.report != "") && u.outputsChecked {
+	if (u.in.SummaryJSON != "" || u.in.Report != "") && u.outputsChecked {
 		sum := u.summary
 		if sum == nil {
 			sum = stoppedSummary("upload", u.start, err, cmp.Or(u.stopped, "stopped before the first row; see the log"), u.settings(u.in.resultsPath(u.input)))
@@ -111,17 +111,17 @@ func (u *uploader) finishSummary(err error) error {
 		// Refused because its files are another run's: that run's
 		// summary and report stay; a new path gets this run's.
 		keep := func(path string) bool { return u.refused() && keepOther(u.log, path) }
-		if u.in.summaryJSON != "" && !keep(u.in.summaryJSON) {
-			recs = append(recs, summaryJSONRecord(u.env, sum, u.in.summaryJSON))
+		if u.in.SummaryJSON != "" && !keep(u.in.SummaryJSON) {
+			recs = append(recs, summaryJSONRecord(u.env, sum, u.in.SummaryJSON))
 		}
-		if u.in.report != "" && !keep(u.in.report) {
+		if u.in.Report != "" && !keep(u.in.Report) {
 			var history func(code int) *runreport.Report
 			if !u.refused() {
 				history = func(code int) *runreport.Report {
 					return &runreport.Report{History: u.runHistory(context.Background(), sum, code), HistoryOf: u.metrics.Job()}
 				}
 			}
-			recs = append(recs, reportRecord(sum, u.in.report, history))
+			recs = append(recs, reportRecord(sum, u.in.Report, history))
 		}
 	}
 	return writeRecords(u.env, err, recs...)
@@ -164,7 +164,7 @@ func (u *uploader) exitStatus(ctx context.Context, sum *summary.Summary, runErr 
 	if done, err := u.checks.noRows(u.input, sum); done {
 		return err
 	}
-	err := rowsStatus(sum, u.checks.strict)
+	err := rowsStatus(sum, u.checks.Strict)
 	if sum.Invalid > 0 {
 		u.logInvalid(sum, err == nil)
 	}
@@ -176,11 +176,11 @@ func (u *uploader) exitStatus(ctx context.Context, sum *summary.Summary, runErr 
 // made the exit status (--strict) or not (the partner's to fix).
 func (u *uploader) logInvalid(sum *summary.Summary, ok bool) {
 	where := "the results file " + u.in.resultsPath(u.input) + " (status invalid)"
-	if u.in.rejects != "" {
-		where = "--rejects " + u.in.rejects + ", for the partner to fix and send again"
+	if u.in.Rejects != "" {
+		where = "--rejects " + u.in.Rejects + ", for the partner to fix and send again"
 	}
 	attrs := []any{"invalid", sum.Invalid, "share", fmt.Sprintf("%.2f%%", 100*sum.InvalidShare()), "max_invalid", u.checks.limitText(), "listed_in", where}
-	if u.checks.strict {
+	if u.checks.Strict {
 		u.log.Info("invalid rows were not sent; --strict: they fail the run (exit 1)", attrs...)
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -23,19 +22,9 @@ import (
 // HistoryOptions are the flags of "bulkload history".
 type HistoryOptions struct {
 	Ledger  LedgerOptions
-	since   string
-	partner string
-	json    bool
-}
-
-// RegisterHistoryFlags registers the flags of "bulkload history".
-func RegisterHistoryFlags(o *HistoryOptions) func(*flag.FlagSet) {
-	return func(fs *flag.FlagSet) {
-		o.Ledger.RegisterWhere(fs)
-		fs.StringVar(&o.since, "since", "", "only runs started since then: a duration back from now (7d, 36h) or a date (2026-11-20)")
-		fs.StringVar(&o.partner, "partner", "", "only the runs of this job (its --job-name: by default the input's name without dates)")
-		fs.BoolVar(&o.json, "json", false, "print the runs as JSON, each with its summary")
-	}
+	Since   string
+	Partner string
+	JSON    bool
 }
 
 // parseSince reads --since: Nd, a Go duration, or a date (UTC midnight).
@@ -64,7 +53,7 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 // readLedger opens the ledger --ledger names (or the default one) to read
 // it: it must exist.
 func readLedger(ctx context.Context, e *Env, o *LedgerOptions) (*ledger.Ledger, error) {
-	if o.where == "off" {
+	if o.Location == "off" {
 		return nil, UsageErrorf("--ledger off: there is no ledger to read")
 	}
 	where, err := o.location(e.Getenv)
@@ -84,7 +73,7 @@ func readLedger(ctx context.Context, e *Env, o *LedgerOptions) (*ledger.Ledger, 
 // History prints the runs the ledger recorded: when, which input and job,
 // the exit status, the rows by status, the bids and what bound the run.
 func History(ctx context.Context, e *Env, o *HistoryOptions) error {
-	since, err := parseSince(o.since, e.Now())
+	since, err := parseSince(o.Since, e.Now())
 	if err != nil {
 		return err
 	}
@@ -93,11 +82,11 @@ func History(ctx context.Context, e *Env, o *HistoryOptions) error {
 		return err
 	}
 	defer l.Close()
-	runs, err := l.History(ctx, ledger.Filter{Since: since, JobName: o.partner})
+	runs, err := l.History(ctx, ledger.Filter{Since: since, JobName: o.Partner})
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	if o.json {
+	if o.JSON {
 		return historyJSON(e, runs)
 	}
 	if len(runs) == 0 {
@@ -170,11 +159,11 @@ func oneLine(s string, n int) string {
 
 func filterText(o *HistoryOptions) string {
 	var f []string
-	if o.since != "" {
-		f = append(f, "since "+o.since)
+	if o.Since != "" {
+		f = append(f, "since "+o.Since)
 	}
-	if o.partner != "" {
-		f = append(f, "of "+o.partner)
+	if o.Partner != "" {
+		f = append(f, "of "+o.Partner)
 	}
 	if len(f) == 0 {
 		return ""
@@ -295,19 +284,19 @@ func WriteLedgerReport(ctx context.Context, e *Env, log *slog.Logger, o *LedgerO
 // a file that a rerun or a resume wrote again keeps the calls of all its
 // runs. It does nothing when no ledger is there or it knows none of them.
 func ledgerCalls(ctx context.Context, e *Env, o *LedgerOptions, sum *summary.Summary, paths []string) error {
-	if o.where == "off" {
+	if o.Location == "off" {
 		return nil
 	}
 	where, err := o.location(e.Getenv)
 	if err != nil {
-		if o.where == "" {
+		if o.Location == "" {
 			return nil // no state folder: no default ledger to read
 		}
 		return err
 	}
 	l, err := openLedger(ctx, where, true)
 	if err != nil {
-		if o.where == "" && strings.Contains(err.Error(), ledger.ErrNoLedger.Error()) {
+		if o.Location == "" && strings.Contains(err.Error(), ledger.ErrNoLedger.Error()) {
 			return nil
 		}
 		return err

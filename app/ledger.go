@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -19,47 +18,35 @@ import (
 // LedgerOptions are the flags of the ledger: which one, and what an upload
 // does with a lead an earlier run sent.
 type LedgerOptions struct {
-	// where is --ledger: "" (the default file, or none for --simulate),
+	// Location is --ledger: "" (the default file, or none for --simulate),
 	// "off", a path or a postgres:// URL.
-	where         string
-	resend        bool
-	resendChanged bool
-}
-
-// Register registers the ledger's flags for upload.
-func (o *LedgerOptions) Register(fs *flag.FlagSet) {
-	o.RegisterWhere(fs)
-	fs.BoolVar(&o.resend, "resend", false, "send every row, even one whose lead the ledger says an earlier run created")
-	fs.BoolVar(&o.resendChanged, "resend-changed", false, "send a row whose leadId an earlier run sent with other content (default: a conflict, not sent)")
-}
-
-// RegisterWhere registers --ledger alone (history, report, summary).
-func (o *LedgerOptions) RegisterWhere(fs *flag.FlagSet) {
-	fs.StringVar(&o.where, "ledger", "", "ledger of leads sent and runs: a file (default in $XDG_STATE_HOME/bulkload), a postgres:// URL, or off")
+	Location      string
+	Resend        bool
+	ResendChanged bool
 }
 
 // off reports whether the run keeps no ledger: --ledger off, or a
 // simulated run (a new simulator each time: no earlier run to know) that
 // names none.
 func (o *LedgerOptions) off(simulated bool) bool {
-	return o.where == "off" || o.where == "" && simulated
+	return o.Location == "off" || o.Location == "" && simulated
 }
 
 // location is the ledger to open: --ledger, or the default file in the
 // user's state folder.
 func (o *LedgerOptions) location(getenv func(string) string) (string, error) {
-	if o.where != "" {
-		if !ledger.IsURL(o.where) && strings.Contains(o.where, "://") {
-			return "", UsageErrorf("--ledger %s: want a file path, a postgres:// URL, or off", redactLedger(o.where))
+	if o.Location != "" {
+		if !ledger.IsURL(o.Location) && strings.Contains(o.Location, "://") {
+			return "", UsageErrorf("--ledger %s: want a file path, a postgres:// URL, or off", redactLedger(o.Location))
 		}
-		if !ledger.IsURL(o.where) {
-			abs, err := filepath.Abs(o.where)
+		if !ledger.IsURL(o.Location) {
+			abs, err := filepath.Abs(o.Location)
 			if err != nil {
-				return "", UsageErrorf("--ledger %s: %v", o.where, err)
+				return "", UsageErrorf("--ledger %s: %v", o.Location, err)
 			}
 			return abs, nil
 		}
-		return o.where, nil
+		return o.Location, nil
 	}
 	p, err := ledger.DefaultPath(getenv)
 	if err != nil {
@@ -116,7 +103,7 @@ func (u *uploader) beginLedger(ctx context.Context, resultsPath string) error {
 	}
 	results, _ := filepath.Abs(resultsPath)
 	run, err := l.BeginRun(ctx, ledger.RunInfo{Account: u.account(), Command: "upload", Input: u.input, Results: results, JobName: u.metrics.Job(), Shard: u.in.shard},
-		ledger.ClaimPolicy{Resend: o.resend, ResendChanged: o.resendChanged})
+		ledger.ClaimPolicy{Resend: o.Resend, ResendChanged: o.ResendChanged})
 	if err != nil {
 		l.Close()
 		return UsageErrorf("--ledger: %v; nothing was sent", err)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"regexp"
 	"strings"
@@ -17,44 +16,31 @@ import (
 
 // MetricsOptions are upload's flags for a monitoring system.
 type MetricsOptions struct {
-	file        string
-	pushgateway string
-	pushJob     string
-	jobName     string
+	File        string
+	Pushgateway string
+	PushJob     string
+	JobName     string
 }
 
-// Register registers upload's metrics flags on fs: the textfile, the
-// Pushgateway and the job name.
-func (o *MetricsOptions) Register(fs *flag.FlagSet) {
-	fs.StringVar(&o.file, "metrics-file", "", "write Prometheus metrics to this file for node_exporter's textfile collector, every 10s and at the end")
-	fs.StringVar(&o.pushgateway, "pushgateway", "", "push Prometheus metrics to this Pushgateway URL at the end of the run")
-	fs.StringVar(&o.pushJob, "pushgateway-job", "bulkload", "the Pushgateway job the metrics are pushed under")
-	fs.StringVar(&o.jobName, "job-name", "", "the job_name label of the metrics (default: the input's base name without dates: acme_20261122.csv is acme)")
-}
-
-// RegisterFile registers validate's part of them: the file and its
-// job_name (no Pushgateway: a dry run pushing into the upload's group
-// would hide the upload's figures).
-func (o *MetricsOptions) RegisterFile(fs *flag.FlagSet) {
-	fs.StringVar(&o.file, "metrics-file", "", "write Prometheus metrics to this file for node_exporter's textfile collector, at the end")
-	fs.StringVar(&o.jobName, "job-name", "", "the job_name label of the metrics (default: the input's base name without dates)")
-}
+// NewMetricsOptions returns the metrics options with their defaults: the
+// Pushgateway job "bulkload".
+func NewMetricsOptions() *MetricsOptions { return &MetricsOptions{PushJob: "bulkload"} }
 
 // outputs lists the metrics file for the check of every output before the
 // first call.
 func (o *MetricsOptions) outputs() []outfile.Output {
-	return []outfile.Output{{Flag: "--metrics-file", Path: o.file}}
+	return []outfile.Output{{Flag: "--metrics-file", Path: o.File}}
 }
 
 // recorder builds the run's metrics recorder; its Enabled is false when no
 // metrics were asked for. shard is "K-of-N" for a shard of a backfill, ""
 // otherwise: it labels the series and keys the Pushgateway's group.
 func (o *MetricsOptions) recorder(input, shard string) *metrics.Recorder {
-	job := o.jobName
+	job := o.JobName
 	if job == "" {
 		job = stableJobName(input)
 	}
-	return metrics.New(metrics.Config{Job: job, Shard: shard, File: o.file, Pushgateway: o.pushgateway, PushJob: o.pushJob,
+	return metrics.New(metrics.Config{Job: job, Shard: shard, File: o.File, Pushgateway: o.Pushgateway, PushJob: o.PushJob,
 		Build: summary.Build(ReadBuildInfo())})
 }
 

@@ -16,11 +16,11 @@ import (
 // run's --max-concurrency; nothing from a missing or unreadable summary.
 func TestReadEarlierPacing(t *testing.T) {
 	auto := func() *UploadOptions {
-		return &UploadOptions{Rate: rateFlag{Auto: true}, concurrency: concurrencyFlag{auto: true}, maxConcurrency: 256}
+		return &UploadOptions{Rate: Rate{Auto: true}, Concurrency: Concurrency{Auto: true}, MaxConcurrency: 256}
 	}
-	fixed := &UploadOptions{Rate: rateFlag{perSecond: 50}, concurrency: concurrencyFlag{n: 8}, maxConcurrency: 256}
+	fixed := &UploadOptions{Rate: Rate{PerSecond: 50}, Concurrency: Concurrency{N: 8}, MaxConcurrency: 256}
 	capped := auto()
-	capped.maxConcurrency = 40
+	capped.MaxConcurrency = 40
 	found := &summary.Rate{Auto: true, LimitFound: true, CallsPerSecond: 145.5, Limit: 150}
 	tests := []struct {
 		name string

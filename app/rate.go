@@ -10,37 +10,37 @@ import (
 	"github.com/bulkload/bulkload/summary"
 )
 
-// rateFlag is --rate: "auto" (the default: find the service's limit, see
+// Rate is --rate: "auto" (the default: find the service's limit, see
 // submitter.Adaptive) or a fixed number of calls per second, 0 unlimited.
-type rateFlag struct {
+type Rate struct {
 	Auto      bool
-	perSecond float64
+	PerSecond float64
 }
 
-func (r *rateFlag) String() string {
+func (r *Rate) String() string {
 	if r.Auto {
 		return "auto"
 	}
-	return strconv.FormatFloat(r.perSecond, 'f', -1, 64)
+	return strconv.FormatFloat(r.PerSecond, 'f', -1, 64)
 }
 
-func (r *rateFlag) Set(s string) error {
+func (r *Rate) Set(s string) error {
 	if s == "auto" {
-		*r = rateFlag{Auto: true}
+		*r = Rate{Auto: true}
 		return nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 		return fmt.Errorf("want auto, or calls per second (0: unlimited), not %q", s)
 	}
-	*r = rateFlag{perSecond: f}
+	*r = Rate{PerSecond: f}
 	return nil
 }
 
 // rateReport is the summary's and the progress line's account of the
 // pacing so far.
-func rateReport(st submitter.Stats, r rateFlag) *summary.Rate {
-	out := &summary.Rate{Auto: st.Auto, CallsPerSecond: r.perSecond, Attempts: int(st.Attempts), Status429: int(st.Status429)}
+func rateReport(st submitter.Stats, r Rate) *summary.Rate {
+	out := &summary.Rate{Auto: st.Auto, CallsPerSecond: r.PerSecond, Attempts: int(st.Attempts), Status429: int(st.Status429)}
 	if st.Auto {
 		out.CallsPerSecond, out.LimitFound = st.SettledRate, st.LimitFound
 		if st.LimitFound {
@@ -80,8 +80,8 @@ func readEarlierPacing(path string, up *UploadOptions, log *slog.Logger) earlier
 			p.rateLimit = 0
 		}
 	}
-	if c := sum.Concurrency; up.concurrency.auto && c != nil && c.Auto && c.Settled > 0 {
-		p.concurrency = min(c.Settled, up.maxConcurrency)
+	if c := sum.Concurrency; up.Concurrency.Auto && c != nil && c.Auto && c.Settled > 0 {
+		p.concurrency = min(c.Settled, up.MaxConcurrency)
 	}
 	if p.rateLimit > 0 || p.concurrency > 0 {
 		log.Info("--resume: pacing starts where the earlier run settled", "rate_limit", p.rateLimit, "concurrency", p.concurrency)

@@ -21,14 +21,14 @@ const refusalsBatch = 128
 // --resume sends those. The input file is read again for the rows' text,
 // the way the upload read it (ReadBatch, then Decode).
 func (u *uploader) writeRefusals(ctx context.Context) error {
-	if u.in.refusals == "" {
+	if u.in.Refusals == "" {
 		return nil
 	}
 	cfg, err := u.in.sourceConfig(u.log)
 	if err != nil {
 		return err
 	}
-	format, comma, err := reader.RejectsFormat(u.in.refusals)
+	format, comma, err := reader.RejectsFormat(u.in.Refusals)
 	if err != nil {
 		return UsageErrorf("--refusals %v", err)
 	}
@@ -42,7 +42,7 @@ func (u *uploader) writeRefusals(ctx context.Context) error {
 		return fmt.Errorf("--refusals: read %s again: %w", u.input, err)
 	}
 	defer r.Close()
-	f, err := outfile.Create(u.in.refusals, 0o600)
+	f, err := outfile.Create(u.in.Refusals, 0o600)
 	if err != nil {
 		return fmt.Errorf("--refusals: %w", err)
 	}
@@ -79,7 +79,7 @@ func (u *uploader) writeRefusals(ctx context.Context) error {
 		return fmt.Errorf("--refusals: %w", err)
 	}
 	if n > 0 {
-		u.log.Info("rows the service refused written for the partner to fix", "rows", n, "path", u.in.refusals)
+		u.log.Info("rows the service refused written for the partner to fix", "rows", n, "path", u.in.Refusals)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"time"
@@ -21,14 +20,9 @@ type ReportOptions struct {
 	Ledger LedgerOptions
 }
 
-// RegisterReportFlags registers the flags of "bulkload report".
-func RegisterReportFlags(o *ReportOptions) func(*flag.FlagSet) {
-	return func(fs *flag.FlagSet) {
-		fs.StringVar(&o.Out, "o", "report.html", "file to write the HTML report to")
-		fs.Int64Var(&o.Run, "run", 0, "the report of this run as the ledger recorded it (bulkload history lists the runs)")
-		o.Ledger.RegisterWhere(fs)
-	}
-}
+// NewReportOptions returns report's options with their defaults: -o
+// report.html.
+func NewReportOptions() *ReportOptions { return &ReportOptions{Out: "report.html"} }
 
 // RunReport writes "bulkload report": of results files, or with --run of
 // a run the ledger recorded.

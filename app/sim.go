@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -93,28 +92,22 @@ func (h *Simulator) Close() error {
 	return err
 }
 
-// SimOptions are the flags of sim.
+// SimOptions are the options of sim: the listen address and the
+// simulator's knobs.
 type SimOptions struct {
-	Addr *string
-	Opts *leadsim.Options
+	Addr string
+	Sim  leadsim.Options
 }
 
-// RegisterSimFlags registers sim's own flags and the simulator's knobs. A
-// zero simOptions registers them on throwaway values (for completion).
-func RegisterSimFlags(o *SimOptions) func(*flag.FlagSet) {
-	return func(fs *flag.FlagSet) {
-		if o.Addr == nil {
-			o.Addr, o.Opts = new(string), new(leadsim.Options)
-		}
-		fs.StringVar(o.Addr, "addr", "127.0.0.1:8787", "listen address (keep it on loopback: the simulator's credentials are public)")
-		o.Opts.RegisterFlags(fs)
-	}
-}
+// NewSimOptions returns sim's options with their defaults: 127.0.0.1:8787.
+func NewSimOptions() *SimOptions { return &SimOptions{Addr: "127.0.0.1:8787"} }
 
-// Serve serves the simulator on addr until ctx ends, logging to log.
-func Serve(ctx context.Context, e *Env, log *slog.Logger, addr string, opts leadsim.Options) error {
+// Serve serves the simulator of o on o.Addr until ctx ends, logging to
+// log.
+func Serve(ctx context.Context, e *Env, log *slog.Logger, o *SimOptions) error {
+	opts := o.Sim
 	opts.Logger = log
-	h, err := serveSim(ctx, addr, opts)
+	h, err := serveSim(ctx, o.Addr, opts)
 	if err != nil {
 		return err
 	}

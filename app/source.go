@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,20 +26,20 @@ import (
 // InputOptions are the flags of reading and validating, shared by validate
 // and upload, so that upload reads exactly as validate does.
 type InputOptions struct {
-	format    string
-	delimiter string
-	encoding  string
-	dateOrder string
-	mapping   string
-	results   string
-	rejects   string
-	// refusals is upload's --refusals: the rows the service refused, as
-	// --rejects holds the invalid ones (registered by registerRefusals).
-	refusals    string
-	summaryJSON string
-	// report is --report: the HTML run report, written at the end of every
+	Format    string
+	Delimiter string
+	Encoding  string
+	DateOrder string
+	Mapping   string
+	Results   string
+	Rejects   string
+	// Refusals is upload's --refusals: the rows the service refused, as
+	// --rejects holds the invalid ones (upload's flag only).
+	Refusals    string
+	SummaryJSON string
+	// Report is --report: the HTML run report, written at the end of every
 	// run that writes a summary.
-	report string
+	Report string
 	// OutputSuffix names the default results file, NAME+outputSuffix beside
 	// the input: ".results.csv" (upload, the default) or ".validation.csv"
 	// (validate, so that a dry run never replaces an upload's journal).
@@ -54,18 +53,11 @@ type InputOptions struct {
 	shard string
 }
 
-// Register registers the reading and output flags validate and upload
-// share on fs.
-func (o *InputOptions) Register(fs *flag.FlagSet) {
-	fs.StringVar(&o.format, "format", "", "input format: csv or jsonl (default: from the file name; required for stdin)")
-	fs.StringVar(&o.delimiter, "delimiter", "", `CSV delimiter: ",", ";", "|" or "tab" (default: sniffed from the header)`)
-	fs.StringVar(&o.encoding, "encoding", "utf-8", "input text encoding: utf-8, latin1 or windows-1252")
-	fs.StringVar(&o.dateOrder, "date-order", "mdy", "order of slashed dates of birth: mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)")
-	fs.StringVar(&o.mapping, "mapping", "", "YAML file of this partner's column renames and value maps")
-	fs.StringVar(&o.results, "results", "", "results file, .csv or .jsonl (default: NAME"+cmp.Or(o.OutputSuffix, ".results.csv")+" beside the input)")
-	fs.StringVar(&o.rejects, "rejects", "", "file for the rows that failed validation, .csv, .tsv or .jsonl, with an error column (mode 0600)")
-	fs.StringVar(&o.summaryJSON, "summary-json", "", `file to write the summary to as JSON ("-": standard output)`)
-	fs.StringVar(&o.report, "report", "", "file to write the run report to: one HTML page (timeline, invalid columns, bids), opened with no network")
+// NewInputOptions returns the reading and output options with their
+// defaults (UTF-8, month-day-year dates); outputSuffix names the default
+// results file (see OutputSuffix).
+func NewInputOptions(outputSuffix string) *InputOptions {
+	return &InputOptions{Encoding: "utf-8", DateOrder: "mdy", OutputSuffix: outputSuffix}
 }
 
 // check refuses output paths whose extension does not say a format: the
@@ -73,20 +65,20 @@ func (o *InputOptions) Register(fs *flag.FlagSet) {
 // (leads.results.cvs) or another format's name (.xlsx, .json) must not be
 // written as something else.
 func (o *InputOptions) check() error {
-	if o.results != "" {
-		switch ext := strings.ToLower(filepath.Ext(o.results)); ext {
+	if o.Results != "" {
+		switch ext := strings.ToLower(filepath.Ext(o.Results)); ext {
 		case ".csv", ".jsonl":
 		default:
-			return UsageErrorf("--results %s: the extension must be .csv or .jsonl (it chooses the format), not %q", o.results, ext)
+			return UsageErrorf("--results %s: the extension must be .csv or .jsonl (it chooses the format), not %q", o.Results, ext)
 		}
 	}
-	if o.rejects != "" {
-		if _, _, err := reader.RejectsFormat(o.rejects); err != nil {
+	if o.Rejects != "" {
+		if _, _, err := reader.RejectsFormat(o.Rejects); err != nil {
 			return UsageErrorf("--rejects %v", err)
 		}
 	}
-	if o.refusals != "" {
-		if _, _, err := reader.RejectsFormat(o.refusals); err != nil {
+	if o.Refusals != "" {
+		if _, _, err := reader.RejectsFormat(o.Refusals); err != nil {
 			return UsageErrorf("--refusals %v", err)
 		}
 	}
@@ -97,8 +89,8 @@ func (o *InputOptions) check() error {
 // command's suffix beside the input ("leads.csv.gz" gives
 // "leads.results.csv" for upload, "leads.validation.csv" for validate).
 func (o *InputOptions) resultsPath(input string) string {
-	if o.results != "" {
-		return o.results
+	if o.Results != "" {
+		return o.Results
 	}
 	suffix := cmp.Or(o.OutputSuffix, ".results.csv")
 	if o.shard != "" {
@@ -137,7 +129,7 @@ func (o *InputOptions) expand(input string, now time.Time) error {
 	paths := []struct {
 		flag string
 		p    *string
-	}{{"--results", &o.results}, {"--rejects", &o.rejects}, {"--summary-json", &o.summaryJSON}, {"--report", &o.report}, {"--refusals", &o.refusals}}
+	}{{"--results", &o.Results}, {"--rejects", &o.Rejects}, {"--summary-json", &o.SummaryJSON}, {"--report", &o.Report}, {"--refusals", &o.Refusals}}
 	sha := ""
 	for _, x := range paths {
 		if !strings.Contains(*x.p, "{sha}") || sha != "" {
@@ -152,7 +144,7 @@ func (o *InputOptions) expand(input string, now time.Time) error {
 		}
 		sha = sum[:12]
 	}
-	o.resultsTemplate = o.results
+	o.resultsTemplate = o.Results
 	now = now.UTC()
 	r := strings.NewReplacer("{name}", inputName(input), "{date}", now.Format(time.DateOnly), "{time}", now.Format("150405"), "{sha}", sha, "{shard}", cmp.Or(o.shard, "0-of-1"))
 	re := regexp.MustCompile(placeholder)
@@ -181,14 +173,14 @@ func fileSHA256(path string) (string, error) {
 
 func (o *InputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) {
 	var opts reader.Options
-	if o.format != "" {
-		f, err := reader.ParseFormat(o.format)
+	if o.Format != "" {
+		f, err := reader.ParseFormat(o.Format)
 		if err != nil {
 			return opts, UsageErrorf("--format: %v", err)
 		}
 		opts.Format = f
 	}
-	switch d := o.delimiter; d {
+	switch d := o.Delimiter; d {
 	case "":
 	case "tab", `\t`, "\t":
 		opts.Delimiter = '\t'
@@ -199,7 +191,7 @@ func (o *InputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 		}
 		opts.Delimiter = r
 	}
-	opts.Encoding = o.encoding
+	opts.Encoding = o.Encoding
 	if m != nil {
 		opts.Columns = m.Columns
 	}
@@ -213,16 +205,16 @@ func (o *InputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 // Overwrite is set, no output may replace a file that holds an upload's
 // outcomes; hint says how to go on when the results file does.
 func (o *InputOptions) checkOutputs(input, results string, continues, overwrite bool, hint string, extra ...outfile.Output) error {
-	summaryJSON := o.summaryJSON
+	summaryJSON := o.SummaryJSON
 	if summaryJSON == "-" {
 		summaryJSON = "" // standard output: no file to check
 	}
 	outs := append([]outfile.Output{
 		{Flag: "--results", Path: results, Continues: continues, Results: true},
-		{Flag: "--rejects", Path: o.rejects},
+		{Flag: "--rejects", Path: o.Rejects},
 		{Flag: "--summary-json", Path: summaryJSON, Summary: true},
-		{Flag: "--report", Path: o.report},
-		{Flag: "--refusals", Path: o.refusals},
+		{Flag: "--report", Path: o.Report},
+		{Flag: "--refusals", Path: o.Refusals},
 	}, extra...)
 	if err := outfile.CheckOutputs(input, outs, overwrite, report.Outcomes); err != nil {
 		var oe *outfile.OutcomesError
@@ -263,16 +255,16 @@ func lockResults(path, command string) (*outfile.FileLock, error) {
 
 // sourceConfig turns the reading flags into a source.Config.
 func (o *InputOptions) sourceConfig(log *slog.Logger) (source.Config, error) {
-	if o.dateOrder != "mdy" && o.dateOrder != "dmy" {
-		return source.Config{}, UsageErrorf("--date-order %q: want mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)", o.dateOrder)
+	if o.DateOrder != "mdy" && o.DateOrder != "dmy" {
+		return source.Config{}, UsageErrorf("--date-order %q: want mdy (MM/DD/YYYY) or dmy (DD/MM/YYYY)", o.DateOrder)
 	}
 	var mapping *mapper.Mapping
-	if o.mapping != "" {
-		f, err := OpenSetting("--mapping", o.mapping)
+	if o.Mapping != "" {
+		f, err := OpenSetting("--mapping", o.Mapping)
 		if err != nil {
 			return source.Config{}, err
 		}
-		m, err := mapper.ParseMapping(f, o.mapping)
+		m, err := mapper.ParseMapping(f, o.Mapping)
 		f.Close()
 		if err != nil {
 			return source.Config{}, UsageErrorf("--mapping: %v", err)
@@ -286,8 +278,8 @@ func (o *InputOptions) sourceConfig(log *slog.Logger) (source.Config, error) {
 	return source.Config{
 		Reader:   ropts,
 		Mapping:  mapping,
-		DayFirst: o.dateOrder == "dmy",
-		Rejects:  o.rejects,
+		DayFirst: o.DateOrder == "dmy",
+		Rejects:  o.Rejects,
 		Log:      log,
 	}, nil
 }
@@ -325,9 +317,4 @@ func (o *InputOptions) open(ctx context.Context, name string, stdin io.Reader, l
 		return nil, err // not the command line's fault: exit 5
 	}
 	return nil, UsageErrorf("%v", flagHint(err))
-}
-
-// RegisterRefusals registers upload's --refusals.
-func (o *InputOptions) RegisterRefusals(fs *flag.FlagSet) {
-	fs.StringVar(&o.refusals, "refusals", "", "file for the rows the service refused: the input's columns and its reason, as --rejects (mode 0600)")
 }

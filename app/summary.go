@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/bulkload/bulkload/summary"
@@ -10,21 +9,11 @@ import (
 
 // SummaryOptions are the flags of "bulkload summary".
 type SummaryOptions struct {
-	jsonPath string
-	strict   bool
-	// run is --run: the summary of a run the ledger recorded.
-	run    int64
+	JSONPath string
+	Strict   bool
+	// Run is --run: the summary of a run the ledger recorded.
+	Run    int64
 	Ledger LedgerOptions
-}
-
-// RegisterSummaryFlags registers the flags of "bulkload summary".
-func RegisterSummaryFlags(o *SummaryOptions) func(*flag.FlagSet) {
-	return func(fs *flag.FlagSet) {
-		fs.StringVar(&o.jsonPath, "summary-json", "", `file to write the combined summary to as JSON ("-": standard output)`)
-		fs.BoolVar(&o.strict, "strict", false, "exit 1 on any invalid row, as upload --strict")
-		fs.Int64Var(&o.run, "run", 0, "the summary of this run as the ledger recorded it (bulkload history lists the runs)")
-		o.Ledger.RegisterWhere(fs)
-	}
 }
 
 // Summarize prints the combined summary of results files (the shards of a
@@ -32,11 +21,11 @@ func RegisterSummaryFlags(o *SummaryOptions) func(*flag.FlagSet) {
 // with the error an upload of them all would end with: nil only when every
 // row of every input is settled.
 func Summarize(ctx context.Context, e *Env, o *SummaryOptions, paths []string) (*summary.Summary, error) {
-	jsonPath := o.jsonPath
+	jsonPath := o.JSONPath
 	switch {
-	case o.run != 0 && len(paths) > 0:
+	case o.Run != 0 && len(paths) > 0:
 		return nil, UsageErrorf("summary: give --run ID or results files, not both")
-	case o.run != 0:
+	case o.Run != 0:
 		return ledgerSummary(ctx, e, o)
 	case len(paths) == 0:
 		return nil, UsageErrorf("summary: give results files, or --run ID (bulkload history lists the runs)")
@@ -62,7 +51,7 @@ func Summarize(ctx context.Context, e *Env, o *SummaryOptions, paths []string) (
 	if err := printSummary(e, sum); err != nil {
 		return nil, err
 	}
-	err, reasons := combinedVerdict(sum, parts, o.strict)
+	err, reasons := combinedVerdict(sum, parts, o.Strict)
 	for _, r := range reasons {
 		fmt.Fprintf(e.Stderr, "bulkload: %s\n", r)
 	}
@@ -85,13 +74,13 @@ func ledgerSummary(ctx context.Context, e *Env, o *SummaryOptions) (*summary.Sum
 		return nil, err
 	}
 	defer l.Close()
-	r, err := l.Run(ctx, o.run)
+	r, err := l.Run(ctx, o.Run)
 	if err != nil {
-		return nil, UsageErrorf("--run %d: %v", o.run, err)
+		return nil, UsageErrorf("--run %d: %v", o.Run, err)
 	}
 	sum, err := summaryOf(r)
 	if err != nil {
-		return nil, UsageErrorf("--run %d: %v", o.run, err)
+		return nil, UsageErrorf("--run %d: %v", o.Run, err)
 	}
 	if err := printSummary(e, sum); err != nil {
 		return nil, err
@@ -100,8 +89,8 @@ func ledgerSummary(ctx context.Context, e *Env, o *SummaryOptions) (*summary.Sum
 	if sum.ExitCode != nil {
 		code = *sum.ExitCode
 	}
-	if o.jsonPath != "" {
-		if werr := writeSummaryTo(e, sum, o.jsonPath); werr != nil {
+	if o.JSONPath != "" {
+		if werr := writeSummaryTo(e, sum, o.JSONPath); werr != nil {
 			return sum, fmt.Errorf("--summary-json: %w", werr)
 		}
 	}

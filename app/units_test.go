@@ -58,7 +58,7 @@ func TestBuildInfoFrom(t *testing.T) {
 // TestBoundBy: what bound a run, from the waits for a place and for the
 // Rate and how much of the rate the calls used.
 func TestBoundBy(t *testing.T) {
-	auto := &UploadOptions{concurrency: concurrencyFlag{auto: true}, maxConcurrency: 256, Rate: rateFlag{Auto: true}}
+	auto := &UploadOptions{Concurrency: Concurrency{Auto: true}, MaxConcurrency: 256, Rate: Rate{Auto: true}}
 	conc := func(full float64, limit, max int, latencyCuts int) submitter.ConcurrencySnapshot {
 		return submitter.ConcurrencySnapshot{Auto: true, Limit: limit, Max: max, LatencyCuts: latencyCuts, RosePast: limit + 4,
 			Waited: time.Duration(full * float64(100*time.Second)), Since: 100 * time.Second}
@@ -78,7 +78,7 @@ func TestBoundBy(t *testing.T) {
 		{"both climbing, rate waited longer", submitter.Stats{Attempts: 37000, Concurrency: conc(0.8, 64, 256, 0), RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516}, auto, summary.BoundRateClimb},
 		{"rate limit found, concurrency climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.9, 64, 256, 0), RateWaited: 80 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, summary.BoundRateLimit},
 		{"fixed concurrency, rate climbing", submitter.Stats{Attempts: 37000, Concurrency: submitter.ConcurrencySnapshot{Limit: 9, Max: 9, Waited: 80 * time.Second, Since: 100 * time.Second}, RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516},
-			&UploadOptions{concurrency: concurrencyFlag{n: 9}, Rate: rateFlag{Auto: true}}, summary.BoundConcurrency},
+			&UploadOptions{Concurrency: Concurrency{N: 9}, Rate: Rate{Auto: true}}, summary.BoundConcurrency},
 		{"max-concurrency", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 256, 256, 0)}, auto, summary.BoundMaxConcurrency},
 		{"concurrency climbing", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 64, 256, 0)}, auto, summary.BoundConcurrencyClimb},
 		{"rate limit", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, summary.BoundRateLimit},
@@ -86,11 +86,11 @@ func TestBoundBy(t *testing.T) {
 		{"waits for the rate it does not use", submitter.Stats{Attempts: 5000, Concurrency: conc(0.2, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundInput},
 		{"input", submitter.Stats{Attempts: 500, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundInput},
 		{"fixed concurrency", submitter.Stats{Attempts: 500, Concurrency: submitter.ConcurrencySnapshot{Limit: 8, Max: 8, Waited: 80 * time.Second, Since: 100 * time.Second}},
-			&UploadOptions{concurrency: concurrencyFlag{n: 8}, Rate: rateFlag{Auto: true}}, summary.BoundConcurrency},
+			&UploadOptions{Concurrency: Concurrency{N: 8}, Rate: Rate{Auto: true}}, summary.BoundConcurrency},
 		{"fixed rate", submitter.Stats{Attempts: 2000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 20},
-			&UploadOptions{concurrency: concurrencyFlag{auto: true}, Rate: rateFlag{perSecond: 20}}, summary.BoundRate},
+			&UploadOptions{Concurrency: Concurrency{Auto: true}, Rate: Rate{PerSecond: 20}}, summary.BoundRate},
 		{"max rate", submitter.Stats{Attempts: 10000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 100, CurrentRate: 100},
-			&UploadOptions{concurrency: concurrencyFlag{auto: true}, Rate: rateFlag{Auto: true}, maxRate: 100}, summary.BoundMaxRate},
+			&UploadOptions{Concurrency: Concurrency{Auto: true}, Rate: Rate{Auto: true}, MaxRate: 100}, summary.BoundMaxRate},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestBoundBy(t *testing.T) {
 // runs advised 47 and 51 against a capacity of 48, the figures a point on
 // the sawtooth, and "pin it with --concurrency 1" after a hang).
 func TestBoundBySteady(t *testing.T) {
-	auto := &UploadOptions{concurrency: concurrencyFlag{auto: true}, maxConcurrency: 256, Rate: rateFlag{Auto: true}}
+	auto := &UploadOptions{Concurrency: Concurrency{Auto: true}, MaxConcurrency: 256, Rate: Rate{Auto: true}}
 	// 100 s: a climb of 20 s (every place taken), then 80 s at a limit
 	// whose median is 48 and mean 49.2, every place taken 60% of it.
 	steady := submitter.ConcurrencySnapshot{Auto: true, Limit: 47, Max: 256, LatencyCuts: 9, RosePast: 53,
@@ -231,19 +231,19 @@ func TestProgressShowsTheRate(t *testing.T) {
 func TestRateFlag(t *testing.T) {
 	for _, tc := range []struct {
 		in      string
-		want    rateFlag
+		want    Rate
 		wantErr bool
 	}{
-		{"auto", rateFlag{Auto: true}, false},
-		{"0", rateFlag{}, false},
-		{"20", rateFlag{perSecond: 20}, false},
-		{"2.5", rateFlag{perSecond: 2.5}, false},
-		{"-1", rateFlag{}, true},
-		{"fast", rateFlag{}, true},
-		{"NaN", rateFlag{}, true},
-		{"Inf", rateFlag{}, true},
+		{"auto", Rate{Auto: true}, false},
+		{"0", Rate{}, false},
+		{"20", Rate{PerSecond: 20}, false},
+		{"2.5", Rate{PerSecond: 2.5}, false},
+		{"-1", Rate{}, true},
+		{"fast", Rate{}, true},
+		{"NaN", Rate{}, true},
+		{"Inf", Rate{}, true},
 	} {
-		var r rateFlag
+		var r Rate
 		err := r.Set(tc.in)
 		if (err != nil) != tc.wantErr || (err == nil && r != tc.want) {
 			t.Errorf("Set(%q) = %+v, %v; want %+v, error %v", tc.in, r, err, tc.want, tc.wantErr)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"math"
@@ -30,54 +29,84 @@ import (
 
 // UploadOptions are the flags of upload beyond reading and authentication.
 type UploadOptions struct {
-	// shard is --shard as given (K/N or auto); shardOf is it parsed.
-	shard          string
-	shardOf        upload.Shard
-	concurrency    concurrencyFlag
-	maxConcurrency int
-	Rate           rateFlag
-	maxRate        float64
-	maxAttempts    int
-	timeout        time.Duration
-	drainTimeout   time.Duration
-	maxOutages     int
-	outageWait     time.Duration
-	preflightWait  time.Duration
-	resume         bool
-	overwrite      bool
-	noSubmit       bool
-	createDoc      string
-	submitDoc      string
-	leadDoc        string
-	progress       string
-	// alreadySubmitted recognises a submitLead refusal that means the lead
+	// Shard is --shard as given (K/N or auto); shardOf is it parsed.
+	Shard                  string
+	shardOf                upload.Shard
+	Concurrency            Concurrency
+	MaxConcurrency         int
+	Rate                   Rate
+	MaxRate                float64
+	MaxAttempts            int
+	Timeout                time.Duration
+	DrainTimeout           time.Duration
+	MaxConsecutiveFailures int
+	OutageWait             time.Duration
+	PreflightWait          time.Duration
+	Resume                 bool
+	Overwrite              bool
+	NoSubmit               bool
+	CreateDocument         string
+	SubmitDocument         string
+	LeadDocument           string
+	Progress               string
+	// AlreadySubmitted recognises a submitLead refusal that means the lead
 	// is submitted already (an earlier attempt whose answer was lost, or a
 	// partner with automatic submission). The interface does not show
 	// submitLead's errors, so this is an assumption, and a setting.
-	alreadySubmitted string
+	AlreadySubmitted string
 	alreadyRE        *regexp.Regexp
-	// duplicateOf recognises, in the note of a createLead answer, a
+	// DuplicateOf recognises, in the note of a createLead answer, a
 	// duplicate, and its first group finds the id of the lead it duplicates
 	// (empty when the note names none). The interface does not show how the
 	// service reports a duplicate, so this too is a setting. The lead is
 	// read back (leadDoc) to check it is the row's own.
-	duplicateOf   string
+	DuplicateOf   string
 	duplicateOfRE *regexp.Regexp
-	// refusalCodes are the GraphQL error codes, comma-separated, that mean
+	// RefusalCodes are the GraphQL error codes, comma-separated, that mean
 	// createLead was refused before the service did anything; any other
 	// error in a 200 answer may follow a commit, and the row is ambiguous.
 	// The interface does not show its codes: an assumption, and a setting.
-	refusalCodes string
-	// deniedCodes are the GraphQL error codes, comma-separated, that mean
+	RefusalCodes string
+	// DeniedCodes are the GraphQL error codes, comma-separated, that mean
 	// the service refuses the application's access (Lead.Write revoked):
 	// the run stops (exit 3). The interface shows only UNAUTHENTICATED:
 	// an assumption, and a setting.
-	deniedCodes string
-	// ambiguous503 says which 503 answers may follow a commit (not-graphql,
+	DeniedCodes string
+	// Ambiguous503 says which 503 answers may follow a commit (not-graphql,
 	// all or none): the interface shows no HTTP status but 401, so this
 	// too is an assumption, and a setting; amb503 is it parsed.
-	ambiguous503 string
+	Ambiguous503 string
 	amb503       submitter.Ambiguous503
+}
+
+// DefaultDuplicateOf is --duplicate-of's default: the simulator's note
+// of a duplicate, its first group the duplicated lead's id.
+const DefaultDuplicateOf = `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))?`
+
+// NewUploadOptions returns upload's options with their defaults:
+// concurrency and rate auto, production's retries and waits, the
+// documents and the assumptions of README.
+func NewUploadOptions() *UploadOptions {
+	return &UploadOptions{
+		Concurrency:            Concurrency{Auto: true},
+		MaxConcurrency:         submitter.DefaultMaxConcurrency,
+		Rate:                   Rate{Auto: true},
+		MaxAttempts:            5,
+		Timeout:                60 * time.Second,
+		DrainTimeout:           30 * time.Second,
+		MaxConsecutiveFailures: submitter.DefaultOutageThreshold,
+		OutageWait:             submitter.DefaultOutageWait,
+		PreflightWait:          submitter.DefaultPreflightWait,
+		CreateDocument:         submitter.DefaultCreateDocument,
+		SubmitDocument:         submitter.DefaultSubmitDocument,
+		LeadDocument:           submitter.DefaultLeadDocument,
+		AlreadySubmitted:       `(?i)already submitted`,
+		DuplicateOf:            DefaultDuplicateOf,
+		RefusalCodes:           submitter.DefaultRefusalCodes,
+		DeniedCodes:            submitter.DefaultDeniedCodes,
+		Ambiguous503:           submitter.Ambiguous503NotGraphQL.String(),
+		Progress:               "auto",
+	}
 }
 
 // UploadJob is one upload: its input and the options that shape it.
@@ -94,12 +123,13 @@ type UploadJob struct {
 // name and the clock, before anything is opened or logged.
 func (j *UploadJob) Prepare(e *Env) error {
 	in, up := j.In, j.Up
+	j.Checks.upload = true
 	if err := errors.Join(up.check(), j.Checks.check()); err != nil {
 		return err
 	}
-	if up.shard != "" {
+	if up.Shard != "" {
 		var err error
-		if up.shardOf, err = upload.ParseShard(up.shard, e.Getenv); err != nil {
+		if up.shardOf, err = upload.ParseShard(up.Shard, e.Getenv); err != nil {
 			return UsageErrorf("--shard: %v", err)
 		}
 		in.shard = fmt.Sprintf("%d-of-%d", up.shardOf.K, up.shardOf.N)
@@ -107,7 +137,7 @@ func (j *UploadJob) Prepare(e *Env) error {
 	if err := checkInputKind("upload", j.Input); err != nil {
 		return err
 	}
-	if in.refusals != "" && streamed(j.Input) {
+	if in.Refusals != "" && streamed(j.Input) {
 		return UsageErrorf("--refusals needs an input file: the refused rows are read again from it at the end, and standard input or a pipe cannot be read twice (the results file lists them: status failed)")
 	}
 	if err := in.expand(j.Input, e.Now()); err != nil {
@@ -122,20 +152,20 @@ func (j *UploadJob) Prepare(e *Env) error {
 // one, and the run's error, which says its exit class.
 func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, creds Credentials, simulated bool) (*summary.Summary, error) {
 	in, up := j.In, j.Up
-	if simulated && in.results == "" {
+	if simulated && in.Results == "" {
 		// A simulated run has its own default results file: it can never
 		// Overwrite a real upload's journal, and, since every --simulate
 		// starts a fresh simulator that cannot continue an earlier run, it
 		// may overwrite its own.
-		in.results = strings.TrimSuffix(in.resultsPath(j.Input), ".results.csv") + ".simulated.results.csv"
-		up.overwrite = !up.resume
+		in.Results = strings.TrimSuffix(in.resultsPath(j.Input), ".results.csv") + ".simulated.results.csv"
+		up.Overwrite = !up.Resume
 	}
 	defer limitUploadMemory(e.Getenv)()
 	u := &uploader{env: e, in: in, up: up, checks: j.Checks, creds: creds, log: log, input: j.Input, mets: j.Metrics, simulated: simulated, refusedRows: map[int]string{},
 		ledgerOpts: j.Ledger}
 	u.metrics = j.Metrics.recorder(j.Input, in.shard)
-	if !strings.Contains(up.leadDoc, "partnerLeadId") {
-		log.Warn("--lead-document selects no partnerLeadId: the own-lead check cannot tell a row's own lead from another's, so a row whose retry is answered as a duplicate ends unverified", "lead_document", up.leadDoc)
+	if !strings.Contains(up.LeadDocument, "partnerLeadId") {
+		log.Warn("--lead-document selects no partnerLeadId: the own-lead check cannot tell a row's own lead from another's, so a row whose retry is answered as a duplicate ends unverified", "lead_document", up.LeadDocument)
 	}
 	err := u.run(ctx)
 	if err != nil && u.summary == nil {
@@ -149,76 +179,46 @@ func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, c
 	return u.summary, err
 }
 
-// Register registers upload's own flags on fs, with their defaults:
-// concurrency and rate auto.
-func (up *UploadOptions) Register(fs *flag.FlagSet) {
-	up.concurrency = concurrencyFlag{auto: true}
-	fs.Var(&up.concurrency, "concurrency", "calls in flight at once: auto (learn what the service takes, up to --max-concurrency) or a number")
-	fs.IntVar(&up.maxConcurrency, "max-concurrency", submitter.DefaultMaxConcurrency, "with --concurrency auto, never more calls in flight than this")
-	up.Rate = rateFlag{Auto: true}
-	fs.StringVar(&up.shard, "shard", "", "send only the rows of shard K of N: K/N, or auto (from a Kubernetes Indexed Job)")
-	fs.Var(&up.Rate, "rate", "API calls per second, retries included: auto (find the service's limit), a number, or 0 (unlimited)")
-	fs.Float64Var(&up.maxRate, "max-rate", 0, "with --rate auto, never above this many calls per second (0: no cap)")
-	fs.IntVar(&up.maxAttempts, "max-attempts", 5, "attempts per call for network errors, 502, 503 and 504, the first included; 429s do not count")
-	fs.DurationVar(&up.timeout, "timeout", 60*time.Second, "time limit of one HTTP attempt")
-	fs.DurationVar(&up.drainTimeout, "drain-timeout", 30*time.Second, "how long calls in flight may take to finish after SIGINT/SIGTERM/SIGHUP")
-	fs.IntVar(&up.maxOutages, "max-consecutive-failures", submitter.DefaultOutageThreshold, "an outage begins after this many attempts in a row failed as if the service were gone (0: no count)")
-	fs.DurationVar(&up.outageWait, "outage-wait", submitter.DefaultOutageWait, "how long to wait out an outage of the service or identity provider before stopping (exit 4)")
-	fs.DurationVar(&up.preflightWait, "preflight-wait", submitter.DefaultPreflightWait, "before the first row, how long to ask again while --endpoint answers 502 or 504 (a gateway's) before exit 4")
-	fs.BoolVar(&up.resume, "resume", false, "continue the run recorded in the results file, sending only what is unfinished")
-	fs.BoolVar(&up.overwrite, "overwrite", false, "start over although the results file holds an earlier upload's outcomes (its leads are sent again)")
-	fs.BoolVar(&up.noSubmit, "no-submit", false, "never call submitLead (for partners with automatic submission)")
-	fs.StringVar(&up.createDoc, "create-document", submitter.DefaultCreateDocument, "GraphQL document of createLead")
-	fs.StringVar(&up.submitDoc, "submit-document", submitter.DefaultSubmitDocument, "GraphQL document of submitLead, taking $id: String! (an assumption: see README)")
-	fs.StringVar(&up.alreadySubmitted, "already-submitted", `(?i)already submitted`, "regular expression for a submitLead error that means the lead is submitted already (empty: off)")
-	fs.StringVar(&up.duplicateOf, "duplicate-of", `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))?`, "regular expression for a duplicate createLead note, its first group the duplicated lead's id (empty: off)")
-	fs.StringVar(&up.refusalCodes, "refusal-codes", submitter.DefaultRefusalCodes, "GraphQL error codes (comma-separated) refusing a createLead before anything is created (see README)")
-	fs.StringVar(&up.deniedCodes, "denied-codes", submitter.DefaultDeniedCodes, "GraphQL error codes (comma-separated) refusing the application's access: the run stops, exit 3 (see README)")
-	fs.StringVar(&up.ambiguous503, "ambiguous-503", submitter.Ambiguous503NotGraphQL.String(), "503 answers that may follow a commit: not-graphql (a proxy's page, not the service's errors), all or none")
-	fs.StringVar(&up.leadDoc, "lead-document", submitter.DefaultLeadDocument, "GraphQL document that reads a lead by $id: String!, for the own-lead check (an assumption: see README)")
-	fs.StringVar(&up.progress, "progress", "auto", "progress display: auto (a bar on a terminal, else a log line every 10 s), bar, log or off")
-}
-
 func (o *UploadOptions) check() error {
 	switch {
-	case !o.concurrency.auto && o.concurrency.n < 1:
-		return UsageErrorf("--concurrency %d: want auto, or at least 1", o.concurrency.n)
-	case o.maxConcurrency < 1:
-		return UsageErrorf("--max-concurrency %d: want at least 1", o.maxConcurrency)
-	case o.maxRate < 0 || math.IsNaN(o.maxRate):
-		return UsageErrorf("--max-rate %v: want 0 (no cap) or more", o.maxRate)
-	case o.maxAttempts < 1:
-		return UsageErrorf("--max-attempts %d: want at least 1", o.maxAttempts)
-	case o.timeout <= 0:
-		return UsageErrorf("--timeout %v: want a positive duration", o.timeout)
-	case o.maxOutages < 0:
-		return UsageErrorf("--max-consecutive-failures %d: want 0 (no count) or more", o.maxOutages)
-	case o.outageWait < 0:
-		return UsageErrorf("--outage-wait %v: want 0 (stop at once) or a positive duration", o.outageWait)
-	case o.preflightWait < 0:
-		return UsageErrorf("--preflight-wait %v: want 0 (ask once) or a positive duration", o.preflightWait)
-	case o.resume && o.overwrite:
+	case !o.Concurrency.Auto && o.Concurrency.N < 1:
+		return UsageErrorf("--concurrency %d: want auto, or at least 1", o.Concurrency.N)
+	case o.MaxConcurrency < 1:
+		return UsageErrorf("--max-concurrency %d: want at least 1", o.MaxConcurrency)
+	case o.MaxRate < 0 || math.IsNaN(o.MaxRate):
+		return UsageErrorf("--max-rate %v: want 0 (no cap) or more", o.MaxRate)
+	case o.MaxAttempts < 1:
+		return UsageErrorf("--max-attempts %d: want at least 1", o.MaxAttempts)
+	case o.Timeout <= 0:
+		return UsageErrorf("--timeout %v: want a positive duration", o.Timeout)
+	case o.MaxConsecutiveFailures < 0:
+		return UsageErrorf("--max-consecutive-failures %d: want 0 (no count) or more", o.MaxConsecutiveFailures)
+	case o.OutageWait < 0:
+		return UsageErrorf("--outage-wait %v: want 0 (stop at once) or a positive duration", o.OutageWait)
+	case o.PreflightWait < 0:
+		return UsageErrorf("--preflight-wait %v: want 0 (ask once) or a positive duration", o.PreflightWait)
+	case o.Resume && o.Overwrite:
 		return UsageErrorf("--resume and --overwrite contradict each other: --resume continues the results file, --overwrite starts it over; give one")
 	}
-	switch o.progress {
+	switch o.Progress {
 	case "auto", "bar", "log", "off":
 	default:
-		return UsageErrorf("--progress %q: want auto, bar, log or off", o.progress)
+		return UsageErrorf("--progress %q: want auto, bar, log or off", o.Progress)
 	}
-	if o.duplicateOf != "" {
-		re, err := regexp.Compile(o.duplicateOf)
+	if o.DuplicateOf != "" {
+		re, err := regexp.Compile(o.DuplicateOf)
 		if err != nil || re.NumSubexp() < 1 {
-			return UsageErrorf("--duplicate-of %q: want a regular expression that matches a duplicate answer's note and whose first group captures the lead id", o.duplicateOf)
+			return UsageErrorf("--duplicate-of %q: want a regular expression that matches a duplicate answer's note and whose first group captures the lead id", o.DuplicateOf)
 		}
 		o.duplicateOfRE = re
 	}
-	a, err := submitter.ParseAmbiguous503(o.ambiguous503)
+	a, err := submitter.ParseAmbiguous503(o.Ambiguous503)
 	if err != nil {
-		return UsageErrorf("--ambiguous-503 %q: want not-graphql (every 503 but the service's own GraphQL errors may follow a commit), all or none", o.ambiguous503)
+		return UsageErrorf("--ambiguous-503 %q: want not-graphql (every 503 but the service's own GraphQL errors may follow a commit), all or none", o.Ambiguous503)
 	}
 	o.amb503 = a
-	if o.alreadySubmitted != "" {
-		re, err := regexp.Compile(o.alreadySubmitted)
+	if o.AlreadySubmitted != "" {
+		re, err := regexp.Compile(o.AlreadySubmitted)
 		if err != nil {
 			return UsageErrorf("--already-submitted: %v", err)
 		}
@@ -304,7 +304,7 @@ func (u *uploader) startMetrics() error {
 	}
 	u.metricsStarted = true
 	if err := u.metrics.Start(); err != nil {
-		return UsageErrorf("--metrics-file %s: %v", u.mets.file, err)
+		return UsageErrorf("--metrics-file %s: %v", u.mets.File, err)
 	}
 	return nil
 }
@@ -315,11 +315,11 @@ func (u *uploader) startMetrics() error {
 func (u *uploader) logStarted(resultsPath string) {
 	rate := "auto"
 	if !u.up.Rate.Auto {
-		rate = strconv.FormatFloat(u.up.Rate.perSecond, 'f', -1, 64)
+		rate = strconv.FormatFloat(u.up.Rate.PerSecond, 'f', -1, 64)
 	}
 	attrs := []any{"input", u.input, "endpoint", redact.URL(u.creds.Endpoint), "results", resultsPath,
-		"rate", rate, "max_rate", u.up.maxRate, "concurrency", u.settings(resultsPath)["concurrency"], "resume", u.up.resume}
-	if u.up.shard != "" {
+		"rate", rate, "max_rate", u.up.MaxRate, "concurrency", u.settings(resultsPath)["concurrency"], "resume", u.up.Resume}
+	if u.up.Shard != "" {
 		attrs = append(attrs, "shard", u.up.shardOf.String())
 	}
 	if st, err := os.Stat(u.input); err == nil && st.Mode().IsRegular() {
@@ -342,7 +342,7 @@ func (u *uploader) run(ctx context.Context) error {
 		return err
 	}
 	defer func() { lock.Unlock() }()
-	if err := u.in.checkOutputs(u.input, resultsPath, u.up.resume, u.up.overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: "+u.in.redropHint(u.input)+"), or --overwrite to start over and send its leads again", u.mets.outputs()...); err != nil {
+	if err := u.in.checkOutputs(u.input, resultsPath, u.up.Resume, u.up.Overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: "+u.in.redropHint(u.input)+"), or --overwrite to start over and send its leads again", u.mets.outputs()...); err != nil {
 		if errors.Is(err, outfile.ErrHoldsOutcomes) {
 			err = cmp.Or(newInputError(resultsPath, u.input, u.in.redropHint(u.input)), err)
 		}
@@ -364,7 +364,7 @@ func (u *uploader) run(ctx context.Context) error {
 			if lock, err = lockResults(p, "upload"); err != nil {
 				return err
 			}
-			resultsPath, u.in.results = p, p
+			resultsPath, u.in.Results = p, p
 		}
 	}
 	state, err := u.loadPrior(resultsPath)
@@ -421,7 +421,7 @@ func (u *uploader) run(ctx context.Context) error {
 	}
 
 	u.sending = true
-	journal, err := report.OpenJournal(resultsPath, u.up.resume && state != nil)
+	journal, err := report.OpenJournal(resultsPath, u.up.Resume && state != nil)
 	if err != nil {
 		if stopMeta != nil {
 			stopMeta()
@@ -488,7 +488,7 @@ func (u *uploader) finish(ctx context.Context, res upload.Result, runErr error, 
 	if err := u.writeSummary(sum, src, client.Stats(), client.Outages(), ic, state, resultsPath); err != nil && runErr == nil {
 		runErr = err
 	}
-	if u.up.resume && res.Skipped > 0 {
+	if u.up.Resume && res.Skipped > 0 {
 		u.log.Info("--resume: rows finished in an earlier run were not sent again", "rows", res.Skipped)
 	}
 	if res.Compacted {
@@ -511,7 +511,7 @@ func tooManyInvalid(err error) error {
 // metrics' row counts, and the first signal's message.
 func (u *uploader) send(ctx context.Context, client *submitter.Client, rows upload.Source, src *source.Source, state *report.State, journal *report.Journal) (upload.Result, error) {
 	var done, earlier atomic.Int64
-	mode := u.up.progress
+	mode := u.up.Progress
 	if u.env.JSONLogs && mode == "bar" {
 		// --log-format json: nothing on stderr is plain text, a bar
 		// included; progress goes out as log records.
@@ -531,11 +531,11 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 	cfg := upload.Config{
 		Shard:                  u.up.shardOf,
 		Concurrency:            u.up.workers(),
-		DrainTimeout:           u.up.drainTimeout,
-		MaxConsecutiveFailures: u.up.maxOutages,
+		DrainTimeout:           u.up.DrainTimeout,
+		MaxConsecutiveFailures: u.up.MaxConsecutiveFailures,
 		Gate:                   client,
 		Abort:                  u.env.Abort,
-		NoSubmit:               u.up.noSubmit,
+		NoSubmit:               u.up.NoSubmit,
 		AlreadySubmitted:       u.up.alreadyRE,
 		DuplicateOf:            u.up.duplicateOfRE,
 		Log:                    u.log,
@@ -546,7 +546,7 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 			}
 			done.Add(1)
 			u.metrics.Observe(r)
-			if r.Status == lead.StatusFailed && r.Refused && u.in.refusals != "" {
+			if r.Status == lead.StatusFailed && r.Refused && u.in.Refusals != "" {
 				u.refusedMu.Lock()
 				u.refusedRows[r.Row] = r.Error
 				u.refusedMu.Unlock()
@@ -570,7 +570,7 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 // loadPrior loads the results of the earlier run for --resume; nil without
 // --resume or when there is no results file yet. The caller closes it.
 func (u *uploader) loadPrior(resultsPath string) (*report.State, error) {
-	if !u.up.resume {
+	if !u.up.Resume {
 		return nil, nil
 	}
 	st, err := report.LoadState(resultsPath)
@@ -600,45 +600,44 @@ func (u *uploader) settings(results string) map[string]any {
 	s["tokenUrl"] = redact.URL(u.creds.TokenURL)
 	s["clientId"] = u.creds.ClientID
 	s["scope"] = u.creds.Scope
-	if u.up.concurrency.auto {
+	if u.up.Concurrency.Auto {
 		s["concurrency"] = "auto"
 	} else {
-		s["concurrency"] = u.up.concurrency.n
+		s["concurrency"] = u.up.Concurrency.N
 	}
-	s["maxConcurrency"] = u.up.maxConcurrency
+	s["maxConcurrency"] = u.up.MaxConcurrency
 	if u.up.Rate.Auto {
 		s["rate"] = "auto"
 	} else {
-		s["rate"] = u.up.Rate.perSecond
+		s["rate"] = u.up.Rate.PerSecond
 	}
-	s["maxRate"] = u.up.maxRate
-	s["maxAttempts"] = u.up.maxAttempts
-	s["timeout"] = u.up.timeout.String()
-	s["resume"] = u.up.resume
-	s["overwrite"] = u.up.overwrite
-	s["noSubmit"] = u.up.noSubmit
-	s["drainTimeout"] = u.up.drainTimeout.String()
-	s["maxConsecutiveFailures"] = u.up.maxOutages
-	s["outageWait"] = u.up.outageWait.String()
-	s["preflightWait"] = u.up.preflightWait.String()
-	s["createDocument"] = u.up.createDoc
-	s["submitDocument"] = u.up.submitDoc
-	s["alreadySubmitted"] = u.up.alreadySubmitted
-	s["duplicateOf"] = u.up.duplicateOf
-	s["leadDocument"] = u.up.leadDoc
-	s["refusalCodes"] = u.up.refusalCodes
-	s["deniedCodes"] = u.up.deniedCodes
+	s["maxRate"] = u.up.MaxRate
+	s["maxAttempts"] = u.up.MaxAttempts
+	s["timeout"] = u.up.Timeout.String()
+	s["resume"] = u.up.Resume
+	s["overwrite"] = u.up.Overwrite
+	s["noSubmit"] = u.up.NoSubmit
+	s["drainTimeout"] = u.up.DrainTimeout.String()
+	s["maxConsecutiveFailures"] = u.up.MaxConsecutiveFailures
+	s["outageWait"] = u.up.OutageWait.String()
+	s["preflightWait"] = u.up.PreflightWait.String()
+	s["createDocument"] = u.up.CreateDocument
+	s["submitDocument"] = u.up.SubmitDocument
+	s["alreadySubmitted"] = u.up.AlreadySubmitted
+	s["duplicateOf"] = u.up.DuplicateOf
+	s["leadDocument"] = u.up.LeadDocument
+	s["refusalCodes"] = u.up.RefusalCodes
 	s["ambiguous503"] = u.up.amb503.String()
 	s["shard"] = u.up.shardOf.String()
 	s["jobName"] = u.metrics.Job()
 	s["ledger"] = "off"
 	if o := u.ledgerOpts; o != nil && !o.off(u.simulated) {
-		s["ledger"] = redactLedger(cmp.Or(o.where, "default"))
+		s["ledger"] = redactLedger(cmp.Or(o.Location, "default"))
 		if u.ledger != nil {
 			s["ledger"] = u.ledger.String()
 		}
-		s["resend"] = o.resend
-		s["resendChanged"] = o.resendChanged
+		s["resend"] = o.Resend
+		s["resendChanged"] = o.ResendChanged
 	}
 	if u.lrun != nil {
 		s["ledgerRun"] = u.lrun.ID

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,13 +22,6 @@ import (
 // context: often enough to stop within milliseconds, rare enough to cost
 // nothing per row.
 const ctxCheckEvery = 1024
-
-// RegisterValidateOverwrite registers validate's --overwrite.
-func RegisterValidateOverwrite(overwrite *bool) func(*flag.FlagSet) {
-	return func(fs *flag.FlagSet) {
-		fs.BoolVar(overwrite, "overwrite", false, "write the results although the file holds an upload's outcomes (its lead ids and bids are lost)")
-	}
-}
 
 // ValidateJob is one validate run: its input and the options that shape
 // it.
@@ -68,17 +60,17 @@ func RunValidateJob(ctx context.Context, e *Env, log *slog.Logger, j *ValidateJo
 			err = &ExitError{Code: ExitInterrupted, Msg: "interrupted", Quiet: true}
 		}
 		var stop *stoppedBeforeReading
-		if errors.As(err, &stop) && (in.summaryJSON != "" || in.report != "") {
+		if errors.As(err, &stop) && (in.SummaryJSON != "" || in.Report != "") {
 			// The outputs were proven: say why in --summary-json and the
 			// report, so that a fixed path does not keep an earlier run's
 			// figures.
 			stub := stoppedSummary("validate", start, err, strings.TrimPrefix(stop.err.Error(), "usage: "), in.settings(input, in.resultsPath(input)))
 			var recs []record
-			if in.summaryJSON != "" {
-				recs = append(recs, summaryJSONRecord(e, stub, in.summaryJSON))
+			if in.SummaryJSON != "" {
+				recs = append(recs, summaryJSONRecord(e, stub, in.SummaryJSON))
 			}
-			if in.report != "" {
-				recs = append(recs, reportRecord(stub, in.report, nil))
+			if in.Report != "" {
+				recs = append(recs, reportRecord(stub, in.Report, nil))
 			}
 			err = writeRecords(e, err, recs...)
 			finishValidateMetrics(ctx, log, rec, nil, StatusOf(err))
@@ -89,12 +81,12 @@ func RunValidateJob(ctx context.Context, e *Env, log *slog.Logger, j *ValidateJo
 	// the run: its results and --summary-json are still written.
 	_ = printSummary(e, sum)
 	err = validateStatus(j.Checks, input, sum, provided, unknown, err)
-	recs := sidecarRecords(sum, in.resultsPath(input), in.summaryJSON)
-	if in.summaryJSON != "" {
-		recs = append(recs, summaryJSONRecord(e, sum, in.summaryJSON))
+	recs := sidecarRecords(sum, in.resultsPath(input), in.SummaryJSON)
+	if in.SummaryJSON != "" {
+		recs = append(recs, summaryJSONRecord(e, sum, in.SummaryJSON))
 	}
-	if in.report != "" {
-		recs = append(recs, reportRecord(sum, in.report, nil))
+	if in.Report != "" {
+		recs = append(recs, reportRecord(sum, in.Report, nil))
 	}
 	err = writeRecords(e, err, recs...)
 	finishValidateMetrics(ctx, log, rec, sum, StatusOf(err))
@@ -231,13 +223,13 @@ func (e *stoppedBeforeReading) Unwrap() error { return e.err }
 func (o *InputOptions) settings(input, results string) map[string]any {
 	return map[string]any{
 		"input":     input,
-		"format":    o.format,
-		"delimiter": o.delimiter,
-		"encoding":  o.encoding,
-		"dateOrder": o.dateOrder,
-		"mapping":   o.mapping,
+		"format":    o.Format,
+		"delimiter": o.Delimiter,
+		"encoding":  o.Encoding,
+		"dateOrder": o.DateOrder,
+		"mapping":   o.Mapping,
 		"results":   results,
-		"rejects":   o.rejects,
+		"rejects":   o.Rejects,
 	}
 }
 

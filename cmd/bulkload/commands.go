@@ -2,39 +2,52 @@ package main
 
 import (
 	"context"
+	"flag"
 	"log/slog"
 	"time"
 
 	"github.com/bulkload/bulkload/app"
-	"github.com/bulkload/bulkload/leadsim"
 )
+
+// uploadFlags are upload's options as its flags fill them.
+type uploadFlags struct {
+	in     *app.InputOptions
+	up     *app.UploadOptions
+	checks *app.CheckOptions
+	mets   *app.MetricsOptions
+	led    *app.LedgerOptions
+	auth   authOptions
+	logs   logOptions
+}
+
+func newUploadFlags() *uploadFlags {
+	return &uploadFlags{in: app.NewInputOptions(""), up: app.NewUploadOptions(), checks: app.NewCheckOptions(true),
+		mets: app.NewMetricsOptions(), led: &app.LedgerOptions{}}
+}
+
+func (f *uploadFlags) register(fs *flag.FlagSet) {
+	registerInput(fs, f.in)
+	registerRefusals(fs, f.in)
+	f.auth.register(fs)
+	f.logs.register(fs)
+	registerUpload(fs, f.up)
+	registerChecks(fs, f.checks, true)
+	registerMetrics(fs, f.mets)
+	registerLedger(fs, f.led)
+}
 
 // runUpload is "bulkload upload": its flags and settings, then the run.
 func runUpload(ctx context.Context, e *app.Env, args []string) int {
 	fs := newFlagSet("upload", "upload [flags] FILE", e.Stderr)
-	var (
-		in     app.InputOptions
-		auth   authOptions
-		up     app.UploadOptions
-		logs   logOptions
-		checks app.CheckOptions
-		mets   app.MetricsOptions
-		led    app.LedgerOptions
-	)
-	in.Register(fs)
-	in.RegisterRefusals(fs)
-	auth.register(fs)
-	logs.register(fs)
-	up.Register(fs)
-	checks.Register(fs, true)
-	mets.Register(fs)
-	led.Register(fs)
+	f := newUploadFlags()
+	f.register(fs)
+	auth, logs := &f.auth, &f.logs
 
 	pos, from, err := parseSettings(fs, args, e, "upload", 1)
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	job := &app.UploadJob{Input: pos[0], In: &in, Up: &up, Checks: &checks, Metrics: &mets, Ledger: &led}
+	job := &app.UploadJob{Input: pos[0], In: f.in, Up: f.up, Checks: f.checks, Metrics: f.mets, Ledger: f.led}
 	// A run that stops before it begins (a setting, an input it cannot
 	// open, no credentials) still writes its metrics and its record in
 	// the ledger: a night whose file never came is seen by the alert.
@@ -45,7 +58,7 @@ func runUpload(ctx context.Context, e *app.Env, args []string) int {
 		return exitFor(e.Stderr, err)
 	}
 	prepErr := job.Prepare(e)
-	log, err := newLogger(e, &logs)
+	log, err := newLogger(e, logs)
 	if err != nil {
 		return stopped(nil, err)
 	}
@@ -68,22 +81,31 @@ func runUpload(ctx context.Context, e *app.Env, args []string) int {
 	return code
 }
 
+// validateFlags are validate's options as its flags fill them.
+type validateFlags struct {
+	job  app.ValidateJob
+	logs logOptions
+}
+
+func newValidateFlags() *validateFlags {
+	return &validateFlags{job: app.ValidateJob{In: app.NewInputOptions(".validation.csv"), Checks: app.NewCheckOptions(false), Metrics: app.NewMetricsOptions()}}
+}
+
+func (f *validateFlags) register(fs *flag.FlagSet) {
+	registerInput(fs, f.job.In)
+	registerValidate(fs, &f.job)
+	registerChecks(fs, f.job.Checks, false)
+	f.logs.register(fs)
+	registerMetricsFile(fs, f.job.Metrics)
+}
+
 // runValidate is "bulkload validate": its flags and settings, then the
 // dry run.
 func runValidate(ctx context.Context, e *app.Env, args []string) int {
 	fs := newFlagSet("validate", "validate [flags] FILE", e.Stderr)
-	var (
-		in     = app.InputOptions{OutputSuffix: ".validation.csv"}
-		logs   logOptions
-		checks app.CheckOptions
-		mets   app.MetricsOptions
-		job    = app.ValidateJob{In: &in, Checks: &checks, Metrics: &mets}
-	)
-	in.Register(fs)
-	app.RegisterValidateOverwrite(&job.Overwrite)(fs)
-	checks.Register(fs, false)
-	logs.register(fs)
-	mets.RegisterFile(fs)
+	f := newValidateFlags()
+	f.register(fs)
+	job, logs := &f.job, &f.logs
 	pos, _, err := parseSettings(fs, args, e, "validate", 1)
 	if err != nil {
 		return exitFor(e.Stderr, err)
@@ -92,11 +114,11 @@ func runValidate(ctx context.Context, e *app.Env, args []string) int {
 	if err := job.Prepare(e); err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	log, err := newLogger(e, &logs)
+	log, err := newLogger(e, logs)
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	sum, err := app.RunValidateJob(ctx, e, log, &job)
+	sum, err := app.RunValidateJob(ctx, e, log, job)
 	code := exitFor(e.Stderr, err)
 	if sum != nil {
 		app.LogSummary(e, log, sum, code)
@@ -136,11 +158,10 @@ func runAuthCheck(ctx context.Context, e *app.Env, args []string) int {
 func runSim(ctx context.Context, e *app.Env, args []string) int {
 	fs := newFlagSet("sim", "sim [flags]", e.Stderr)
 	var (
-		opts leadsim.Options
+		opts = app.NewSimOptions()
 		logs logOptions
-		addr string
 	)
-	app.RegisterSimFlags(&app.SimOptions{Addr: &addr, Opts: &opts})(fs)
+	registerSim(fs, opts)
 	logs.register(fs)
 	if _, _, err := parseSettings(fs, args, e, "sim", 0); err != nil {
 		return exitFor(e.Stderr, err)
@@ -149,7 +170,7 @@ func runSim(ctx context.Context, e *app.Env, args []string) int {
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	return exitFor(e.Stderr, app.Serve(ctx, e, log, addr, opts))
+	return exitFor(e.Stderr, app.Serve(ctx, e, log, opts))
 }
 
 // runSummary is "bulkload summary": it prints the combined summary of
@@ -161,7 +182,7 @@ func runSummary(ctx context.Context, e *app.Env, args []string) int {
 		opts app.SummaryOptions
 		logs logOptions
 	)
-	app.RegisterSummaryFlags(&opts)(fs)
+	registerSummary(fs, &opts)
 	logs.register(fs)
 	paths, _, err := parseSettings(fs, args, e, "summary", -2)
 	if err != nil {
@@ -184,10 +205,10 @@ func runSummary(ctx context.Context, e *app.Env, args []string) int {
 func runReport(ctx context.Context, e *app.Env, args []string) int {
 	fs := newFlagSet("report", "report [flags] RESULTS...", e.Stderr)
 	var (
-		opts app.ReportOptions
+		opts = app.NewReportOptions()
 		logs logOptions
 	)
-	app.RegisterReportFlags(&opts)(fs)
+	registerReport(fs, opts)
 	logs.register(fs)
 	paths, _, err := parseSettings(fs, args, e, "report", -2)
 	if err != nil {
@@ -197,7 +218,7 @@ func runReport(ctx context.Context, e *app.Env, args []string) int {
 	if err != nil {
 		return exitFor(e.Stderr, err)
 	}
-	return exitFor(e.Stderr, app.RunReport(ctx, e, log, &opts, paths))
+	return exitFor(e.Stderr, app.RunReport(ctx, e, log, opts, paths))
 }
 
 // runHistory is "bulkload history": the runs the ledger recorded.
@@ -207,7 +228,7 @@ func runHistory(ctx context.Context, e *app.Env, args []string) int {
 		opts app.HistoryOptions
 		logs logOptions
 	)
-	app.RegisterHistoryFlags(&opts)(fs)
+	registerHistory(fs, &opts)
 	logs.register(fs)
 	if _, _, err := parseSettings(fs, args, e, "history", 0); err != nil {
 		return exitFor(e.Stderr, err)

@@ -296,17 +296,21 @@ func parseSettings(fs *flag.FlagSet, args []string, e *app.Env, name string, nar
 // key that no command takes is an error.
 func knownSettings() map[string]bool {
 	var (
-		in   app.InputOptions
+		in   = app.NewInputOptions("")
 		auth authOptions
-		up   app.UploadOptions
+		up   = app.NewUploadOptions()
 		logs logOptions
 		sim  leadsim.Options
 	)
 	// Commands share some names (tenant-id, app-id): one flag set each.
-	sets := []func(*flag.FlagSet){in.Register, in.RegisterRefusals, auth.register, up.Register, logs.register, sim.RegisterFlags,
+	sets := []func(*flag.FlagSet){
+		func(fs *flag.FlagSet) { registerInput(fs, in) }, func(fs *flag.FlagSet) { registerRefusals(fs, in) },
+		auth.register, func(fs *flag.FlagSet) { registerUpload(fs, up) }, logs.register, sim.RegisterFlags,
 		func(fs *flag.FlagSet) { fs.String("addr", "", "") }, registerAuthTimeout(new(time.Duration)),
-		new(app.MetricsOptions).Register, app.RegisterSummaryFlags(new(app.SummaryOptions)), new(app.CheckOptions).RegisterFor(true),
-		new(app.LedgerOptions).Register}
+		func(fs *flag.FlagSet) { registerMetrics(fs, app.NewMetricsOptions()) },
+		func(fs *flag.FlagSet) { registerSummary(fs, new(app.SummaryOptions)) },
+		func(fs *flag.FlagSet) { registerChecks(fs, app.NewCheckOptions(true), true) },
+		func(fs *flag.FlagSet) { registerLedger(fs, new(app.LedgerOptions)) }}
 	known := map[string]bool{}
 	for _, register := range sets {
 		fs := flag.NewFlagSet("settings", flag.ContinueOnError)

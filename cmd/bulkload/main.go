@@ -1,9 +1,10 @@
 // Command bulkload validates partner lead exports and uploads them to the
 // Lead Intake Service. It owns the command line only: flags, the
-// environment and the config file turned into options (config.go, auth.go),
-// help and completion, version, signals, and the one place that maps a
-// command's error to an exit status and prints it (run.go: exitFor). Each
-// command is run by package app (commands.go calls it).
+// environment and the config file turned into options (flags.go,
+// config.go, auth.go), help and completion, version, signals, and the one
+// place that maps a command's error to an exit status and prints it
+// (run.go: exitFor). Each command is run by package app (commands.go calls
+// it).
 package main
 
 import (

@@ -17,9 +17,9 @@ import (
 )
 
 func TestRateAutoIsTheDefault(t *testing.T) {
-	var up app.UploadOptions
+	up := app.NewUploadOptions()
 	fs := flag.NewFlagSet("upload", flag.ContinueOnError)
-	up.Register(fs)
+	registerUpload(fs, up)
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}

@@ -95,33 +95,35 @@ func commands() []command {
 		}
 	}
 	var (
-		in   app.InputOptions
 		auth authOptions
-		up   app.UploadOptions
 		logs logOptions
 	)
 	return []command{
 		{"upload", "upload [flags] FILE", "upload FILE to the service (--simulate: to the built-in simulator)",
 			[]int{app.ExitOK, app.ExitRowsFailed, app.ExitUsage, app.ExitAuth, app.ExitUnreachable, app.ExitIO, app.ExitInterrupted},
-			settings(in.Register, in.RegisterRefusals, auth.register, logs.register, up.Register, new(app.CheckOptions).RegisterFor(true), new(app.MetricsOptions).Register, new(app.LedgerOptions).Register)},
+			settings(newUploadFlags().register)},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
 			[]int{app.ExitOK, app.ExitRowsFailed, app.ExitUsage, app.ExitIO, app.ExitInterrupted},
-			settings(in.Register, app.RegisterValidateOverwrite(new(bool)), new(app.CheckOptions).RegisterFor(false), logs.register, new(app.MetricsOptions).RegisterFile)},
+			settings(func(fs *flag.FlagSet) {
+				f := newValidateFlags()
+				f.job.In.OutputSuffix = "" // as before: the completion's --results text names upload's default
+				f.register(fs)
+			})},
 		{"auth check", "auth check [flags]", "request a token and show its expiry and roles; with --endpoint, run upload's preflight query",
 			[]int{app.ExitOK, app.ExitUsage, app.ExitAuth, app.ExitUnreachable, app.ExitInterrupted},
 			settings(auth.register, logs.register, registerAuthTimeout(new(time.Duration)))},
 		{"sim", "sim [flags]", "serve the simulated service on a local address",
 			[]int{app.ExitOK, app.ExitUsage, app.ExitIO},
-			settings(app.RegisterSimFlags(new(app.SimOptions)), logs.register)},
+			settings(func(fs *flag.FlagSet) { registerSim(fs, app.NewSimOptions()) }, logs.register)},
 		{"summary", "summary [flags] RESULTS... | --run ID", "print the combined summary of results files, e.g. all shards of a backfill, or a run's from the ledger",
 			[]int{app.ExitOK, app.ExitRowsFailed, app.ExitUsage},
-			settings(app.RegisterSummaryFlags(new(app.SummaryOptions)), logs.register)},
+			settings(func(fs *flag.FlagSet) { registerSummary(fs, new(app.SummaryOptions)) }, logs.register)},
 		{"report", "report [flags] RESULTS... | --run ID", "write the HTML run report of results files (several: one combined report), or of a run in the ledger",
 			[]int{app.ExitOK, app.ExitUsage, app.ExitIO},
-			settings(app.RegisterReportFlags(new(app.ReportOptions)), logs.register)},
+			settings(func(fs *flag.FlagSet) { registerReport(fs, app.NewReportOptions()) }, logs.register)},
 		{"history", "history [flags]", "list the runs the ledger recorded: when, input, exit, rows by status, bids, what bound each",
 			[]int{app.ExitOK, app.ExitUsage},
-			settings(app.RegisterHistoryFlags(new(app.HistoryOptions)), logs.register)},
+			settings(func(fs *flag.FlagSet) { registerHistory(fs, new(app.HistoryOptions)) }, logs.register)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script",
 			[]int{app.ExitOK, app.ExitUsage}, nil},
 		{"version", "version", "print the version, VCS revision and Go version",
