@@ -214,6 +214,14 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("%s -n on the %s completion script: %v\n%s", sh, sh, err, out)
 		}
 	}
+	// A flag's text is the command's own: validate's --results defaults
+	// to NAME.validation.csv, as validate -h says (the scripts said
+	// NAME.results.csv, upload's).
+	for sh, want := range map[string]string{"fish": "-l results -r -F -d 'results file, .csv or .jsonl (default: NAME.validation.csv beside the input)'", "zsh": "NAME.validation.csv beside the input"} {
+		if !strings.Contains(scripts[sh], want) {
+			t.Errorf("%s completion lacks validate's --results text %q", sh, want)
+		}
+	}
 	// The bash script's flag list per command equals the command's help.
 	for _, cmd := range [][]string{{"upload"}, {"validate"}, {"auth", "check"}, {"sim"}, {"report"}, {"summary"}} {
 		key := strings.Join(cmd, "_")

@@ -104,11 +104,7 @@ func commands() []command {
 			settings(newUploadFlags().register)},
 		{"validate", "validate [flags] FILE", "dry run: read and validate FILE only, no network",
 			[]int{app.ExitOK, app.ExitRowsFailed, app.ExitUsage, app.ExitIO, app.ExitInterrupted},
-			settings(func(fs *flag.FlagSet) {
-				f := newValidateFlags()
-				f.job.In.OutputSuffix = "" // as before: the completion's --results text names upload's default
-				f.register(fs)
-			})},
+			settings(newValidateFlags().register)},
 		{"auth check", "auth check [flags]", "request a token and show its expiry and roles; with --endpoint, run upload's preflight query",
 			[]int{app.ExitOK, app.ExitUsage, app.ExitAuth, app.ExitUnreachable, app.ExitInterrupted},
 			settings(auth.register, logs.register, registerAuthTimeout(new(time.Duration)))},
