@@ -1,44 +1,32 @@
-// Package submitter is the sending stage of bulkload's pipeline: it
-// authenticates with the OAuth 2.0 client-credentials flow, calls the Lead
-// Intake Service's createLead and submitLead mutations, and owns retries,
-// 401 handling and the one rate shared by every worker.
+// Package submitter is the sending stage of bulkload's pipeline: it calls
+// the Lead Intake Service's createLead, submitLead and lead operations with
+// the run's OAuth 2.0 token (package token), and owns the classification
+// of every reply, the retries, the pacing of the calls (the shared rate
+// and the limit on calls in flight) and the outage gate, and their stats.
 //
 // A Client is built once per run and shared by all workers. The pool, the
 // results file and resume are the caller's; Create and Submit return each
-// row's outcome as values (a *CallError is a row-level failure), and only an
-// *token.AuthError (see IsFatal) means the run must stop.
+// row's outcome as values (a *CallError is a row-level failure), and only a
+// *token.AuthError or an *AccessError (see IsFatal) means the run must
+// stop.
 //
-// The GraphQL client is machinebox/graphql, which builds the request and
-// decodes `data` but ignores the HTTP status and keeps only the first
-// GraphQL error's message. Under it, as the Transport of its http.Client,
-// sit small http.RoundTrippers that each do one job and wrap the next
-// (see newTransport): retry (attempts, backoff, Retry-After, one retry
-// after a 401), rate (the shared limiter), auth (the bearer token), stats,
-// outcome (the one place that classifies each attempt), deadline (the
-// per-attempt timeout, and the one trace of the attempt) and body limit.
-// Each layer hands up what it learnt with the attempt's result: a failed
-// attempt travels up as an attemptError, a 2xx reply with a replyBody that
-// holds what the outcome layer decoded (the result, every GraphQL error
-// and its code); the deadline layer's trace gives either the service's
-// latency, for the concurrency and rate layers, and the concurrency layer
-// adds when the attempt went on the wire, for the retry layer's outage
-// gate. The retry layer gathers them into the call's outcome.
-//
-// The reply is decoded once: for createLead, submitLead and lead, whose
-// result the outcome layer decoded, the library is handed an empty object
-// in the reply's place (callSpec.decoded); only the preflight's reply,
-// which the library decodes for the caller, reaches it whole.
-//
-// One value crosses the GraphQL library in the request's context, because
-// the library offers no other way through: its only hook is the
-// http.Client, and Run returns neither the reply nor anything but the
-// first error's message. That value is the call's handOff: the Client
-// creates it for one call, with the call's spec (operation, the lead's
-// Redactor, fail-fast or probe), and reads the outcome from it when Run
-// returns; the retry layer alone takes it out of the context and writes
-// the outcome into it, once, as it returns; the layers under it only read
-// the operation's name (opOf). Besides it, contexts here carry only
-// deadlines, cancellation and the libraries' own hooks (httptrace, and
+// A call is a loop in the client (retry, in retry.go), as restic's retry
+// backend is a wrapper: each attempt (attempt, transport.go) takes its
+// turn at the rate and its place in flight, goes out through the GraphQL
+// library, machinebox/graphql, and comes back as a reply the client reads
+// once, whole; classify (classify.go) alone decides what it means
+// (success, retryable, a 401 to renew the token for, or permanent; an
+// outage or not; ambiguous or not), and the loop, the limiters, the gate
+// and the stats act on its verdict. The library encodes the request; it
+// is handed an empty object in the reply's place, as the client has read
+// and decoded the reply itself. Under it sit small http.RoundTrippers
+// that each do one job and only wrap the next (transport.go): auth (the
+// bearer token), the capture that records the reply for the client, the
+// deadline (the attempt's timeout, over its body too) and the body limit.
+// None interprets a reply for another, none returns an error for a reply
+// it obtained, and nothing passes between them in a context value or a
+// body of their own: contexts here carry only deadlines, cancellation and
+// the libraries' own hooks (httptrace, for the attempt's trace, and
 // oauth2.HTTPClient for the token requests).
 //
 // Nothing in this package's logs or errors contains an SSN, a date of birth,
@@ -47,6 +35,7 @@ package submitter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,6 +44,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -258,13 +248,24 @@ type Stats struct {
 // share it: it is safe for concurrent use by many workers, which share one
 // token and one rate.
 type Client struct {
-	gql       *graphql.Client
-	endpoint  string // for messages: user info removed
-	tokenURL  string // for messages: user info removed
-	createDoc string
-	submitDoc string
-	leadDoc   string
-	tokens    *token.Cache
+	// endpointURL is the lead endpoint, as the library is given it.
+	endpointURL string
+	// chain is the transport under each caller's authLayer and capture
+	// (see transport.go); callers are the library's, one per attempt in
+	// flight, made by newCaller.
+	chain      http.RoundTripper
+	callers    sync.Pool
+	bearer     atomic.Pointer[bearerHeader]
+	classifier classifier
+	// maxBody caps a reply's body; maxAttempts bounds a call's attempts.
+	maxBody     int64
+	maxAttempts int
+	endpoint    string // for messages: user info removed
+	tokenURL    string // for messages: user info removed
+	createDoc   string
+	submitDoc   string
+	leadDoc     string
+	tokens      *token.Cache
 	// tokenTimeout bounds one token request.
 	tokenTimeout time.Duration
 	rate         limiter
@@ -374,28 +375,12 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	} else {
 		c.rate = newRateControl(cfg.Rate, cfg.Now)
 	}
-	tr := newTransport(layers{
-		base:        base,
-		tokens:      c.tokens,
-		rate:        c.rate,
-		conc:        c.conc,
-		rateWait:    c.rateWait,
-		rateAllowed: c.allowed,
-		stats:       c.stats,
-		log:         log,
-		now:         cfg.Now,
-		maxAttempts: cfg.MaxAttempts,
-		callTimeout: cfg.CallTimeout,
-		backoffBase: cfg.BackoffBase,
-		backoffMax:  cfg.BackoffMax,
-		maxBody:     cfg.MaxResponseBytes,
-		refusals:    refusalSet(cfg.RefusalCodes),
-		amb503:      cfg.Ambiguous503,
-		gate:        c.gate,
-	})
+	c.endpointURL = cfg.Endpoint
+	c.chain = &deadlineLayer{next: &bodyLimitLayer{next: base, max: cfg.MaxResponseBytes}, timeout: cfg.CallTimeout}
+	c.callers.New = func() any { return c.newCaller() }
+	c.classifier = classifier{refusals: refusalSet(cfg.RefusalCodes), ambiguous503: cfg.Ambiguous503}
+	c.maxBody, c.maxAttempts = cfg.MaxResponseBytes, cfg.MaxAttempts
 	c.denied = codeSet(cfg.DeniedCodes, DefaultDeniedCodes)
-	// The library's Log field stays unset: it would log the variables.
-	c.gql = graphql.NewClient(cfg.Endpoint, graphql.WithHTTPClient(&http.Client{Transport: tr, CheckRedirect: refuseRedirect}))
 	return c, nil
 }
 
@@ -580,10 +565,7 @@ func (c *Client) probe(ctx context.Context) (idp bool, cause string, err error) 
 		}
 		return true, err.Error(), err
 	}
-	var out struct {
-		Typename string `json:"__typename"`
-	}
-	_, _, err = c.run(ctx, callSpec{op: "preflight", probe: true}, graphql.NewRequest(PreflightDocument), &out)
+	_, _, err = c.run(ctx, callSpec{op: "preflight", probe: true}, graphql.NewRequest(PreflightDocument))
 	var ce *CallError
 	switch {
 	case err == nil:
@@ -608,12 +590,11 @@ func (c *Client) Submit(ctx context.Context, id string, red *redact.Redactor) (l
 func (c *Client) call(ctx context.Context, op, doc, name string, value any, red *redact.Redactor) (lead.Result, Call, error) {
 	req := graphql.NewRequest(doc)
 	req.Var(name, value)
-	// The outcomeLayer decodes the reply, once, into the result; the
-	// library reads an empty object (callSpec.decoded).
-	call, result, err := c.run(ctx, callSpec{op: op, red: red, decoded: true}, req, &skipData{})
+	call, data, err := c.run(ctx, callSpec{op: op, red: red}, req)
 	if err != nil {
 		return lead.Result{}, call, err
 	}
+	result := data.of(op)
 	if result == nil {
 		return lead.Result{}, call, &CallError{Op: op, Status: http.StatusOK,
 			Message: "reply has no " + op + " result and no errors", Attempts: call.Attempts, Ambiguous: call.Ambiguous}
@@ -621,20 +602,14 @@ func (c *Client) call(ctx context.Context, op, doc, name string, value any, red 
 	return red.Result(*result), call, nil
 }
 
-// skipData is where the GraphQL library decodes a reply's data when the
-// outcomeLayer has decoded it already: nowhere (it is handed an empty
-// object then: callSpec.decoded).
-type skipData struct{}
-
-// UnmarshalJSON does nothing.
-func (skipData) UnmarshalJSON([]byte) error { return nil }
-
 // resultData is the `data` of a reply to any of the Client's operations,
-// each result under its operation's name: one decode, no map.
+// each result under its operation's name: one decode, no map. Typename is
+// the preflight's, as the reply wrote it (JSON).
 type resultData struct {
-	CreateLead *lead.Result `json:"createLead"`
-	SubmitLead *lead.Result `json:"submitLead"`
-	Lead       *lead.Result `json:"lead"`
+	CreateLead *lead.Result    `json:"createLead"`
+	SubmitLead *lead.Result    `json:"submitLead"`
+	Lead       *lead.Result    `json:"lead"`
+	Typename   json.RawMessage `json:"__typename"`
 }
 
 // of is the result of operation op, nil when the reply has none.
@@ -653,12 +628,10 @@ func (d *resultData) of(op string) *lead.Result {
 	return nil
 }
 
-// run performs one GraphQL call through the transport: it hands spec to
-// the transport's layers (see handOff) and turns what they learnt into the
-// call's outcome; result is the operation's result in a 2xx reply, nil
-// when it has none. spec.red cuts personal data out of every text of the
-// service's error.
-func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request, out any) (_ Call, result *lead.Result, _ error) {
+// run performs one GraphQL call (retry) and turns its outcome into the
+// call's result: data is a 2xx reply's data, nil when it has none.
+// spec.red cuts personal data out of every text of the service's error.
+func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request) (_ Call, data *resultData, _ error) {
 	op, red := spec.op, spec.red
 	if de := c.deniedErr.Load(); de != nil && !spec.probe {
 		// Access was refused: no call can succeed, none is sent.
@@ -666,9 +639,7 @@ func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request, o
 	}
 	c.stats.calls.Add(1)
 	c.stats.ops[opIndex(op)].calls.Add(1)
-	h := &handOff{spec: spec}
-	err := c.gql.Run(withHandOff(ctx, h), req, out)
-	o := h.out
+	o := c.retry(ctx, spec, req)
 	call := Call{Attempts: o.attempts, Ambiguous: o.ambiguous}
 	switch {
 	case o.err != nil:
@@ -688,20 +659,12 @@ func (c *Client) run(ctx context.Context, spec callSpec, req *graphql.Request, o
 			return call, nil, de
 		}
 		return call, nil, ce
-	case o.attempts == 0 && ctx.Err() != nil:
-		// Run returned before sending: ctx was already done.
-		return call, nil, &CallError{Op: op, Message: "interrupted: " + ctx.Err().Error(), Interrupted: true, Err: ctx.Err()}
-	case err != nil:
-		// A 2xx reply that is not JSON, or whose data does not decode into
-		// the result type (the document selects something else).
-		return call, nil, &CallError{Op: op, Status: http.StatusOK, Message: "reply is not GraphQL JSON of the expected shape: " + red.String(err.Error()),
-			Attempts: o.attempts, Ambiguous: o.ambiguous}
 	}
-	return call, o.result, nil
+	return call, o.data, nil
 }
 
 // accessDenied returns the *AccessError that ce, a failed call of op, is,
-// or nil: a 401 after the retry layer fetched a fresh token for it (it
+// or nil: a 401 after the retry loop fetched a fresh token for it (it
 // always does once), a 403, or, to createLead or submitLead, a GraphQL
 // error with one of the denied codes (a lead read refused for want of
 // Lead.Read is the row's own-lead check's to report, not the run's). The
@@ -798,13 +761,17 @@ func (c *Client) preflightOnce(ctx context.Context) error {
 		}
 		return &UnreachableError{URL: c.tokenURL, Err: err}
 	}
-	var out struct {
-		Typename string `json:"__typename"`
+	call, data, err := c.run(ctx, callSpec{op: "preflight", failFast: true}, graphql.NewRequest(PreflightDocument))
+	var typename string
+	if err == nil && data != nil && len(data.Typename) > 0 {
+		if jerr := json.Unmarshal(data.Typename, &typename); jerr != nil {
+			err = &CallError{Op: "preflight", Status: http.StatusOK, Message: "reply is not GraphQL JSON of the expected shape: " + jerr.Error(),
+				Attempts: call.Attempts, Ambiguous: call.Ambiguous}
+		}
 	}
-	call, _, err := c.run(ctx, callSpec{op: "preflight", failFast: true}, graphql.NewRequest(PreflightDocument), &out)
 	var ce *CallError
 	switch {
-	case err == nil && out.Typename == "":
+	case err == nil && typename == "":
 		return &UnreachableError{URL: c.endpoint, GraphQL: true, Err: &CallError{Op: "preflight",
 			Status: http.StatusOK, Message: "reply has no data.__typename", Outage: true, Attempts: call.Attempts}}
 	case err == nil:

@@ -1,11 +1,11 @@
 package submitter
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -54,7 +54,7 @@ func (b *scriptedBase) RoundTrip(r *http.Request) (*http.Response, error) {
 		b.tokens++
 		n := b.tokens
 		b.mu.Unlock()
-		return reply(200, fmt.Sprintf(`{"token_type":"Bearer","expires_in":3599,"access_token":"tok-%d"}`, n), nil), nil
+		return canned(200, fmt.Sprintf(`{"token_type":"Bearer","expires_in":3599,"access_token":"tok-%d"}`, n), nil), nil
 	}
 	b.seen = append(b.seen, r.Header.Get("Authorization")+" "+string(body))
 	n := len(b.seen)
@@ -62,7 +62,8 @@ func (b *scriptedBase) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.reply(n, r)
 }
 
-func reply(status int, body string, header http.Header) *http.Response {
+// canned is a reply of status with body and header.
+func canned(status int, body string, header http.Header) *http.Response {
 	if header == nil {
 		header = http.Header{}
 	}
@@ -70,65 +71,58 @@ func reply(status int, body string, header http.Header) *http.Response {
 		Header: header, Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body))}
 }
 
-// composed builds the transport's layers over base with lim as the rate,
-// the way New does, with the token cache of a Client on the same base.
-func composed(t *testing.T, base http.RoundTripper, lim limiter, st *stats) http.RoundTripper {
+// composed is a Client over base, as New builds it, with lim as its rate:
+// 3 attempts a call, 200 ms each, a millisecond's backoff, replies of at
+// most 80 bytes.
+func composed(t *testing.T, base http.RoundTripper, lim limiter, mod func(*Config)) *Client {
 	t.Helper()
-	c, err := New(t.Context(), Config{Endpoint: "http://127.0.0.1/graphql", TokenURL: "http://127.0.0.1/t/oauth2/v2.0/token",
-		ClientID: "cid", ClientSecret: testSecret, Scope: "api://a/.default", Transport: base})
+	cfg := Config{Endpoint: "http://127.0.0.1/graphql", TokenURL: "http://127.0.0.1/t/oauth2/v2.0/token",
+		ClientID: "cid", ClientSecret: testSecret, Scope: "api://a/.default", Transport: base,
+		MaxAttempts: 3, CallTimeout: 200 * time.Millisecond, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond, MaxResponseBytes: 80}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := New(t.Context(), cfg)
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
-	return newTransport(layers{base: base, tokens: c.tokens, rate: lim, stats: st, log: slog.New(slog.DiscardHandler), now: time.Now,
-		maxAttempts: 3, callTimeout: 200 * time.Millisecond, backoffBase: time.Millisecond, backoffMax: time.Millisecond, maxBody: 80})
+	t.Cleanup(c.Close)
+	c.rate = lim
+	return c
 }
 
-// send makes one call through rt, as Client.run does, and returns what
-// the transport handed back.
-func send(t *testing.T, rt http.RoundTripper) (*callOutcome, *http.Response, error) {
-	t.Helper()
-	h := &handOff{spec: callSpec{op: "test"}}
-	ctx := withHandOff(t.Context(), h)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader(`{"query":"q"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := rt.RoundTrip(req)
-	return &h.out, resp, err
-}
-
-// TestLayersCompose sends one call through every layer: a 429 (retried
-// after its Retry-After), a 401 (token renewed, retried at once), then a
-// 200 with GraphQL errors, and checks what each layer did.
-func TestLayersCompose(t *testing.T) {
+// TestCallComposes makes one call through the client and its layers: a
+// 429 (retried after its Retry-After), a 401 (token renewed, retried at
+// once), then a 200 with GraphQL errors, and checks what each part did.
+func TestCallComposes(t *testing.T) {
 	base := &scriptedBase{reply: func(n int, r *http.Request) (*http.Response, error) {
 		switch n {
 		case 1:
-			return reply(429, `{}`, http.Header{"Retry-After": {"0"}}), nil
+			return canned(429, `{}`, http.Header{"Retry-After": {"0"}}), nil
 		case 2:
-			return reply(401, ``, nil), nil
+			return canned(401, ``, nil), nil
 		}
-		return reply(200, `{"data":{"x":1},"errors":[{"message":"m","extensions":{"code":"C"}}]}`, nil), nil
+		return canned(200, `{"data":null,"errors":[{"message":"m","extensions":{"code":"C"}}]}`, nil), nil
 	}}
-	lim, st := &recordingLimiter{}, &stats{}
-	rec, resp, err := send(t, composed(t, base, lim, st))
-	if err != nil {
-		t.Fatalf("RoundTrip() = %v, want the 200", err)
-	}
-	if b, _ := io.ReadAll(resp.Body); !strings.Contains(string(b), `"x":1`) {
-		t.Errorf("reply body = %q, want the service's", b)
-	}
-	// retryLayer: three attempts, the body rewound for each.
-	want := []string{`Bearer tok-1 {"query":"q"}`, `Bearer tok-1 {"query":"q"}`, `Bearer tok-2 {"query":"q"}`}
+	lim := &recordingLimiter{}
+	c := composed(t, base, lim, nil)
+	_, call, err := c.Create(context.Background(), testInput(), nil)
+	// The loop: three attempts, the same request each time; the
 	// authLayer: the token, renewed after the 401.
-	if fmt.Sprint(base.seen) != fmt.Sprint(want) {
-		t.Errorf("the service saw %q, want %q", base.seen, want)
+	if len(base.seen) != 3 {
+		t.Fatalf("the service saw %d attempts, want 3", len(base.seen))
 	}
-	// outcomeLayer: the GraphQL errors of the 2xx, with their code.
-	if rec.attempts != 3 || len(rec.errs) != 1 || rec.errs[0].Code != "C" || rec.err != nil {
-		t.Errorf("outcome = %+v, want 3 attempts, the GraphQL error with code C, no failure", rec)
+	body := strings.TrimPrefix(base.seen[0], "Bearer tok-1 ")
+	want := []string{"Bearer tok-1 " + body, "Bearer tok-1 " + body, "Bearer tok-2 " + body}
+	if fmt.Sprint(base.seen) != fmt.Sprint(want) || !strings.Contains(body, `"variables":{"input":{`) {
+		t.Errorf("the service saw %q, want %q with the lead's variables", base.seen, want)
 	}
-	// rateLayer: a wait before each attempt, each outcome observed.
+	// classify: the GraphQL errors of the 2xx, with their code.
+	var ce *CallError
+	if !errors.As(err, &ce) || call.Attempts != 3 || len(ce.Errors) != 1 || ce.Code != "C" {
+		t.Errorf("Create() = %v after %d attempts, want the GraphQL error with code C after 3", err, call.Attempts)
+	}
+	// Pacing: a wait before each attempt, each outcome observed.
 	var statuses []int
 	for _, o := range lim.observed {
 		statuses = append(statuses, o.Status)
@@ -136,16 +130,16 @@ func TestLayersCompose(t *testing.T) {
 	if lim.waits != 3 || fmt.Sprint(statuses) != "[429 401 200]" {
 		t.Errorf("limiter: %d waits, observed %v, want 3 and [429 401 200]", lim.waits, statuses)
 	}
-	// statsLayer.
-	if st.attempts.Load() != 3 || st.retries.Load() != 2 || st.status429.Load() != 1 || st.status401.Load() != 1 {
-		t.Errorf("stats: %d attempts %d retries %d 429s %d 401s, want 3 2 1 1",
-			st.attempts.Load(), st.retries.Load(), st.status429.Load(), st.status401.Load())
+	// Stats.
+	st := c.Stats()
+	if st.Attempts != 3 || st.Retries != 2 || st.Status429 != 1 || st.Status401 != 1 || st.CreateLead.GraphQLError != 1 || st.Answered != 1 {
+		t.Errorf("stats: %+v, want 3 attempts, 2 retries, one 429, one 401, one GraphQL error answered", st)
 	}
 }
 
-// TestLayersAttemptBounds: the deadline and body limit layers bound each
+// TestAttemptBounds: the deadline and body limit layers bound each
 // attempt, and the outcome of each is classified once.
-func TestLayersAttemptBounds(t *testing.T) {
+func TestAttemptBounds(t *testing.T) {
 	tests := []struct {
 		name         string
 		reply        func(n int, r *http.Request) (*http.Response, error)
@@ -153,7 +147,12 @@ func TestLayersAttemptBounds(t *testing.T) {
 		wantAttempts int
 	}{
 		{"reply over the body cap is not retried", func(n int, r *http.Request) (*http.Response, error) {
-			return reply(200, `{"data":"`+strings.Repeat("x", 100)+`"}`, nil), nil
+			return canned(200, `{"data":"`+strings.Repeat("x", 100)+`"}`, nil), nil
+		}, "reply body larger than 80 bytes (HTTP 200 OK)", 1},
+		{"over the cap with no length announced", func(n int, r *http.Request) (*http.Response, error) {
+			resp := canned(200, `{"data":"`+strings.Repeat("x", 100)+`"}`, nil)
+			resp.ContentLength = -1
+			return resp, nil
 		}, "reply body larger than 80 bytes (HTTP 200 OK)", 1},
 		{"no reply within the call timeout is retried", func(n int, r *http.Request) (*http.Response, error) {
 			select {
@@ -162,65 +161,43 @@ func TestLayersAttemptBounds(t *testing.T) {
 			case <-time.After(time.Second): // without a deadline
 				return nil, errors.New("gave up waiting")
 			}
-		}, "no reply within 200ms", 3},
+		}, "send request: no reply within 200ms", 3},
+		{"a reply's body cut off by the call timeout is retried", func(n int, r *http.Request) (*http.Response, error) {
+			resp := canned(200, ``, nil)
+			resp.Body = io.NopCloser(ctxReader{r.Context()})
+			return resp, nil
+		}, "read reply: no reply within 200ms", 3},
 		{"a network failure is retried", func(n int, r *http.Request) (*http.Response, error) {
 			return nil, errors.New("connection reset")
 		}, "send request: connection reset", 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, _, err := send(t, composed(t, &scriptedBase{reply: tc.reply}, &recordingLimiter{}, &stats{}))
+			c := composed(t, &scriptedBase{reply: tc.reply}, &recordingLimiter{}, nil)
+			_, call, err := c.Create(context.Background(), testInput(), nil)
 			var ce *CallError
-			if !errors.As(err, &ce) || !strings.Contains(ce.Message, tc.wantMsg) || rec.attempts != tc.wantAttempts || rec.err != err {
-				t.Errorf("RoundTrip() = %v after %d attempts, want a CallError, handed back too, saying %q after %d", err, rec.attempts, tc.wantMsg, tc.wantAttempts)
+			if !errors.As(err, &ce) || !strings.Contains(ce.Message, tc.wantMsg) || call.Attempts != tc.wantAttempts || ce.Attempts != tc.wantAttempts {
+				t.Errorf("Create() = %v after %d attempts, want a CallError saying %q after %d", err, call.Attempts, tc.wantMsg, tc.wantAttempts)
 			}
 		})
 	}
 }
 
-// TestRateLayerTakesTheServiceLatency: the rateLayer observes the latency
-// the deadlineLayer traced (the service's), carried up on the attempt's
-// result, an *attemptError or a 2xx reply's replyBody, not its own wall
-// time around the attempt; and the operation of the call.
-func TestRateLayerTakesTheServiceLatency(t *testing.T) {
-	tests := []struct {
-		name string
-		next roundTripFunc
-		want time.Duration
-	}{
-		{"attempt error", func(*http.Request) (*http.Response, error) {
-			return nil, &attemptError{kind: outcomeRetry, status: 429, latency: 7 * time.Millisecond}
-		}, 7 * time.Millisecond},
-		{"2xx reply", func(*http.Request) (*http.Response, error) {
-			resp := reply(200, `{}`, nil)
-			resp.Body = &replyBody{bufferedBody: bufferedBody{latency: 9 * time.Millisecond}}
-			return resp, nil
-		}, 9 * time.Millisecond},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			lim := &recordingLimiter{}
-			clock := time.Unix(0, 0)
-			l := &rateLayer{next: tc.next, lim: lim, log: slog.New(slog.DiscardHandler),
-				now: func() time.Time { clock = clock.Add(time.Second); return clock }}
-			ctx := withHandOff(t.Context(), &handOff{spec: callSpec{op: "submitLead"}})
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/graphql", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l.RoundTrip(req)
-			if len(lim.observed) != 1 || lim.observed[0].Latency != tc.want || lim.observed[0].Op != "submitLead" {
-				t.Errorf("observed %+v, want one outcome of submitLead with latency %v", lim.observed, tc.want)
-			}
-		})
-	}
+// ctxReader blocks each read until its context ends, and fails with the
+// context's error.
+type ctxReader struct{ ctx context.Context }
+
+func (r ctxReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, r.ctx.Err()
 }
 
-// TestDeadlineLayerTraces: the deadlineLayer's one trace tells the
-// service's latency (the request written to the reply's first byte, on
-// its clock) to the layers above, on the reply's body or the failure, and
-// whether the request was written before a failure; nothing measured is 0.
-func TestDeadlineLayerTraces(t *testing.T) {
+// TestAttemptTraces: the attempt's one trace tells the service's latency
+// (the request written to the reply's first byte, on the client's clock)
+// to the limiters, not the wall time around the attempt, and whether the
+// request was written before a failure (then the attempt is ambiguous);
+// nothing measured is 0, and the limiters then take the wall time.
+func TestAttemptTraces(t *testing.T) {
 	failed := errors.New("connection reset")
 	tests := []struct {
 		name        string
@@ -230,51 +207,49 @@ func TestDeadlineLayerTraces(t *testing.T) {
 	}{
 		{"reply", true, true, nil, 25 * time.Millisecond},
 		{"lost after the first byte", true, true, failed, 25 * time.Millisecond},
-		{"lost after the request was written", true, false, failed, 0},
-		{"never written", false, false, failed, 0},
+		{"lost after the request was written", true, false, failed, 1025 * time.Millisecond},
+		{"never written", false, false, failed, 1025 * time.Millisecond},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
 			clock := time.Unix(1000, 0)
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			now := func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				return clock
+			}
+			advance := func(d time.Duration) {
+				mu.Lock()
+				clock = clock.Add(d)
+				mu.Unlock()
+			}
+			base := &scriptedBase{reply: func(n int, r *http.Request) (*http.Response, error) {
 				trace := httptrace.ContextClientTrace(r.Context())
 				if tc.write {
 					trace.WroteRequest(httptrace.WroteRequestInfo{})
 				}
-				clock = clock.Add(25 * time.Millisecond)
+				advance(25 * time.Millisecond)
 				if tc.read {
 					trace.GotFirstResponseByte()
 				}
-				clock = clock.Add(time.Second) // the client's own work: not the service's
+				advance(time.Second) // the client's own work: not the service's
 				if tc.err != nil {
 					return nil, tc.err
 				}
-				return reply(200, `{"data":{}}`, nil), nil
-			})
-			l := &deadlineLayer{next: &bodyLimitLayer{next: base, max: 1 << 10}, timeout: time.Minute, now: func() time.Time { return clock }}
-			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://127.0.0.1/graphql", nil)
-			if err != nil {
-				t.Fatal(err)
+				return canned(200, `{"data":{"createLead":{"id":"L1","resultCode":1014}}}`, nil), nil
+			}}
+			lim := &recordingLimiter{}
+			c := composed(t, base, lim, func(cfg *Config) { cfg.MaxAttempts, cfg.Now, cfg.MaxResponseBytes = 1, now, 1<<10 })
+			_, call, err := c.Create(context.Background(), testInput(), nil)
+			if (err == nil) != (tc.err == nil) {
+				t.Fatalf("Create() = %v", err)
 			}
-			resp, err := l.RoundTrip(req)
-			var got time.Duration
-			var se *sendError
-			switch {
-			case errors.As(err, &se):
-				got = se.latency
-				if se.wrote != tc.write {
-					t.Errorf("wrote = %v, want %v", se.wrote, tc.write)
-				}
-			case err == nil:
-				got = resp.Body.(*bufferedBody).latency
-			default:
-				t.Fatalf("RoundTrip: %v", err)
+			if len(lim.observed) != 1 || lim.observed[0].Latency != tc.want || lim.observed[0].Op != "createLead" {
+				t.Errorf("the rate observed %+v, want one outcome of createLead with latency %v", lim.observed, tc.want)
 			}
-			if got != tc.want {
-				t.Errorf("latency = %v, want %v", got, tc.want)
-			}
-			if ae := classifyFailure(err, Ambiguous503NotGraphQL); err != nil && (ae.latency != tc.want || ae.ambiguous != tc.write) {
-				t.Errorf("attempt error: latency %v, ambiguous %v; want %v, %v", ae.latency, ae.ambiguous, tc.want, tc.write)
+			if err != nil && call.Ambiguous != tc.write {
+				t.Errorf("a failure %v: ambiguous %v, want %v", err, call.Ambiguous, tc.write)
 			}
 		})
 	}
@@ -314,37 +289,91 @@ func TestReadUpTo(t *testing.T) {
 	}
 }
 
-// TestReplyDecodedOnce: a call whose result the caller reads from its
-// outcome (Client.call: createLead, submitLead, lead) hands the library an
-// empty object, the reply having been decoded by the outcomeLayer; any
-// other call (the preflight, which the library decodes for its caller)
-// hands it the service's reply.
+// TestReplyDecodedOnce: the capture reads the reply whole for the client,
+// which decodes it (classify), and hands the library an empty object.
 func TestReplyDecodedOnce(t *testing.T) {
 	const body = `{"data":{"createLead":{"id":"L-1","resultCode":1013}}}`
-	for _, decoded := range []bool{true, false} {
-		t.Run(fmt.Sprint("decoded ", decoded), func(t *testing.T) {
-			base := &scriptedBase{reply: func(int, *http.Request) (*http.Response, error) { return reply(200, body, nil), nil }}
-			rt := composed(t, base, &recordingLimiter{}, &stats{})
-			h := &handOff{spec: callSpec{op: "createLead", decoded: decoded}}
-			req, err := http.NewRequestWithContext(withHandOff(t.Context(), h), http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader(`{"query":"q"}`))
+	x := &capture{next: roundTripFunc(func(*http.Request) (*http.Response, error) { return canned(200, body, nil), nil }), maxBody: 1 << 10, now: time.Now}
+	x.start()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader(`{"query":"q"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := x.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(resp.Body); string(b) != `{}` || resp.StatusCode != 200 {
+		t.Errorf("the library reads %d %q, want 200 {}", resp.StatusCode, b)
+	}
+	if !x.reached || string(x.r.body) != body || x.r.status != 200 {
+		t.Errorf("the capture kept %d %q (reached %v), want the service's 200 and body", x.r.status, x.r.body, x.reached)
+	}
+	base := &scriptedBase{reply: func(int, *http.Request) (*http.Response, error) { return canned(200, body, nil), nil }}
+	c := composed(t, base, &recordingLimiter{}, nil)
+	if res, _, err := c.Create(context.Background(), testInput(), nil); err != nil || res.ID != "L-1" || res.ResultCode != 1013 {
+		t.Errorf("Create() = %+v, %v, want lead L-1, 1013", res, err)
+	}
+}
+
+// TestLayersOnlyWrap: every layer hands up the reply it got as a reply,
+// whatever its status (never an error for a reply it obtained), with its
+// header and its whole body; the bodyLimitLayer fails only the read past
+// its cap, the deadlineLayer only a read past its deadline, and its
+// deadline holds until the body is closed.
+func TestLayersOnlyWrap(t *testing.T) {
+	const body = `{"errors":[{"message":"busy"}]}`
+	inner := roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return canned(503, body, http.Header{"Retry-After": {"7"}}), nil
+	})
+	c := composed(t, &scriptedBase{}, &recordingLimiter{}, nil)
+	layers := map[string]http.RoundTripper{
+		"auth":       &authLayer{next: inner, tokens: c.tokens, bearer: &c.bearer},
+		"deadline":   &deadlineLayer{next: inner, timeout: time.Minute},
+		"body limit": &bodyLimitLayer{next: inner, max: 1 << 10},
+	}
+	for name, l := range layers {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://127.0.0.1/graphql", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := rt.RoundTrip(req)
+			resp, err := l.RoundTrip(req)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("RoundTrip() = %v, want the 503 as a reply", err)
 			}
-			b, _ := io.ReadAll(resp.Body)
-			want := body
-			if decoded {
-				want = `{}`
-			}
-			if string(b) != want {
-				t.Errorf("the library reads %q, want %q", b, want)
-			}
-			if r := h.out.result; r == nil || r.ID != "L-1" || r.ResultCode != 1013 {
-				t.Errorf("outcome's result = %+v, want lead L-1, 1013", r)
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || string(b) != body || resp.StatusCode != 503 || resp.Header.Get("Retry-After") != "7" {
+				t.Errorf("reply %d %q (Retry-After %q), read error %v; want the 503 whole", resp.StatusCode, b, resp.Header.Get("Retry-After"), err)
 			}
 		})
 	}
+	t.Run("body limit past the cap", func(t *testing.T) {
+		resp, err := (&bodyLimitLayer{next: inner, max: 10}).RoundTrip(&http.Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		var big *bodyTooLargeError
+		if !errors.As(err, &big) || string(b) != body[:10] || big.status != 503 {
+			t.Errorf("read %q, %v; want 10 bytes, then a bodyTooLargeError of the 503", b, err)
+		}
+	})
+	t.Run("deadline over the body", func(t *testing.T) {
+		slow := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp := canned(200, ``, nil)
+			resp.Body = io.NopCloser(io.MultiReader(strings.NewReader("{"), ctxReader{r.Context()}))
+			return resp, nil
+		})
+		resp, err := (&deadlineLayer{next: slow, timeout: 20 * time.Millisecond}).RoundTrip(&http.Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		var de *deadlineError
+		if !errors.As(err, &de) || de.timeout != 20*time.Millisecond || !bytes.Equal(b, []byte("{")) {
+			t.Errorf("read %q, %v; want the first byte, then a deadlineError of 20ms", b, err)
+		}
+	})
 }

@@ -1,8 +1,6 @@
 package submitter
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -186,17 +184,8 @@ func TestOutcome503(t *testing.T) {
 	for _, tc := range tests {
 		for _, rule := range []Ambiguous503{Ambiguous503NotGraphQL, Ambiguous503All, Ambiguous503None} {
 			t.Run(tc.name+"/"+rule.String(), func(t *testing.T) {
-				l := &outcomeLayer{next: replyTransport{status: 503, body: []byte(tc.body)}, now: time.Now, refusals: refusalSet(nil), ambiguous503: rule}
-				ctx := withHandOff(context.Background(), &handOff{spec: callSpec{op: "createLead"}})
-				req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader("{}"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = l.RoundTrip(req)
-				var ae *attemptError
-				if !errors.As(err, &ae) {
-					t.Fatalf("503 %q = %v, want an attemptError", tc.body, err)
-				}
+				cl := &classifier{refusals: refusalSet(nil), ambiguous503: rule}
+				v := cl.classify(&reply{status: 503, statusText: "503 Service Unavailable", body: []byte(tc.body)}, "createLead", time.Now())
 				want := tc.want
 				switch rule {
 				case Ambiguous503All:
@@ -204,8 +193,8 @@ func TestOutcome503(t *testing.T) {
 				case Ambiguous503None:
 					want = false
 				}
-				if ae.ambiguous != want || ae.kind != outcomeRetry || ae.outage {
-					t.Errorf("503 %q under %v: ambiguous %v, kind %v, outage %v; want ambiguous %v, retried, no outage", tc.body, rule, ae.ambiguous, ae.kind, ae.outage, want)
+				if v.ambiguous != want || v.kind != outcomeRetry || v.outage {
+					t.Errorf("503 %q under %v: ambiguous %v, kind %v, outage %v; want ambiguous %v, retried, no outage", tc.body, rule, v.ambiguous, v.kind, v.outage, want)
 				}
 			})
 		}

@@ -516,17 +516,17 @@ func probeDelay(n int, base, max time.Duration, rnd float64) time.Duration {
 	return c/2 + time.Duration(rnd*float64(c/2))
 }
 
-// attemptCause is the short cause of an outage-class attempt, for the
+// verdictCause is the short cause of an outage-class attempt, for the
 // outage's record: "502 Bad Gateway", "no reply within 2s", "connection
 // refused".
-func attemptCause(ae *attemptError) string {
+func verdictCause(v *verdict) string {
 	switch {
-	case ae.status != 0:
-		return ae.statusText
-	case ae.timedOut > 0:
-		return "no reply within " + ae.timedOut.String()
+	case v.status != 0:
+		return v.statusText
+	case v.timedOut > 0:
+		return "no reply within " + v.timedOut.String()
 	}
-	return networkCause(ae.err)
+	return networkCause(v.err)
 }
 
 // tokenOutage reports whether a failed token request says the identity

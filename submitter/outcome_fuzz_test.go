@@ -2,32 +2,20 @@ package submitter
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"io"
+	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 )
 
-// replyTransport answers every request with one status and body.
-type replyTransport struct {
-	status int
-	body   []byte
-}
-
-func (rt replyTransport) RoundTrip(*http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: rt.status, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(rt.body))}, nil
-}
-
-// FuzzOutcome feeds the outcomeLayer any reply to a createLead and checks
-// the one rule of ambiguity: an attempt is handed up as an answer only when
-// it is one (the result without errors, or only refusals and no result);
-// anything else that may have been processed (a 2xx that is no answer, a
-// 5xx but the service's own 503, a 503 whose body is not the service's
-// GraphQL refusal, under each rule) is ambiguous; nothing panics.
+// FuzzOutcome feeds classify any reply to a createLead and checks the one
+// rule of ambiguity: an attempt is a success only for a 2xx, and then it is
+// ambiguous exactly when it is no answer (an answer: the result without
+// errors, or only refusals and no result); anything else that may have
+// been processed (a 2xx that is no answer, a 5xx but the service's own
+// 503, a 503 whose body is not the service's GraphQL refusal, under each
+// rule) is ambiguous; nothing panics.
 func FuzzOutcome(f *testing.F) {
 	for _, seed := range []struct {
 		status int
@@ -61,31 +49,19 @@ func FuzzOutcome(f *testing.F) {
 			return
 		}
 		rule := Ambiguous503(len(body) % 3)
-		l := &outcomeLayer{next: replyTransport{status: status, body: body}, now: time.Now, refusals: refusals, ambiguous503: rule}
-		ctx := withHandOff(context.Background(), &handOff{spec: callSpec{op: "createLead"}})
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/graphql", strings.NewReader("{}"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := l.RoundTrip(req)
-		var ae *attemptError
+		cl := &classifier{refusals: refusals, ambiguous503: rule}
+		v := cl.classify(&reply{status: status, statusText: fmt.Sprint(status), header: http.Header{}, body: body}, "createLead", time.Now())
 		switch {
-		case err == nil:
-			if resp == nil || status < 200 || status > 299 {
-				t.Fatalf("HTTP %d handed up as an answer", status)
+		case v.kind == outcomeSuccess:
+			if status < 200 || status > 299 {
+				t.Fatalf("HTTP %d classified a success", status)
 			}
-			rb := replyOf(resp)
-			if rb == nil {
-				t.Fatalf("HTTP %d handed up without what the layer decoded", status)
+			usable := cl.usable(v.data.of("createLead"), v.errs)
+			if v.ambiguous == usable {
+				t.Fatalf("HTTP %d %q: ambiguous %v, usable %v: want exactly one", status, body, v.ambiguous, usable)
 			}
-			usable := l.usable(rb.result, rb.errs)
-			if rb.ambiguous == usable {
-				t.Fatalf("HTTP %d %q: ambiguous %v, usable %v: want exactly one", status, body, rb.ambiguous, usable)
-			}
-		case !errors.As(err, &ae):
-			t.Fatalf("error %v is not an attemptError", err)
-		case ae.ambiguous != mayBeProcessed(status, true, status == 503 && isGraphQLRefusal(body), rule):
-			t.Fatalf("HTTP %d %q under %v failed as %v with ambiguous %v, want %v", status, body, rule, err, ae.ambiguous, !ae.ambiguous)
+		case v.ambiguous != mayBeProcessed(status, true, status == 503 && isGraphQLRefusal(body), rule):
+			t.Fatalf("HTTP %d %q under %v failed as %v with ambiguous %v, want %v", status, body, rule, v.Error(), v.ambiguous, !v.ambiguous)
 		}
 	})
 }

@@ -1,19 +1,43 @@
 package submitter
 
 import (
-	"crypto/tls"
-	"crypto/x509"
+	"context"
 	"errors"
-	"fmt"
-	"math"
+	"math/rand/v2"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/machinebox/graphql"
+
+	"github.com/bulkload/bulkload/redact"
+	"github.com/bulkload/bulkload/token"
 )
 
-// maxRetryAfter bounds how long a Retry-After header can make a call wait.
-const maxRetryAfter = 10 * time.Minute
+// throttledAttemptsFactor bounds the 429s in a row a call takes while no
+// other call is answered: at most this many times MaxAttempts.
+const throttledAttemptsFactor = 4
+
+// callSpec is how one GraphQL call is made.
+type callSpec struct {
+	op  string
+	red *redact.Redactor // the lead's, for the debug logs; nil: SSN-shaped numbers only
+	// failFast stops at the first outage (see CallError.Outage) instead
+	// of retrying it: Preflight wants to know now.
+	failFast bool
+	// probe makes one attempt (and one more after a 401), without pacing,
+	// and tells the outage gate nothing: it is the gate's probe, whose
+	// result the gate reads.
+	probe bool
+}
+
+// callOutcome is what the attempts of one GraphQL call came to.
+type callOutcome struct {
+	attempts  int
+	ambiguous bool
+	errs      []GraphQLError // GraphQL errors of a 2xx reply
+	data      *resultData    // a 2xx reply's data, nil when it has none
+	err       error          // the call failed: *CallError or *token.AuthError
+}
 
 // backoffDelay is the full-jitter exponential wait after failed attempt
 // number attempt (1-based): a uniform draw (rnd in [0,1)) below
@@ -29,235 +53,258 @@ func backoffDelay(attempt int, base, max time.Duration, rnd float64) time.Durati
 	return time.Duration(rnd * float64(ceiling))
 }
 
-// parseRetryAfter reads a Retry-After header, in seconds or as an HTTP date,
-// as a wait from now, at most maxRetryAfter. Seconds beyond any clock
-// ("99999999999999999999") are that bound, and fractional seconds ("1.5",
-// not in RFC 9110, but some services send them) are read to the
-// millisecond, rounded up. ok is false when the header is absent or
-// unreadable.
-func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
+// retry makes one GraphQL call of up to MaxAttempts attempts (attempt):
+// it retries what classify calls retryable, after a full-jitter backoff
+// or the reply's Retry-After, whichever is longer, and a 401 once at once
+// (the authLayer has dropped the token). 429s do not use up MaxAttempts:
+// while other calls are answered, the service is working and only busy,
+// and the row is throttled, not failed; without that, at most
+// throttledAttemptsFactor×MaxAttempts 429s in a row. It tells the outage
+// gate how each attempt went (outage); during an outage an attempt that
+// fails as one, or finds no token, does not use up MaxAttempts: the call
+// waits for the gate to open and tries again (or ends with an
+// *OutageError when the run stops waiting). Once the gate is armed, an
+// outage-class failure is retried even when its kind is not (a 404, a
+// reply that is not GraphQL): the endpoint answered before, so it is
+// away, not wrong. While the run waits out an outage, or has stopped in
+// one, no attempt is sent: the call is parked, and leaves at once with an
+// *OutageError when the run stops waiting. Retries are the attempts made
+// after the first.
+func (c *Client) retry(ctx context.Context, spec callSpec, req *graphql.Request) callOutcome {
+	var out callOutcome
+	fail := func(err error) callOutcome {
+		out.err = err
+		return out
 	}
-	if digits(v) {
-		secs, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || secs > int64(maxRetryAfter/time.Second) {
-			return maxRetryAfter, true // out of int64's range, or past the bound
+	r := retrier{c: c, spec: spec, seen: c.stats.answered.Load(), g: c.gate}
+	if spec.probe {
+		r.g = nil
+	}
+	for {
+		if r.g != nil && r.g.parked() {
+			if err := r.parked(ctx, &out); err != nil {
+				return fail(err)
+			}
+			continue
 		}
-		return time.Duration(secs) * time.Second, true
-	}
-	if whole, frac, found := strings.Cut(v, "."); found && digits(whole) && digits(frac) {
-		secs, err := strconv.ParseFloat(v, 64)
-		if err != nil || secs >= maxRetryAfter.Seconds() {
-			return maxRetryAfter, true
+		start := c.now()
+		v, err := c.attempt(ctx, spec, req)
+		if r.g != nil && errors.Is(err, errParked) {
+			if err := r.parked(ctx, &out); err != nil {
+				return fail(err)
+			}
+			continue
 		}
-		return time.Duration(math.Ceil(secs*1000)) * time.Millisecond, true
+		if err == nil {
+			out.attempts++ // made, not stopped before by the rate or the token
+			if out.attempts > 1 {
+				c.stats.retries.Add(1)
+				c.stats.ops[opIndex(spec.op)].retries.Add(1)
+			}
+			if v.ambiguous {
+				out.ambiguous = true
+			}
+			// The gate weighs an attempt from when it went on the wire,
+			// not from its wait for the rate or a place.
+			if !v.sent.IsZero() {
+				start = v.sent
+			}
+		}
+		switch {
+		case ctx.Err() != nil:
+			return fail(interrupted(spec.op, out, ctx.Err()))
+		case err != nil:
+			if r.g != nil && isTokenOutage(err) && r.g.inOutage() {
+				// No token: the identity provider is away; the call waits.
+				if werr := r.g.wait(ctx); werr != nil {
+					return fail(outageStop(spec.op, out, werr))
+				}
+				continue
+			}
+			return fail(unattempted(spec.op, out, ctx, err))
+		case v.kind == outcomeSuccess:
+			if r.g != nil {
+				r.g.answered(start)
+			}
+			out.errs, out.data = v.errs, v.data
+			return out
+		}
+		again, err := r.next(ctx, &out, &v, start)
+		if err != nil {
+			return fail(err)
+		}
+		if !again {
+			continue
+		}
+		wait := max(backoffDelay(out.attempts-r.throttled-r.waived, c.backoffBase, c.backoffMax, rand.Float64()), v.retryAfter)
+		c.log.Debug("retrying", "op", spec.op, "attempt", out.attempts, "status", v.status, "wait", wait, "reason", spec.red.String(v.Error()))
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return fail(interrupted(spec.op, out, ctx.Err()))
+		}
 	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	d = t.Sub(now)
-	if d < 0 {
-		d = 0
-	}
-	if d > maxRetryAfter {
-		d = maxRetryAfter
-	}
-	return d, true
 }
 
-// digits reports whether s is one or more ASCII digits.
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+// retrier is the state of one call's retries.
+type retrier struct {
+	c    *Client
+	spec callSpec
+	g    *gate // nil for the probe: no outage handling
+	// reauthed: a 401 was retried; throttled: 429s so far; stalled: 429s
+	// since another call was last answered (seen: the answers then);
+	// waived: attempts lost to an outage, not the row's.
+	reauthed                   bool
+	throttled, stalled, waived int
+	seen                       int64
+	// streak is when this call's outage-class failures in a row began;
+	// waitedOut is set once the call has waited out an outage.
+	streak    time.Time
+	waitedOut bool
 }
 
-// outcome is the classification of one HTTP attempt. Every remote outcome of
-// a GraphQL call is classified by classifyStatus and the transport's network
-// error handling, nowhere else.
-type outcome int
+// parked waits for the gate instead of an attempt: nil when the service
+// is back, the call's error when the run stopped waiting.
+func (r *retrier) parked(ctx context.Context, out *callOutcome) error {
+	if werr := r.g.wait(ctx); werr != nil {
+		return outageStop(r.spec.op, *out, werr)
+	}
+	return nil
+}
 
-const (
-	outcomeSuccess   outcome = iota // 2xx with data, or with GraphQL errors (a refusal, not retried)
-	outcomeRetry                    // network error, 429, 502, 503, 504
-	outcomeReauth                   // 401: drop the token, fetch one, retry once
-	outcomePermanent                // any other status: not retried
-)
-
-// classifyStatus classifies an HTTP status of the lead endpoint. Whether
-// the service may have processed the request even so is mayBeProcessed's
-// to say.
-func classifyStatus(status int) outcome {
+// next decides what follows a failed attempt v, sent at start: the call's
+// error (it ends), another attempt at once (a 401 renewed, an outage
+// waited out: again false), or one after a backoff (again true).
+func (r *retrier) next(ctx context.Context, out *callOutcome, v *verdict, start time.Time) (again bool, err error) {
+	c, g, op := r.c, r.g, r.spec.op
 	switch {
-	case status >= 200 && status < 300:
-		return outcomeSuccess
-	case status == http.StatusUnauthorized:
-		return outcomeReauth
-	case status == http.StatusTooManyRequests, status == http.StatusServiceUnavailable,
-		status == http.StatusBadGateway, status == http.StatusGatewayTimeout:
-		return outcomeRetry
+	case v.kind == outcomeReauth && !r.reauthed:
+		if g != nil {
+			g.answered(start)
+		}
+		r.reauthed = true
+		c.log.Debug("401 from the lead endpoint; renewing the token", "op", op, "attempt", out.attempts)
+		return false, nil
+	case r.spec.probe:
+		return false, callError(op, *out, v, false)
+	case r.spec.failFast && v.outage:
+		return false, callError(op, *out, v, v.kind == outcomeRetry)
+	}
+	retryable := v.kind == outcomeRetry
+	switch {
+	case g == nil:
+	case !v.outage:
+		g.answered(start)
+		r.streak = time.Time{}
 	default:
-		return outcomePermanent
-	}
-}
-
-// mayBeProcessed is the one rule of ambiguity: whether an attempt that got
-// no usable answer may all the same have been processed by the service, so
-// that a later "duplicate" answer may be this call's own lead. status is
-// the reply's (0: none came); wrote reports that the request was written
-// whole; answer reports that the reply is the service's own answer: for a
-// 2xx, one that decoded into the operation's result without errors, or
-// into a refusal (only errors, with codes that say the service refused the
-// request before doing anything, see Config.RefusalCodes); for a 503, a
-// GraphQL body of errors without data (see Ambiguous503). rule says which
-// 503s may follow a commit.
-//
-// Ambiguous: no reply after the request was written (a timeout, a lost
-// connection); every 5xx but 503 whatever its body (a 500 after a commit;
-// a gateway's 502, 504 or 524, which say that the backend behind it did
-// not answer properly, so that no body can prove it did nothing); a 503
-// that is not the service's GraphQL answer (a proxy's page, text or empty
-// body: Envoy and Istio answer so when the backend resets the stream
-// after it committed), under the default rule; a 2xx that is not usable
-// (over the size limit, not JSON, truncated, a result that does not decode
-// such as a resultCode "1013" or 1.013e22, data and errors together,
-// errors without a refusal code, or no result at all). Not ambiguous:
-// nothing written; the service's own 503 (a GraphQL refusal: it asks to
-// slow down before taking the request) and 429; 401 and every other 3xx or
-// 4xx (refused before processing); a usable answer.
-func mayBeProcessed(status int, wrote, answer bool, rule Ambiguous503) bool {
-	switch {
-	case status == 0:
-		return wrote
-	case status >= 200 && status < 300:
-		return !answer
-	case status == http.StatusServiceUnavailable:
-		switch rule {
-		case Ambiguous503All:
-			return true
-		case Ambiguous503None:
-			return false
+		cause := verdictCause(v)
+		if r.streak.IsZero() {
+			r.streak = start
 		}
-		return !answer
-	}
-	return status >= 500
-}
-
-// Ambiguous503 says which 503 replies of the lead endpoint may follow a
-// commit (mayBeProcessed). The interface shows no HTTP status but 401, so
-// this is an assumption, and a setting (Config.Ambiguous503).
-type Ambiguous503 int
-
-const (
-	// Ambiguous503NotGraphQL, the default: a 503 whose body is the
-	// service's GraphQL answer (a JSON object with a non-empty errors
-	// array and no data) was refused before processing; any other 503 (a
-	// proxy's HTML or text page, an empty body, JSON that is no GraphQL
-	// answer) may follow a commit.
-	Ambiguous503NotGraphQL Ambiguous503 = iota
-	// Ambiguous503All: every 503 may follow a commit (a gateway that
-	// writes its own errors as GraphQL).
-	Ambiguous503All
-	// Ambiguous503None: no 503 follows a commit (no proxy stands between
-	// the client and the service, which answers 503 only before it
-	// processes a request).
-	Ambiguous503None
-)
-
-// ambiguous503Names are the settings' names of the rules, in their order.
-var ambiguous503Names = [...]string{"not-graphql", "all", "none"}
-
-// String is the rule's name as ParseAmbiguous503 reads it.
-func (a Ambiguous503) String() string {
-	if a < 0 || int(a) >= len(ambiguous503Names) {
-		return fmt.Sprintf("Ambiguous503(%d)", int(a))
-	}
-	return ambiguous503Names[a]
-}
-
-// ParseAmbiguous503 reads a rule by its name: not-graphql, all or none.
-func ParseAmbiguous503(name string) (Ambiguous503, error) {
-	for i, n := range ambiguous503Names {
-		if n == name {
-			return Ambiguous503(i), nil
+		// A call that has waited out an outage once does not begin
+		// another on its own evidence: if the probes found the service
+		// answering and this call still fails, its attempts count.
+		down, silent := g.failed(cause, v.timedOut > 0 && !r.waitedOut, start)
+		if !down && (silent || (!r.waitedOut && out.attempts-r.throttled-r.waived >= c.maxAttempts && !g.answeredSince(r.streak))) {
+			// No reply while nothing else was answered, or giving up now
+			// would fail the row while nothing sent since its trouble
+			// began was answered: a probe tells whether the service is
+			// away.
+			down = g.confirm(ctx, cause, r.streak)
 		}
+		if down {
+			r.waived++ // not the row's attempt to lose: the service is away
+			if err := r.parked(ctx, out); err != nil {
+				return false, err
+			}
+			r.streak, r.waitedOut = time.Time{}, true
+			return false, nil
+		}
+		// Once the service has answered, an outage-class failure of any
+		// kind is retried: the endpoint is away, not wrong.
+		retryable = retryable || g.isArmed()
 	}
-	return 0, fmt.Errorf("which 503 answers may follow a commit: %q is no rule: want not-graphql, all or none", name)
+	if !retryable {
+		return false, callError(op, *out, v, false)
+	}
+	if v.status == http.StatusTooManyRequests {
+		r.throttled++
+		if n := c.stats.answered.Load(); n != r.seen {
+			r.seen, r.stalled = n, 0 // others were answered since: progress
+		}
+		r.stalled++
+	}
+	if out.attempts-r.throttled-r.waived >= c.maxAttempts || r.stalled >= throttledAttemptsFactor*c.maxAttempts {
+		return false, callError(op, *out, v, v.kind == outcomeRetry)
+	}
+	return true, nil
 }
 
-// isOutageStatus reports whether a reply with this status and no GraphQL
-// errors in its body says the endpoint is down or is not the service at
-// all: a redirect, 404 and 405 (a wrong URL), and every 5xx but 503, which is the
-// service asking to slow down (throttling, like 429).
-func isOutageStatus(status int) bool {
+// isTokenOutage reports whether an attempt that could not be made failed
+// for want of a token the identity provider did not give (not refused
+// credentials).
+func isTokenOutage(err error) bool {
+	var te *tokenError
+	return errors.As(err, &te) && !IsFatal(te.err) && !errors.Is(te.err, context.Canceled) && !errors.Is(te.err, context.DeadlineExceeded)
+}
+
+// outageStop is the call's error when it stopped waiting out an outage:
+// werr, the gate's *OutageError, or the call's context ending.
+func outageStop(op string, out callOutcome, werr error) *CallError {
+	var oe *OutageError
+	if !errors.As(werr, &oe) {
+		return interrupted(op, out, werr)
+	}
+	return &CallError{Op: op, Message: oe.Error(), Retryable: true, Attempts: out.attempts, Ambiguous: out.ambiguous, Err: oe}
+}
+
+// unattempted is the call's error when no attempt could be made: no token
+// (the tokenError of the authLayer), no turn at the rate or no place (its
+// context ended), or a request the library could not send.
+func unattempted(op string, out callOutcome, ctx context.Context, err error) error {
+	var te *tokenError
+	var ue *unsentError
 	switch {
-	case status == http.StatusNotFound, status == http.StatusMethodNotAllowed:
-		return true
-	case status >= 300 && status < 400:
-		return true // a redirect, never followed: the URL is not the service's
-	case status == http.StatusServiceUnavailable:
-		return false
+	case errors.As(err, &ue):
+		return &CallError{Op: op, Message: ue.Error(), Attempts: out.attempts, Ambiguous: out.ambiguous, Err: ue.err}
+	case !errors.As(err, &te):
+		return interrupted(op, out, err)
+	}
+	var ae *token.AuthError
+	if errors.As(te.err, &ae) {
+		return ae
+	}
+	if ctx.Err() != nil {
+		return interrupted(op, out, ctx.Err())
+	}
+	// The token endpoint gave no token after its own retries: no call can
+	// be made, which is an outage of the service.
+	return &CallError{Op: op, Message: redact.URLsIn(te.err.Error()), Retryable: true, Outage: true,
+		Attempts: out.attempts, Ambiguous: out.ambiguous, Err: te.err}
+}
+
+func interrupted(op string, out callOutcome, err error) *CallError {
+	return &CallError{Op: op, Message: "interrupted: " + err.Error(), Attempts: out.attempts,
+		Ambiguous: out.ambiguous, Interrupted: true, Err: err}
+}
+
+// callError is the call's error after its last attempt, v.
+func callError(op string, out callOutcome, v *verdict, retryable bool) *CallError {
+	ce := &CallError{Op: op, Status: v.status, Retryable: retryable, Outage: v.outage, Attempts: out.attempts,
+		Ambiguous: out.ambiguous, Errors: v.errs, Err: v.err}
+	switch {
+	case len(v.errs) > 0:
+		// A non-2xx reply with GraphQL errors: the status is part of it.
+		ce.Code = v.errs[0].Code
+		ce.Message = "HTTP " + v.statusText + ": " + joinGraphQLErrors(v.errs)
+		ce.httpStatus = v.statusText
+	case v.err != nil:
+		// Go's HTTP client quotes the URL, query and all.
+		ce.Message = redact.URLsIn(v.err.Error())
 	default:
-		return status >= 500 && status < 600
+		ce.Message = "HTTP " + v.statusText
 	}
-}
-
-// isTLSError reports whether err is a certificate or TLS handshake failure
-// (an untrusted or mismatched certificate, https to a plain-http server, a
-// handshake alert). Retrying cannot fix one: the setting or the server's
-// certificate must change.
-func isTLSError(err error) bool {
-	var (
-		verify   *tls.CertificateVerificationError
-		record   tls.RecordHeaderError
-		alert    tls.AlertError
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-	)
-	return errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &alert) ||
-		errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
-		errors.Is(err, http.ErrSchemeMismatch)
-}
-
-// redirectError is a redirect that was not followed.
-type redirectError struct {
-	status int
-	host   string // the Location's host, "" when it had none
-}
-
-func (e *redirectError) Error() string {
-	return fmt.Sprintf("HTTP %d redirect to %q not followed: set the final URL", e.status, e.host)
-}
-
-// refuseRedirect is the CheckRedirect of every http.Client of a Client: it
-// stops before the redirected request is sent, so that the client secret
-// or the token never reaches the redirect's target.
-func refuseRedirect(req *http.Request, via []*http.Request) error {
-	status := 0
-	if req.Response != nil {
-		status = req.Response.StatusCode
-	}
-	return &redirectError{status: status, host: req.URL.Host}
-}
-
-// redirectOf is the redirect a 3xx reply asks for, or nil.
-func redirectOf(resp *http.Response) *redirectError {
-	if resp.StatusCode < 300 || resp.StatusCode > 399 {
-		return nil
-	}
-	re := &redirectError{status: resp.StatusCode}
-	if loc, err := resp.Location(); err == nil {
-		re.host = loc.Host
-	}
-	return re
+	return ce
 }

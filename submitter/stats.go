@@ -47,24 +47,46 @@ const (
 	numClasses
 )
 
-// classOf is the OpStats outcome of an attempt that ended with resp (and
-// the GraphQL errors errs recorded) or with ae.
-func classOf(resp *http.Response, errs []GraphQLError, ae *attemptError) attemptClass {
+// classOf is the OpStats outcome of an attempt classify judged v.
+func classOf(v *verdict) attemptClass {
 	switch {
-	case ae == nil && resp != nil && len(errs) > 0:
+	case v.kind == outcomeSuccess && len(v.errs) > 0:
 		return classGraphQLError
-	case ae == nil && resp != nil:
+	case v.kind == outcomeSuccess:
 		return classOK
-	case ae == nil || ae.status == 0:
+	case v.status == 0:
 		return classNetwork
-	case ae.status == http.StatusTooManyRequests:
+	case v.status == http.StatusTooManyRequests:
 		return classThrottled
-	case ae.status >= 500:
+	case v.status >= 500:
 		return classServerError
-	case len(ae.errs) > 0:
+	case len(v.errs) > 0:
 		return classGraphQLError
 	}
 	return classOther
+}
+
+// attempt counts one attempt of operation op that classify judged v, and
+// took elapsed from its sending to its reply read (an attempt is one that
+// had a token to send; the retries are counted by the call).
+func (s *stats) attempt(op string, v *verdict, elapsed time.Duration) {
+	s.attempts.Add(1)
+	class := classOf(v)
+	s.ops[opIndex(op)].outcomes[class].Add(1)
+	if class == classOK || class == classGraphQLError {
+		s.answered.Add(1)
+		s.latency.observe(elapsed)
+	}
+	if v.kind != outcomeSuccess {
+		switch v.status {
+		case http.StatusTooManyRequests:
+			s.status429.Add(1)
+		case http.StatusUnauthorized:
+			s.status401.Add(1)
+		case http.StatusServiceUnavailable:
+			s.status503.Add(1)
+		}
+	}
 }
 
 // ops of the Client, indexing stats.ops.
