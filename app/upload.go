@@ -529,17 +529,16 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 	}
 	prog.start()
 	cfg := upload.Config{
-		Shard:                  u.up.shardOf,
-		Concurrency:            u.up.workers(),
-		DrainTimeout:           u.up.DrainTimeout,
-		MaxConsecutiveFailures: u.up.MaxConsecutiveFailures,
-		Gate:                   client,
-		Abort:                  u.env.Abort,
-		NoSubmit:               u.up.NoSubmit,
-		AlreadySubmitted:       u.up.alreadyRE,
-		DuplicateOf:            u.up.duplicateOfRE,
-		Log:                    u.log,
-		Stats:                  client.Stats,
+		Shard:            u.up.shardOf,
+		Concurrency:      u.up.workers(),
+		DrainTimeout:     u.up.DrainTimeout,
+		Gate:             client,
+		Abort:            u.env.Abort,
+		NoSubmit:         u.up.NoSubmit,
+		AlreadySubmitted: u.up.alreadyRE,
+		DuplicateOf:      u.up.duplicateOfRE,
+		Log:              u.log,
+		Stats:            client.Stats,
 		OnFinal: func(r lead.Row, before bool) {
 			if before {
 				earlier.Add(1)

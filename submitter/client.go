@@ -181,6 +181,10 @@ type Config struct {
 	// failing as outages begin an outage; default DefaultOutageThreshold;
 	// negative: never by count alone (a timeout with nothing answered, a
 	// failed token request and a call about to give up still begin one).
+	// As many calls of rows in a row failing as outages (IsOutage: their
+	// attempts ran out while the probes found the service answering)
+	// stop the run: WaitUp returns an *OutageError with Calls set;
+	// negative: never.
 	OutageThreshold int
 	// Transport is the base transport for the API and the token endpoint;
 	// nil = a clone of http.DefaultTransport keeping 256 idle connections.
@@ -538,8 +542,9 @@ func (c *Client) Close() {
 // WaitUp blocks while the run is in an outage of the service or its
 // identity provider (see Outage): a worker calls it before it takes a new
 // row. It returns nil when the service is there, an error wrapping an
-// *OutageError once the run stopped waiting (the outage wait ran out, or
-// StopWaiting), or ctx's error.
+// *OutageError once the run stopped waiting (the outage wait ran out,
+// StopWaiting, or OutageThreshold calls in a row failed as outages), or
+// ctx's error.
 func (c *Client) WaitUp(ctx context.Context) error { return c.gate.wait(ctx) }
 
 // StopWaiting ends every wait for the service, now and later, with an
@@ -587,7 +592,8 @@ func (c *Client) Submit(ctx context.Context, id string, red *redact.Redactor) (l
 // call performs operation op (its result is named op too) with one
 // variable, and returns the result. red cuts personal data out of every
 // text the service sends back: the result lands in the results file.
-func (c *Client) call(ctx context.Context, op, doc, name string, value any, red *redact.Redactor) (lead.Result, Call, error) {
+func (c *Client) call(ctx context.Context, op, doc, name string, value any, red *redact.Redactor) (_ lead.Result, _ Call, err error) {
+	defer func() { c.gate.callEnded(err) }()
 	req := graphql.NewRequest(doc)
 	req.Var(name, value)
 	call, data, err := c.run(ctx, callSpec{op: op, red: red}, req)

@@ -84,21 +84,32 @@ func (o Outage) Waiting(now time.Time) string {
 	return fmt.Sprintf("waiting for %s (%s since %s, %d s)", o.Who(), o.Cause, o.Start.Format(time.TimeOnly), int(o.Length(now).Seconds()))
 }
 
-// OutageError is a call's error (in a *CallError's Err) when the run
-// stopped waiting out an outage: it lasted longer than the outage wait, or
-// the run was stopped (StopWaiting) while the call waited. The call's row
-// was not refused by the service: the run leaves it for --resume.
+// OutageError is a call's error (in a *CallError's Err), and WaitUp's,
+// when the run stopped waiting for the service: an outage lasted longer
+// than the outage wait, the run was stopped (StopWaiting) while the call
+// waited, or Calls calls in a row failed as if the service were gone while
+// it answered the probes (see Config.OutageThreshold). The call's row was
+// not refused by the service: the run leaves it for --resume.
 type OutageError struct {
 	Outage Outage
-	// Wait is the outage wait that ran out; 0 when Stopped.
+	// Wait is the outage wait that ran out; 0 when Stopped or Calls.
 	Wait time.Duration
 	// Stopped reports that the run stopped for another reason (a signal)
 	// while the call waited.
 	Stopped bool
+	// Calls is the number of calls in a row that failed as outages
+	// (IsOutage), Last the last one's error, when that stopped the run; 0
+	// otherwise. Outage is then the failures' span, not an outage waited
+	// out.
+	Calls int
+	Last  error
 }
 
 func (e *OutageError) Error() string {
 	o := e.Outage
+	if e.Calls > 0 {
+		return fmt.Sprintf("%d calls in a row failed as if the service were gone (the last: %v)", e.Calls, e.Last)
+	}
 	if e.Stopped {
 		return fmt.Sprintf("the run stopped while %s was away (%s since %s)", o.Who(), o.Cause, o.Start.Format(time.TimeOnly))
 	}
@@ -166,6 +177,11 @@ type gate struct {
 	// down is set while the run waits out an outage or has stopped in
 	// one: attempts are parked, not sent.
 	down atomic.Bool
+
+	// failedCalls counts the calls that ended, in a row, failing as
+	// outages (callEnded); failedSince is when the first of them ended.
+	failedCalls atomic.Int64
+	failedSince atomic.Int64
 
 	mu          sync.Mutex
 	armed       bool
@@ -251,6 +267,50 @@ func (g *gate) failed(cause string, timeout bool, start time.Time) (down, silent
 		return true, false
 	}
 	return false, g.lastAnswer.Load() <= start.UnixNano()
+}
+
+// callEnded counts a call of a row (createLead, submitLead, lead) that
+// ended with err, for the rule of calls in a row: a call that failed as an
+// outage (IsOutage: its attempts ran out on failures that say the service
+// is gone, while the probes, if any, found it answering) counts, any other
+// end of a call starts the count over, and a call cut off by its context
+// does neither. Threshold such calls in a row stop the run (stopAt): the
+// endpoint is wrong or the service half gone, and every further row would
+// only burn its attempts.
+func (g *gate) callEnded(err error) {
+	switch {
+	case g.cfg.threshold <= 0:
+	case IsOutage(err):
+		n := g.failedCalls.Add(1)
+		if n == 1 {
+			g.failedSince.Store(g.cfg.now().UnixNano())
+		}
+		if n == int64(g.cfg.threshold) {
+			g.stopAt(int(n), err)
+		}
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	default:
+		g.failedCalls.Store(0)
+	}
+}
+
+// stopAt stops the run after n calls in a row failed as outages, the last
+// with err: every wait, now and later, returns an *OutageError saying so.
+// The calls in flight go on.
+func (g *gate) stopAt(n int, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped != nil {
+		return
+	}
+	cause := err.Error()
+	var ce *CallError
+	if errors.As(err, &ce) {
+		cause = ce.Message
+	}
+	g.stopped = &OutageError{Calls: n, Last: err,
+		Outage: Outage{Start: time.Unix(0, g.failedSince.Load()), End: g.cfg.now(), Cause: cause, GaveUp: true}}
+	g.cfg.log.Error("the service looks down: no new rows are taken", "consecutive_failures", n, "err", err)
 }
 
 // sending notes an attempt going on the wire, ended notes it back.

@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -293,5 +296,99 @@ func TestSimHangNoticedInOneTimeout(t *testing.T) {
 				t.Errorf("limit %d after %d back-pressure cuts, want %d: a hang's timeouts are no capacity", s.Limit, s.PressureCuts, limit)
 			}
 		})
+	}
+}
+
+// TestGateCallsInARow: the one outage detector's rule of calls (the
+// engine's circuit breaker before): calls of rows that end failing as
+// outages count, any other end of a call starts over, a call cut off by
+// its context does neither; threshold of them in a row stop the run,
+// every wait then returning an *OutageError with the count and the last
+// failure. 429s and 503s are throttling, never outages.
+func TestGateCallsInARow(t *testing.T) {
+	outage := &CallError{Op: "createLead", Message: "send request: connection refused", Retryable: true, Outage: true, Attempts: 5}
+	throttled := &CallError{Op: "createLead", Status: 503, Message: "HTTP 503", Retryable: true, Attempts: 5}
+	interrupted := &CallError{Op: "createLead", Message: "interrupted: context canceled", Interrupted: true, Err: context.Canceled}
+	for _, tc := range []struct {
+		name      string
+		threshold int
+		// end is the error of the n-th call (1-based), or nil.
+		end   func(n int) error
+		stops int // the call after which waits fail; 0: never (of 40)
+	}{
+		{"every call an outage: stops at the threshold", 5, func(int) error { return outage }, 5},
+		{"a 503 storm is throttling: never", 5, func(int) error { return throttled }, 0},
+		{"an answer between outages starts over", 5, func(n int) error {
+			if n%4 == 0 {
+				return nil
+			}
+			return outage
+		}, 0},
+		{"interrupted calls neither count nor start over", 5, func(n int) error {
+			if n%2 == 0 {
+				return interrupted
+			}
+			return outage
+		}, 9},
+		{"no count", 0, func(int) error { return outage }, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := fakeclock.New(time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC))
+			g := newGate(context.Background(), gateConfig{threshold: tc.threshold, wait: time.Hour, probeBase: time.Hour, probeMax: time.Hour,
+				now: clock.Now, log: slog.New(slog.DiscardHandler)}, func(context.Context) (bool, string, error) { return false, "", nil })
+			t.Cleanup(g.close)
+			g.answered(clock.Now()) // the preflight: armed
+			stopped := 0
+			for n := 1; n <= 40 && stopped == 0; n++ {
+				g.callEnded(tc.end(n))
+				if err := g.wait(t.Context()); err != nil {
+					stopped = n
+					var oe *OutageError
+					if !errors.As(err, &oe) || oe.Calls != tc.threshold || oe.Last != outage || oe.Stopped || !IsOutageStop(err) {
+						t.Errorf("wait after call %d = %v, want an OutageError of %d calls in a row, the last the outage", n, err, tc.threshold)
+					}
+				}
+			}
+			if stopped != tc.stops {
+				t.Errorf("waits fail after call %d, want %d (0: never)", stopped, tc.stops)
+			}
+			if len(g.outages()) != 0 {
+				t.Errorf("outages %v, want none waited out", g.outages())
+			}
+		})
+	}
+}
+
+// TestFakeCallsInARowStopTheRun: a service that answers the probe's query
+// but fails every createLead as if it were gone (a 502 page): each call
+// waits out the outage its failures begin, then fails as an outage, while
+// the probes find the service answering; the third such call in a row
+// stops the run (OutageThreshold 3), and a call sent later is not
+// parked: the gate says so to the next WaitUp.
+func TestFakeCallsInARowStopTheRun(t *testing.T) {
+	f := &fakeService{graphql: func(n int64, w http.ResponseWriter, r *http.Request, auth string) {
+		if n == 1 || r.ContentLength < 60 { // the preflight and the probes: { __typename }
+			writeJSON(w, 200, `{"data":{"__typename":"Query"}}`)
+			return
+		}
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, "<html>502 Bad Gateway</html>")
+	}}
+	c, _ := newFakeClient(t, f, func(cfg *Config) { cfg.MaxAttempts, cfg.OutageThreshold, cfg.OutageWait = 1, 3, time.Minute })
+	t.Cleanup(c.Close)
+	if err := c.Preflight(context.Background()); err != nil {
+		t.Fatalf("Preflight() = %v", err)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := c.WaitUp(context.Background()); err != nil {
+			t.Fatalf("WaitUp before call %d = %v, want nil", i, err)
+		}
+		if _, _, err := c.Create(context.Background(), testInput(), nil); !IsOutage(err) {
+			t.Fatalf("call %d = %v, want an outage-class failure", i, err)
+		}
+	}
+	var oe *OutageError
+	if err := c.WaitUp(context.Background()); !errors.As(err, &oe) || oe.Calls != 3 || !IsOutage(oe.Last) || !strings.Contains(err.Error(), "3 calls in a row failed as if the service were gone") {
+		t.Fatalf("WaitUp after 3 calls = %v, want an OutageError of 3 calls in a row", err)
 	}
 }

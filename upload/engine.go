@@ -51,33 +51,10 @@ type engine struct {
 	// halt stops the taking of rows, with the reason (Run's error); the
 	// first reason wins. Safe for concurrent use.
 	halt func(error)
-	// outages counts calls that failed as an outage in a row, across all
-	// workers (see breaker).
-	outages atomic.Int64
 	// inFlight counts the rows being sent (a worker in work), for the
 	// timeline; timeline records the run over time (sample).
 	inFlight atomic.Int64
 	timeline *summary.TimelineRecorder
-}
-
-// observe feeds the circuit breaker with one call's outcome: an outage
-// (connection refused or lost, DNS, TLS, 404/405, 5xx without GraphQL
-// errors) counts, any answer of the service resets the count, an
-// interrupted call does neither. MaxConsecutiveFailures outages in a row
-// stop the taking of rows: the service is down or the endpoint wrong, and
-// every further row would only burn its attempts.
-func (e *engine) observe(err error) {
-	switch {
-	case e.cfg.MaxConsecutiveFailures <= 0:
-	case submitter.IsOutage(err):
-		if n := e.outages.Add(1); n == int64(e.cfg.MaxConsecutiveFailures) {
-			e.log.Error("the service looks down: no new rows are taken", "consecutive_failures", n, "err", err)
-			e.halt(fmt.Errorf("%w: %d calls in a row failed (the last: %w); rows not sent stay for a resumed run", ErrUnreachable, n, err))
-		}
-	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-	default:
-		e.outages.Store(0)
-	}
 }
 
 // job is one valid row for the workers.
@@ -121,7 +98,7 @@ type line struct {
 
 // pipeline reads rows, sends the valid ones through a pool of workers and
 // journals every outcome. ctx ends when no more rows are to be taken (the
-// first signal, the breaker, an input that cannot be read on); workCtx ends
+// first signal, the gate's stop, an input that cannot be read on); workCtx ends
 // when the drain time is over or on a fatal error.
 func (e *engine) pipeline(ctx, workCtx context.Context, src Source, journal Journal) error {
 	// runCtx ends at the first fatal error, wherever it happens: refused
@@ -266,12 +243,19 @@ func (e *engine) waitUp(ctx context.Context) bool {
 }
 
 // outageStop takes note of a call (or a wait) that ended because the run
-// stopped waiting out an outage: when it lasted too long, the run stops
-// (ErrOutage, exit 4), rows not sent left for --resume. A stop for another
-// reason (a signal, while the call waited) is that reason's.
+// stopped waiting for the service (the gate's verdict, Config.Gate): when
+// an outage lasted too long, the run stops (ErrOutage, exit 4), and when
+// calls in a row failed as if the service were gone, it stops as
+// unreachable (ErrUnreachable, exit 4); rows not sent are left for
+// --resume. A stop for another reason (a signal, while the call waited)
+// is that reason's.
 func (e *engine) outageStop(err error) {
 	var oe *submitter.OutageError
-	if errors.As(err, &oe) && !oe.Stopped {
+	switch {
+	case !errors.As(err, &oe), oe.Stopped:
+	case oe.Calls > 0:
+		e.halt(fmt.Errorf("%w: %d calls in a row failed (the last: %w); rows not sent stay for a resumed run", ErrUnreachable, oe.Calls, oe.Last))
+	default:
 		e.halt(fmt.Errorf("%w: %w; rows not sent stay for a resumed run", ErrOutage, oe))
 	}
 }
@@ -496,7 +480,6 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		}
 		return nil
 	}
-	e.observe(err)
 	if err != nil && e.submittedAlready(err) {
 		row.Status = lead.StatusSubmitted
 		row.Note, row.EngineNotes = "submitted (submitLead answered that the lead already was: an earlier attempt's answer was lost, or the partner submits automatically)", nil
@@ -776,7 +759,6 @@ func (e *engine) create(ctx context.Context, j job, row *lead.Row, red *redact.R
 	}
 	created, call, err := e.api.Create(ctx, j.input, red)
 	res.Result = created
-	e.observe(err)
 	if err != nil {
 		if stopped(err) || cutOff(err) {
 			// No token, caught in an outage the run stopped waiting out,
@@ -865,7 +847,6 @@ func (e *engine) ownLead(ctx context.Context, leadID string, res answer, why str
 		return res, true, nil
 	}
 	own, _, err := e.api.Lead(ctx, orig, red)
-	e.observe(err)
 	switch {
 	case stopped(err):
 		return res, false, err
@@ -912,7 +893,6 @@ func (e *engine) checkAnswer(ctx context.Context, leadID string, res answer, red
 		return res, true, nil
 	}
 	got, _, err := e.api.Lead(ctx, res.ID, red)
-	e.observe(err)
 	switch {
 	case submitter.IsFatal(err):
 		return res, false, err

@@ -11,10 +11,10 @@
 // marked ambiguous for the next run. While the service is away (an outage:
 // Config.Gate) its workers take no new rows; a row caught in an outage the
 // run stopped waiting out is left without a line, for --resume, never
-// failed. It stops taking rows on the first cancellation, when the outage
-// lasted too long, when its circuit breaker sees the service gone (too many
-// failed calls in a row, a backstop behind the gate) or when the input
-// cannot be read on, and lets the calls
+// failed. It stops taking rows on the first cancellation, when the gate
+// stops waiting (an outage lasted too long, or too many calls in a row
+// failed as if the service were gone) or when the input cannot be read
+// on, and lets the calls
 // in flight drain within a bound (or cancels them on Abort); at the end it
 // compacts the journal and returns the run's counts.
 //
@@ -121,14 +121,13 @@ type Config struct {
 	// when it never was), a leadId sent with other content is a conflict,
 	// and a lead another run holds is waited for. Nil: no ledger.
 	Ledger Ledger
-	// MaxConsecutiveFailures stops the taking of rows after this many calls
-	// in a row, across all workers, failed as an outage
-	// (submitter.IsOutage); Run then returns ErrUnreachable. 0 disables it.
-	MaxConsecutiveFailures int
-	// Gate, when set, holds new rows back during an outage. A call that
-	// ends with a *submitter.OutageError leaves its row without a final
-	// line (not sent, for --resume); one whose outage lasted too long
-	// stops the run (ErrOutage).
+	// Gate, when set, holds new rows back during an outage: it is the
+	// run's one outage detector (*submitter.Client's). A call that ends
+	// with a *submitter.OutageError leaves its row without a final line
+	// (not sent, for --resume); when the gate stops waiting because an
+	// outage lasted too long the run stops (ErrOutage), and when calls in
+	// a row failed as if the service were gone (OutageError.Calls), it
+	// stops as unreachable (ErrUnreachable).
 	Gate Gate
 	// Abort, when closed after ctx ended, cancels the calls in flight at
 	// once instead of letting them drain (a second signal). Nil: never.
@@ -170,8 +169,9 @@ type Result struct {
 // run. The journal is intact and valid for --resume when it happens.
 var ErrCompact = errors.New("compact the results file")
 
-// ErrUnreachable is wrapped by Run's error when the circuit breaker stopped
-// the run: MaxConsecutiveFailures calls in a row failed as outages.
+// ErrUnreachable is wrapped by Run's error when the gate stopped the run
+// because calls in a row failed as if the service were gone
+// (submitter.OutageError.Calls).
 var ErrUnreachable = errors.New("service unreachable or not a GraphQL endpoint")
 
 // ErrOutage is wrapped by Run's error when the run stopped because the
@@ -184,12 +184,12 @@ var ErrOutage = errors.New("outage")
 var ErrForeignJournal = errors.New("the results file does not belong to this input")
 
 // Run uploads every row of src through api and journals each outcome. ctx
-// ending (the first signal), the circuit breaker or an input that cannot be
+// ending (the first signal), the gate's stop or an input that cannot be
 // read on stop the taking of rows; calls in flight then get up to
 // cfg.DrainTimeout to finish (cfg.Abort cuts that short) and are recorded.
 // Run compacts the journal at the end, whatever happened. It returns an
 // error for what stops a run: refused credentials (submitter.IsFatal), an
-// input that cannot be read on, the breaker (ErrUnreachable), a journal that
+// input that cannot be read on, the gate's stop (ErrOutage, ErrUnreachable), a journal that
 // cannot be written, a foreign journal (ErrForeignJournal) or a failed
 // compaction (ErrCompact); and, once every row before it is settled, an
 // input whose last row is still being written (source.ErrInputIncomplete:
@@ -259,7 +259,7 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 	stopSampling()
 	sampler.Wait()
 	if cause := context.Cause(stopCtx); runErr == nil && cause != nil && !errors.Is(cause, context.Canceled) {
-		runErr = cause // the breaker or the input stopped the run
+		runErr = cause // the gate or the input stopped the run
 	}
 	if runErr == nil {
 		runErr = e.incomplete // the input's last row was cut short: left

@@ -803,63 +803,43 @@ func TestLostAnswerIsJournalledAmbiguous(t *testing.T) {
 // outage is a createLead that failed as an outage (connection refused).
 var outage = &submitter.CallError{Op: "createLead", Message: "dial tcp 127.0.0.1:1: connection refused", Retryable: true, Outage: true, Attempts: 5}
 
-func TestCircuitBreaker(t *testing.T) {
-	throttled := &submitter.CallError{Op: "createLead", Status: 503, Message: "HTTP 503", Retryable: true, Attempts: 5}
-	tests := []struct {
-		name string
-		// fail reports the error of the n-th createLead (1-based), or nil.
-		fail    func(n int) error
-		limit   int
-		trips   bool
-		maxSent int // createLead calls at most (the limit and those in flight)
-	}{
-		{"every call an outage: trips after the limit", func(int) error { return outage }, 5, true, 5 + 1},
-		{"a 503 storm is throttling: never trips", func(int) error { return throttled }, 5, false, 40},
-		{"an answer between outages resets the count", func(n int) error {
-			if n%4 == 0 {
-				return nil
-			}
-			return outage
-		}, 5, false, 40},
-		{"disabled", func(int) error { return outage }, 0, false, 40},
+// TestGateStopsUnreachable: when the gate stops waiting because calls in
+// a row failed as if the service were gone (the client counts them:
+// submitter's TestGateCallsInARow), the run stops taking rows, the rows not
+// sent are left without a line for --resume, and Run returns
+// ErrUnreachable wrapping the last failure.
+func TestGateStopsUnreachable(t *testing.T) {
+	g := &fakeGate{open: make(chan struct{})}
+	close(g.open)
+	var mu sync.Mutex
+	n := 0
+	api := &fakeAPI{create: func(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if n++; n == 5 {
+			g.mu.Lock()
+			g.err = &submitter.OutageError{Calls: 5, Last: outage, Outage: submitter.Outage{Start: time.Now(), Cause: outage.Message}}
+			g.mu.Unlock()
+		}
+		return lead.Result{}, submitter.Call{Attempts: 5}, outage
+	}}
+	cfg := testConfig()
+	cfg.Concurrency = 1 // a strict order of outcomes
+	cfg.Gate = g
+	res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(40)}, api)
+	if !errors.Is(err, ErrUnreachable) || !errors.Is(err, outage) || !strings.Contains(err.Error(), "5 calls in a row failed") {
+		t.Fatalf("Run: %v, want ErrUnreachable after 5 calls in a row, wrapping the last", err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var mu sync.Mutex
-			n := 0
-			api := &fakeAPI{create: func(ctx context.Context, in lead.Input) (lead.Result, submitter.Call, error) {
-				mu.Lock()
-				n++
-				err := tc.fail(n)
-				mu.Unlock()
-				if err != nil {
-					return lead.Result{}, submitter.Call{Attempts: 5}, err
-				}
-				return lead.Result{ID: "id-" + in.LeadID, ResultCode: 1020}, submitter.Call{Attempts: 1}, nil
-			}}
-			cfg := testConfig()
-			cfg.Concurrency = 1 // a strict order of outcomes
-			cfg.MaxConsecutiveFailures = tc.limit
-			res, j, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(40)}, api)
-			if got := errors.Is(err, ErrUnreachable); got != tc.trips {
-				t.Fatalf("Run: %v; tripped %v, want %v", err, got, tc.trips)
-			}
-			created, _, _ := api.calls()
-			if len(created) > tc.maxSent {
-				t.Errorf("createLead sent %d times, want at most %d", len(created), tc.maxSent)
-			}
-			s := res.Summary
-			if tc.trips {
-				if s.RowsRead == 40 || len(j.last()) != len(created) || s.NotSent != s.RowsRead-len(created) {
-					t.Errorf("read %d, not sent %d, lines %d for %d sent: want the reading stopped and the rows not sent left without a line, for --resume", s.RowsRead, s.NotSent, len(j.last()), len(created))
-				}
-				if !errors.Is(err, outage) {
-					t.Errorf("Run: %v, want it to wrap the last outage", err)
-				}
-			}
-			checkAccounting(t, s)
-		})
+	created, _, _ := api.calls()
+	s := res.Summary
+	if len(created) != 5 || s.RowsRead == 40 || len(j.last()) != len(created) || s.NotSent != s.RowsRead-len(created) {
+		t.Errorf("sent %d, read %d, not sent %d, lines %d: want 5 sent, the reading stopped and the rows not sent left without a line, for --resume",
+			len(created), s.RowsRead, s.NotSent, len(j.last()))
 	}
+	if !g.stopped {
+		t.Error("the run stopped without telling the gate to stop waiting")
+	}
+	checkAccounting(t, s)
 }
 
 // TestInputErrorDrains: an input that cannot be read on stops the reading
