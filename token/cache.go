@@ -130,6 +130,9 @@ type Cache struct {
 	fetched   atomic.Int64
 	onFailure func(error, bool) bool
 	onFetch   func()
+	// badReply is what replyLayer found wrong with the token request's
+	// answer, nil when nothing.
+	badReply atomic.Pointer[ReplyError]
 
 	mu        sync.Mutex
 	cur       string    // current access token, "" when none
@@ -167,8 +170,7 @@ func New(ctx context.Context, cfg Config) *Cache {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	hc := &http.Client{Transport: &replyLayer{next: base}, CheckRedirect: refuseRedirect}
-	return &Cache{
+	c := &Cache{
 		conf: clientcredentials.Config{
 			ClientID:     cfg.ClientID,
 			ClientSecret: cfg.ClientSecret,
@@ -176,7 +178,6 @@ func New(ctx context.Context, cfg Config) *Cache {
 			Scopes:       []string{cfg.Scope},
 			AuthStyle:    oauth2.AuthStyleInParams,
 		},
-		bg:        context.WithValue(ctx, oauth2.HTTPClient, hc),
 		now:       cfg.Now,
 		retries:   cfg.Retries,
 		base:      cfg.BackoffBase,
@@ -187,6 +188,9 @@ func New(ctx context.Context, cfg Config) *Cache {
 		onFailure: cfg.OnFailure,
 		onFetch:   cfg.OnFetch,
 	}
+	hc := &http.Client{Transport: &replyLayer{next: base, bad: &c.badReply}, CheckRedirect: refuseRedirect}
+	c.bg = context.WithValue(ctx, oauth2.HTTPClient, hc)
+	return c
 }
 
 // Fetches returns how many tokens the Cache fetched since New.
@@ -364,8 +368,14 @@ func (c *Cache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 			}
 		}
 		ctx, cancel := context.WithTimeout(c.bg, c.timeout)
+		c.badReply.Store(nil)
 		tok, err := c.conf.Token(ctx)
 		cancel()
+		if tre := c.badReply.Load(); tre != nil {
+			// A malformed answer stays malformed: no retry.
+			c.log.Error("token endpoint's answer cannot be used", "field", tre.Field, "reason", tre.Reason)
+			return nil, tre
+		}
 		if err == nil {
 			if tok.AccessToken == "" {
 				last = errors.New("token endpoint returned no access_token")
@@ -377,12 +387,6 @@ func (c *Cache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 		}
 		if c.bg.Err() != nil {
 			return nil, fmt.Errorf("get access token: %w", c.bg.Err())
-		}
-		var tre *ReplyError
-		if errors.As(err, &tre) {
-			// A malformed answer stays malformed: no retry.
-			c.log.Error("token endpoint's answer cannot be used", "field", tre.Field, "reason", tre.Reason)
-			return nil, tre
 		}
 		var rd *redirectError
 		if errors.As(err, &rd) {

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync/atomic"
 )
 
 // maxReply bounds the token reply replyLayer reads, as x/oauth2
@@ -38,9 +39,12 @@ func (e *ReplyError) Error() string {
 // before x/oauth2 parses them, so that a malformed expires_in is named
 // (x/oauth2's own error, "cannot parse json", reads like a network
 // failure and would be retried, then reported as an unreachable
-// endpoint). It passes every other answer on unchanged.
+// endpoint). It hands every answer on as it came, and records what is
+// wrong with one in bad, for the Cache's fetch to read when x/oauth2
+// fails on it (one token request is in flight at a time).
 type replyLayer struct {
 	next http.RoundTripper
+	bad  *atomic.Pointer[ReplyError]
 }
 
 // RoundTrip checks a 2xx JSON answer's expires_in (checkExpiresIn).
@@ -55,7 +59,9 @@ func (l *replyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReply))
 	resp.Body.Close()
 	if err != nil {
-		return nil, err
+		// x/oauth2 meets the failure where it reads.
+		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+		return resp, nil
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	var reply struct {
@@ -65,10 +71,15 @@ func (l *replyLayer) RoundTrip(r *http.Request) (*http.Response, error) {
 		return resp, nil // not a JSON object: x/oauth2 says so
 	}
 	if tre := checkExpiresIn(reply.ExpiresIn); tre != nil {
-		return nil, tre
+		l.bad.Store(tre)
 	}
 	return resp, nil
 }
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // checkExpiresIn says what is wrong with a token reply's expires_in (RFC
 // 6749 section 5.1: the token's lifetime in seconds), or nil when it can be

@@ -2,8 +2,14 @@ package token
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestCheckExpiresIn(t *testing.T) {
@@ -49,4 +55,40 @@ func FuzzCheckExpiresIn(f *testing.F) {
 			t.Fatalf("checkExpiresIn(%s) = %v, but x/oauth2 reads it as a whole number", raw, err)
 		}
 	})
+}
+
+// TestReplyLayerOnlyRecords: the check of a token reply hands the answer
+// on as it came, whatever it finds (never an error for an answer), and
+// records a malformed expires_in, which Fetch returns as a *ReplyError
+// after one request: a malformed answer stays malformed.
+func TestReplyLayerOnlyRecords(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"token_type":"Bearer","expires_in":1.5,"access_token":"tok"}`)
+	}))
+	t.Cleanup(srv.Close)
+	var bad atomic.Pointer[ReplyError]
+	l := &replyLayer{next: http.DefaultTransport, bad: &bad}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := l.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("RoundTrip() = %v, want the answer", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"expires_in":1.5`) || bad.Load() == nil || bad.Load().Value != "1.5" {
+		t.Errorf("answer %q, recorded %+v; want it whole, and expires_in 1.5 recorded", body, bad.Load())
+	}
+	c := New(t.Context(), Config{TokenURL: srv.URL, ClientID: "id", ClientSecret: "secret", Scope: "s", BackoffBase: time.Millisecond, BackoffMax: time.Millisecond})
+	requests.Store(0)
+	_, err = c.Fetch(t.Context())
+	var tre *ReplyError
+	if !errors.As(err, &tre) || tre.Field != "expires_in" || requests.Load() != 1 {
+		t.Errorf("Fetch() = %v after %d requests, want a ReplyError of expires_in after 1", err, requests.Load())
+	}
 }
