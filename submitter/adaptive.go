@@ -306,10 +306,12 @@ func (a *Adaptive) retryAfterLocked(now time.Time, d time.Duration) {
 	}
 }
 
-// closeLocked sets the first limit, on the first 429 while open: the rate
-// the calls were sent at (answered in the window), or, when many were
-// refused, what the service accepted, and the rate cut from it as after
-// a first 429 in a climb.
+// closeLocked sets the first rate, on the first 429 while open: 0.7 of
+// the rate the calls were sent at (answered in the window), or of what the
+// service accepted when many were refused, and from there a climb (×1.4 a
+// second) to the next 429, which finds the limit. A burst at once, with a
+// full bucket on the service's side, says little of its limit: the
+// first 429 of a climb from under it says it to within a step.
 func (a *Adaptive) closeLocked(now time.Time) (float64, bool) {
 	peak := a.sentRateLocked(now)
 	ok, throttled, span := a.answersLocked(now)
@@ -319,14 +321,11 @@ func (a *Adaptive) closeLocked(now time.Time) (float64, bool) {
 		n := ok + throttled
 		peak = float64(max(n, 1)) / max(now.Sub(a.tracked), autoBucket).Seconds()
 	}
-	limit := peak
 	if n := ok + throttled; span > 0 && n >= autoEpisodeAnswers && float64(throttled) >= autoSaturated*float64(n) {
-		limit = min(peak, max(float64(ok)/span.Seconds(), autoFloor))
+		peak = min(peak, max(float64(ok)/span.Seconds(), autoFloor))
 	}
-	a.limit = limit
-	a.hold = autoHoldFirst
-	a.setLocked(min(autoCutClimb*peak, autoSettleShare*limit))
-	a.from, a.phase, a.phaseAt, a.lastCut = a.r, phaseRecover, now, now
+	a.setLocked(autoCutClimb * peak)
+	a.phase, a.phaseAt, a.lastCut = phaseClimb, now, now
 	a.epOK, a.ep429 = 0, 0
 	return a.r, true
 }

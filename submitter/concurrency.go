@@ -48,8 +48,8 @@ const (
 	concPriorSpread = 0.5                    // the prior spread of one answer, as a share of the base
 	concHeavyCut    = 0.8                    // against such a service, a latency cut keeps this share of the limit at least
 	concThick       = 32                     // answers of rounds with no queue that tell the service's spread
-	concHeavySpread = 0.6                    // answers whose standard deviation is past this share of their round's mean come from a heavy tail
-	concHeavy       = 0.3                    // a spread of one answer past this share of the base: a round past the threshold by less than concEarly waits for the next to confirm it
+	concHeavySpread = 0.7                    // answers whose standard deviation is past this share of their round's mean come from a heavy tail
+	concHeavy       = 0.5                    // a spread of one answer past this share of the base: a round past the threshold by less than concEarly waits for the next to confirm it
 	concUsualPrior  = 0.1                    // the usual share of overload answers before any round: one in ten answers
 	concCutMisses   = 2                      // rounds after a latency cut whose latency did not fall: the cut was not for a queue, undo it
 )
