@@ -7,12 +7,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bulkload/bulkload/pace"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
 )
 
 // Concurrency is --concurrency: "auto" (the default: learn the limit
-// on calls in flight, see submitter.Concurrency) or a fixed number.
+// on calls in flight, see pace.Concurrency) or a fixed number.
 type Concurrency struct {
 	Auto bool
 	N    int
@@ -78,7 +79,7 @@ func concurrencyReport(st submitter.Stats) *summary.Concurrency {
 // run: the median of the limit over the run's steady part, never below
 // its mean there (rounded up), so that pinning it does not take from
 // what auto got; 0 when the run had no steady part.
-func settledConcurrency(c submitter.ConcurrencySnapshot) int {
+func settledConcurrency(c pace.ConcurrencySnapshot) int {
 	if c.Steady <= 0 || c.SteadyLimit <= 0 {
 		return 0
 	}
@@ -147,7 +148,7 @@ func concurrencyBound(b *summary.BoundBy, st submitter.Stats, callsPerSecond flo
 	// Pin advice only where the limit found is the service's capacity:
 	// an outage's timeouts, a share of 503s or slow calls at random say
 	// nothing of it (and took nothing from the limit: see
-	// submitter.Concurrency), and a pin below what auto had would lower
+	// pace.Concurrency), and a pin below what auto had would lower
 	// the run's throughput.
 	pin := ""
 	switch {

@@ -11,7 +11,7 @@ import (
 )
 
 // Rate is --rate: "auto" (the default: find the service's limit, see
-// submitter.Adaptive) or a fixed number of calls per second, 0 unlimited.
+// pace.Adaptive) or a fixed number of calls per second, 0 unlimited.
 type Rate struct {
 	Auto      bool
 	PerSecond float64

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/pace"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
@@ -59,8 +60,8 @@ func TestBuildInfoFrom(t *testing.T) {
 // Rate and how much of the rate the calls used.
 func TestBoundBy(t *testing.T) {
 	auto := &UploadOptions{Concurrency: Concurrency{Auto: true}, MaxConcurrency: 256, Rate: Rate{Auto: true}}
-	conc := func(full float64, limit, max int, latencyCuts int) submitter.ConcurrencySnapshot {
-		return submitter.ConcurrencySnapshot{Auto: true, Limit: limit, Max: max, LatencyCuts: latencyCuts, RosePast: limit + 4,
+	conc := func(full float64, limit, max int, latencyCuts int) pace.ConcurrencySnapshot {
+		return pace.ConcurrencySnapshot{Auto: true, Limit: limit, Max: max, LatencyCuts: latencyCuts, RosePast: limit + 4,
 			Waited: time.Duration(full * float64(100*time.Second)), Since: 100 * time.Second}
 	}
 	tests := []struct {
@@ -77,7 +78,7 @@ func TestBoundBy(t *testing.T) {
 		{"capacity found, rate climbing and waited longer", submitter.Stats{Attempts: 37000, Concurrency: conc(0.8, 9, 256, 5), RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516}, auto, summary.BoundCapacity},
 		{"both climbing, rate waited longer", submitter.Stats{Attempts: 37000, Concurrency: conc(0.8, 64, 256, 0), RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516}, auto, summary.BoundRateClimb},
 		{"rate limit found, concurrency climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.9, 64, 256, 0), RateWaited: 80 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, summary.BoundRateLimit},
-		{"fixed concurrency, rate climbing", submitter.Stats{Attempts: 37000, Concurrency: submitter.ConcurrencySnapshot{Limit: 9, Max: 9, Waited: 80 * time.Second, Since: 100 * time.Second}, RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516},
+		{"fixed concurrency, rate climbing", submitter.Stats{Attempts: 37000, Concurrency: pace.ConcurrencySnapshot{Limit: 9, Max: 9, Waited: 80 * time.Second, Since: 100 * time.Second}, RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516},
 			&UploadOptions{Concurrency: Concurrency{N: 9}, Rate: Rate{Auto: true}}, summary.BoundConcurrency},
 		{"max-concurrency", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 256, 256, 0)}, auto, summary.BoundMaxConcurrency},
 		{"concurrency climbing", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 64, 256, 0)}, auto, summary.BoundConcurrencyClimb},
@@ -85,7 +86,7 @@ func TestBoundBy(t *testing.T) {
 		{"rate climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundRateClimb},
 		{"waits for the rate it does not use", submitter.Stats{Attempts: 5000, Concurrency: conc(0.2, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundInput},
 		{"input", submitter.Stats{Attempts: 500, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundInput},
-		{"fixed concurrency", submitter.Stats{Attempts: 500, Concurrency: submitter.ConcurrencySnapshot{Limit: 8, Max: 8, Waited: 80 * time.Second, Since: 100 * time.Second}},
+		{"fixed concurrency", submitter.Stats{Attempts: 500, Concurrency: pace.ConcurrencySnapshot{Limit: 8, Max: 8, Waited: 80 * time.Second, Since: 100 * time.Second}},
 			&UploadOptions{Concurrency: Concurrency{N: 8}, Rate: Rate{Auto: true}}, summary.BoundConcurrency},
 		{"fixed rate", submitter.Stats{Attempts: 2000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 20},
 			&UploadOptions{Concurrency: Concurrency{Auto: true}, Rate: Rate{PerSecond: 20}}, summary.BoundRate},
@@ -118,7 +119,7 @@ func TestBoundBySteady(t *testing.T) {
 	auto := &UploadOptions{Concurrency: Concurrency{Auto: true}, MaxConcurrency: 256, Rate: Rate{Auto: true}}
 	// 100 s: a climb of 20 s (every place taken), then 80 s at a limit
 	// whose median is 48 and mean 49.2, every place taken 60% of it.
-	steady := submitter.ConcurrencySnapshot{Auto: true, Limit: 47, Max: 256, LatencyCuts: 9, RosePast: 53,
+	steady := pace.ConcurrencySnapshot{Auto: true, Limit: 47, Max: 256, LatencyCuts: 9, RosePast: 53,
 		Waited: 68 * time.Second, Since: 100 * time.Second,
 		Steady: 80 * time.Second, SteadyWaited: 48 * time.Second, SteadyAttempts: 3840, SteadyLimit: 48, SteadyMeanLimit: 49.2}
 	tests := []struct {
@@ -133,7 +134,7 @@ func TestBoundBySteady(t *testing.T) {
 			[]string{"48 calls/s at a median of 48 in flight after the climb", "pin it with --concurrency 50"}, []string{"at 47 in flight"}, 0.6},
 		{"an outage: no pin", submitter.Stats{Attempts: 5000, Concurrency: steady, Outages: 1}, summary.BoundCapacity,
 			[]string{"no pin advised"}, []string{"pin it with"}, 0.6},
-		{"a short steady part: the whole run", submitter.Stats{Attempts: 5000, Concurrency: func() submitter.ConcurrencySnapshot {
+		{"a short steady part: the whole run", submitter.Stats{Attempts: 5000, Concurrency: func() pace.ConcurrencySnapshot {
 			c := steady
 			c.Steady, c.SteadyWaited, c.SteadyAttempts = 10*time.Second, 0, 480
 			return c

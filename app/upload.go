@@ -19,6 +19,7 @@ import (
 	"github.com/bulkload/bulkload/ledger"
 	"github.com/bulkload/bulkload/metrics"
 	"github.com/bulkload/bulkload/outfile"
+	"github.com/bulkload/bulkload/pace"
 	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/report"
 	"github.com/bulkload/bulkload/source"
@@ -89,7 +90,7 @@ const DefaultDuplicateOf = `(?i)duplicate(?: of lead ([0-9a-f]{8}-[0-9a-f]{4}-[0
 func NewUploadOptions() *UploadOptions {
 	return &UploadOptions{
 		Concurrency:            Concurrency{Auto: true},
-		MaxConcurrency:         submitter.DefaultMaxConcurrency,
+		MaxConcurrency:         pace.DefaultMaxConcurrency,
 		Rate:                   Rate{Auto: true},
 		MaxAttempts:            5,
 		Timeout:                60 * time.Second,

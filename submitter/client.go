@@ -51,6 +51,7 @@ import (
 	"github.com/machinebox/graphql"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/pace"
 	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/token"
 )
@@ -227,7 +228,7 @@ type Stats struct {
 	RateAllowed float64
 	RateLimited time.Duration
 	// Concurrency is the limit on calls in flight now, and what bound it.
-	Concurrency ConcurrencySnapshot
+	Concurrency pace.ConcurrencySnapshot
 	// AttemptLatency is the histogram of the attempts' latencies with
 	// their sum, in LatencyBuckets (from the request written to the
 	// reply's first byte: no backoff, no wait for the rate or a place),
@@ -273,8 +274,8 @@ type Client struct {
 	// tokenTimeout bounds one token request.
 	tokenTimeout time.Duration
 	rate         limiter
-	auto         *Adaptive // nil unless --rate auto
-	conc         *Concurrency
+	auto         *pace.Adaptive // nil unless --rate auto
+	conc         *pace.Concurrency
 	rateWait     *waitClock
 	allowed      *rateClock
 	stats        *stats
@@ -339,12 +340,12 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	switch {
 	case cfg.ConcurrencyAuto:
-		c.conc = NewConcurrency(ConcurrencyConfig{Start: cfg.StartConcurrency, Max: cfg.MaxConcurrency,
+		c.conc = pace.NewConcurrency(pace.ConcurrencyConfig{Start: cfg.StartConcurrency, Max: cfg.MaxConcurrency,
 			Settled: cfg.ConcurrencySettled && cfg.StartConcurrency > 0, Now: cfg.Now})
 	case cfg.Concurrency > 0:
-		c.conc = NewConcurrency(ConcurrencyConfig{Fixed: cfg.Concurrency, Now: cfg.Now})
+		c.conc = pace.NewConcurrency(pace.ConcurrencyConfig{Fixed: cfg.Concurrency, Now: cfg.Now})
 	default:
-		c.conc = NewConcurrency(ConcurrencyConfig{Fixed: noConcurrencyLimit, Now: cfg.Now})
+		c.conc = pace.NewConcurrency(pace.ConcurrencyConfig{Fixed: pace.NoLimit, Now: cfg.Now})
 	}
 	c.gate = newGate(ctx, gateConfig{threshold: threshold, wait: cfg.OutageWait, probeBase: cfg.BackoffBase,
 		probeMax: min(cfg.BackoffMax, defaultProbeMax), now: cfg.Now, log: log}, c.probe)
@@ -374,10 +375,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		OnFetch: c.gate.tokenFetched,
 	})
 	if cfg.RateAuto {
-		c.auto = NewAdaptive(AutoConfig{Start: cfg.StartRate, Limit: cfg.KnownRateLimit, Max: cfg.MaxRate, Now: cfg.Now})
+		c.auto = pace.NewAdaptive(pace.AutoConfig{Start: cfg.StartRate, Limit: cfg.KnownRateLimit, Max: cfg.MaxRate, Now: cfg.Now})
 		c.rate = c.auto
 	} else {
-		c.rate = newRateControl(cfg.Rate, cfg.Now)
+		c.rate = pace.NewAIMD(cfg.Rate, cfg.Now)
 	}
 	c.endpointURL = cfg.Endpoint
 	c.chain = &deadlineLayer{next: &bodyLimitLayer{next: base, max: cfg.MaxResponseBytes}, timeout: cfg.CallTimeout}
@@ -841,9 +842,6 @@ func (c *Client) CheckAuth(ctx context.Context) (token.Info, error) {
 
 // maxTokenAttemptTimeout bounds one token request.
 const maxTokenAttemptTimeout = 30 * time.Second
-
-// noConcurrencyLimit is the Client's limit when it sets none.
-const noConcurrencyLimit = 1 << 30
 
 // InFlight returns the limit on calls in flight and the calls in flight
 // now (attempts, precisely: a retry waiting out its backoff holds no

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bulkload/bulkload/pace"
 )
 
 // recordingLimiter is a limiter that lets everything through and keeps
@@ -19,7 +21,7 @@ import (
 type recordingLimiter struct {
 	mu       sync.Mutex
 	waits    int
-	observed []attemptOutcome
+	observed []pace.Outcome
 }
 
 func (l *recordingLimiter) Wait(ctx context.Context) error {
@@ -29,7 +31,7 @@ func (l *recordingLimiter) Wait(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (l *recordingLimiter) Observe(o attemptOutcome) (float64, bool) {
+func (l *recordingLimiter) Observe(o pace.Outcome) (float64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.observed = append(l.observed, o)

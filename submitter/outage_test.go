@@ -16,6 +16,7 @@ import (
 
 	"github.com/bulkload/bulkload/internal/fakeclock"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/pace"
 )
 
 // waitOutage waits until the client reports an outage going on.
@@ -280,7 +281,7 @@ func TestSimHangNoticedInOneTimeout(t *testing.T) {
 					t.Errorf("lead %d: %v, want an *OutageError (parked, or caught on the wire)", i, err)
 				}
 			}
-			limit := cmp.Or(tc.limit, DefaultStartConcurrency)
+			limit := cmp.Or(tc.limit, pace.DefaultStartConcurrency)
 			// The first wave (the limit), and the calls that took the places
 			// of its timeouts before the majority of it had timed out (half
 			// of it, a few more as the timeouts race the declaration); at a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/machinebox/graphql"
 
+	"github.com/bulkload/bulkload/pace"
 	"github.com/bulkload/bulkload/token"
 )
 
@@ -86,7 +87,7 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 		return verdict{}, err
 	}
 	if c.gate.parked() {
-		c.conc.Release(ticket, attemptOutcome{}, false)
+		c.conc.Release(ticket, pace.Outcome{}, false)
 		return verdict{}, errParked
 	}
 	c.gate.sending()
@@ -96,7 +97,7 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 	// The service's latency, as the attempt's trace measured it: without
 	// the wait for a place in flight (a limit that binds is no slower
 	// service) and the client's own work; else the wall time.
-	o := attemptOutcome{Start: start, Latency: c.now().Sub(start), Op: spec.op}
+	o := pace.Outcome{Start: start, Latency: c.now().Sub(start), Op: spec.op}
 	if v.latency > 0 {
 		o.Latency = v.latency
 	}
@@ -117,7 +118,7 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 	if err != nil {
 		return v, err // no attempt was made: the rate learns nothing
 	}
-	ro := attemptOutcome{Start: rateStart, Latency: c.now().Sub(rateStart), Op: spec.op, Status: v.status, RetryAfter: v.retryAfter}
+	ro := pace.Outcome{Start: rateStart, Latency: c.now().Sub(rateStart), Op: spec.op, Status: v.status, RetryAfter: v.retryAfter}
 	if v.latency > 0 {
 		ro.Latency = v.latency
 	}
@@ -125,6 +126,20 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 		c.log.Info("lowering the shared rate", "status", ro.Status, "rate", rate)
 	}
 	return v, nil
+}
+
+// limiter paces the HTTP attempts of every call of a Client and learns from
+// what became of them: *pace.Adaptive (--rate auto) or *pace.AIMD. The
+// Client calls Wait before each attempt and Observe after it.
+// Implementations are safe for concurrent use.
+type limiter interface {
+	// Wait blocks until one more attempt may start, or ctx ends.
+	Wait(ctx context.Context) error
+	// Observe reports one attempt's outcome; lowered is true when it made
+	// the shared rate lower (the Client logs it), now is the new rate.
+	Observe(o pace.Outcome) (now float64, lowered bool)
+	// Rate is the rate in calls per second now; 0 means unlimited.
+	Rate() float64
 }
 
 // errParked is attempt's answer when the attempt got its place while the

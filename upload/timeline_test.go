@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/pace"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
 )
@@ -87,7 +88,7 @@ func TestTimelineInFlightIsTheMean(t *testing.T) {
 	cfg.Concurrency = 2
 	cfg.SampleEvery = 20 * time.Millisecond
 	cfg.Stats = func() submitter.Stats {
-		st := submitter.Stats{Concurrency: submitter.ConcurrencySnapshot{Limit: 2}}
+		st := submitter.Stats{Concurrency: pace.ConcurrencySnapshot{Limit: 2}}
 		st.AttemptLatency.SumSeconds = time.Duration(nanos.Load()).Seconds()
 		return st
 	}

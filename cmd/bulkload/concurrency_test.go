@@ -12,7 +12,7 @@ import (
 	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/leadsim"
-	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/pace"
 	"github.com/bulkload/bulkload/summary"
 )
 
@@ -62,7 +62,7 @@ func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 		wantInText string
 	}{
 		{"far above the start", leadsim.Options{Capacity: 48, QueueLimit: 48, CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}},
-			1500, [2]int{submitter.DefaultStartConcurrency + 1, 96}, summary.BoundCapacity, "in flight"},
+			1500, [2]int{pace.DefaultStartConcurrency + 1, 96}, summary.BoundCapacity, "in flight"},
 		{"small capacity", leadsim.Options{Capacity: 2, QueueLimit: 4, CreateLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}},
 			// At most Capacity+QueueLimit: what the service holds without
 			// shedding, below the start of 8. How close to 2 it settles
@@ -92,8 +92,8 @@ func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 			if b := sum.BoundBy; b == nil || b.Kind != tc.wantKind || !strings.Contains(b.Text, tc.wantInText) {
 				t.Errorf("summary boundBy = %+v, want kind %s saying %q", b, tc.wantKind, tc.wantInText)
 			}
-			if sum.Settings["concurrency"] != "auto" || sum.Settings["maxConcurrency"] != float64(submitter.DefaultMaxConcurrency) {
-				t.Errorf("settings concurrency %v, maxConcurrency %v; want auto, %d", sum.Settings["concurrency"], sum.Settings["maxConcurrency"], submitter.DefaultMaxConcurrency)
+			if sum.Settings["concurrency"] != "auto" || sum.Settings["maxConcurrency"] != float64(pace.DefaultMaxConcurrency) {
+				t.Errorf("settings concurrency %v, maxConcurrency %v; want auto, %d", sum.Settings["concurrency"], sum.Settings["maxConcurrency"], pace.DefaultMaxConcurrency)
 			}
 			if !strings.Contains(res.stderr, "bound by") || !strings.Contains(res.stderr, "concurrency      auto") {
 				t.Errorf("summary on stderr lacks the concurrency and bound-by lines:\n%s", res.stderr)
@@ -143,7 +143,7 @@ func TestConcurrencyAutoRandomShapes(t *testing.T) {
 	}{
 		{"slow calls at random", leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond,
 			Dist: leadsim.LatencyDist{Kind: leadsim.DistBimodal, Slow: 500 * time.Millisecond, Share: 0.2}}, Seed: 3}, nil,
-			4 * submitter.DefaultStartConcurrency, 0},
+			4 * pace.DefaultStartConcurrency, 0},
 		{"a share of 503s", leadsim.Options{Fail503: 0.2, CreateLatency: leadsim.Latency{Fixed: 50 * time.Millisecond}, Seed: 4},
 			[]string{"--max-attempts", "10"}, 2, 5},
 	}

@@ -1,4 +1,4 @@
-package submitter
+package pace
 
 import (
 	"context"
@@ -10,21 +10,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// limiter paces the HTTP attempts of every call of a Client and learns from
-// what became of them. The transport calls Wait before each attempt and
-// Observe after it. Implementations are safe for concurrent use.
-type limiter interface {
-	// Wait blocks until one more attempt may start, or ctx ends.
-	Wait(ctx context.Context) error
-	// Observe reports one attempt's outcome; lowered is true when it made
-	// the shared rate lower (the transport logs it), now is the new rate.
-	Observe(o attemptOutcome) (now float64, lowered bool)
-	// Rate is the rate in calls per second now; 0 means unlimited.
-	Rate() float64
-}
-
-// attemptOutcome is what became of one HTTP attempt, as a limiter sees it.
-type attemptOutcome struct {
+// Outcome is what became of one HTTP attempt, as a limiter sees it: the
+// caller reads it off the attempt's classified reply and hands it to
+// Adaptive.Observe, AIMD.Observe or Concurrency.Release.
+type Outcome struct {
 	Start      time.Time     // when the attempt was sent (after Wait)
 	Latency    time.Duration // until the reply (or the failure)
 	Status     int           // HTTP status; 0 when there was no reply
@@ -236,7 +225,7 @@ func (a *Adaptive) Limit() float64 {
 }
 
 // Observe learns from one attempt's outcome.
-func (a *Adaptive) Observe(o attemptOutcome) (float64, bool) {
+func (a *Adaptive) Observe(o Outcome) (float64, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()

@@ -1,4 +1,4 @@
-package submitter
+package pace
 
 import (
 	"cmp"
@@ -96,7 +96,7 @@ func (s autoSim) run(a *Adaptive, clk *fakeclock.Clock) autoRun {
 				} else {
 					out.ok[sec]++
 				}
-				a.Observe(attemptOutcome{Start: w.startAt, Latency: now.Sub(w.startAt), Status: w.status, RetryAfter: ra})
+				a.Observe(Outcome{Start: w.startAt, Latency: now.Sub(w.startAt), Status: w.status, RetryAfter: ra})
 			}
 			if w.waiting {
 				select {
@@ -161,7 +161,7 @@ func TestAdaptiveOpenUntilALimitShows(t *testing.T) {
 		if clk.Now().Nanosecond()/int(time.Millisecond)%10 == 0 {
 			status = http.StatusServiceUnavailable
 		}
-		a.Observe(attemptOutcome{Start: clk.Now().Add(-time.Millisecond), Latency: time.Millisecond, Status: status})
+		a.Observe(Outcome{Start: clk.Now().Add(-time.Millisecond), Latency: time.Millisecond, Status: status})
 	}
 	if r := a.Rate(); r != 0 {
 		t.Errorf("Rate() after 2 s of answers and 503s = %v, want 0 (no limit)", r)
@@ -170,7 +170,7 @@ func TestAdaptiveOpenUntilALimitShows(t *testing.T) {
 		t.Errorf("Settled() while open = %v, %v; want 0, no limit found", r, found)
 	}
 	clk.Advance(time.Millisecond)
-	a.Observe(attemptOutcome{Start: clk.Now().Add(-time.Millisecond), Status: http.StatusTooManyRequests})
+	a.Observe(Outcome{Start: clk.Now().Add(-time.Millisecond), Status: http.StatusTooManyRequests})
 	if r := a.Rate(); !near(r, 0.7*1000) {
 		t.Errorf("Rate() after the first 429 at 1000 calls/s = %v, want 0.7 of it", r)
 	}
@@ -232,12 +232,12 @@ func TestAdaptiveClimbsSlowlyWhileLatencyRises(t *testing.T) {
 	a, clk := newTestAdaptive(AutoConfig{Start: DefaultStartRate})
 	for range 100 {
 		clk.Advance(10 * time.Millisecond)
-		a.Observe(attemptOutcome{Start: clk.Now(), Latency: 20 * time.Millisecond, Status: 200})
+		a.Observe(Outcome{Start: clk.Now(), Latency: 20 * time.Millisecond, Status: 200})
 	}
 	r0 := a.Rate()
 	for range 300 {
 		clk.Advance(10 * time.Millisecond)
-		a.Observe(attemptOutcome{Start: clk.Now(), Latency: 200 * time.Millisecond, Status: 200})
+		a.Observe(Outcome{Start: clk.Now(), Latency: 200 * time.Millisecond, Status: 200})
 	}
 	// ×1.1 a second instead of ×1.4: 1.33 in 3 s, not 2.74.
 	if got := a.Rate(); got > r0*1.4 || got < r0*1.2 {
@@ -330,7 +330,7 @@ func TestAdaptiveCuts(t *testing.T) {
 				for range max(st.n, 1) {
 					clk.Advance(st.advance)
 					if st.status != 0 {
-						a.Observe(attemptOutcome{Start: clk.Now().Add(-st.sentAgo), Status: st.status, RetryAfter: st.retry})
+						a.Observe(Outcome{Start: clk.Now().Add(-st.sentAgo), Status: st.status, RetryAfter: st.retry})
 					} else {
 						a.Rate() // the rate moves along in steps, as calls come
 					}
@@ -355,7 +355,7 @@ func TestAdaptiveRetryAfterPausesEveryCallOnlyWhenMostCarryOne(t *testing.T) {
 		a, clk := newTestAdaptive(cfg)
 		for i := range 50 { // every tenth answer a 503 with Retry-After: 2
 			clk.Advance(10 * time.Millisecond)
-			o := attemptOutcome{Start: clk.Now(), Status: http.StatusOK}
+			o := Outcome{Start: clk.Now(), Status: http.StatusOK}
 			if i%10 == 9 {
 				o.Status, o.RetryAfter = http.StatusServiceUnavailable, 2*time.Second
 			}
@@ -367,12 +367,12 @@ func TestAdaptiveRetryAfterPausesEveryCallOnlyWhenMostCarryOne(t *testing.T) {
 		// Most answers now carry one: the service asks everyone to wait.
 		clk.Advance(2 * time.Second)
 		for range autoRetryAfterMin - 1 { // too few answers in the window yet: no pause
-			a.Observe(attemptOutcome{Start: clk.Now(), Status: http.StatusServiceUnavailable, RetryAfter: 30 * time.Second})
+			a.Observe(Outcome{Start: clk.Now(), Status: http.StatusServiceUnavailable, RetryAfter: 30 * time.Second})
 		}
 		if _, paused, _ := a.reserve(); paused {
 			t.Errorf("start %v: paused by %d answers with a Retry-After, want %d at least", cfg.Start, autoRetryAfterMin-1, autoRetryAfterMin)
 		}
-		a.Observe(attemptOutcome{Start: clk.Now(), Status: http.StatusServiceUnavailable, RetryAfter: 30 * time.Second})
+		a.Observe(Outcome{Start: clk.Now(), Status: http.StatusServiceUnavailable, RetryAfter: 30 * time.Second})
 		clk.Advance(10 * time.Second)
 		if d, paused, _ := a.reserve(); !paused || d != 20*time.Second {
 			t.Errorf("start %v: reserve 10 s into a Retry-After of 30 s most answers carried = %v (paused %v), want a 20 s pause", cfg.Start, d, paused)
@@ -456,7 +456,7 @@ func TestAdaptiveFollowsALimitThatHalves(t *testing.T) {
 func TestAdaptiveWaitHonoursContext(t *testing.T) {
 	a, _ := newTestAdaptive(AutoConfig{Start: 100})
 	for range autoRetryAfterMin {
-		a.Observe(attemptOutcome{Start: autoEpoch, Status: 429, RetryAfter: time.Minute})
+		a.Observe(Outcome{Start: autoEpoch, Status: 429, RetryAfter: time.Minute})
 	}
 	if _, paused, _ := a.reserve(); !paused {
 		t.Fatal("not paused by answers that all carry a Retry-After of a minute")
@@ -475,10 +475,10 @@ func TestAdaptiveSettledNeverAboveWhatWasAccepted(t *testing.T) {
 	if r, found := a.Settled(); found || r != 100 {
 		t.Errorf("Settled() before any 429 = %v, %v; want the rate reached, 100, and no limit found", r, found)
 	}
-	a.Observe(attemptOutcome{Start: clk.Now(), Status: 429})
+	a.Observe(Outcome{Start: clk.Now(), Status: 429})
 	for range 1000 { // 50 accepted calls a second for 20 s
 		clk.Advance(20 * time.Millisecond)
-		a.Observe(attemptOutcome{Start: clk.Now(), Status: 200})
+		a.Observe(Outcome{Start: clk.Now(), Status: 200})
 	}
 	if r, found := a.Settled(); !found || r < 45 || r > 55 {
 		t.Errorf("Settled() after a limit of 100 and 50 calls/s accepted = %v, %v; want about 50 and a limit found", r, found)
@@ -487,7 +487,7 @@ func TestAdaptiveSettledNeverAboveWhatWasAccepted(t *testing.T) {
 	// say nothing of what the service accepts.
 	for range 50 {
 		clk.Advance(200 * time.Millisecond)
-		a.Observe(attemptOutcome{Start: clk.Now(), Status: 200})
+		a.Observe(Outcome{Start: clk.Now(), Status: 200})
 	}
 	if r, _ := a.Settled(); r < 45 || r > 55 {
 		t.Errorf("Settled() after a tail of 5 calls/s = %v, want still about 50", r)

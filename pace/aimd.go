@@ -1,4 +1,4 @@
-package submitter
+package pace
 
 import (
 	"context"
@@ -17,15 +17,15 @@ const (
 	rateWindow       = 2 * time.Second // window of the observed call rate
 )
 
-// rateControl is the one rate.Limiter shared by every call of a Client, and
-// its additive-increase/multiplicative-decrease controller: a 429 halves the
+// AIMD is the one rate.Limiter shared by every call of a Client (a fixed
+// --rate, or none until a 429), and its additive-increase/multiplicative-decrease controller: a 429 halves the
 // rate for every worker, and each second without a 429 gives back 5% of the
 // ceiling until the ceiling is reached. The ceiling is the configured rate.
 // With no configured rate, calls are not limited until a 429; then the rate
 // becomes half the call rate observed, the ceiling twice it, and once the
 // rate has climbed back to the ceiling the calls are unlimited again. Safe
 // for concurrent use.
-type rateControl struct {
+type AIMD struct {
 	now        func() time.Time
 	configured float64
 
@@ -40,8 +40,10 @@ type rateControl struct {
 	observed     float64 // calls per second in the last complete window
 }
 
-func newRateControl(configured float64, now func() time.Time) *rateControl {
-	r := &rateControl{now: now, configured: configured, ceiling: configured, current: configured}
+// NewAIMD returns the AIMD of a configured rate in calls per second (0:
+// unlimited until a 429), on the clock now.
+func NewAIMD(configured float64, now func() time.Time) *AIMD {
+	r := &AIMD{now: now, configured: configured, ceiling: configured, current: configured}
 	if configured > 0 {
 		r.lim = rate.NewLimiter(rate.Limit(configured), 1)
 	} else {
@@ -52,7 +54,7 @@ func newRateControl(configured float64, now func() time.Time) *rateControl {
 
 // wait blocks until the shared rate allows one more HTTP attempt, or ctx
 // ends.
-func (r *rateControl) wait(ctx context.Context) error {
+func (r *AIMD) wait(ctx context.Context) error {
 	r.mu.Lock()
 	now := r.now()
 	r.observeLocked(now)
@@ -66,7 +68,7 @@ func (r *rateControl) wait(ctx context.Context) error {
 }
 
 // observeLocked counts one call towards the observed call rate.
-func (r *rateControl) observeLocked(now time.Time) {
+func (r *AIMD) observeLocked(now time.Time) {
 	if r.winStart.IsZero() {
 		r.winStart = now
 	}
@@ -78,7 +80,7 @@ func (r *rateControl) observeLocked(now time.Time) {
 }
 
 // observedLocked is the recent call rate in calls per second.
-func (r *rateControl) observedLocked(now time.Time) float64 {
+func (r *AIMD) observedLocked(now time.Time) float64 {
 	if r.winCount > 0 {
 		el := max(now.Sub(r.winStart), rateWindow/20)
 		cur := float64(r.winCount) / el.Seconds()
@@ -90,7 +92,7 @@ func (r *rateControl) observedLocked(now time.Time) float64 {
 }
 
 // recoverLocked raises the rate additively towards the ceiling.
-func (r *rateControl) recoverLocked(now time.Time) {
+func (r *AIMD) recoverLocked(now time.Time) {
 	if r.current == 0 || r.current >= r.ceiling || now.Sub(r.lastDecrease) < rateCooldown {
 		return
 	}
@@ -109,7 +111,7 @@ func (r *rateControl) recoverLocked(now time.Time) {
 }
 
 // on429 halves the shared rate, once per episode of 429s.
-func (r *rateControl) on429() (newRate float64, changed bool) {
+func (r *AIMD) on429() (newRate float64, changed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
@@ -131,17 +133,18 @@ func (r *rateControl) on429() (newRate float64, changed bool) {
 }
 
 // rate is the current calls per second, 0 when unlimited.
-func (r *rateControl) rate() float64 {
+func (r *AIMD) rate() float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.current
 }
 
-// Wait, Observe and Rate make rateControl the limiter of a fixed --rate.
-func (r *rateControl) Wait(ctx context.Context) error { return r.wait(ctx) }
+// Wait blocks until the shared rate allows one more HTTP attempt, or ctx
+// ends.
+func (r *AIMD) Wait(ctx context.Context) error { return r.wait(ctx) }
 
 // Observe lowers the rate on a 429; nothing else moves it.
-func (r *rateControl) Observe(o attemptOutcome) (float64, bool) {
+func (r *AIMD) Observe(o Outcome) (float64, bool) {
 	if o.Status == http.StatusTooManyRequests {
 		return r.on429()
 	}
@@ -149,4 +152,4 @@ func (r *rateControl) Observe(o attemptOutcome) (float64, bool) {
 }
 
 // Rate is the rate in calls per second now; 0 means unlimited.
-func (r *rateControl) Rate() float64 { return r.rate() }
+func (r *AIMD) Rate() float64 { return r.rate() }

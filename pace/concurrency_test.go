@@ -1,4 +1,4 @@
-package submitter
+package pace
 
 import (
 	"container/heap"
@@ -206,7 +206,7 @@ func runModel(t *testing.T, m queueModel, d time.Duration, cfg ConcurrencyConfig
 				serve(a)
 			}
 		}
-		c.Release(ev.ticket, attemptOutcome{Start: epoch.Add(ev.start), Latency: now - ev.start, Status: ev.status}, true)
+		c.Release(ev.ticket, Outcome{Start: epoch.Add(ev.start), Latency: now - ev.start, Status: ev.status}, true)
 		if l, _ := c.Limits(); m.changeAt > 0 && now >= m.changeAt && (run.lowest == 0 || l < run.lowest) {
 			run.lowest = l
 		}
@@ -344,7 +344,7 @@ func TestConcurrencyFixed(t *testing.T) {
 	if err := <-cancelled; err == nil {
 		t.Fatal("Acquire with a cancelled context returned nil")
 	}
-	c.Release(0, attemptOutcome{Status: 200, Latency: time.Second}, true)
+	c.Release(0, Outcome{Status: 200, Latency: time.Second}, true)
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package submitter
+package pace
 
 import (
 	"context"
@@ -53,6 +53,10 @@ const (
 	concUsualPrior  = 0.1                    // the usual share of overload answers before any round: one in ten answers
 	concCutMisses   = 2                      // rounds after a latency cut whose latency did not fall: the cut was not for a queue, undo it
 )
+
+// NoLimit is the fixed limit of a Concurrency that sets none: the
+// caller's pool is the limit.
+const NoLimit = 1 << 30
 
 // ConcurrencyConfig configures a Concurrency. Zero values take the
 // defaults.
@@ -433,14 +437,14 @@ func (c *Concurrency) fullLocked() {
 
 // isOverload reports an answer that says the service could not take the
 // call: 503, 504 or no reply in time.
-func isOverload(o attemptOutcome) bool {
+func isOverload(o Outcome) bool {
 	return o.Status == http.StatusServiceUnavailable || o.Status == http.StatusGatewayTimeout || o.Timeout
 }
 
 // Release gives back the place of an attempt that ended with o; learn is
 // false for an attempt that says nothing of the service (interrupted, or
 // no attempt made).
-func (c *Concurrency) Release(ticket int64, o attemptOutcome, learn bool) {
+func (c *Concurrency) Release(ticket int64, o Outcome, learn bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inFlight--
@@ -490,7 +494,7 @@ func (c *Concurrency) overloadLocked() bool {
 // learnLocked counts one answer of the round, and ends the round early
 // on strong evidence: latency far past the base, or overload answers
 // beyond the usual share.
-func (c *Concurrency) learnLocked(o attemptOutcome) {
+func (c *Concurrency) learnLocked(o Outcome) {
 	if o.Op == "preflight" {
 		return // one query before the first row, answered at once
 	}
@@ -1005,7 +1009,7 @@ func (c *Concurrency) Snapshot() ConcurrencySnapshot {
 		s.SteadyAttempts = c.steady.attempts
 		s.SteadyLimit, s.SteadyMeanLimit = c.steady.figures(now)
 	}
-	if c.max == noConcurrencyLimit {
+	if c.max == NoLimit {
 		s.Limit, s.Max = 0, 0 // none set: the caller's pool is the limit
 		s.SteadyLimit, s.SteadyMeanLimit = 0, 0
 	}
@@ -1020,7 +1024,7 @@ func (c *Concurrency) Snapshot() ConcurrencySnapshot {
 func (c *Concurrency) Limits() (limit, inFlight int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.max == noConcurrencyLimit {
+	if c.max == NoLimit {
 		return 0, c.inFlight
 	}
 	return c.capLocked(), c.inFlight
