@@ -89,7 +89,7 @@ func (p autoPhase) String() string {
 // auto protects the service meanwhile); from then on it owns the rate: it
 // cuts on 429s, holds under the limit it found and probes past it now and
 // then, climbing again when a probe finds no limit. A Retry-After delays the
-// call it answered (the transport waits it); only when most recent answers
+// call it answered (the caller waits it); only when most recent answers
 // carry one does it pause every call. The design and the anchors it learns
 // from (AWS adaptive retry, TCP AIMD, Google SRE client-side throttling)
 // are in docs/design.md, "Adaptive rate (--rate auto)"; the auto* constants
@@ -274,7 +274,7 @@ func (a *Adaptive) Observe(o Outcome) (float64, bool) {
 
 // retryAfterLocked honours a Retry-After of d answered at now: no increase
 // of the rate until it has passed. The call it answered waits it (the
-// transport does); every call waits it only when most answers in the
+// caller does); every call waits it only when most answers in the
 // window carry one: one bad backend that says Retry-After: 2 on a tenth of
 // the calls is not the service asking everyone to wait. The window must
 // hold autoRetryAfterMin answers: after a pause it holds few, the retries

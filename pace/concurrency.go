@@ -18,7 +18,7 @@ const (
 	DefaultStartConcurrency = 8
 	// DefaultMaxConcurrency caps auto unless --max-concurrency says
 	// otherwise: a polite client against a service nobody has measured.
-	// 256 calls in flight is what the transport keeps idle connections
+	// 256 calls in flight is what the client's transport keeps idle connections
 	// for (a call above it would open and close a connection each time);
 	// at 1.5 s a call it is 170 calls/s, a 200,000-lead night file in
 	// about 30 minutes; and a service that takes fewer shows it by its
