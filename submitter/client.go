@@ -10,6 +10,11 @@
 // *token.AuthError or an *AccessError (see IsFatal) means the run must
 // stop.
 //
+// The Client takes its token source and its limiters as interfaces
+// (TokenSource, RateLimiter, ConcurrencyLimiter): New builds them from the
+// Config (package token's Cache, package pace's AIMD or Adaptive and
+// Concurrency) unless the Config gives its own.
+//
 // A call is a loop in the client (retry, in retry.go), as restic's retry
 // backend is a wrapper: each attempt (attempt, transport.go) takes its
 // turn at the rate and its place in flight, goes out through the GraphQL
@@ -192,6 +197,16 @@ type Config struct {
 	Transport http.RoundTripper
 	Logger    *slog.Logger     // nil = discard
 	Now       func() time.Time // nil = time.Now (token expiry and rate decisions)
+	// Tokens, RateLimiter and ConcurrencyLimiter, when set, are the
+	// Client's token source and limiters in place of those New builds
+	// from the settings above (the credentials and TokenRetries; Rate,
+	// RateAuto and the rates; Concurrency and the concurrencies), which
+	// are still checked: a test gives its own. An outage of the identity
+	// provider is noticed only with the Client's own token source, whose
+	// failures it hears as they happen.
+	Tokens             TokenSource
+	RateLimiter        RateLimiter
+	ConcurrencyLimiter ConcurrencyLimiter
 }
 
 // Call describes how one Create or Submit went on the wire.
@@ -270,12 +285,11 @@ type Client struct {
 	createDoc   string
 	submitDoc   string
 	leadDoc     string
-	tokens      *token.Cache
+	tokens      TokenSource
 	// tokenTimeout bounds one token request.
 	tokenTimeout time.Duration
-	rate         limiter
-	auto         *pace.Adaptive // nil unless --rate auto
-	conc         *pace.Concurrency
+	rate         RateLimiter
+	conc         ConcurrencyLimiter
 	rateWait     *waitClock
 	allowed      *rateClock
 	stats        *stats
@@ -339,6 +353,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		log:           log,
 	}
 	switch {
+	case cfg.ConcurrencyLimiter != nil:
+		c.conc = cfg.ConcurrencyLimiter
 	case cfg.ConcurrencyAuto:
 		c.conc = pace.NewConcurrency(pace.ConcurrencyConfig{Start: cfg.StartConcurrency, Max: cfg.MaxConcurrency,
 			Settled: cfg.ConcurrencySettled && cfg.StartConcurrency > 0, Now: cfg.Now})
@@ -353,7 +369,31 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	// secret (the token package refuses them), and a GraphQL request the
 	// token and personal data (refuseRedirect).
 	c.tokenTimeout = min(cfg.CallTimeout, maxTokenAttemptTimeout)
-	c.tokens = token.New(ctx, token.Config{
+	c.tokens = cfg.Tokens
+	if c.tokens == nil {
+		c.tokens = c.newTokens(ctx, cfg, base, log)
+	}
+	switch {
+	case cfg.RateLimiter != nil:
+		c.rate = cfg.RateLimiter
+	case cfg.RateAuto:
+		c.rate = pace.NewAdaptive(pace.AutoConfig{Start: cfg.StartRate, Limit: cfg.KnownRateLimit, Max: cfg.MaxRate, Now: cfg.Now})
+	default:
+		c.rate = pace.NewAIMD(cfg.Rate, cfg.Now)
+	}
+	c.endpointURL = cfg.Endpoint
+	c.chain = &deadlineLayer{next: &bodyLimitLayer{next: base, max: cfg.MaxResponseBytes}, timeout: cfg.CallTimeout}
+	c.callers.New = func() any { return c.newCaller() }
+	c.classifier = classifier{refusals: refusalSet(cfg.RefusalCodes), ambiguous503: cfg.Ambiguous503}
+	c.maxBody, c.maxAttempts = cfg.MaxResponseBytes, cfg.MaxAttempts
+	c.denied = codeSet(cfg.DeniedCodes, DefaultDeniedCodes)
+	return c, nil
+}
+
+// newTokens builds the token cache of cfg's credentials, on base, whose
+// failures the outage gate hears.
+func (c *Client) newTokens(ctx context.Context, cfg Config, base http.RoundTripper, log *slog.Logger) *token.Cache {
+	return token.New(ctx, token.Config{
 		TokenURL:     cfg.TokenURL,
 		ClientID:     cfg.ClientID,
 		ClientSecret: cfg.ClientSecret,
@@ -374,19 +414,6 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		},
 		OnFetch: c.gate.tokenFetched,
 	})
-	if cfg.RateAuto {
-		c.auto = pace.NewAdaptive(pace.AutoConfig{Start: cfg.StartRate, Limit: cfg.KnownRateLimit, Max: cfg.MaxRate, Now: cfg.Now})
-		c.rate = c.auto
-	} else {
-		c.rate = pace.NewAIMD(cfg.Rate, cfg.Now)
-	}
-	c.endpointURL = cfg.Endpoint
-	c.chain = &deadlineLayer{next: &bodyLimitLayer{next: base, max: cfg.MaxResponseBytes}, timeout: cfg.CallTimeout}
-	c.callers.New = func() any { return c.newCaller() }
-	c.classifier = classifier{refusals: refusalSet(cfg.RefusalCodes), ambiguous503: cfg.Ambiguous503}
-	c.maxBody, c.maxAttempts = cfg.MaxResponseBytes, cfg.MaxAttempts
-	c.denied = codeSet(cfg.DeniedCodes, DefaultDeniedCodes)
-	return c, nil
 }
 
 // refusalSet is codes as a set; nil codes give DefaultRefusalCodes.
@@ -840,6 +867,13 @@ func (c *Client) CheckAuth(ctx context.Context) (token.Info, error) {
 	return info, nil
 }
 
+// autoRate is a rate that finds the service's limit by itself, as
+// *pace.Adaptive does (--rate auto), for Stats.
+type autoRate interface {
+	Settled() (callsPerSecond float64, found bool)
+	Limit() float64
+}
+
 // maxTokenAttemptTimeout bounds one token request.
 const maxTokenAttemptTimeout = 30 * time.Second
 
@@ -873,10 +907,10 @@ func (c *Client) Stats() Stats {
 	s.RateAllowed, s.RateLimited = c.allowed.mean()
 	s.Outages = c.gate.started.Load()
 	_, s.OutageWaiting = c.gate.current()
-	if c.auto != nil {
+	if auto, ok := c.rate.(autoRate); ok {
 		s.Auto = true
-		s.SettledRate, s.LimitFound = c.auto.Settled()
-		s.RateLimit = c.auto.Limit()
+		s.SettledRate, s.LimitFound = auto.Settled()
+		s.RateLimit = auto.Limit()
 	}
 	return s
 }

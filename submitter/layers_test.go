@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/pace"
+	"github.com/bulkload/bulkload/token"
 )
 
-// recordingLimiter is a limiter that lets everything through and keeps
+// recordingLimiter is a RateLimiter that lets everything through and keeps
 // what it was told.
 type recordingLimiter struct {
 	mu       sync.Mutex
@@ -76,10 +77,10 @@ func canned(status int, body string, header http.Header) *http.Response {
 // composed is a Client over base, as New builds it, with lim as its rate:
 // 3 attempts a call, 200 ms each, a millisecond's backoff, replies of at
 // most 80 bytes.
-func composed(t *testing.T, base http.RoundTripper, lim limiter, mod func(*Config)) *Client {
+func composed(t *testing.T, base http.RoundTripper, lim RateLimiter, mod func(*Config)) *Client {
 	t.Helper()
 	cfg := Config{Endpoint: "http://127.0.0.1/graphql", TokenURL: "http://127.0.0.1/t/oauth2/v2.0/token",
-		ClientID: "cid", ClientSecret: testSecret, Scope: "api://a/.default", Transport: base,
+		ClientID: "cid", ClientSecret: testSecret, Scope: "api://a/.default", Transport: base, RateLimiter: lim,
 		MaxAttempts: 3, CallTimeout: 200 * time.Millisecond, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond, MaxResponseBytes: 80}
 	if mod != nil {
 		mod(&cfg)
@@ -89,7 +90,6 @@ func composed(t *testing.T, base http.RoundTripper, lim limiter, mod func(*Confi
 		t.Fatalf("New() = %v", err)
 	}
 	t.Cleanup(c.Close)
-	c.rate = lim
 	return c
 }
 
@@ -378,4 +378,97 @@ func TestLayersOnlyWrap(t *testing.T) {
 			t.Errorf("read %q, %v; want the first byte, then a deadlineError of 20ms", b, err)
 		}
 	})
+}
+
+// staticTokens is a token source of one token per Invalidate: tok-1, then
+// tok-2 once tok-1 is dropped, ...
+type staticTokens struct {
+	mu          sync.Mutex
+	n           int
+	invalidated []string
+}
+
+func (s *staticTokens) Token(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprintf("tok-%d", s.n+1), nil
+}
+
+func (s *staticTokens) Invalidate(tok string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.invalidated = append(s.invalidated, tok)
+	s.n++
+}
+
+func (s *staticTokens) Fetch(ctx context.Context) (token.Info, error) {
+	return token.Info{Opaque: true}, nil
+}
+
+func (s *staticTokens) Fetches() int64 { return 7 }
+
+// recordingLimit is a limit on calls in flight that lets everything
+// through and keeps the outcomes it was given back.
+type recordingLimit struct {
+	mu       sync.Mutex
+	acquired int
+	released []pace.Outcome
+}
+
+func (l *recordingLimit) Acquire(ctx context.Context) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.acquired++
+	return int64(l.acquired), ctx.Err()
+}
+
+func (l *recordingLimit) Release(ticket int64, o pace.Outcome, learn bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.released = append(l.released, o)
+}
+
+func (l *recordingLimit) Limits() (int, int) { return 3, 0 }
+
+func (l *recordingLimit) Snapshot() pace.ConcurrencySnapshot {
+	return pace.ConcurrencySnapshot{Limit: 3}
+}
+
+// TestInjectedSources: a Client sends with the token source and the
+// limiters it is given (Config.Tokens, RateLimiter, ConcurrencyLimiter):
+// the token it hands out, dropped after a 401 and asked again; a place and
+// a turn for each attempt, given back with its outcome; and its figures in
+// Stats. No token request reaches the token endpoint.
+func TestInjectedSources(t *testing.T) {
+	base := &scriptedBase{reply: func(n int, r *http.Request) (*http.Response, error) {
+		if n == 1 {
+			return canned(401, ``, nil), nil
+		}
+		return canned(200, `{"data":{"createLead":{"id":"L-1","resultCode":1013}}}`, nil), nil
+	}}
+	tokens, rate, limit := &staticTokens{}, &recordingLimiter{}, &recordingLimit{}
+	c := composed(t, base, rate, func(cfg *Config) { cfg.Tokens, cfg.ConcurrencyLimiter = tokens, limit })
+	if res, call, err := c.Create(context.Background(), testInput(), nil); err != nil || res.ID != "L-1" || call.Attempts != 2 {
+		t.Fatalf("Create() = %+v after %d attempts, %v; want L-1 after 2", res, call.Attempts, err)
+	}
+	if len(base.seen) != 2 || !strings.HasPrefix(base.seen[0], "Bearer tok-1 ") || !strings.HasPrefix(base.seen[1], "Bearer tok-2 ") || fmt.Sprint(tokens.invalidated) != "[tok-1]" {
+		t.Errorf("the service saw %q, the source dropped %v; want tok-1, dropped after the 401, then tok-2", base.seen, tokens.invalidated)
+	}
+	if base.tokens != 0 {
+		t.Errorf("%d token requests, want none: the source is the one given", base.tokens)
+	}
+	var statuses []int
+	for _, o := range limit.released {
+		statuses = append(statuses, o.Status)
+	}
+	if limit.acquired != 2 || fmt.Sprint(statuses) != "[401 200]" || rate.waits != 2 || len(rate.observed) != 2 {
+		t.Errorf("limit: %d places, given back with %v; rate: %d waits, %d observed; want 2, [401 200], 2, 2", limit.acquired, statuses, rate.waits, len(rate.observed))
+	}
+	st := c.Stats()
+	if st.TokensFetched != 7 || st.Concurrency.Limit != 3 || st.Auto {
+		t.Errorf("Stats: %d tokens fetched, limit %d, auto %v; want the source's 7 and the limit's 3, not auto", st.TokensFetched, st.Concurrency.Limit, st.Auto)
+	}
+	if info, err := c.CheckAuth(context.Background()); err != nil || !info.Opaque {
+		t.Errorf("CheckAuth() = %+v, %v; want the source's Fetch", info, err)
+	}
 }

@@ -128,11 +128,12 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 	return v, nil
 }
 
-// limiter paces the HTTP attempts of every call of a Client and learns from
-// what became of them: *pace.Adaptive (--rate auto) or *pace.AIMD. The
+// RateLimiter paces the HTTP attempts of every call of a Client and
+// learns from what became of them: *pace.Adaptive (--rate auto) or
+// *pace.AIMD, which New builds unless Config.RateLimiter gives one. The
 // Client calls Wait before each attempt and Observe after it.
 // Implementations are safe for concurrent use.
-type limiter interface {
+type RateLimiter interface {
 	// Wait blocks until one more attempt may start, or ctx ends.
 	Wait(ctx context.Context) error
 	// Observe reports one attempt's outcome; lowered is true when it made
@@ -140,6 +141,36 @@ type limiter interface {
 	Observe(o pace.Outcome) (now float64, lowered bool)
 	// Rate is the rate in calls per second now; 0 means unlimited.
 	Rate() float64
+}
+
+// ConcurrencyLimiter is the limit on attempts in flight across every call
+// of a Client: *pace.Concurrency, which New builds unless
+// Config.ConcurrencyLimiter gives one. The Client takes a place before
+// each attempt (the outage gate's probe excepted) and gives it back with
+// the attempt's outcome; learn is false for an attempt that says nothing
+// of the service. Implementations are safe for concurrent use.
+type ConcurrencyLimiter interface {
+	Acquire(ctx context.Context) (ticket int64, err error)
+	Release(ticket int64, o pace.Outcome, learn bool)
+	// Limits is the limit and the attempts in flight now.
+	Limits() (limit, inFlight int)
+	// Snapshot is the state now, for Stats.
+	Snapshot() pace.ConcurrencySnapshot
+}
+
+// TokenSource is where a Client gets the access token it sends:
+// *token.Cache, which New builds unless Config.Tokens gives one.
+// Implementations are safe for concurrent use.
+type TokenSource interface {
+	// Token returns a token to send, fetching one if needed; a
+	// *token.AuthError when the credentials are refused.
+	Token(ctx context.Context) (string, error)
+	// Invalidate drops tok, which the service answered 401.
+	Invalidate(tok string)
+	// Fetch fetches a token now and describes it (CheckAuth).
+	Fetch(ctx context.Context) (token.Info, error)
+	// Fetches counts the tokens fetched (Stats.TokensFetched).
+	Fetches() int64
 }
 
 // errParked is attempt's answer when the attempt got its place while the
@@ -301,7 +332,7 @@ func readUpTo(r io.Reader, n, size int64) ([]byte, error) {
 // fetch.
 type authLayer struct {
 	next   http.RoundTripper
-	tokens *token.Cache
+	tokens TokenSource
 	// bearer is the Authorization header of the token last used, made
 	// once per token rather than per attempt (a token is a kilobyte);
 	// shared by the Client's callers.
