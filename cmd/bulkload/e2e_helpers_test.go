@@ -40,11 +40,39 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	state, err := privateState()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	code := m.Run()
 	if pgServer != nil {
 		pgServer.Stop()
 	}
+	os.RemoveAll(state)
 	os.Exit(code)
+}
+
+// privateState gives the tests, and every bulkload this test binary
+// starts as a process with os.Environ(), a state folder of their own
+// (XDG_STATE_HOME, which holds the default ledger) and no BULKLOAD_*
+// setting of the shell that runs go test: a run that inherited them
+// would record its leads and runs in the user's own ledger (a developer's
+// or an operator's history filling with the tests' runs, or a
+// BULKLOAD_LEDGER naming a production database), and a later test on a
+// reused port would find them already sent. It returns the folder, which
+// the caller removes.
+func privateState() (string, error) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "BULKLOAD_") {
+			os.Unsetenv(k)
+		}
+	}
+	dir, err := os.MkdirTemp("", "bulkload-test-state-")
+	if err != nil {
+		return "", fmt.Errorf("a state folder for the tests: %w", err)
+	}
+	return dir, os.Setenv("XDG_STATE_HOME", dir)
 }
 
 const (
@@ -319,5 +347,24 @@ func assertNoSensitive(t *testing.T, what, text string, values []string) {
 			t.Errorf("%s contains a sensitive input value (SSN or date of birth)", what)
 			return
 		}
+	}
+}
+
+// TestSubprocessStateIsTheTests: a bulkload started as a process with this
+// test binary's environment, as the tests of signals and pipes start it,
+// keeps its default ledger in the tests' own state folder, never in the
+// user's (~/.local/state/bulkload): before, every such run was recorded in
+// the ledger of whoever ran go test, and `bulkload history` there listed
+// the tests' runs as "killed".
+func TestSubprocessStateIsTheTests(t *testing.T) {
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" || !strings.HasPrefix(state, os.TempDir()) {
+		t.Fatalf("XDG_STATE_HOME = %q in the test binary, want a folder of its own under %s", state, os.TempDir())
+	}
+	cmd := exec.Command(os.Args[0], "history")
+	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1")
+	out, _ := cmd.CombinedOutput() // exit 2 when the folder holds no ledger yet: it names the one it looked for
+	if want := filepath.Join(state, "bulkload", "ledger.sqlite"); !strings.Contains(string(out), want) {
+		t.Errorf("bulkload history started as a process read another ledger than %s:\n%s", want, out)
 	}
 }
