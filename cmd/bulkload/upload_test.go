@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -387,45 +388,111 @@ func journalRows(t *testing.T, path string) (last map[int]resultRow, created map
 	return last, created
 }
 
-// signalledUpload starts bulkload upload of the clean sample as a process,
-// waits until the results file has lines lines, and sends it sig. It
-// returns the results path, the command's arguments (the input last), its
-// output and the process, for the caller to Wait on.
-func signalledUpload(t *testing.T, s *sim, lines int, sig syscall.Signal) (string, []string, *bytes.Buffer, *exec.Cmd) {
+// holdGate holds the requests of one operation (createLead or submitLead)
+// that reach the simulator after its first pass, unanswered until the gate
+// opens or their client goes away, and counts them. A test that must stop
+// a run mid-way closes the run's workers on it: whatever the host's load,
+// the run cannot finish before the test acts, and what is on disk then is
+// known.
+type holdGate struct {
+	op         string // "createLead" or "submitLead"
+	pass       int64  // the first pass requests of op are served at once
+	seen, held atomic.Int64
+	open       chan struct{}
+	once       sync.Once
+}
+
+func newHoldGate(op string, pass int64) *holdGate {
+	return &holdGate{op: op, pass: pass, open: make(chan struct{})}
+}
+
+// release opens the gate: the held requests and every later one are
+// served.
+func (g *holdGate) release() { g.once.Do(func() { close(g.open) }) }
+
+func (g *holdGate) wrap(s *leadsim.Server) http.Handler {
+	next := s.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/graphql" {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(g.op)) && g.seen.Add(1) > g.pass {
+				select {
+				case <-g.open:
+				default:
+					g.held.Add(1)
+					select {
+					case <-g.open:
+					case <-r.Context().Done():
+						return
+					}
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// waitHeld waits until the gate holds n requests, and fails the test
+// (killing cmd) if it does not within a minute. It bounds a wait, it
+// asserts no speed.
+func (g *holdGate) waitHeld(t *testing.T, n int64, cmd *exec.Cmd, out fmt.Stringer) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); g.held.Load() < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the simulator holds %d %s requests, want %d\n%s", g.held.Load(), g.op, n, out)
+		}
+	}
+}
+
+// startUploadOf starts bulkload upload of the clean sample to s as a
+// process, --concurrency 4, and returns the results path, the command's
+// arguments (the input last), the process and its output (safe to read
+// while it runs).
+func startUploadOf(t *testing.T, s *sim) (string, []string, *exec.Cmd, *syncBuffer) {
 	t.Helper()
 	results := filepath.Join(t.TempDir(), "results.csv")
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", results, "--concurrency", "4", "--rate", "0", "--progress", "off", filepath.Join(samples, "leads.csv"))
-	cmd, out := subprocess(t, args...)
-	waitForLines(t, results, lines, 60*time.Second)
-	if err := cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret, "XDG_STATE_HOME="+t.TempDir())
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start bulkload: %v", err)
 	}
-	return results, args, out, cmd
+	return results, args, cmd, out
 }
 
+// TestUploadKilledThenResumed: a run killed (SIGKILL) with leads created and
+// not yet submitted leaves their created lines, and --resume submits each
+// by its id without a second createLead. The simulator holds every
+// submitLead until the kill, so the kill finds exactly --concurrency such
+// leads and no createLead in flight. Before, the test killed the run when
+// it saw 12 results lines, and on a loaded host the kill sometimes found no
+// lead pending ("the test would not test resume's submit path").
 func TestUploadKilledThenResumed(t *testing.T) {
-	// submitLead is slow, so the kill finds leads created and not yet
-	// submitted: their created lines are what --resume must act on.
-	s := startTestSim(t, leadsim.Options{
-		CreateLatency: leadsim.Latency{Fixed: 80 * time.Millisecond},
-		SubmitLatency: leadsim.Latency{Fixed: 300 * time.Millisecond},
-	})
-	results, args, out, cmd := signalledUpload(t, s, 12, syscall.SIGKILL)
+	gate := newHoldGate("submitLead", 0)
+	s := startTestSimHandler(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}}, gate.wrap)
+	results, args, cmd, out := startUploadOf(t, s)
 	input := args[len(args)-1]
+	// Each of the 4 workers stops on the submitLead of the first qualified
+	// row it created, its created line on disk.
+	gate.waitHeld(t, 4, cmd, out)
+	cmd.Process.Kill()
 	_ = cmd.Wait()
+	gate.release()
 	before, createdBefore := journalRows(t, results)
-	if len(before) == 0 || len(before) >= 50 {
-		t.Fatalf("killed run left %d rows; the kill did not land mid-run\n%s", len(before), out)
-	}
 	pending := 0
 	for _, r := range before {
 		if r["status"] == "created" {
 			pending++
 		}
 	}
-	if pending == 0 {
-		t.Fatalf("the kill left no lead created and not yet submitted: the test would not test resume's submit path")
+	if len(before) == 0 || len(before) >= 50 || pending != 4 {
+		t.Fatalf("killed run left %d rows, %d of them created and not submitted; want some of the 50, and 4 created (one a worker)\n%s", len(before), pending, out)
 	}
 
 	res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...)
@@ -439,35 +506,47 @@ func TestUploadKilledThenResumed(t *testing.T) {
 			t.Errorf("row %d (qualified) ended %q, want submitted", row, rows[row]["status"])
 		}
 	}
-	calls := s.Stats().CreateCalls
 	for row := range createdBefore {
 		if rows[row]["status"] != "submitted" {
 			t.Errorf("row %d was created before the kill but ended %q", row, rows[row]["status"])
 		}
-		if n := calls[exp[row].leadID]; n != 1 {
-			t.Errorf("row %d was created before the kill, then createLead was called %d times in all; --resume must submit it by id", row, n)
-		}
 	}
-	// Only rows in flight at the kill (at most --concurrency) may have been
-	// sent twice.
-	twice := 0
+	// No createLead was in flight at the kill: every lead is created once,
+	// those created before it submitted by their id.
 	for id, n := range s.Stats().CreateCalls {
-		if n > 2 {
-			t.Errorf("leadId %q created %d times", id, n)
-		}
-		if n == 2 {
-			twice++
+		if n != 1 {
+			t.Errorf("leadId %q created %d times, want once", id, n)
 		}
 	}
-	if twice > 4 {
-		t.Errorf("%d leads created twice, want at most the 4 in flight at the kill", twice)
+	if n := s.Stats().Submissions; n != 30 {
+		t.Errorf("the simulator counts %d submissions, want the sample's 30 qualified leads once each", n)
 	}
 }
 
+// TestUploadSIGTERMThenResume: SIGTERM mid-run drains the calls in flight
+// (none fails, no lead is left created), compacts the journal and exits
+// 130; --resume sends the rest, no lead twice. The simulator holds the
+// createLeads after the 8th until the run has logged its stop, so the
+// signal always lands mid-run with calls in flight. Before, it was sent
+// when 8 results lines were seen, and a run on a loaded host could finish
+// the sample's 50 rows before it (0.9 s of createLeads were left).
 func TestUploadSIGTERMThenResume(t *testing.T) {
-	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 80 * time.Millisecond}})
-	results, args, out, cmd := signalledUpload(t, s, 8, syscall.SIGTERM)
+	gate := newHoldGate("createLead", 8)
+	s := startTestSimHandler(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}}, gate.wrap)
+	results, args, cmd, out := startUploadOf(t, s)
 	input := args[len(args)-1]
+	gate.waitHeld(t, 1, cmd, out)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "signal received: no new rows are taken"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the run did not log its stop after SIGTERM\n%s", out)
+		}
+	}
+	gate.release() // the calls in flight are answered: the drain
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
 		t.Fatalf("exit after SIGTERM = %d (%v), want %d\n%s", code, err, app.ExitInterrupted, out)
@@ -475,15 +554,15 @@ func TestUploadSIGTERMThenResume(t *testing.T) {
 	// The interrupted run compacted its journal: every line is final and in
 	// row order, and no row is missing before the last one written.
 	partial := readResults(t, results)
-	if len(partial) == 0 || len(partial) >= 50 {
-		t.Fatalf("interrupted run wrote %d rows, want some but not all", len(partial))
+	if len(partial) <= 8 || len(partial) >= 50 {
+		t.Fatalf("interrupted run wrote %d rows, want more than the 8 created before the signal, not all 50\n%s", len(partial), out)
 	}
 	for _, r := range partial {
 		if r["status"] == "created" {
 			t.Errorf("row %s left as created after a graceful stop", r["row"])
 		}
 		// Calls in flight at the signal are drained, not cancelled.
-		if r["status"] == "failed" || r["status"] == "submit_failed" {
+		if r["status"] == "failed" || r["status"] == "submit_failed" || r["status"] == "unverified" {
 			t.Errorf("row %s ended %s at a graceful stop: %s", r["row"], r["status"], r["error"])
 		}
 	}
