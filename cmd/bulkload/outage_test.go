@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,23 +34,27 @@ import (
 // ahead (Add).
 type simClock struct{ fakeclock.Offset }
 
-// jumpAfter moves the clock d ahead once the simulator has had n createLead
-// calls (creates counts them), from a goroutine that ends with the test.
-func (c *simClock) jumpAfter(t *testing.T, creates func() int, n int, d time.Duration) {
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	t.Cleanup(func() { close(stop); <-done })
-	go func() {
-		defer close(done)
-		for creates() < n {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
+// jumpOnCreate wraps a simulator's handler so that the clock moves d ahead
+// as the (n+1)th createLead arrives, before the simulator sees it: the n
+// before it are answered before the jump, it and every later call after
+// it, whatever the host's load. (A goroutine that polled the simulator's
+// count every 5 ms could, on a loaded host, jump after the run had sent
+// its last row: the test then tested nothing.)
+func (c *simClock) jumpOnCreate(n int64, d time.Duration) func(*leadsim.Server) http.Handler {
+	var seen atomic.Int64
+	return func(s *leadsim.Server) http.Handler {
+		next := s.Handler()
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/graphql" {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				if bytes.Contains(body, []byte("createLead")) && seen.Add(1) == n+1 {
+					c.Add(d)
+				}
 			}
-		}
-		c.Add(d)
-	}()
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // testSigningKey is leadsim's committed test key.
@@ -107,14 +113,13 @@ func checkSampleDone(t *testing.T, s *sim, rows map[int]resultRow) {
 // exit 0, and the summary lists the outage.
 func TestUploadTokenOutage(t *testing.T) {
 	clock := &simClock{}
-	s := startTestSim(t, leadsim.Options{
+	s := startTestSimHandler(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
 		Now:           clock.Now,
 		TokenLifetime: 2 * time.Second,
 		TokenOutage:   leadsim.Window{Start: time.Hour, Dur: 3 * time.Second},
 		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
-	})
-	clock.jumpAfter(t, func() int { return totalCreates(s) }, 5, time.Hour)
+	}, clock.jumpOnCreate(5, time.Hour))
 	res, rows, summary := uploadSample(t, s, "--concurrency", "2", "--max-attempts", "2")
 	if res.code != app.ExitOK {
 		t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
@@ -139,14 +144,13 @@ func TestUploadTokenOutage(t *testing.T) {
 // that out; the run does: every row done, none failed, exit 0.
 func TestUploadGraphQLOutage(t *testing.T) {
 	clock := &simClock{}
-	s := startTestSim(t, leadsim.Options{
+	s := startTestSimHandler(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
 		Now:           clock.Now,
 		TokenLifetime: 10 * time.Hour, // not expired by the jump
 		Outage:        leadsim.Window{Start: time.Hour, Dur: 3 * time.Second},
 		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
-	})
-	clock.jumpAfter(t, func() int { return totalCreates(s) }, 5, time.Hour)
+	}, clock.jumpOnCreate(5, time.Hour))
 	res, rows, summary := uploadSample(t, s, "--concurrency", "2", "--max-attempts", "2")
 	if res.code != app.ExitOK {
 		t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
@@ -169,14 +173,13 @@ func TestUploadGraphQLOutage(t *testing.T) {
 // --resume, which, once the service is back, finishes every row once.
 func TestUploadOutageLongerThanWait(t *testing.T) {
 	clock := &simClock{}
-	s := startTestSim(t, leadsim.Options{
+	s := startTestSimHandler(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
 		Now:           clock.Now,
 		TokenLifetime: 10 * time.Hour, // not expired by the jumps
 		Outage:        leadsim.Window{Start: time.Hour, Dur: time.Hour},
 		CreateLatency: leadsim.Latency{Fixed: 50 * time.Millisecond},
-	})
-	clock.jumpAfter(t, func() int { return totalCreates(s) }, 5, time.Hour)
+	}, clock.jumpOnCreate(5, time.Hour))
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
 	summary := filepath.Join(dir, "summary.json")
@@ -319,10 +322,16 @@ func TestUploadDeadEndpointAtStart(t *testing.T) {
 // TestUploadRefusalDuringPartialOutage: while half the requests meet the
 // gateway's 502, the service's refusal of a row (a validation error) is
 // still that row's failure, with the service's reason; the run goes on.
+// The outage begins as the 5th createLead is answered, before row 45 can
+// be taken at --concurrency 4. Which attempts meet a 502 depends on the
+// order the calls arrive in, which the host's load decides: with
+// --max-attempts 5, row 45 ran out of attempts on 502s in one run of a
+// loaded host (1 in 32); 60 attempts make that 1 in 2^60.
 func TestUploadRefusalDuringPartialOutage(t *testing.T) {
 	const refused = "ACME-000045"
 	refusal := `{"errors":[{"message":"zipCode: must be 5 digits","extensions":{"code":"BAD_USER_INPUT"}}],"data":{"createLead":null}}`
 	clock := &simClock{}
+	var answered atomic.Int64
 	s := startAlteringSim(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
 		Now:           clock.Now,
@@ -332,15 +341,17 @@ func TestUploadRefusalDuringPartialOutage(t *testing.T) {
 		Seed:          7,
 		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
 	}, func(leadID string, r reply) (reply, time.Duration) {
+		if answered.Add(1) == 5 {
+			clock.Add(time.Hour) // into the outage window
+		}
 		if leadID == refused && r.status == http.StatusOK {
 			return jsonReply(http.StatusOK, refusal), 0
 		}
 		return r, 0
 	})
-	clock.jumpAfter(t, func() int { return totalCreates(s.sim) }, 5, time.Hour)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
-	res := runCLI(t, secretEnv(), uploadArgs(s.sim, "", results, filepath.Join(samples, "leads.csv"), "--concurrency", "4", "--outage-wait", "1h")...)
+	res := runCLI(t, secretEnv(), uploadArgs(s.sim, "", results, filepath.Join(samples, "leads.csv"), "--concurrency", "4", "--outage-wait", "1h", "--max-attempts", "60")...)
 	if res.code != app.ExitRowsFailed {
 		t.Fatalf("exit = %d, want %d (the refused row failed)\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
