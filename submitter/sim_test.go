@@ -235,9 +235,10 @@ func TestSimShortLivedTokens(t *testing.T) {
 	checkCodes(t, out)
 	tokens := env.srv.Stats().TokensIssued
 	// One per lifetime (less a tenth renewed early, less the JWT's whole
-	// seconds), plus the first: never one per call.
+	// seconds), plus the first: never one per call. (It also wanted 10
+	// calls a token at least: a loaded host may send fewer in a lifetime.)
 	lo, hi := int(elapsed/life), int(2*elapsed/life)+2
-	if tokens < lo || tokens > hi || tokens*10 > len(out) {
+	if tokens < lo || tokens > hi {
 		t.Errorf("tokens issued over %v with %v tokens and %d calls = %d, want %d..%d", elapsed, life, len(out), tokens, lo, hi)
 	}
 	s := env.c.Stats()

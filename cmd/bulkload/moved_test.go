@@ -257,12 +257,16 @@ func TestMovedResultsOfAnotherEndpoint(t *testing.T) {
 
 // TestResumeAfterMidnightKilled is issue 28 item 4 as the issue tells it:
 // the README's {name}-{date}-{sha} run is killed (SIGKILL) with rows
-// created, some of them perhaps in flight; the rerun a day later (the
-// clock injected) continues its results file: every lead is submitted
-// once, none of the journalled ones is created again.
+// created and a createLead in flight; the rerun a day later (the clock
+// injected) continues its results file: every lead is submitted once, none
+// of the journalled ones is created again. The simulator holds the
+// createLeads after the 6th until the kill, so the kill lands mid-run
+// whatever the host's load (it used to come when 4 lines were seen, and a
+// slow poll could find all 12 leads created).
 func TestResumeAfterMidnightKilled(t *testing.T) {
 	const n = 12
-	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}})
+	gate := newHoldGate("createLead", 6)
+	s := startTestSimHandler(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}}, gate.wrap)
 	dir := t.TempDir()
 	input := qualifyingRows(t, dir, n)
 	pattern := filepath.Join(dir, "{name}-{date}-{sha}.results.csv")
@@ -281,14 +285,14 @@ func TestResumeAfterMidnightKilled(t *testing.T) {
 	if results == "" {
 		t.Fatalf("no results file appeared\n%s", out)
 	}
-	waitForLines(t, results, 4, 30*time.Second)
+	gate.waitHeld(t, 1, cmd, out)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	created := s.Stats().LeadsCreated
-	if created == 0 || created == n {
-		t.Fatalf("the kill left %d of %d leads created: the test tests nothing", created, n)
+	gate.release()
+	if created := s.Stats().LeadsCreated; created != 6 {
+		t.Fatalf("the kill left %d of %d leads created, want the 6 before the one held", created, n)
 	}
 
 	res := runAt(t, time.Now().Add(24*time.Hour), secretEnv(), args...)

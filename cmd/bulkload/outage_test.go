@@ -219,7 +219,7 @@ func TestUploadOutageLongerThanWait(t *testing.T) {
 // still processes what reaches it (held), or a backend that never reads
 // the request (unread). With --timeout 2s, --concurrency auto (the
 // default, which sends the rows of 256 workers through a limit of 8) and
-// no --drain-timeout (30 s), the run sees the hang within 3 x --timeout
+// --drain-timeout 10m, the run sees the hang within a --timeout or so
 // whatever the limit is at, and stops once the outage wait is over: exit
 // 4, no row failed, no drain for the rows parked behind the hang (they are
 // not on the wire: no line, not sent), and "bound by" does not blame the
@@ -236,51 +236,45 @@ func TestUploadHungService(t *testing.T) {
 			results := filepath.Join(dir, "results.csv")
 			summary := filepath.Join(dir, "summary.json")
 			input := filepath.Join(samples, "leads.csv")
-			args := uploadArgs(s, "", results, input, "--timeout", "2s", "--outage-wait", "1s", "--summary-json", summary)
+			// A drain of 10 minutes: a run that waited it out for rows
+			// parked behind the hang (not on the wire) would run into go
+			// test's deadline; the calls on the wire end within --timeout.
+			args := uploadArgs(s, "", results, input, "--timeout", "2s", "--outage-wait", "1s", "--drain-timeout", "10m", "--summary-json", summary)
 
-			// hungAt is when the first request was held (UnixNano).
-			var hungAt atomic.Int64
-			stop := make(chan struct{})
-			polled := make(chan struct{})
-			go func() {
-				defer close(polled)
-				for {
-					select {
-					case <-stop:
-						return
-					case <-time.After(10 * time.Millisecond):
-					}
-					if s.Stats().Rejections[leadsim.RejectHung] > 0 {
-						hungAt.Store(time.Now().UnixNano())
-						return
-					}
-				}
-			}()
 			res := runCLI(t, secretEnv(), args...)
-			ended := time.Now()
-			close(stop)
-			<-polled
 			if res.code != app.ExitUnreachable {
 				t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
 			}
-			if hungAt.Load() == 0 {
+			held := s.Stats().Rejections[leadsim.RejectHung]
+			if held == 0 {
 				t.Fatal("no request was held: the test tests nothing")
 			}
-			// The issue's bound on noticing a hang, the outage wait, and 2 s
-			// for the summary and a loaded machine: a property of the
-			// design (no drain of 30 s for rows that were never sent, no
-			// limit cut to 1 by the hang's timeouts), not speed.
-			took := ended.Sub(time.Unix(0, hungAt.Load()))
-			t.Logf("the run stopped %v after the first request held", took)
-			if took > 3*2*time.Second+time.Second+2*time.Second {
-				t.Errorf("the run stopped %v after the hang, want within 3 x --timeout + --outage-wait", took)
+			// The hang is noticed within a --timeout or so whatever the
+			// limit is at, and the limit is not cut for its timeouts: told
+			// by what the hang held, not by a clock (a window of 3 x
+			// --timeout + --outage-wait on the wall clock failed on a
+			// loaded host). It holds the first wave, the calls in flight,
+			// and those that took the places of its timeouts before most
+			// of it had timed out (TestSimHangNoticedInOneTimeout, in
+			// package submitter, at each limit). Before issue 27 the limit
+			// fell to 1 and every row sent behind it was held, one timeout
+			// after another: 66 s, then a drain of 30 s for rows that were
+			// parked, not on the wire, which ended failed.
+			sj := readSummaryJSON(t, summary)
+			conc, _ := sj["concurrency"].(map[string]any)
+			peak, _ := conc["peakInFlight"].(float64)
+			t.Logf("the hang held %d requests; peak %v in flight", held, peak)
+			if float64(held) > 2*peak+1 {
+				t.Errorf("the hang held %d requests, want at most the first wave and its refills (2 x the peak of %v in flight + 1)", held, peak)
+			}
+			if cuts, _ := conc["backPressureCuts"].(float64); cuts != 0 {
+				t.Errorf("%v back-pressure cuts, want none: a hang's timeouts are no capacity", cuts)
 			}
 			for _, r := range readResults(t, results) {
 				if r["status"] == "failed" || r["status"] == "submit_failed" {
 					t.Errorf("row %s ended %s (%s): want no row failed for a hang", r["row"], r["status"], r["error"])
 				}
 			}
-			sj := readSummaryJSON(t, summary)
 			out := outagesOf(t, sj)
 			if len(out) != 1 || out[0]["cause"] != "no reply within 2s" || out[0]["stoppedRun"] != true {
 				t.Errorf("summary outages = %v, want one, no reply within 2s, that stopped the run", out)

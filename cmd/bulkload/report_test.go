@@ -205,7 +205,10 @@ func faultyRun(t *testing.T, dir string, rows int, outage time.Duration, dropAft
 	}
 	// The outage begins with the 60th GraphQL request, however long the
 	// run took to get there (a busy CI machine): the service's gateway
-	// answers 502 with an HTML page, as leadsim's --outage does.
+	// answers 502 with an HTML page, as leadsim's --outage does. It lasts
+	// for outage and for 40 requests at least: 20 failures in a row begin
+	// an outage (--max-consecutive-failures), however few calls a loaded
+	// host sends in that time.
 	var (
 		mu       sync.Mutex
 		requests int
@@ -220,7 +223,7 @@ func faultyRun(t *testing.T, dir string, rows int, outage time.Duration, dropAft
 				if requests == 60 {
 					from = time.Now()
 				}
-				down := !from.IsZero() && time.Since(from) < outage
+				down := !from.IsZero() && (requests < 60+40 || time.Since(from) < outage)
 				mu.Unlock()
 				if down {
 					w.Header().Set("Content-Type", "text/html")

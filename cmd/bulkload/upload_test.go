@@ -157,8 +157,10 @@ func TestUploadShortLivedTokens(t *testing.T) {
 	// About one token per lifetime (renewed a tenth early), not one per
 	// call. On a loaded machine a request can reach the server just after
 	// its token expired, which costs one more fetch: allow twice the ideal.
+	// (It also wanted at most one token per 4 calls: a run slowed by the
+	// host's load to fewer than 4 calls a second needs more, legitimately.)
 	maxTokens := 2*int(elapsed/(900*time.Millisecond)) + 3
-	if st.TokensIssued < 2 || st.TokensIssued > maxTokens || st.TokensIssued > calls/4 {
+	if st.TokensIssued < 2 || st.TokensIssued > maxTokens {
 		t.Errorf("tokens issued = %d over %v with 1s tokens and %d calls, want 2..%d", st.TokensIssued, elapsed.Round(time.Millisecond), calls, maxTokens)
 	}
 }
