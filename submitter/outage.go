@@ -186,10 +186,16 @@ type gate struct {
 	mu          sync.Mutex
 	armed       bool
 	consecutive int
-	cur         *Outage       // nil while the service is there
-	up          chan struct{} // closed when cur ends
-	history     []Outage
-	stopped     *OutageError // once set, every wait returns it
+	cur         *Outage // nil while the service is there
+	// declared is when cur was declared: only an answer to an attempt
+	// sent after it says the service is back. cur.Start may be earlier
+	// (the first failure of the call that began it), and an attempt sent
+	// between the two may have reached the service before it went away
+	// and answer late.
+	declared time.Time
+	up       chan struct{} // closed when cur ends
+	history  []Outage
+	stopped  *OutageError // once set, every wait returns it
 }
 
 func newGate(ctx context.Context, cfg gateConfig, probe func(context.Context) (bool, string, error)) *gate {
@@ -207,7 +213,7 @@ func (g *gate) close() {
 // answered records an answer of the service (any reply that is not an
 // outage: a result, GraphQL errors, 4xx, 429, 503) to an attempt that
 // began at start: the gate is armed, the failures in a row start over, and
-// an outage of the service that began before start ends (the service is
+// an outage of the service declared before start ends (the service is
 // back).
 func (g *gate) answered(start time.Time) {
 	g.lastAnswer.Store(g.cfg.now().UnixNano())
@@ -226,9 +232,10 @@ func (g *gate) answered(start time.Time) {
 	defer g.mu.Unlock()
 	g.armed = true
 	g.consecutive = 0
-	if g.cur != nil && !g.cur.IdentityProvider && start.After(g.cur.Start) {
+	if g.cur != nil && !g.cur.IdentityProvider && start.After(g.declared) {
 		// An answer to a request sent during the outage: the service is
-		// back (one sent before it may only have come back late).
+		// back (one sent before it was declared may only have come back
+		// late, even one sent after its first failure).
 		g.endLocked(false)
 	}
 	g.calm.Store(g.cur == nil)
@@ -461,6 +468,7 @@ func (g *gate) stop() {
 func (g *gate) beginLocked(idp bool, cause string, start time.Time) {
 	g.calm.Store(false)
 	g.cur = &Outage{Start: start, IdentityProvider: idp, Cause: cause}
+	g.declared = g.cfg.now()
 	g.down.Store(true)
 	up := make(chan struct{})
 	g.up = up

@@ -1,6 +1,7 @@
 package submitter
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -391,5 +393,110 @@ func TestFakeCallsInARowStopTheRun(t *testing.T) {
 	var oe *OutageError
 	if err := c.WaitUp(context.Background()); !errors.As(err, &oe) || oe.Calls != 3 || !IsOutage(oe.Last) || !strings.Contains(err.Error(), "3 calls in a row failed as if the service were gone") {
 		t.Fatalf("WaitUp after 3 calls = %v, want an OutageError of 3 calls in a row", err)
+	}
+}
+
+// TestGateLateAnswerDoesNotEndTheOutage: an outage begun by a probe that
+// got no answer dates from its first failure (the attempt sent at a); an
+// attempt sent after a but served before the service went away (the
+// network does not keep the order of two connections) answers late. That
+// answer says nothing about the service now: the outage goes on, and
+// only an answer to an attempt sent once it was declared ends it. Before,
+// such an answer ended it at once: the rows then spent their attempts on
+// the gateway's 502s and one ended failed (cmd/bulkload's
+// TestUploadOutageLongerThanWait: 'row 5 ended failed (createLead: HTTP
+// 502 Bad Gateway after 6 attempts)', and an outage of 0.05 s before the
+// one that stopped the run).
+func TestGateLateAnswerDoesNotEndTheOutage(t *testing.T) {
+	clock := fakeclock.New(time.Date(2026, 11, 27, 0, 48, 0, 0, time.UTC))
+	g := newGate(context.Background(), gateConfig{threshold: 20, wait: time.Hour, probeBase: time.Hour, probeMax: time.Hour,
+		now: clock.Now, log: slog.New(slog.DiscardHandler)}, func(context.Context) (bool, string, error) {
+		return false, "", errors.New("502 Bad Gateway")
+	})
+	t.Cleanup(g.close)
+	g.answered(clock.Now()) // the preflight: armed
+	clock.Advance(time.Millisecond)
+	a := clock.Now() // answered 502 by the gateway
+	clock.Advance(time.Millisecond)
+	b := clock.Now() // served just before the service went away
+	clock.Advance(time.Millisecond)
+	if down, _ := g.failed("502 Bad Gateway", false, a); down {
+		t.Fatal("one 502 began an outage without its probe")
+	}
+	if !g.confirm(context.Background(), "502 Bad Gateway", a) {
+		t.Fatal("a probe that got no answer began no outage")
+	}
+	clock.Advance(time.Millisecond)
+	g.answered(b)
+	if !g.inOutage() {
+		t.Fatal("the late answer to an attempt sent before the outage was declared ended it")
+	}
+	if out := g.outages(); len(out) != 1 || !out[0].Start.Equal(a) {
+		t.Errorf("outages %+v, want one from %v, the first failure", out, a)
+	}
+	clock.Advance(time.Millisecond)
+	g.answered(clock.Now())
+	if g.inOutage() {
+		t.Error("an answer to an attempt sent during the outage did not end it")
+	}
+}
+
+// TestReorderedAnswerAtAnOutageIsNoAnswer: the service goes away between
+// two calls' arrivals, the later-sent one having arrived first: call B,
+// sent after call A's first attempt, is answered; A's attempt, and every
+// request after it, meets the gateway's 502. A's last attempt fails while
+// nothing sent after it was answered: a probe decides, and the run waits
+// out the outage (here: stops waiting, OutageWait being short) instead of
+// failing the row. Before, B's answer counted as 'answered since A's
+// trouble began' for all of A's attempts, no probe was sent, and A ended
+// 'HTTP 502 Bad Gateway after 5 attempts' in an outage (cmd/bulkload's
+// TestUploadOutageLongerThanWait, about 1 run in 25 at --concurrency 2).
+func TestReorderedAnswerAtAnOutageIsNoAnswer(t *testing.T) {
+	bArrived := make(chan struct{})
+	var down atomic.Bool
+	f := &fakeService{graphql: func(n int64, w http.ResponseWriter, r *http.Request, auth string) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case bytes.Contains(body, []byte("__typename")) && !down.Load():
+			writeJSON(w, 200, `{"data":{"__typename":"Query"}}`)
+		case bytes.Contains(body, []byte(`"B"`)) && !down.Load():
+			close(bArrived)
+			writeJSON(w, 200, okCreate)
+		case bytes.Contains(body, []byte(`"A"`)) && !down.Load():
+			<-bArrived
+			down.Store(true) // the service goes away as A's attempt arrives
+			fallthrough
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, "<html><body><h1>502 Bad Gateway</h1></body></html>")
+		}
+	}}
+	c, _ := newFakeClient(t, f, func(cfg *Config) {
+		cfg.MaxAttempts, cfg.OutageThreshold, cfg.OutageWait = 3, 100, 50*time.Millisecond
+	})
+	if err := c.Preflight(context.Background()); err != nil {
+		t.Fatalf("Preflight() = %v", err)
+	}
+	a, b := testInput(), testInput()
+	a.LeadID, b.LeadID = "A", "B"
+	errA := make(chan error, 1)
+	go func() {
+		_, _, err := c.Create(context.Background(), a, nil)
+		errA <- err
+	}()
+	// B goes out after A's first attempt (A's request waits at the service
+	// for B's), and is answered first.
+	for f.calls.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	if _, _, err := c.Create(context.Background(), b, nil); err != nil {
+		t.Fatalf("Create(B) = %v, want its answer", err)
+	}
+	if err := <-errA; !IsOutageStop(err) {
+		t.Errorf("Create(A) = %v, want an *OutageError: the service went away", err)
+	}
+	if out := c.Outages(); len(out) != 1 || !out[0].GaveUp {
+		t.Errorf("outages %+v, want one, given up", out)
 	}
 }

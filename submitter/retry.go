@@ -207,11 +207,14 @@ func (r *retrier) next(ctx context.Context, out *callOutcome, v *verdict, start 
 		// another on its own evidence: if the probes found the service
 		// answering and this call still fails, its attempts count.
 		down, silent := g.failed(cause, v.timedOut > 0 && !r.waitedOut, start)
-		if !down && (silent || (!r.waitedOut && out.attempts-r.throttled-r.waived >= c.maxAttempts && !g.answeredSince(r.streak))) {
+		if !down && (silent || (!r.waitedOut && out.attempts-r.throttled-r.waived >= c.maxAttempts && !g.answeredSince(start))) {
 			// No reply while nothing else was answered, or giving up now
-			// would fail the row while nothing sent since its trouble
-			// began was answered: a probe tells whether the service is
-			// away.
+			// would fail the row while nothing sent since its last
+			// attempt was answered: a probe tells whether the service is
+			// away. (Since its last attempt, not since its trouble began:
+			// a call sent just after the first failing attempt may have
+			// reached the service before it went away, and its answer
+			// says nothing about the service now.)
 			down = g.confirm(ctx, cause, r.streak)
 		}
 		if down {

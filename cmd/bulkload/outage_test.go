@@ -194,7 +194,7 @@ func TestUploadOutageLongerThanWait(t *testing.T) {
 	}
 	for _, r := range readResults(t, results) {
 		if r["status"] == "failed" || r["status"] == "submit_failed" {
-			t.Errorf("row %s ended %s (%s): want no row failed for an outage", r["row"], r["status"], r["error"])
+			t.Errorf("row %s ended %s (%s): want no row failed for an outage\n%s", r["row"], r["status"], r["error"], res.stderr)
 		}
 	}
 	sj := readSummaryJSON(t, summary)
