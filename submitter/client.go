@@ -99,8 +99,9 @@ const (
 	DefaultTokenRetries     = token.DefaultRetries
 	DefaultMaxResponseBytes = 1 << 20
 	// DefaultPreflightWait is how long Preflight asks again while the
-	// endpoint answers 502 or 504: a gateway in front of a service that is
-	// restarting says so for seconds, not minutes.
+	// endpoint answers 502, 503 or 504 without a GraphQL answer: a gateway
+	// in front of a service that is restarting says so for seconds, not
+	// minutes.
 	DefaultPreflightWait = time.Minute
 )
 
@@ -179,7 +180,8 @@ type Config struct {
 	// ends with an *OutageError; default DefaultOutageWait.
 	OutageWait time.Duration
 	// PreflightWait is how long Preflight asks the endpoint again while it
-	// answers 502 or 504 (a gateway whose service is away, for now),
+	// answers 502, 503 or 504 without GraphQL errors (a gateway whose
+	// service is away, for now),
 	// backing off from min(BackoffBase, PreflightWait/20); default
 	// DefaultPreflightWait; 1ns: ask once.
 	PreflightWait time.Duration
@@ -742,10 +744,12 @@ func (wireInput) String() string { return "LeadInput{...}" }
 
 // Preflight checks, before the first row is sent, that an access token can
 // be had and that the lead endpoint answers one GraphQL query
-// (PreflightDocument) with it. A gateway's answer (502 or 504 without
+// (PreflightDocument) with it. A gateway's answer (502, 503 or 504 without
 // GraphQL errors: GatewayAnswer) is asked again, backing off, for up to
 // Config.PreflightWait; other outages (a refused connection, DNS, TLS, a
-// 404) fail at once, and 429 and 503 are retried as for any call. It
+// 404) fail at once; 429 and a 503 with the service's GraphQL errors are
+// retried as for any call and, when they last, returned as they are (the
+// service is there, asking to slow down). It
 // returns nil when the endpoint gave a GraphQL answer,
 // even one with GraphQL errors; a *token.AuthError when the credentials are
 // refused (IsFatal); an *UnreachableError (IsUnreachable) naming the URL
@@ -828,10 +832,12 @@ func (c *Client) preflightOnce(ctx context.Context) error {
 
 // preflightTolerated lists the statuses without GraphQL errors that do not
 // make Preflight call an endpoint unreachable: they come from a service
-// that is there but refuses the token (401, 403) or asks to slow down.
+// that is there but refuses the token (401, 403) or asks to slow down
+// (429). A 503 without GraphQL errors is a gateway's page (GatewayAnswer);
+// one with them is the service's and never gets here.
 func preflightTolerated(status int) bool {
 	switch status {
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
 		return true
 	}
 	return false

@@ -246,13 +246,14 @@ func (e *UnreachableError) Error() string {
 // Unwrap returns the failed call's error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// GatewayAnswer reports whether err is the lead endpoint answering 502 or
-// 504 with no GraphQL error, and which: what a gateway or load balancer
+// GatewayAnswer reports whether err is the lead endpoint answering 502, 503
+// or 504 with no GraphQL error, and which: what a gateway or load balancer
 // says while the service behind it restarts or is away, for seconds. A
 // refused connection, a name that does not resolve, a 404 or any other
 // answer is not: the endpoint is dead or wrong, and asking again will not
-// change that. (A 503 is the service asking to slow down, retried as any
-// call's is.)
+// change that. (A 503 that carries the service's GraphQL errors is the
+// service itself asking to slow down: Preflight lets the run go on, and
+// its calls are retried as any call's are.)
 func GatewayAnswer(err error) (status int, ok bool) {
 	var ue *UnreachableError
 	var ce *CallError
@@ -260,7 +261,7 @@ func GatewayAnswer(err error) (status int, ok bool) {
 		return 0, false
 	}
 	switch ce.Status {
-	case http.StatusBadGateway, http.StatusGatewayTimeout:
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return ce.Status, true
 	}
 	return 0, false

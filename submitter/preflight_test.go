@@ -127,7 +127,9 @@ func TestSimPreflightReachable(t *testing.T) {
 		}, false},
 		{"403 is the service refusing, not an outage", func(w http.ResponseWriter) { writeJSON(w, 403, `{}`) }, true},
 		{"401 twice is the service refusing the token", func(w http.ResponseWriter) { writeJSON(w, 401, ``) }, true},
-		{"503 storm is throttling", func(w http.ResponseWriter) { writeJSON(w, 503, ``) }, true},
+		{"a 503 storm with the service's GraphQL errors is throttling", func(w http.ResponseWriter) {
+			writeJSON(w, 503, `{"errors":[{"message":"slow down"}],"data":null}`)
+		}, true},
 		{"500 with GraphQL errors comes from the service", func(w http.ResponseWriter) {
 			writeJSON(w, 500, `{"errors":[{"message":"internal"}]}`)
 		}, true},
@@ -284,10 +286,10 @@ func sharedKey(t testing.TB) *rsa.PrivateKey {
 	return k.(*rsa.PrivateKey)
 }
 
-// TestGatewayAnswer: only the lead endpoint answering 502 or 504 without
-// GraphQL errors is a gateway's answer that Preflight asks again; a dead
-// or wrong endpoint (no reply, 404, 500), a 503, the token endpoint and a
-// GraphQL answer are not.
+// TestGatewayAnswer: only the lead endpoint answering 502, 503 or 504
+// without GraphQL errors is a gateway's answer that Preflight asks again; a
+// dead or wrong endpoint (no reply, 404, 500), the token endpoint and a
+// GraphQL answer (a 503 with the service's errors included) are not.
 func TestGatewayAnswer(t *testing.T) {
 	ep := func(ce *CallError) error { return &UnreachableError{URL: "http://x/graphql", GraphQL: true, Err: ce} }
 	for _, tc := range []struct {
@@ -301,7 +303,8 @@ func TestGatewayAnswer(t *testing.T) {
 		{"refused connection (no reply)", ep(&CallError{Status: 0, Outage: true, Message: "connection refused"}), 0},
 		{"404", ep(&CallError{Status: 404}), 0},
 		{"500", ep(&CallError{Status: 500}), 0},
-		{"503", ep(&CallError{Status: 503}), 0},
+		{"503", ep(&CallError{Status: 503}), 503},
+		{"503 with GraphQL errors", ep(&CallError{Status: 503, Errors: []GraphQLError{{Message: "slow down"}}}), 0},
 		{"502 with GraphQL errors", ep(&CallError{Status: 502, Errors: []GraphQLError{{Message: "x"}}}), 0},
 		{"the token endpoint", &UnreachableError{URL: "http://x/token", Err: &CallError{Status: 502}}, 0},
 		{"a bare CallError", &CallError{Status: 502}, 0},

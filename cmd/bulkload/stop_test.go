@@ -54,7 +54,7 @@ func TestUploadPreflightStopsAtOnce(t *testing.T) {
 				t.Errorf("rows were read before the endpoint was proven:\n%s", res.stderr)
 			}
 			// A dead or wrong endpoint is not asked again (--preflight-wait
-			// is left at its minute): only a gateway's 502 or 504 is.
+			// is left at its minute): only a gateway's 502, 503 or 504 is.
 			if strings.Contains(res.stderr, "asking again") {
 				t.Errorf("the preflight asked a dead endpoint again:\n%s", res.stderr)
 			}
@@ -100,6 +100,43 @@ func TestUploadPreflightThroughAGateway(t *testing.T) {
 			t.Errorf("%d preflight queries met the gateway, want it asked again", n)
 		}
 		if n := len(st.CreateCalls); n != 0 {
+			t.Errorf("%d leads reached the simulator, want none", n)
+		}
+	})
+}
+
+// TestUploadPreflightThroughAGateway503: a gateway's 503 page (no GraphQL
+// answer) at the preflight is a gateway's answer as a 502 is: asked again,
+// and the upload goes on once the service answers; one that keeps
+// answering 503 stops with exit 4 after --preflight-wait, with no row sent
+// (it went on into the rows and waited out an outage).
+func TestUploadPreflightThroughAGateway503(t *testing.T) {
+	t.Run("flapping", func(t *testing.T) {
+		s := startTestSim(t, leadsim.Options{FirstAnswers: []int{503, 503, 503, 503, 503, 503, 503}})
+		res, rows, _ := uploadSample(t, s, "--preflight-wait", "30s")
+		if res.code != app.ExitOK {
+			t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
+		}
+		checkSampleDone(t, s, rows)
+		if !strings.Contains(res.stderr, "preflight: the endpoint answered 503") {
+			t.Errorf("stderr does not say the preflight met the gateway's 503:\n%s", res.stderr)
+		}
+	})
+	t.Run("away", func(t *testing.T) {
+		answers := make([]int, 500)
+		for i := range answers {
+			answers[i] = 503
+		}
+		s := startTestSim(t, leadsim.Options{FirstAnswers: answers})
+		results := filepath.Join(t.TempDir(), "results.csv")
+		res := runCLI(t, secretEnv(), uploadArgs(s, "", results, filepath.Join(samples, "leads.csv"), "--preflight-wait", "100ms")...)
+		if res.code != app.ExitUnreachable {
+			t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
+		}
+		if !strings.Contains(res.stderr, "answered as a gateway does when the service behind it is away, for") || !strings.Contains(res.stderr, "503") {
+			t.Errorf("stderr does not say the gateway answered 503 for the whole wait:\n%s", res.stderr)
+		}
+		if n := len(s.Stats().CreateCalls); n != 0 {
 			t.Errorf("%d leads reached the simulator, want none", n)
 		}
 	})
