@@ -40,5 +40,5 @@
 // input read ahead, hashed and validated, over reader and mapper), upload
 // (the engine), submitter (auth, calls, retries, rate and concurrency),
 // report (the results file and journal), summary (the run's figures),
-// outfile, metrics, runreport and leadsim.
+// outfile, metrics, htmlreport and leadsim.
 package app

@@ -9,10 +9,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/bulkload/bulkload/htmlreport"
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/redact"
 	"github.com/bulkload/bulkload/report"
-	"github.com/bulkload/bulkload/runreport"
 	"github.com/bulkload/bulkload/source"
 	"github.com/bulkload/bulkload/submitter"
 	"github.com/bulkload/bulkload/summary"
@@ -115,10 +115,10 @@ func (u *uploader) finishSummary(err error) error {
 			recs = append(recs, summaryJSONRecord(u.env, sum, u.in.SummaryJSON))
 		}
 		if u.in.Report != "" && !keep(u.in.Report) {
-			var history func(code int) *runreport.Report
+			var history func(code int) *htmlreport.Report
 			if !u.refused() {
-				history = func(code int) *runreport.Report {
-					return &runreport.Report{History: u.runHistory(context.Background(), sum, code), HistoryOf: u.metrics.Job()}
+				history = func(code int) *htmlreport.Report {
+					return &htmlreport.Report{History: u.runHistory(context.Background(), sum, code), HistoryOf: u.metrics.Job()}
 				}
 			}
 			recs = append(recs, reportRecord(sum, u.in.Report, history))

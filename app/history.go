@@ -13,9 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bulkload/bulkload/htmlreport"
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/ledger"
-	"github.com/bulkload/bulkload/runreport"
 	"github.com/bulkload/bulkload/summary"
 )
 
@@ -208,7 +208,7 @@ func historyJSON(e *Env, runs []ledger.RunRecord) error {
 
 // historyAround is the run's place among the ledger's runs of its job:
 // up to 10 runs before it and 3 after, for the run report.
-func historyAround(ctx context.Context, l *ledger.Ledger, id int64, job string) []runreport.HistoryRun {
+func historyAround(ctx context.Context, l *ledger.Ledger, id int64, job string) []htmlreport.HistoryRun {
 	runs, err := l.History(ctx, ledger.Filter{JobName: job})
 	if err != nil {
 		return nil
@@ -222,9 +222,9 @@ func historyAround(ctx context.Context, l *ledger.Ledger, id int64, job string) 
 	if at < 0 {
 		return nil
 	}
-	var out []runreport.HistoryRun
+	var out []htmlreport.HistoryRun
 	for _, r := range runs[max(0, at-10):min(len(runs), at+4)] {
-		h := runreport.HistoryRun{ID: r.ID, Started: r.Started, Input: r.Input, Exit: r.ExitCode, This: r.ID == id}
+		h := htmlreport.HistoryRun{ID: r.ID, Started: r.Started, Input: r.Input, Exit: r.ExitCode, This: r.ID == id}
 		if s, _ := summaryOf(r); s != nil {
 			h.Rows, h.AlreadySent, h.BidCents = s.RowsRead, s.AlreadySent, s.BidCents
 		}
@@ -236,7 +236,7 @@ func historyAround(ctx context.Context, l *ledger.Ledger, id int64, job string) 
 // runHistory is the history for the report this run writes at its end
 // (--report), nil without a ledger. The run is not ended yet: it shows
 // as this run, with the counts of sum.
-func (u *uploader) runHistory(ctx context.Context, sum *summary.Summary, code int) []runreport.HistoryRun {
+func (u *uploader) runHistory(ctx context.Context, sum *summary.Summary, code int) []htmlreport.HistoryRun {
 	if u.ledger == nil || u.lrun == nil {
 		return nil
 	}
@@ -270,8 +270,8 @@ func WriteLedgerReport(ctx context.Context, e *Env, log *slog.Logger, o *LedgerO
 	if err := checkReportOut(out, nil); err != nil {
 		return err
 	}
-	rep := &runreport.Report{Summary: s, Generated: time.Now(), History: historyAround(ctx, l, id, r.JobName), HistoryOf: r.JobName}
-	if err := runreport.Write(out, rep); err != nil {
+	rep := &htmlreport.Report{Summary: s, Generated: time.Now(), History: historyAround(ctx, l, id, r.JobName), HistoryOf: r.JobName}
+	if err := htmlreport.Write(out, rep); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}
 	log.Info("report written", "path", out, "run", id)

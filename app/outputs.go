@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/bulkload/bulkload/runreport"
+	"github.com/bulkload/bulkload/htmlreport"
 	"github.com/bulkload/bulkload/summary"
 )
 
@@ -62,16 +62,16 @@ func summaryJSONRecord(e *Env, sum *summary.Summary, path string) record {
 // reportRecord is --report, the run's HTML report of sum at path; history,
 // when not nil, gives the run's place in the ledger's history for the
 // exit status.
-func reportRecord(sum *summary.Summary, path string, history func(code int) *runreport.Report) record {
+func reportRecord(sum *summary.Summary, path string, history func(code int) *htmlreport.Report) record {
 	return record{what: "--report", write: func(code int) error {
 		sum.ExitCode = &code
-		rep := &runreport.Report{Summary: sum, Generated: time.Now()}
+		rep := &htmlreport.Report{Summary: sum, Generated: time.Now()}
 		if history != nil {
 			if h := history(code); h != nil {
 				rep.History, rep.HistoryOf = h.History, h.HistoryOf
 			}
 		}
-		return runreport.Write(path, rep)
+		return htmlreport.Write(path, rep)
 	}}
 }
 

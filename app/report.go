@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/bulkload/bulkload/htmlreport"
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/report"
-	"github.com/bulkload/bulkload/runreport"
 	"github.com/bulkload/bulkload/summary"
 )
 
@@ -66,7 +66,7 @@ func WriteRunReport(log *slog.Logger, out string, paths []string) error {
 	if err != nil {
 		return UsageErrorf("%v", err)
 	}
-	if err := runreport.Write(out, rep); err != nil {
+	if err := htmlreport.Write(out, rep); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}
 	log.Info("report written", "path", out)
@@ -84,8 +84,8 @@ func WriteRunReport(log *slog.Logger, out string, paths []string) error {
 // counts, result codes, bids and failures; the invalid columns, timelines
 // and manifest come from the fresh summaries there are. A combined page's
 // exit status and notes are bulkload summary's (combinedVerdict).
-func loadReport(paths []string) (*runreport.Report, error) {
-	rep := &runreport.Report{Generated: time.Now()}
+func loadReport(paths []string) (*htmlreport.Report, error) {
+	rep := &htmlreport.Report{Generated: time.Now()}
 	parts, err := readParts(paths)
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func loadReport(paths []string) (*runreport.Report, error) {
 	for _, p := range parts {
 		allFresh = allFresh && p.summary != nil
 		metas = append(metas, p.meta)
-		rep.Parts = append(rep.Parts, runreport.Part{Results: p.results, Summary: p.summary})
+		rep.Parts = append(rep.Parts, htmlreport.Part{Results: p.results, Summary: p.summary})
 	}
 	if len(rep.Parts) == 1 && allFresh {
 		rep.Summary = rep.Parts[0].Summary

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/htmlreport"
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/outfile"
-	"github.com/bulkload/bulkload/runreport"
 	"github.com/bulkload/bulkload/summary"
 )
 
@@ -55,11 +55,11 @@ func FuzzReadSidecar(f *testing.F) {
 		merged := summary.Merge([]*summary.Summary{s, s}, []*outfile.Meta{nil, {InputSHA256: "x", Rows: 3}})
 		merged.Timeline = summary.MergeTimelines([]*summary.Timeline{s.Timeline, s.Timeline})
 		_ = merged.WriteText(io.Discard)
-		if err := runreport.Render(io.Discard, &runreport.Report{Summary: s, Generated: time.Unix(0, 0)}); err != nil {
+		if err := htmlreport.Render(io.Discard, &htmlreport.Report{Summary: s, Generated: time.Unix(0, 0)}); err != nil {
 			t.Fatalf("Render of a summary read back: %v", err)
 		}
-		parts := []runreport.Part{{Results: "a.csv", Summary: s}, {Results: "b.csv", Summary: s}}
-		if err := runreport.Render(io.Discard, &runreport.Report{Summary: merged, Parts: parts, Generated: time.Unix(0, 0)}); err != nil {
+		parts := []htmlreport.Part{{Results: "a.csv", Summary: s}, {Results: "b.csv", Summary: s}}
+		if err := htmlreport.Render(io.Discard, &htmlreport.Report{Summary: merged, Parts: parts, Generated: time.Unix(0, 0)}); err != nil {
 			t.Fatalf("Render of a combined summary read back: %v", err)
 		}
 	})

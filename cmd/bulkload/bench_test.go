@@ -117,7 +117,7 @@ func writeRunFiles(tb testing.TB, n int) string {
 // BenchmarkReport1M measures `bulkload report` of a 1,000,000-row run from
 // its files (results file, meta file, summary beside it): go test
 // ./cmd/bulkload -run - -bench Report1M -benchtime 3x -benchmem. The
-// rendering alone (what --report adds to a run) is runreport's
+// rendering alone (what --report adds to a run) is htmlreport's
 // BenchmarkRender1M.
 func BenchmarkReport1M(b *testing.B) {
 	results := writeRunFiles(b, 1_000_000)

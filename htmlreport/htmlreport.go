@@ -1,8 +1,8 @@
-// Package runreport renders a run's summary as one HTML page for a person:
+// Package htmlreport renders a run's summary as one HTML page for a person:
 // the run report of `--report run.html` and `bulkload report`. It comes
 // after the report stage (package report), which counts the rows, keeps
 // the detail tables and the timeline, and writes them in the summary JSON;
-// runreport only draws what a Summary holds.
+// htmlreport only draws what a Summary holds.
 //
 // The page answers the questions people ask the morning after: why the run
 // was slow (the timeline: throughput, rows in flight against the limit,
@@ -32,7 +32,7 @@
 // through a redactor that removes SSN-shaped numbers, e-mail addresses and
 // phone numbers; example values are shown only for the columns the summary
 // keeps them for (never an SSN, date of birth, e-mail or phone).
-package runreport
+package htmlreport
 
 import (
 	"bytes"

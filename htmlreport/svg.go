@@ -1,4 +1,4 @@
-package runreport
+package htmlreport
 
 import (
 	"fmt"
