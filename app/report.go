@@ -80,7 +80,7 @@ func WriteRunReport(log *slog.Logger, out string, paths []string) error {
 // One file with a fresh summary is that run's report, exactly as --report
 // wrote it. Several, all with fresh summaries, are combined from those
 // (summary.Merge), reading no row. Otherwise the files are
-// combined from their rows (summary.Combine, as bulkload summary does): the
+// combined from their rows (combine, as bulkload summary does): the
 // counts, result codes, bids and failures; the invalid columns, timelines
 // and manifest come from the fresh summaries there are. A combined page's
 // exit status and notes are bulkload summary's (combinedVerdict).
@@ -111,7 +111,7 @@ func loadReport(paths []string) (*htmlreport.Report, error) {
 		sum = summary.Merge(ss, metas)
 	} else {
 		var err error
-		if sum, err = summary.Combine(paths); err != nil {
+		if sum, err = combine(paths); err != nil {
 			return nil, err
 		}
 		for _, p := range parts {

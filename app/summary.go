@@ -39,7 +39,7 @@ func Summarize(ctx context.Context, e *Env, o *SummaryOptions, paths []string) (
 	if err != nil {
 		return nil, UsageErrorf("%v", err)
 	}
-	sum, err := summary.Combine(paths)
+	sum, err := combine(paths)
 	if err != nil {
 		return nil, UsageErrorf("%v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/bulkload/bulkload/outfile"
 )
 
-// Merge is Combine from the summaries beside the results files
+// Merge combines several results files from the summaries beside them
 // (Path; parts[i] of the file whose meta file is metas[i], nil when
 // it has none) instead of their rows: the counts and the report's tables
 // add up, an input's row count is taken once from its meta file, and its
@@ -15,7 +15,8 @@ import (
 // as not sent. It reads no row, so its cost does not grow with the files;
 // the caller uses it only when every file has a summary at least as new as
 // itself (a results file written after its summary belongs to a run that
-// never finished it: Combine reads that one's rows).
+// never finished it: the caller reads that one's rows instead, as
+// package app's combine does).
 func Merge(parts []*Summary, metas []*outfile.Meta) *Summary {
 	sum := &Summary{Mode: "summary"}
 	type input struct{ rows, held int }

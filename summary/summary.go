@@ -3,9 +3,9 @@
 // failures, result codes, bids, rates, concurrency and the timeline), its
 // text for the terminal and its JSON, the file beside the results file
 // that keeps it (Path, Read), and the combining of several runs' summaries
-// (Merge) or results files (Combine, which reads them through package
-// report). It counts rows (lead.Row) as the engine and the results file
-// give them and writes no row itself.
+// (Merge). It counts rows (lead.Row) as the engine gives them, or whoever
+// reads a results file back (package app, through package report), and it
+// reads and writes no row itself.
 package summary
 
 import (

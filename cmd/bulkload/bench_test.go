@@ -134,7 +134,7 @@ func BenchmarkReport1M(b *testing.B) {
 }
 
 // BenchmarkReport1MCombined is BenchmarkReport1M with the results file
-// named twice, so that the report combines them (summary.Combine reads
+// named twice, so that the report combines them (app's combine reads
 // every row of each): the path of a backfill's shards.
 func BenchmarkReport1MCombined(b *testing.B) {
 	results := writeRunFiles(b, 1_000_000)
