@@ -16,7 +16,8 @@
 //   - validate.go: RunValidateJob, the dry run; memory.go holds its memory
 //     budget and upload's;
 //   - authcheck.go: AuthCheck;
-//   - summary.go: Summarize, the combined summary of results files;
+//   - summary.go: Summarize, the combined summary of results files, read
+//     back by combined.go (readParts, and combine from their rows);
 //   - report.go: WriteRunReport, the HTML report after the fact;
 //   - sim.go: Serve and StartSim, the built-in simulator.
 //
@@ -38,7 +39,8 @@
 //
 // The stages it wires together live in their own packages: source (the
 // input read ahead, hashed and validated, over reader and mapper), upload
-// (the engine), submitter (auth, calls, retries, rate and concurrency),
-// report (the results file and journal), summary (the run's figures),
-// outfile, metrics, htmlreport and leadsim.
+// (the engine), submitter (calls, classification, retries, the outage
+// gate) with token, pace and redact, report (the results file and
+// journal), summary (the run's figures), htmlreport (the HTML report),
+// outfile, metrics, ledger and leadsim.
 package app
