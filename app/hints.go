@@ -7,6 +7,7 @@ import (
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/reader"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 	"github.com/bulkload/bulkload/token"
 )
 
@@ -24,6 +25,13 @@ func authFlags(c token.Check) string {
 		return "--token-url, --client-id, --scope, BULKLOAD_CLIENT_SECRET or --client-secret-file"
 	}
 	return ""
+}
+
+// cliHints are the command line's words for the settings that summaries,
+// reports and metrics advise: the libraries say what to do, the command
+// line which flag does it.
+func cliHints() summary.Hints {
+	return summary.Hints{Resume: "--resume", ResendChanged: "--resend-changed", MaxInvalid: "--max-invalid", Rate: "--rate", Concurrency: "--concurrency"}
 }
 
 // settingFlags says how the command line sets the submitter.Config fields

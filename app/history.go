@@ -270,7 +270,7 @@ func WriteLedgerReport(ctx context.Context, e *Env, log *slog.Logger, o *LedgerO
 	if err := checkReportOut(out, nil); err != nil {
 		return err
 	}
-	rep := &htmlreport.Report{Summary: s, Generated: time.Now(), History: historyAround(ctx, l, id, r.JobName), HistoryOf: r.JobName}
+	rep := &htmlreport.Report{Summary: s, Generated: time.Now(), History: historyAround(ctx, l, id, r.JobName), HistoryOf: r.JobName, Hints: cliHints()}
 	if err := htmlreport.Write(out, rep); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}

@@ -41,7 +41,7 @@ func (o *MetricsOptions) recorder(input, shard string) *metrics.Recorder {
 		job = stableJobName(input)
 	}
 	return metrics.New(metrics.Config{Job: job, Shard: shard, File: o.File, Pushgateway: o.Pushgateway, PushJob: o.PushJob,
-		Build: summary.Build(ReadBuildInfo())})
+		Build: summary.Build(ReadBuildInfo()), Hints: cliHints()})
 }
 
 // datePart matches a date in an export's name, with an optional time after

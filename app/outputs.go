@@ -23,7 +23,7 @@ func printSummary(e *Env, sum *summary.Summary) error {
 	if e.JSONLogs {
 		return nil
 	}
-	return sum.WriteText(e.Stderr)
+	return sum.WriteText(e.Stderr, cliHints())
 }
 
 // LogSummary is printSummary's half for --log-format json: the summary as
@@ -65,7 +65,7 @@ func summaryJSONRecord(e *Env, sum *summary.Summary, path string) record {
 func reportRecord(sum *summary.Summary, path string, history func(code int) *htmlreport.Report) record {
 	return record{what: "--report", write: func(code int) error {
 		sum.ExitCode = &code
-		rep := &htmlreport.Report{Summary: sum, Generated: time.Now()}
+		rep := &htmlreport.Report{Summary: sum, Generated: time.Now(), Hints: cliHints()}
 		if history != nil {
 			if h := history(code); h != nil {
 				rep.History, rep.HistoryOf = h.History, h.HistoryOf

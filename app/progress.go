@@ -204,7 +204,7 @@ func (p *progress) logLine() {
 		args = append(args, "pct_done", fmt.Sprintf("%.1f", f.frac*100), "eta", f.etaText())
 	}
 	if p.rate != nil {
-		args = append(args, "rate", p.rate().String())
+		args = append(args, "rate", p.rate().Text(cliHints()))
 	}
 	if p.bound != nil {
 		args = append(args, "concurrency", strings.TrimSpace(p.bound()))

@@ -85,7 +85,7 @@ func WriteRunReport(log *slog.Logger, out string, paths []string) error {
 // and manifest come from the fresh summaries there are. A combined page's
 // exit status and notes are bulkload summary's (combinedVerdict).
 func loadReport(paths []string) (*htmlreport.Report, error) {
-	rep := &htmlreport.Report{Generated: time.Now()}
+	rep := &htmlreport.Report{Generated: time.Now(), Hints: cliHints()}
 	parts, err := readParts(paths)
 	if err != nil {
 		return nil, err

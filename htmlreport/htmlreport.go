@@ -81,6 +81,9 @@ type Report struct {
 	// without a ledger. HistoryOf names the job.
 	History   []HistoryRun
 	HistoryOf string
+	// Hints name the settings the page's advice points to (the command
+	// line's flags); zero names none.
+	Hints summary.Hints
 }
 
 // HistoryRun is one run of a report's history.
@@ -172,6 +175,7 @@ type view struct {
 	History            []historyRow
 	HistoryOf          string
 	TopReasons         []lead.ReasonCount
+	Resumer            string // what sends the rows left: a run with --resume
 }
 
 type kv struct{ K, V string }
@@ -223,8 +227,9 @@ func build(r *Report) *view {
 	if len(r.Parts) > 1 {
 		v.Input = fmt.Sprintf("%d results files", len(r.Parts))
 	}
+	v.Resumer = cmp.Or(r.Hints.Resume, "a resumed run")
 	v.Title = "bulkload " + v.Mode + " report: " + cmp.Or(filepath.Base(v.Input), "run")
-	v.Verdict, v.Level = verdict(s, r.Parts)
+	v.Verdict, v.Level = verdict(s, r.Parts, r.Hints)
 	for _, n := range s.Notes {
 		v.Notes = append(v.Notes, sc.scrub(n))
 	}
@@ -252,7 +257,7 @@ func build(r *Report) *view {
 	if tl := withOutages(s, s.Timeline); tl != nil && len(tl.Samples) > 0 {
 		v.HasTimeline = true
 		v.Charts = timelineCharts(s, tl)
-		v.Why = why(s, tl)
+		v.Why = why(s, tl, r.Hints)
 		for _, m := range tl.Marks {
 			v.Marks = append(v.Marks, markText(m))
 		}
@@ -293,7 +298,7 @@ func build(r *Report) *view {
 			}
 		}
 	}
-	v.Manifest = manifest(s)
+	v.Manifest = manifest(s, r.Hints)
 	v.Settings = settings(s)
 	v.HistoryOf = r.HistoryOf
 	for _, h := range r.History {
@@ -344,7 +349,7 @@ func settingString(s *summary.Summary, key string) string {
 }
 
 // manifest is the run's identity: version, input, hash, rows, shard, times.
-func manifest(s *summary.Summary) []kv {
+func manifest(s *summary.Summary, h summary.Hints) []kv {
 	out := []kv{
 		{"bulkload version", strings.TrimSpace(s.Build.Version + " " + s.Build.Revision)},
 		{"Go", s.Build.GoVersion},
@@ -368,7 +373,7 @@ func manifest(s *summary.Summary) []kv {
 		out = append(out, kv{"stopped", scrub(s.Stopped)})
 	}
 	if s.Rate != nil {
-		out = append(out, kv{"rate", s.Rate.String()})
+		out = append(out, kv{"rate", s.Rate.Text(h)})
 	}
 	if c := s.Concurrency; c != nil {
 		mode := "fixed"

@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // verdict is the page's first sentence: how the run ended (the exit status
 // in words) and what to do next; and its level (ok, warn, bad) for the
 // colour. The exit statuses are bulkload's one table (README, --help).
-func verdict(s *summary.Summary, parts []Part) (string, string) {
+func verdict(s *summary.Summary, parts []Part, h summary.Hints) (string, string) {
 	code := -1
 	if s.ExitCode != nil {
 		code = *s.ExitCode
@@ -63,7 +64,7 @@ func verdict(s *summary.Summary, parts []Part) (string, string) {
 			return why("Nothing was sent (exit 1)") + ". Fix the input file (see the invalid columns below) and run the same command again.", "bad"
 		}
 		if s.Mode == "validate" && s.Invalid > 0 && s.Invalid+s.Valid == s.RowsRead {
-			return fmt.Sprintf("%s of %s rows are invalid (exit 1). Next: send the partner the invalid columns below and have them fix the file; upload sends only the valid rows, and refuses the file when more than --max-invalid are invalid.", group(int64(s.Invalid)), group(int64(s.RowsRead))), "warn"
+			return fmt.Sprintf("%s of %s rows are invalid (exit 1). Next: send the partner the invalid columns below and have them fix the file; upload sends only the valid rows, and refuses the file when more than %s are invalid.", group(int64(s.Invalid)), group(int64(s.RowsRead)), cmp.Or(h.MaxInvalid, "its limit")), "warn"
 		}
 		var parts, next []string
 		if _, ok := s.Accounting(); !ok {
@@ -81,18 +82,23 @@ func verdict(s *summary.Summary, parts []Part) (string, string) {
 			}
 		}
 		add(s.Invalid, "invalid", "send the partner the invalid columns below and have them fix the file")
-		add(s.Failed, "failed", "run the same command with --resume to send the failed rows again")
-		add(s.SubmitFailed, "not submitted", "run the same command with --resume to submit them")
-		add(s.Created, "created but not submitted", "run the same command with --resume to submit them")
-		add(s.NotSent, "not sent", "run the shard or run again with --resume to send the rows not sent")
-		add(s.NotReached, "never read (the run stopped first)", "run again with --resume to send the rows not reached")
-		add(s.Unverified, "unverified", unverifiedNext(s))
-		add(s.Conflict, "in conflict with an earlier run (same leadId, other content)", "compare the conflict rows with what was sent before (bulkload history) and pass --resend-changed to send the new content")
+		again := h.ResumeRun("run the same command", "resume the run")
+		add(s.Failed, "failed", again+" to send the failed rows again")
+		add(s.SubmitFailed, "not submitted", again+" to submit them")
+		add(s.Created, "created but not submitted", again+" to submit them")
+		add(s.NotSent, "not sent", "run the shard or "+h.ResumeRun("run again", "resume the run")+" to send the rows not sent")
+		add(s.NotReached, "never read (the run stopped first)", h.ResumeRun("run again", "resume the run")+" to send the rows not reached")
+		add(s.Unverified, "unverified", unverifiedNext(s, h))
+		conflict := "compare the conflict rows with what was sent before (bulkload history)"
+		if h.ResendChanged != "" {
+			conflict += " and pass " + h.ResendChanged + " to send the new content"
+		}
+		add(s.Conflict, "in conflict with an earlier run (same leadId, other content)", conflict)
 		add(s.Unknown, "with an unknown status", "")
 		if len(parts) == 0 {
 			// Every row is settled, but a run on one of the files did
 			// not end well (the notes say which).
-			return "Not every run ended well (exit 1): see the notes below, and run the one that did not again with --resume.", "warn"
+			return "Not every run ended well (exit 1): see the notes below, and " + h.ResumeRun("run the one that did not again", "resume the one that did not") + ".", "warn"
 		}
 		return fmt.Sprintf("The run finished, but not every row is settled (exit 1): %s. Next: %s.", strings.Join(parts, ", "), strings.Join(next, "; ")), "warn"
 	case 2:
@@ -100,37 +106,37 @@ func verdict(s *summary.Summary, parts []Part) (string, string) {
 	case 3:
 		return why("Authentication was refused (exit 3)") + ". Check the client id, secret, scope and tenant, and that the application is granted Lead.Write; then run the same command again.", "bad"
 	case 4:
-		return why("The service or its token endpoint could not be reached (exit 4)") + fmt.Sprintf(". %s rows were not sent; once the service answers, run the same command with --resume.", group(int64(s.NotSent+s.NotReached))), "bad"
+		return why("The service or its token endpoint could not be reached (exit 4)") + fmt.Sprintf(". %s rows were not sent; once the service answers, %s.", group(int64(s.NotSent+s.NotReached)), h.ResumeRun("run the same command", "resume the run")), "bad"
 	case 5:
-		return why("Reading the input or writing an output failed during the run (exit 5)") + ". Fix the disk or file problem, then run the same command with --resume: what was written is valid.", "bad"
+		return why("Reading the input or writing an output failed during the run (exit 5)") + ". Fix the disk or file problem, then " + h.ResumeRun("run the same command", "resume the run") + ": what was written is valid.", "bad"
 	case 130:
-		return fmt.Sprintf("The run was interrupted by a signal (exit 130): %s rows were not sent. Run the same command with --resume to finish.", group(int64(s.NotSent+s.NotReached))), "warn"
+		return fmt.Sprintf("The run was interrupted by a signal (exit 130): %s rows were not sent. %s to finish.", group(int64(s.NotSent+s.NotReached)), h.ResumeRun("Run the same command", "Resume the run")), "warn"
 	}
 	return fmt.Sprintf("The run ended with exit status %d.", code), "bad"
 }
 
 // unverifiedNext is what to do about unverified rows: look them up by
 // leadId; and when bulkload could not read the duplicated lead, grant the
-// application Lead.Read so that --resume can check them itself.
-func unverifiedNext(s *summary.Summary) string {
+// application Lead.Read so that a resumed run can check them itself.
+func unverifiedNext(s *summary.Summary, h summary.Hints) string {
 	for _, f := range s.Failures {
 		if f.Status != lead.StatusUnverified {
 			continue
 		}
 		for _, n := range f.Notes {
 			if strings.Contains(n, "could not read lead") {
-				return "grant the application Lead.Read and run with --resume to check the unverified rows, or look each up by leadId"
+				return "grant the application Lead.Read and " + h.ResumeRun("run", "resume the run") + " to check the unverified rows, or look each up by leadId"
 			}
 		}
 	}
-	return "look each unverified row up by leadId (the results file) and submit it if it is this run's and qualified; --resume checks them again"
+	return "look each unverified row up by leadId (the results file) and submit it if it is this run's and qualified; " + cmp.Or(h.Resume, "a resumed run") + " checks them again"
 }
 
 // why says, from the timeline, what set the run's pace: the throughput,
 // the time nothing was answered (outages), the service's rate limit (429s),
 // a full pool (rows in flight at the concurrency limit), and latency. It
 // answers "why was last night slow?" in words; the charts show the detail.
-func why(s *summary.Summary, tl *summary.Timeline) []string {
+func why(s *summary.Summary, tl *summary.Timeline, h summary.Hints) []string {
 	var out []string
 	var secs, answered, atLimit, atRate, dark, busySecs float64
 	var peak, p95 float64
@@ -190,7 +196,7 @@ func why(s *summary.Summary, tl *summary.Timeline) []string {
 		out = append(out, fmt.Sprintf("For %s the service was away (%d outage(s), marked on the charts): the rows waited.", clock(away), n))
 	}
 	if s.Rate != nil && s.Rate.Status429 > 0 {
-		out = append(out, fmt.Sprintf("The service's rate limit: %s attempts were answered 429 (%.1f%%) and bulkload kept to the limit it found (%s).", group(int64(s.Rate.Status429)), s.Rate.Share429(), s.Rate))
+		out = append(out, fmt.Sprintf("The service's rate limit: %s attempts were answered 429 (%.1f%%) and bulkload kept to the limit it found (%s).", group(int64(s.Rate.Status429)), s.Rate.Share429(), s.Rate.Text(h)))
 	}
 	switch {
 	case s.BoundBy != nil && s.BoundBy.Text != "":

@@ -8,6 +8,11 @@ import (
 	"github.com/bulkload/bulkload/summary"
 )
 
+// flagHints are the command line's hints (package app's cliHints).
+func flagHints() summary.Hints {
+	return summary.Hints{Resume: "--resume", ResendChanged: "--resend-changed", MaxInvalid: "--max-invalid", Rate: "--rate", Concurrency: "--concurrency"}
+}
+
 // TestVerdict: the first sentence names the exit status and what to do.
 func TestVerdict(t *testing.T) {
 	code := func(n int) *int { return &n }
@@ -22,7 +27,7 @@ func TestVerdict(t *testing.T) {
 		{"failed and unverified, lead not readable", summary.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 5, Counts: lead.Counts{Failed: 1, Unverified: 1},
 			Failures: []summary.Failure{{Status: lead.StatusUnverified, Notes: []string{"x [bulkload: ...; could not read lead 1 to tell ...]"}}}},
 			[]string{"exit 1", "--resume", "Lead.Read"}, "warn"},
-		{"validate", summary.Summary{Mode: "validate", ExitCode: code(1), RowsRead: 10, Counts: lead.Counts{Valid: 7, Invalid: 3}}, []string{"3 of 10 rows are invalid (exit 1)", "partner"}, "warn"},
+		{"validate", summary.Summary{Mode: "validate", ExitCode: code(1), RowsRead: 10, Counts: lead.Counts{Valid: 7, Invalid: 3}}, []string{"3 of 10 rows are invalid (exit 1)", "partner", "more than --max-invalid are invalid"}, "warn"},
 		{"stopped: too many invalid", summary.Summary{Mode: "upload", ExitCode: code(1), Stopped: "12 of 40 rows invalid"}, []string{"Nothing was sent (exit 1)", "12 of 40"}, "bad"},
 		{"credentials", summary.Summary{Mode: "upload", ExitCode: code(3), Stopped: "authentication failed"}, []string{"exit 3", "secret"}, "bad"},
 		{"outage", summary.Summary{Mode: "upload", ExitCode: code(4), NotSent: 12, NotReached: 30}, []string{"exit 4", "42 rows were not sent", "--resume"}, "bad"},
@@ -38,7 +43,12 @@ func TestVerdict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, level := verdict(&tc.s, nil)
+			// Without hints, the advice names no flag: the words about
+			// flags are the command line's.
+			if plain, _ := verdict(&tc.s, nil, summary.Hints{}); strings.Contains(plain, "--") {
+				t.Errorf("verdict(Hints{}) = %q, names a flag", plain)
+			}
+			got, level := verdict(&tc.s, nil, flagHints())
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("verdict = %q, want it to say %q", got, w)
@@ -48,5 +58,35 @@ func TestVerdict(t *testing.T) {
 				t.Errorf("level %q, want %q", level, tc.level)
 			}
 		})
+	}
+}
+
+// TestRenderHints: the page names the command line's flags only through
+// Report.Hints: the rows not reached, the rate, the verdict.
+func TestRenderHints(t *testing.T) {
+	code := 4
+	s := func() *summary.Summary {
+		return &summary.Summary{Mode: "upload", ExitCode: &code, InputRows: 40, RowsRead: 10, NotReached: 30,
+			Counts: lead.Counts{Submitted: 10}, Rate: &summary.Rate{Attempts: 20, Status429: 2}}
+	}
+	var plain, flags strings.Builder
+	if err := Render(&plain, &Report{Summary: s()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(&flags, &Report{Summary: s(), Hints: flagHints()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"the run stopped first; --resume sends them", "unlimited (--rate 0)", "run the same command with --resume."} {
+		if !strings.Contains(flags.String(), w) {
+			t.Errorf("Render with flagHints() lacks %q", w)
+		}
+	}
+	for _, w := range []string{"the run stopped first; a resumed run sends them", "once the service answers, resume the run."} {
+		if !strings.Contains(plain.String(), w) {
+			t.Errorf("Render without hints lacks %q", w)
+		}
+	}
+	if i := strings.Index(plain.String(), "--r"); i >= 0 {
+		t.Errorf("Render without hints names a flag: %q", plain.String()[max(0, i-60):i+20])
 	}
 }

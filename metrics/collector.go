@@ -8,6 +8,7 @@ import (
 
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/submitter"
+	"github.com/bulkload/bulkload/summary"
 )
 
 // Outcomes of an API attempt, the outcome label of
@@ -49,13 +50,20 @@ type descs struct {
 	buildInfo    *prometheus.Desc
 }
 
-func newDescs(constLabels prometheus.Labels) descs {
+func newDescs(constLabels prometheus.Labels, h summary.Hints) descs {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, append([]string{Label}, labels...), constLabels)
 	}
+	// named is text naming a setting when h names it, else "".
+	named := func(setting, text string) string {
+		if setting == "" {
+			return ""
+		}
+		return text
+	}
 	return descs{
-		rows:         desc("bulkload_rows_total", "Rows by final status (not_sent: read but not sent because the run stopped; not_reached: never read because the run stopped first; --resume sends both).", "status"),
-		invalidRatio: desc("bulkload_invalid_ratio", "Share of the run's rows that were invalid (0 to 1): not sent, listed in the rejects file; within --max-invalid they do not fail the run."),
+		rows:         desc("bulkload_rows_total", "Rows by final status (not_sent: read but not sent because the run stopped; not_reached: never read because the run stopped first"+named(h.Resume, "; "+h.Resume+" sends both")+").", "status"),
+		invalidRatio: desc("bulkload_invalid_ratio", "Share of the run's rows that were invalid (0 to 1): not sent, listed in the rejects file; within "+cmp.Or(h.MaxInvalid, "the limit on invalid rows")+" they do not fail the run."),
 		qualified:    desc("bulkload_qualified_total", "Rows whose lead qualified (result code 1013-1017)."),
 		bid:          desc("bulkload_bid_value_dollars_total", "Sum of the bid values of qualified leads, in dollars."),
 		calls:        desc("bulkload_api_calls_total", "GraphQL calls by operation (a call may take several attempts).", "operation"),
@@ -63,7 +71,7 @@ func newDescs(constLabels prometheus.Labels) descs {
 		attempts:     desc("bulkload_api_attempts_total", "HTTP attempts by operation and outcome (ok, graphql_error, 429, 5xx, network, other).", "operation", "outcome"),
 		tokens:       desc("bulkload_tokens_fetched_total", "Access tokens fetched from the token endpoint."),
 		rate:         desc("bulkload_rate_calls_per_second", "The shared call rate in force (0: unlimited)."),
-		concLimit:    desc("bulkload_concurrency_limit", "The limit on API calls in flight in force (--concurrency: fixed, or learned by auto)."),
+		concLimit:    desc("bulkload_concurrency_limit", "The limit on API calls in flight in force ("+named(h.Concurrency, h.Concurrency+": ")+"fixed, or learned by auto)."),
 		inFlight:     desc("bulkload_calls_in_flight", "API calls in flight now (HTTP attempts holding a place)."),
 		latency:      desc("bulkload_api_latency_seconds", "Latency of each HTTP attempt that got a reply or timed out, from the request written to the reply's first byte (no backoff, no wait for the rate or a place)."),
 		outages:      desc("bulkload_outages_total", "Outages of the service or its identity provider the run began to wait out."),

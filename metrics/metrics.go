@@ -72,6 +72,9 @@ type Config struct {
 	Shard string
 	// Build is the binary's build, the labels of bulkload_build_info.
 	Build summary.Build
+	// Hints name the settings the series' help texts point to (the
+	// command line's flags); zero names none.
+	Hints summary.Hints
 	// File, when set, is the textfile collector's file (--metrics-file),
 	// written with mode 0644 through a temporary file and a rename.
 	File string
@@ -136,7 +139,7 @@ func New(cfg Config) *Recorder {
 		constLabels = prometheus.Labels{ShardLabel: cfg.Shard}
 	}
 	r := &Recorder{cfg: cfg, reg: prometheus.NewPedanticRegistry()}
-	r.reg.MustRegister(collector{r: r, d: newDescs(constLabels)})
+	r.reg.MustRegister(collector{r: r, d: newDescs(constLabels, cfg.Hints)})
 	return r
 }
 

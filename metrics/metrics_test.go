@@ -356,3 +356,40 @@ func groupPath(p string) string {
 	slices.Sort(pairs)
 	return "/metrics/job/" + strings.Join(append([]string{parts[0]}, pairs...), "/")
 }
+
+// TestHelpHints: the series' help texts name the command line's flags
+// only through Config.Hints; without hints they name none.
+func TestHelpHints(t *testing.T) {
+	help := func(h summary.Hints) string {
+		path := filepath.Join(t.TempDir(), "acme.prom")
+		r := New(Config{Job: "acme", File: path, Interval: time.Hour, Hints: h})
+		r.SetAPI(func() submitter.Stats { return submitter.Stats{} })
+		if err := r.Start(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	flags := help(summary.Hints{Resume: "--resume", MaxInvalid: "--max-invalid", Concurrency: "--concurrency"})
+	for _, w := range []string{
+		"not_reached: never read because the run stopped first; --resume sends both).",
+		"listed in the rejects file; within --max-invalid they do not fail the run.",
+		"calls in flight in force (--concurrency: fixed, or learned by auto).",
+	} {
+		if !strings.Contains(flags, w) {
+			t.Errorf("help with hints lacks %q:\n%s", w, flags)
+		}
+	}
+	plain := help(summary.Hints{})
+	if strings.Contains(plain, "--") {
+		t.Errorf("help without hints names a flag:\n%s", plain)
+	}
+	for _, w := range []string{"never read because the run stopped first).", "within the limit on invalid rows they", "in force (fixed, or learned by auto)."} {
+		if !strings.Contains(plain, w) {
+			t.Errorf("help without hints lacks %q", w)
+		}
+	}
+}

@@ -16,7 +16,7 @@ func TestSummaryListsOutages(t *testing.T) {
 		{Start: start.Add(time.Hour), Seconds: 600.2, Cause: "no reply within 60s", StoppedRun: true},
 	}}
 	var b strings.Builder
-	if err := s.WriteText(&b); err != nil {
+	if err := s.WriteText(&b, flagHints()); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

@@ -48,13 +48,13 @@ func FuzzReadSidecar(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = s.WriteText(io.Discard)
+		_ = s.WriteText(io.Discard, summary.Hints{Resume: "--resume", Rate: "--rate"})
 		if _, err := json.Marshal(s.JSON()); err != nil {
 			t.Fatalf("JSON of a summary read back: %v", err)
 		}
 		merged := summary.Merge([]*summary.Summary{s, s}, []*outfile.Meta{nil, {InputSHA256: "x", Rows: 3}})
 		merged.Timeline = summary.MergeTimelines([]*summary.Timeline{s.Timeline, s.Timeline})
-		_ = merged.WriteText(io.Discard)
+		_ = merged.WriteText(io.Discard, summary.Hints{Resume: "--resume", Rate: "--rate"})
 		if err := htmlreport.Render(io.Discard, &htmlreport.Report{Summary: s, Generated: time.Unix(0, 0)}); err != nil {
 			t.Fatalf("Render of a summary read back: %v", err)
 		}

@@ -267,7 +267,10 @@ func (r *Rate) Share429() float64 {
 
 // String is the summary's sentence, e.g. "settled at 291 calls/s; 0.4%
 // answered 429".
-func (r *Rate) String() string {
+func (r *Rate) String() string { return r.Text(Hints{}) }
+
+// Text is String with the setting of an unlimited rate named by h.
+func (r *Rate) Text(h Hints) string {
 	var head string
 	switch {
 	case r.Auto && r.LimitFound:
@@ -281,7 +284,10 @@ func (r *Rate) String() string {
 		// past the rate it had reached (the "bound by" line says what did).
 		head = fmt.Sprintf("no 429 seen; it allowed up to %.0f calls/s", r.CallsPerSecond)
 	case r.CallsPerSecond == 0:
-		head = "unlimited (--rate 0)"
+		head = "unlimited"
+		if h.Rate != "" {
+			head += " (" + h.Rate + " 0)"
+		}
 	default:
 		head = fmt.Sprintf("fixed at %g calls/s", r.CallsPerSecond)
 	}
@@ -573,10 +579,31 @@ func invalidNote(s *Summary) string {
 	return note
 }
 
+// Hints name the settings that the summary's advice points to, in the
+// words of the interface the run was started from: the command line's
+// flags (package app) or none. A zero Hints leaves every setting unnamed:
+// the advice says what to do, not which setting does it.
+type Hints struct {
+	Resume        string // continues a run from its results file
+	ResendChanged string // sends the rows whose content changed since an earlier run
+	MaxInvalid    string // the limit on invalid rows
+	Rate          string // the rate of calls
+	Concurrency   string // the limit on calls in flight
+}
+
+// ResumeRun words "run the same command again, resumed": cmd with the
+// Resume setting, or fallback when h names none.
+func (h Hints) ResumeRun(cmd, fallback string) string {
+	if h.Resume == "" {
+		return fallback
+	}
+	return cmd + " with " + h.Resume
+}
+
 // WriteText prints the summary for a person: counts, bid total, calls,
 // timing, top failure reasons and the accounting check, which on a mismatch
 // reads "ACCOUNTING MISMATCH".
-func (s *Summary) WriteText(w io.Writer) error {
+func (s *Summary) WriteText(w io.Writer, h Hints) error {
 	var b strings.Builder
 	mode := cmp.Or(s.Mode, "upload")
 	state := "finished"
@@ -593,7 +620,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	line("rows read", s.RowsRead, "")
 	if s.NotReached > 0 {
-		line("not reached", s.NotReached, fmt.Sprintf("of %d rows in the input, never read: the run stopped first; --resume sends them", s.InputRows))
+		line("not reached", s.NotReached, fmt.Sprintf("of %d rows in the input, never read: the run stopped first; %s sends them", s.InputRows, cmp.Or(h.Resume, "a resumed run")))
 	}
 	if s.Mode == "validate" {
 		line("valid", s.Valid, "")
@@ -610,16 +637,20 @@ func (s *Summary) WriteText(w io.Writer) error {
 		line("submit_failed", s.SubmitFailed, "lead created, submission failed")
 		line("failed", s.Failed, "")
 		if s.Unverified != 0 {
-			line("unverified", s.Unverified, "may be a lead of this run that nobody submitted: look each up by leadId (results file) and submit it if it is yours and qualified; --resume checks them again")
+			line("unverified", s.Unverified, "may be a lead of this run that nobody submitted: look each up by leadId (results file) and submit it if it is yours and qualified; "+cmp.Or(h.Resume, "a resumed run")+" checks them again")
 		}
 		if s.Created != 0 {
-			line("created", s.Created, "submission pending: rerun with --resume")
+			line("created", s.Created, "submission pending: "+h.ResumeRun("rerun", "resume the run"))
 		}
 		if s.AlreadySent != 0 {
 			line("already sent", s.AlreadySent, "created by an earlier run (the ledger says; bulkload history): not sent again, their bids not counted again")
 		}
 		if s.Conflict != 0 {
-			line("conflict", s.Conflict, "an earlier run sent their leadId with other content: not sent; check the rows and pass --resend-changed to send the new content")
+			note := "an earlier run sent their leadId with other content: not sent; check the rows"
+			if h.ResendChanged != "" {
+				note += " and pass " + h.ResendChanged + " to send the new content"
+			}
+			line("conflict", s.Conflict, note)
 		}
 		if s.NoLeadID.Count != 0 {
 			line("no lead id", s.NoLeadID.Count, s.NoLeadID.String()+": the service answered with a result code but no lead id, so the lead cannot be submitted or read by id; reconcile by leadId")
@@ -635,9 +666,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		line("API calls", s.APICalls, fmt.Sprintf("%d retries", s.Retries))
 		line("tokens fetched", s.TokensFetched, "")
 		if s.Rate != nil {
-			fmt.Fprintf(&b, "  %-16s %s", "rate", s.Rate)
-			if s.Rate.Auto && s.Rate.LimitFound {
-				fmt.Fprintf(&b, " (pin it with --rate %.0f)", s.Rate.CallsPerSecond)
+			fmt.Fprintf(&b, "  %-16s %s", "rate", s.Rate.Text(h))
+			if s.Rate.Auto && s.Rate.LimitFound && h.Rate != "" {
+				fmt.Fprintf(&b, " (pin it with %s %.0f)", h.Rate, s.Rate.CallsPerSecond)
 			}
 			b.WriteByte('\n')
 		}
@@ -677,7 +708,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  %-16s %s\n", "fields missing", list(s.MissingFields))
 	}
 	if s.InputGrewBytes > 0 {
-		fmt.Fprintf(&b, "  %-16s the input grew by %d bytes during the run; they were not read (input hash covers the first %d bytes): rerun with --resume to send the rows appended\n", "input grew", s.InputGrewBytes, s.InputBytes)
+		fmt.Fprintf(&b, "  %-16s the input grew by %d bytes during the run; they were not read (input hash covers the first %d bytes): %s to send the rows appended\n", "input grew", s.InputGrewBytes, s.InputBytes, h.ResumeRun("rerun", "resume the run"))
 	}
 	if top := s.Reasons.Top(topReasons); len(top) > 0 {
 		fmt.Fprintf(&b, "top failure reasons (%d distinct):\n", len(s.Reasons))
@@ -690,7 +721,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	if msg, ok := s.accounting(); ok {
 		if s.NotReached > 0 {
-			msg += fmt.Sprintf("; %d not reached, left for --resume", s.NotReached)
+			msg += fmt.Sprintf("; %d not reached, left for %s", s.NotReached, cmp.Or(h.Resume, "a resumed run"))
 		}
 		fmt.Fprintf(&b, "accounting: %s\n", msg)
 	} else {

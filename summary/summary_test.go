@@ -170,7 +170,7 @@ func TestCountAlreadySent(t *testing.T) {
 		t.Error(err)
 	}
 	var b strings.Builder
-	if err := s.WriteText(&b); err != nil {
+	if err := s.WriteText(&b, flagHints()); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"already sent", "conflict", "3 read = ", "1 already_sent", "1 conflict"} {
@@ -229,7 +229,7 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Check() = %v, want ok=%v", err, tc.ok)
 			}
 			var b bytes.Buffer
-			if err := s.WriteText(&b); err != nil {
+			if err := s.WriteText(&b, flagHints()); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(b.String(), tc.text) {
@@ -257,7 +257,7 @@ func TestSummaryGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := tc.sum().WriteText(&b); err != nil {
+			if err := tc.sum().WriteText(&b, flagHints()); err != nil {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", tc.name+".golden")
@@ -330,7 +330,7 @@ func TestSummaryUnverified(t *testing.T) {
 		t.Errorf("Check() = %v, want nil", err)
 	}
 	var b strings.Builder
-	if err := s.WriteText(&b); err != nil {
+	if err := s.WriteText(&b, flagHints()); err != nil {
 		t.Fatal(err)
 	}
 	text := b.String()
@@ -385,8 +385,73 @@ func TestRateString(t *testing.T) {
 		{Rate{CallsPerSecond: 20, Attempts: 100, Status429: 3}, "fixed at 20 calls/s; 3.0% answered 429"},
 		{Rate{}, "unlimited (--rate 0); 0.0% answered 429"},
 	} {
-		if got := tc.r.String(); got != tc.want {
-			t.Errorf("%+v.String() = %q, want %q", tc.r, got, tc.want)
+		if got := tc.r.Text(flagHints()); got != tc.want {
+			t.Errorf("%+v.Text(flagHints()) = %q, want %q", tc.r, got, tc.want)
+		}
+		// String names no setting.
+		if got, want := tc.r.String(), strings.Replace(tc.want, " (--rate 0)", "", 1); got != want {
+			t.Errorf("%+v.String() = %q, want %q", tc.r, got, want)
+		}
+	}
+}
+
+// flagHints are the command line's hints (package app's cliHints), with
+// which the golden texts were written.
+func flagHints() Hints {
+	return Hints{Resume: "--resume", ResendChanged: "--resend-changed", MaxInvalid: "--max-invalid", Rate: "--rate", Concurrency: "--concurrency"}
+}
+
+// adviceSummary is a summary with every line that advises a setting: rows
+// not reached, unverified, created, in conflict, a rate found and one
+// unlimited, an input that grew.
+func adviceSummary(auto bool) *Summary {
+	s := uploadSummary()
+	s.InputRows, s.RowsRead = 20, 16
+	s.NotReached = 4
+	s.Count(lead.Row{Row: 13, Status: lead.StatusUnverified})
+	s.Count(lead.Row{Row: 14, Status: lead.StatusCreated, ID: "lead-14"})
+	s.Count(lead.Row{Row: 15, Status: lead.StatusConflict})
+	s.Count(lead.Row{Row: 16, Status: lead.StatusFailed})
+	s.Rate = &Rate{Auto: auto, LimitFound: auto, CallsPerSecond: 40}
+	if !auto {
+		s.Rate.CallsPerSecond = 0
+	}
+	s.InputGrewBytes, s.InputBytes = 10, 1000
+	return s
+}
+
+// TestWriteTextHints: the summary's advice names a setting only as the
+// caller's Hints word it: with none, no flag of the command line appears
+// (a library speaks of what to do); with the command line's, each does.
+func TestWriteTextHints(t *testing.T) {
+	for _, auto := range []bool{true, false} {
+		var plain, flags bytes.Buffer
+		if err := adviceSummary(auto).WriteText(&plain, Hints{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := adviceSummary(auto).WriteText(&flags, flagHints()); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(plain.String(), "--") {
+			t.Errorf("WriteText(Hints{}) names a flag:\n%s", plain.String())
+		}
+		want := []string{
+			"the run stopped first; --resume sends them",
+			"submit it if it is yours and qualified; --resume checks them again",
+			"submission pending: rerun with --resume",
+			"check the rows and pass --resend-changed to send the new content",
+			"rerun with --resume to send the rows appended",
+			"4 not reached, left for --resume",
+		}
+		if auto {
+			want = append(want, "(pin it with --rate 40)")
+		} else {
+			want = append(want, "unlimited (--rate 0)")
+		}
+		for _, w := range want {
+			if !strings.Contains(flags.String(), w) {
+				t.Errorf("WriteText(flagHints()) lacks %q:\n%s", w, flags.String())
+			}
 		}
 	}
 }
