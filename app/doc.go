@@ -9,7 +9,9 @@
 //     package upload), with what it is made of beside it: identity.go (the
 //     input read through, a file, or read ahead, a stream, and proven to be
 //     the results file's own when resuming; the resume policy itself is
-//     upload.MatchPrior), checks.go (what the rows must pass before the
+//     upload.MatchPrior, decided once a row: by the check for the rows it
+//     reads, upload.Check, whose decisions the engine is handed, and by
+//     the engine for a stream's rows after them), checks.go (what the rows must pass before the
 //     first call), connect.go (the client, its token and the preflight),
 //     finish.go (the summary's finish and the run's error), refusals.go,
 //     progress.go, and concurrency.go and rate.go (what bound the run);

@@ -39,19 +39,18 @@ func (u *uploader) streamChecks(ctx context.Context, src *source.Source, ic *inp
 		}
 		kept := 0
 		if state != nil {
-			// The rows read ahead are matched with the results file before
-			// the first call (upload.MatchPrior, as a file's): a foreign
-			// journal's error comes alone.
+			// The rows read ahead are decided against the results file
+			// before the first call, as a file's are, and the engine is
+			// handed the decisions: a foreign journal's error comes alone.
+			check := upload.NewCheck(state)
 			for _, it := range ahead.Items() {
-				r, err := upload.MatchPrior(state, it.Row)
+				_, err := check.Match(it.Row)
 				var fe *upload.ForeignRowError
 				if errors.As(err, &fe) {
 					return nil, foreignErrorf("--resume: the results file %s does not belong to this input: %s. Nothing was sent. Give each run its own results file: %s; or pass --overwrite instead of --resume to start over", resultsPath, fe.Detail(), u.in.redropHint(u.input))
 				}
-				if r.Kept {
-					kept++
-				}
 			}
+			kept, ic.decided = check.Kept(), check.Decided()
 		}
 		if err := u.checks.judge(u.input, src.Provided(), src.Unknown(), ahead.Rows(), ahead.Invalid()-kept, ahead.Reasons(), " (the first rows)"); err != nil {
 			return nil, tooManyInvalid(err)
@@ -142,6 +141,10 @@ type inputCheck struct {
 	// Input, whose first bytes (FirstBytes, FirstSHA256) this run must
 	// prove before its first call; nil otherwise.
 	earlier *outfile.Meta
+	// decided is what the check decided of the rows it read against the
+	// earlier run's results, handed to the engine (upload.Config.Decided);
+	// nil when not resuming or when it found a row of another input.
+	decided *upload.Decided
 }
 
 // checkInput reads a regular file through once before the first call: every
@@ -187,21 +190,19 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		cfg.PrefixAt = meta.InputBytes
 	}
 	var mismatch string
-	maxPrior, kept := 0, 0
+	maxPrior := 0
+	var check *upload.Check
 	if state != nil {
 		maxPrior = state.MaxRow()
+		check = upload.NewCheck(state)
 	}
 	visit := func(it source.Item) error {
-		if state == nil || mismatch != "" {
+		if check == nil || mismatch != "" {
 			return nil
 		}
-		r, err := upload.MatchPrior(state, it.Row)
 		var fe *upload.ForeignRowError
-		switch {
-		case errors.As(err, &fe):
+		if _, err := check.Match(it.Row); errors.As(err, &fe) {
 			mismatch = fe.Detail()
-		case r.Kept:
-			kept++
 		}
 		return nil
 	}
@@ -217,10 +218,14 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 			return nil, err
 		}
 	}
+	kept := 0
+	if check != nil {
+		kept = check.Kept()
+	}
 	if err := u.checks.judge(u.input, scan.Provided, scan.Unknown, scan.Rows, scan.Invalid-kept, scan.Reasons, ""); err != nil {
 		return nil, err
 	}
-	return &inputCheck{scan: scan}, nil
+	return &inputCheck{scan: scan, decided: check.Decided()}, nil
 }
 
 // sameInput decides whether a resumed run's input is the one its results

@@ -430,7 +430,7 @@ func (u *uploader) run(ctx context.Context) error {
 		return fmt.Errorf("results file: %w", err)
 	}
 
-	res, runErr := u.send(ctx, client, rows, src, state, journal)
+	res, runErr := u.send(ctx, client, rows, src, resumeFrom{state, ic.decided}, journal)
 	if stopMeta != nil {
 		stopMeta()
 	}
@@ -508,9 +508,17 @@ func tooManyInvalid(err error) error {
 	return err
 }
 
+// resumeFrom is what a resumed run hands the engine: the earlier run's
+// results and what the check before the first call decided of the rows
+// it read against them (inputCheck.decided); zero when not resuming.
+type resumeFrom struct {
+	state   *report.State
+	decided *upload.Decided
+}
+
 // send runs the engine over rows with the progress display and the
 // metrics' row counts, and the first signal's message.
-func (u *uploader) send(ctx context.Context, client *submitter.Client, rows upload.Source, src *source.Source, state *report.State, journal *report.Journal) (upload.Result, error) {
+func (u *uploader) send(ctx context.Context, client *submitter.Client, rows upload.Source, src *source.Source, prior resumeFrom, journal *report.Journal) (upload.Result, error) {
 	var done, earlier atomic.Int64
 	mode := u.up.Progress
 	if u.env.JSONLogs && mode == "bar" {
@@ -553,8 +561,8 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 			}
 		},
 	}
-	if state != nil {
-		cfg.Prior = state
+	if prior.state != nil {
+		cfg.Prior, cfg.Decided = prior.state, prior.decided
 	}
 	if u.lrun != nil {
 		cfg.Ledger = u.lrun

@@ -318,7 +318,7 @@ func (e *engine) writeLines(lines <-chan line, journal Journal, failRun context.
 // plan decides what to do with one row: a line to journal now (invalid, or
 // finished in an earlier run) or a job for the workers.
 func (e *engine) plan(it source.Item) (job, *line, error) {
-	r, err := MatchPrior(e.cfg.Prior, it.Row)
+	r, err := e.resumed(it.Row)
 	if err != nil {
 		return job{}, nil, err
 	}

@@ -72,3 +72,41 @@ func TestMatchPrior(t *testing.T) {
 		})
 	}
 }
+
+// TestCheck: the check before the first call decides each row it reads
+// once (MatchPrior) and hands the engine what it decided: the last row
+// decided and the rows kept; nothing once a row was another input's, or
+// when not resuming.
+func TestCheck(t *testing.T) {
+	prior := rows{
+		1: {Row: 1, LeadID: "a", Status: lead.StatusSubmitted, ID: "L1"},
+		2: {Row: 2, LeadID: "b", Status: lead.StatusCreated, ID: "L2"},
+	}
+	c := NewCheck(prior)
+	for _, r := range []lead.Row{
+		{Row: 1, LeadID: "a", Status: lead.StatusValid},
+		{Row: 2, LeadID: "b", Status: lead.StatusInvalid},
+		{Row: 3, LeadID: "c", Status: lead.StatusValid},
+	} {
+		if _, err := c.Match(r); err != nil {
+			t.Fatalf("Match(row %d): %v", r.Row, err)
+		}
+	}
+	d := c.Decided()
+	if c.Kept() != 1 || d == nil || d.Through != 3 || len(d.Kept) != 1 || !d.Kept[2] {
+		t.Fatalf("Kept() = %d, Decided() = %+v; want 1, through 3 with row 2 kept", c.Kept(), d)
+	}
+	if _, err := c.Match(lead.Row{Row: 1, LeadID: "x"}); !errors.Is(err, ErrForeignJournal) {
+		t.Fatalf("Match(another leadId) = %v, want ErrForeignJournal", err)
+	}
+	if d := c.Decided(); d != nil {
+		t.Errorf("Decided() after a foreign row = %+v, want nil: the engine decides every row", d)
+	}
+	n := NewCheck(nil)
+	if _, err := n.Match(lead.Row{Row: 1, LeadID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := n.Decided(); d != nil {
+		t.Errorf("Decided() not resuming = %+v, want nil", d)
+	}
+}

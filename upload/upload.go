@@ -116,6 +116,10 @@ type Config struct {
 	DuplicateOf *regexp.Regexp
 	// Prior is the earlier run's journal when resuming; nil starts afresh.
 	Prior Prior
+	// Decided is what the check before the first call decided of the rows
+	// it read against Prior (Check.Decided), so that the engine decides
+	// only the rows after them; nil: the engine decides every row.
+	Decided *Decided
 	// Ledger, when set, is consulted before each row is sent: a lead an
 	// earlier run created is not sent again (already_sent, or submitted
 	// when it never was), a leadId sent with other content is a conflict,

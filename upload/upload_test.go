@@ -1028,3 +1028,30 @@ func TestOutageGate(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeDecidedOnce: the engine takes the check's decision for the
+// rows the check read (Config.Decided) and decides only the rows after
+// them. Row 1's line has another leadId, which the check would have
+// refused: decided, it is not decided again (no ErrForeignJournal); the
+// same line at row 2, after the rows decided, stops the run.
+func TestResumeDecidedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		through int
+		foreign bool
+	}{
+		{"decided by the check", 2, false},
+		{"after the rows decided", 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Prior = fakePrior{2: {Row: 2, LeadID: "OTHER", Status: lead.StatusFailed}}
+			cfg.Decided = &Decided{Through: tc.through, Kept: map[int]bool{}}
+			api := &fakeAPI{create: qualified}
+			_, _, err := run(t, context.Background(), cfg, &fakeSource{items: validItems(2)}, api)
+			if got := errors.Is(err, ErrForeignJournal); got != tc.foreign {
+				t.Fatalf("Run: %v, want ErrForeignJournal %v", err, tc.foreign)
+			}
+		})
+	}
+}
