@@ -26,6 +26,11 @@ type Deps struct {
 	// --simulate starts; nil: a new 2048-bit key at each start (about a
 	// tenth of a second of CPU).
 	SimSigningKey *rsa.PrivateKey
+	// KeepRuntimeSettings leaves the Go runtime's process-wide memory
+	// settings alone (validate's collector budget, upload's soft memory
+	// limit, memory.go): for a process that runs several commands at once,
+	// as the tests do, where one command's restore would undo another's.
+	KeepRuntimeSettings bool
 	// IdentityEvery is how often a streamed input's identity is brought
 	// up to date beside the results file while the run reads it; zero:
 	// every 2 s.

@@ -161,7 +161,9 @@ func RunUploadJob(ctx context.Context, e *Env, log *slog.Logger, j *UploadJob, c
 		in.Results = strings.TrimSuffix(in.resultsPath(j.Input), ".results.csv") + ".simulated.results.csv"
 		up.Overwrite = !up.Resume
 	}
-	defer limitUploadMemory(e.Getenv)()
+	if !e.Deps.KeepRuntimeSettings {
+		defer limitUploadMemory(e.Getenv)()
+	}
 	u := &uploader{env: e, in: in, up: up, checks: j.Checks, creds: creds, log: log, input: j.Input, mets: j.Metrics, simulated: simulated, refusedRows: map[int]string{},
 		ledgerOpts: j.Ledger}
 	u.metrics = j.Metrics.recorder(j.Input, in.shard)

@@ -50,7 +50,10 @@ func (j *ValidateJob) Prepare(e *Env) error {
 // before it read a row, and the run's error (nil: every row valid).
 func RunValidateJob(ctx context.Context, e *Env, log *slog.Logger, j *ValidateJob) (*summary.Summary, error) {
 	in, input := j.In, j.Input
-	budget := newMemoryBudget(e.Getenv)
+	budget := &memoryBudget{} // off: Deps.KeepRuntimeSettings
+	if !e.Deps.KeepRuntimeSettings {
+		budget = newMemoryBudget(e.Getenv)
+	}
 	defer budget.restore()
 	start := time.Now()
 	sum, provided, unknown, err := validateFile(ctx, input, e, in, j.Overwrite, log, budget, j.Metrics.outputs()...)
