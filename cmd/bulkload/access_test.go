@@ -22,6 +22,7 @@ import (
 // and creates no lead twice. Before: 238 of 300 rows failed, each written
 // to --refusals with its SSN, 61 token requests and 434 401s, exit 1.
 func TestAccessRefusedMidRun(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts leadsim.Options

@@ -150,6 +150,7 @@ func jsonReply(status int, body string) reply {
 // instead of ending the row processed with its qualified lead never
 // submitted.
 func TestUploadAmbiguousAnswers(t *testing.T) {
+	// Not parallel: --timeout 500ms, which a healthy call must meet.
 	const n = 3
 	tests := []struct {
 		name  string
@@ -231,6 +232,7 @@ func TestUploadAmbiguousAnswers(t *testing.T) {
 // processed it is retried in the same run; the retry's duplicate answer
 // gets the own-lead check, and the row's own lead is submitted.
 func TestUploadAmbiguousRetry(t *testing.T) {
+	// Not parallel: --timeout 500ms, which a healthy call must meet.
 	const n = 3
 	var s *alteringSim
 	s = startAlteringSim(t, leadsim.Options{}, func(leadID string, r reply) (reply, time.Duration) {
@@ -306,6 +308,7 @@ func withField(t *testing.T, body []byte, field, raw string) []byte {
 // settles it. A qualified answer without a lead id is unverified and the
 // summary names the row.
 func TestUploadNullResultCode(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	nullCode := func(_ string, r reply) (reply, time.Duration) {
 		return jsonReply(200, string(withField(t, r.body, "resultCode", "null"))), 0

@@ -21,6 +21,7 @@ import (
 )
 
 func TestAuthCheck(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	authArgs := s.args()[2:] // without --endpoint
 	cases := []struct {
@@ -82,6 +83,7 @@ func (s *syncBuffer) String() string {
 // TestSimCommandServesWhatItPrints starts `bulkload sim`, takes the upload
 // command line it prints and runs it.
 func TestSimCommandServesWhatItPrints(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int, 1)
@@ -131,6 +133,7 @@ func TestSimCommandServesWhatItPrints(t *testing.T) {
 // setting from the environment or the config file: --auth-url/--tenant-id
 // over BULKLOAD_TOKEN_URL, --app-id over a scope in the config file.
 func TestAlternativeSettingsPrecedence(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "bulkload.yaml")
@@ -175,6 +178,7 @@ func TestAlternativeSettingsPrecedence(t *testing.T) {
 // the config file; --auth-url needs --tenant-id; and `bulkload sim` never
 // takes (and prints) the real BULKLOAD_CLIENT_SECRET as its fake one.
 func TestSecretSettings(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "bulkload.yaml")
@@ -226,6 +230,7 @@ func argValueOf(args []string, flag string) (string, bool) {
 // tokens (not JWTs) gets no claim about roles it cannot read: auth check
 // says so and points to --endpoint, which asks the service.
 func TestAuthCheckOpaqueToken(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -18,6 +18,7 @@ import (
 )
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	// What the toolchain recorded in this (test) binary: the main module's
 	// version is "(devel)".
 	bi, ok := debug.ReadBuildInfo()
@@ -43,6 +44,7 @@ func TestVersion(t *testing.T) {
 // would have recorded one: it said "go run and go test do not record it;
 // go build and go install in a git checkout do", false of that build.
 func TestVersionWithoutVCSStamp(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "bulkload")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
@@ -65,6 +67,7 @@ func TestVersionWithoutVCSStamp(t *testing.T) {
 // TestTypos: a misspelt command, subcommand or flag gets the nearest names
 // and a one-line hint, not the whole usage.
 func TestTypos(t *testing.T) {
+	t.Parallel()
 	input := filepath.Join(samples, "leads.csv")
 	cases := []struct {
 		name string
@@ -96,6 +99,7 @@ func TestTypos(t *testing.T) {
 }
 
 func TestUnknownEnvironmentVariableWarns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := map[string]string{"BULKLOAD_CONCURENCY": "4", "BULKLOAD_RESULTS": filepath.Join(dir, "r.csv"), "BULKLOAD_DATE_ORDER": "mdy"}
 	res := runCLI(t, env, "validate", filepath.Join(samples, "leads.csv"))
@@ -116,6 +120,7 @@ func TestUnknownEnvironmentVariableWarns(t *testing.T) {
 // command, auth included, and each lists only the exit statuses it can
 // return.
 func TestHelpPerCommand(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args       []string
 		want, lack []string // exit statuses listed and not listed
@@ -160,6 +165,7 @@ func TestHelpPerCommand(t *testing.T) {
 // TestFlagHelpIsOneSentence: flag help is one short sentence; the
 // details are in README.md.
 func TestFlagHelpIsOneSentence(t *testing.T) {
+	t.Parallel()
 	for _, c := range commands() {
 		if c.flags == nil || c.name == "sim" { // sim's knobs are leadsim's own
 			continue
@@ -191,6 +197,7 @@ func helpFlags(t *testing.T, args ...string) []string {
 // fish -n where those shells are installed) and offers exactly the flags
 // each command's help lists.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	scripts := map[string]string{}
 	for _, sh := range []string{"bash", "zsh", "fish"} {
 		res := runCLI(t, nil, "completion", sh)
@@ -258,6 +265,7 @@ func TestCompletion(t *testing.T) {
 // (it offered files), after "help auth" the subcommand, and report's -o is
 // -o (it was --o), its value a file.
 func TestCompletionInBash(t *testing.T) {
+	t.Parallel()
 	res := runCLI(t, nil, "completion", "bash")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "bulkload.bash")
@@ -302,6 +310,7 @@ func TestCompletionInBash(t *testing.T) {
 // followed by examples; a command of a few flags lists them as one. A
 // one-letter flag is written -o (report's showed --o).
 func TestHelpGroupsFlags(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range []string{"upload", "validate"} {
 		res := runCLI(t, nil, cmd, "-h")
 		if strings.Contains(res.stdout, "Other flags") {
@@ -344,6 +353,7 @@ func TestHelpGroupsFlags(t *testing.T) {
 // covers 429s while README.md said they do not count; the code does not
 // count them (submitter.Config.MaxAttempts). Both now say so.
 func TestMaxAttemptsHelpAgreesWithREADME(t *testing.T) {
+	t.Parallel()
 	res := runCLI(t, nil, "upload", "-h")
 	_, help, _ := strings.Cut(res.stdout, "\n  --max-attempts int\n")
 	help, _, _ = strings.Cut(help, "\n")
@@ -365,6 +375,7 @@ func TestMaxAttemptsHelpAgreesWithREADME(t *testing.T) {
 // last, and carries the exit status, so that a log collector reads how the
 // run ended in one record.
 func TestLogFormatJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// lastSummary returns the summary record, failing unless it is the
 	// last record and its exitCode is the run's exit status.
@@ -477,6 +488,7 @@ func jsonRecords(t *testing.T, stderr string) []map[string]any {
 // TestSettingErrorsInWords: a bad value names the setting and the type it
 // wants, in words, wherever it came from.
 func TestSettingErrorsInWords(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(samples, "leads.csv")
 	cfg := func(text string) string {
@@ -519,6 +531,7 @@ func TestSettingErrorsInWords(t *testing.T) {
 // TestRefusedCombinations: settings that cannot mean what the user wants
 // are refused before anything is read or sent.
 func TestRefusedCombinations(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(samples, "leads.csv")
 	cases := []struct {
@@ -549,6 +562,7 @@ func TestRefusedCombinations(t *testing.T) {
 // its own extension names, whatever the input's; an empty one still has its
 // header; another extension is refused.
 func TestRejectsFollowsItsExtension(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	t.Run("csv input, jsonl rejects", func(t *testing.T) {
 		rejects := filepath.Join(dir, "messy.rejects.jsonl")

@@ -59,6 +59,8 @@ func uploadAuto(t *testing.T, s *sim, n int, extra ...string) (cliResult, map[in
 // (a capacity far above the start, K=200, and K=2 behind a short queue)
 // and TestConcurrencyStartsSettled in package pace.
 func TestConcurrencyAutoFindsCapacity(t *testing.T) {
+	// Not parallel: the limit found comes from the calls' latency, which
+	// other tests' CPU would lengthen.
 	tests := []struct {
 		name string
 		opts leadsim.Options
@@ -113,6 +115,7 @@ func checkAutoSummary(t *testing.T, res cliResult, sum summary.Summary) {
 // TestConcurrencyFixedBound: a fixed --concurrency that is the tightest
 // limit is named as what bound the run, and never exceeded.
 func TestConcurrencyFixedBound(t *testing.T) {
+	// Not parallel: what bound the run comes from the time calls waited.
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}})
 	res, _, sum := uploadAuto(t, s, 200, "--concurrency", "2")
 	if res.code != app.ExitOK {
@@ -143,6 +146,7 @@ func TestConcurrencyFixedBound(t *testing.T) {
 // at 3 after 9 latency cuts under go test on 2 loaded CPUs), so they are
 // not asserted here.
 func TestConcurrencyAutoRandomShapes(t *testing.T) {
+	// Not parallel: the limit found comes from the calls' latency.
 	tests := []struct {
 		name  string
 		opts  leadsim.Options

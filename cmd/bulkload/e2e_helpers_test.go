@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -44,6 +45,15 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	flag.Parse()
+	if !flagSet("test.parallel") {
+		// Most of these tests wait on a simulator's latency, an outage, a
+		// subprocess or a browser, not on the CPU: run up to 8 at once
+		// (the default, GOMAXPROCS, is 2 on a 2-CPU CI machine). The
+		// tests whose figures come from the clock stay serial, and serial
+		// tests run alone, before the parallel ones.
+		flag.Set("test.parallel", "8")
 	}
 	code := m.Run()
 	if pgServer != nil {
@@ -118,11 +128,24 @@ type cliResult struct {
 	stdout, stderr string
 }
 
+// flagSet reports whether the command line set the flag name.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // runCLI runs bulkload in-process with the given environment. Its stdout
 // and stderr are safe for concurrent writes: a token fetch that a run gave
 // Up waiting for may still log while the run writes its last lines, as it
 // may into a real process's stderr.
 func runCLI(t testing.TB, env map[string]string, args ...string) cliResult {
+	t.Helper()
+	return runCLIDeps(t, testDeps(t), env, args...)
+}
+
+// runCLIDeps is runCLI with deps.
+func runCLIDeps(t testing.TB, deps app.Deps, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var out, errb syncBuffer
 	environ := make([]string, 0, len(env)+1)
@@ -135,7 +158,7 @@ func runCLI(t testing.TB, env map[string]string, args ...string) cliResult {
 		// the ledger.
 		environ = append(environ, "XDG_STATE_HOME="+t.TempDir())
 	}
-	e := &app.Env{Getenv: lookupEnv(environ), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: time.Now, Deps: testDeps(t)}
+	e := &app.Env{Getenv: lookupEnv(environ), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: time.Now, Deps: deps}
 	code := runEnv(context.Background(), e, args)
 	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
 }
@@ -144,9 +167,11 @@ func runCLI(t testing.TB, env map[string]string, args ...string) cliResult {
 // milliseconds (a retry, the preflight's asking again, an outage's probes
 // and the token requests compute instead of waiting out production's 500
 // ms to 30 s), the tests' signing key for --simulate (no key generated per
-// run), and a streamed input's identity brought up to date every 50 ms.
+// run), a streamed input's identity brought up to date every 50 ms, and
+// the runtime's memory settings left alone (tests run at once).
 func testDeps(t testing.TB) app.Deps {
-	return app.Deps{BackoffBase: time.Millisecond, BackoffMax: 50 * time.Millisecond, SimSigningKey: simtest.SigningKey(t), IdentityEvery: 50 * time.Millisecond}
+	return app.Deps{BackoffBase: time.Millisecond, BackoffMax: 50 * time.Millisecond, SimSigningKey: simtest.SigningKey(t),
+		IdentityEvery: 50 * time.Millisecond, KeepRuntimeSettings: true}
 }
 
 func secretEnv() map[string]string {

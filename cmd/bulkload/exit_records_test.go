@@ -23,6 +23,7 @@ import (
 // the run a success. Before, the summary JSON and the summary beside the
 // results file said exitCode 0 and bulkload summary exited 0.
 func TestExitStatusRecordsAgree(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	gone := filepath.Join(dir, "reports")
 	if err := os.Mkdir(gone, 0o700); err != nil {
@@ -74,6 +75,7 @@ func TestExitStatusRecordsAgree(t *testing.T) {
 // says exit 1 and why, never "Nothing to do" over $1,800 of bids that are
 // $900. Before, the page took the best of the parts' exit statuses (0).
 func TestReportAndSummaryShareOneVerdict(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := uploadedTwice(t, dir)
 	check := func(name string, wantCode int, wantText ...string) {

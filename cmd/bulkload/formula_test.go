@@ -51,6 +51,7 @@ func formulaNotes(h http.Handler) http.Handler {
 // rejects file fed back as an input gives the original values and the same
 // errors (a negative amount stays the number it was).
 func TestOutputsNeutraliseFormulas(t *testing.T) {
+	t.Parallel()
 	s := startFormulaSim(t)
 	dir := t.TempDir()
 	recs := readCSVFile(t, filepath.Join(samples, "leads.csv"))

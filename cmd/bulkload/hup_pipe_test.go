@@ -22,6 +22,7 @@ import (
 // and writes the summary and the meta file, exit 130, as SIGTERM does;
 // it used to kill the run on the spot.
 func TestSIGHUPStopsLikeSIGTERM(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 80 * time.Millisecond}})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
@@ -59,6 +60,7 @@ func TestSIGHUPStopsLikeSIGTERM(t *testing.T) {
 // used to kill the run with SIGPIPE (exit 141), leaving no summary JSON and
 // bulkload_run_in_progress 1 in the metrics file. The upload must finish.
 func TestClosedStderrDoesNotStopUpload(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")

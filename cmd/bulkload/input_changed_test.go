@@ -18,6 +18,7 @@ import (
 // the check pass hashed, stop taking rows, drain, and exit non-zero naming
 // the input; no row of the other export is sent.
 func TestUploadInputChangedDuringRun(t *testing.T) {
+	t.Parallel()
 	const n = 6000
 	opts := func(prefix string, seed int64) synth.Options {
 		return synth.Options{Seed: seed, Style: synth.Defaults().Style, LeadIDPrefix: prefix, NoSSN: 0.2}
@@ -60,7 +61,7 @@ func TestUploadInputChangedDuringRun(t *testing.T) {
 			}
 			results := filepath.Join(dir, "results.csv")
 			args := append([]string{"upload"}, s.args()...)
-			args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--concurrency", "2", input)
+			args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--concurrency", "8", input)
 			done := make(chan cliResult, 1)
 			go func() { done <- runCLI(t, secretEnv(), args...) }()
 			waitForLines(t, results, 20, 60*time.Second)

@@ -73,6 +73,7 @@ func checkUploadArgs(s *sim, extra ...string) []string {
 // makes the results file another input's: --resume refuses before any
 // call, with that error alone. Rows appended to the same file are fine.
 func TestResumeRefusesAnEditedInputWithoutLeadIDs(t *testing.T) {
+	t.Parallel()
 	recs := withoutColumn(sampleRecords(t), "leadId")[:31] // header + 30 rows
 	edits := []struct {
 		name string
@@ -136,6 +137,7 @@ func TestResumeRefusesAnEditedInputWithoutLeadIDs(t *testing.T) {
 // edited input (a corrected phone number) resumes; rows swapped are refused
 // before any call, naming the row, without the accounting banner.
 func TestResumeMatchesAnEditedInputByLeadID(t *testing.T) {
+	t.Parallel()
 	recs := sampleRecords(t)[:21]
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
@@ -183,6 +185,7 @@ func TestResumeMatchesAnEditedInputByLeadID(t *testing.T) {
 // without, the message says what to do, and --resume refuses the other
 // Input before anything is sent.
 func TestNightlyFixedExportName(t *testing.T) {
+	t.Parallel()
 	recs := sampleRecords(t)
 	night1, night2 := recs[:21], slices.Concat(recs[:1], recs[21:41])
 	s := startTestSim(t, leadsim.Options{})
@@ -258,6 +261,7 @@ func TestNightlyFixedExportName(t *testing.T) {
 // read; the summary's hash is of the bytes read and it says the file grew;
 // --resume then sends the appended rows.
 func TestSummaryHashesTheBytesRead(t *testing.T) {
+	t.Parallel()
 	recs := sampleRecords(t)
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}})
 	dir := t.TempDir()
@@ -314,6 +318,7 @@ func TestSummaryHashesTheBytesRead(t *testing.T) {
 // termsConsent (or a --require-columns field) is refused before any call,
 // naming what is missing and the unknown columns that might be meant.
 func TestRequiredColumns(t *testing.T) {
+	t.Parallel()
 	recs := sampleRecords(t)[:11]
 	cases := []struct {
 		name  string
@@ -394,6 +399,7 @@ func runStdin(t testing.TB, stdin []byte, args ...string) cliResult {
 // prints the top reasons and exits 1, for a file and for standard input. A
 // few bad rows under the limit go through.
 func TestMaxInvalid(t *testing.T) {
+	t.Parallel()
 	recs := sampleRecords(t)
 	agree := slices.Clone(recs)
 	consent := slices.Index(recs[0], "termsConsent")
@@ -451,6 +457,7 @@ func TestMaxInvalid(t *testing.T) {
 // neither a token request nor the preflight query (it made the preflight's
 // one call before it failed).
 func TestNoRows(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	input := filepath.Join(dir, "empty.csv")
@@ -491,6 +498,7 @@ func gzipped(t *testing.T, b []byte) []byte {
 // decodes; only the trailer betrays it) is refused before the first call,
 // from a file and from standard input.
 func TestCorruptGzipSendsNothing(t *testing.T) {
+	t.Parallel()
 	plain, err := os.ReadFile(filepath.Join(samples, "leads.csv"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // simulator listens on 127.0.0.1; 0.0.0.0 reaches it on Linux but is not a
 // loopback address, so it stands for a remote host here.
 func TestInsecureHTTPRefused(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	remote := strings.Replace(s.url, "127.0.0.1", "0.0.0.0", 1)
 	tokenURL := token.URL(remote, leadsim.DefaultTenantID)

@@ -98,6 +98,7 @@ func keptSetup(t *testing.T, n int, extra ...string) (s *alteringSim, input, res
 // summary names them. A later --resume of the same edited
 // file keeps them submitted; none is written invalid, none created again.
 func TestUploadEditedCellKeepsLead(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	summary := filepath.Join(t.TempDir(), "summary.json")
 	s, input, results, args, ids := keptSetup(t, n, "--summary-json", summary)
@@ -135,6 +136,7 @@ func TestUploadEditedCellKeepsLead(t *testing.T) {
 // pass it off as settled: its rows show as only validated, not sent, and
 // the exit status is 1, alone or beside an upload's results.
 func TestSummaryOfValidateOutput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	validated := filepath.Join(dir, "v.results.csv")
 	if res := runCLI(t, nil, "validate", "--results", validated, filepath.Join(samples, "leads.csv")); res.code != app.ExitOK {
@@ -172,6 +174,7 @@ func TestSummaryOfValidateOutput(t *testing.T) {
 // not count against --max-invalid there either (3 of 3 rows invalid now,
 // against the default 20%).
 func TestUploadEditedCellKeepsLeadFromStdin(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	s, input, results, common, ids := keptSetup(t, n)
 	edited, err := os.ReadFile(input)
@@ -202,6 +205,7 @@ func TestUploadEditedCellKeepsLeadFromStdin(t *testing.T) {
 // the cell is fixed, a --resume sends the row with the own-lead check and
 // submits its own lead, once.
 func TestUploadEditedAmbiguousRowKeepsLead(t *testing.T) {
+	t.Parallel()
 	const n, edited = 5, 2
 	s := startAlteringSim(t, leadsim.Options{}, func(_ string, r reply) (reply, time.Duration) {
 		return jsonReply(500, `{"errors":[{"message":"Internal server error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`), 0

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -79,6 +80,7 @@ func wholeCSV(t *testing.T, path string) {
 // resumed run cuts off). The run again with --resume writes the whole
 // rejects file and removes the temporary file the killed run left.
 func TestKilledRunLeavesWholeOutputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.csv")
 	opts := synth.Defaults()
@@ -93,6 +95,9 @@ func TestKilledRunLeavesWholeOutputs(t *testing.T) {
 	killWhen(t, rejects, 20_000, append(args, input)...)
 	wholeCSV(t, rejects)
 
+	// The resume may send at any pace: 16 calls in flight (2 took 15 s
+	// of the test's 17 for the 1,500 valid rows at 20 ms a call).
+	args[slices.Index(args, "--concurrency")+1] = "16"
 	res := runCLI(t, secretEnv(), append(args, "--resume", input)...)
 	if res.code != app.ExitOK {
 		t.Fatalf("--resume exit = %d\n%s", res.code, res.stderr)

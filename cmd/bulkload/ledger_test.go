@@ -127,6 +127,7 @@ func cumulative(t *testing.T, path string, n int) {
 // the run's, whatever ran after. On main the re-drop sent every row again
 // and exited 0 with $0.00.
 func TestLedgerNightAfterNight(t *testing.T) {
+	t.Parallel()
 	eachLedger(t, func(t *testing.T, where string) {
 		s := startTestSim(t, leadsim.Options{})
 		dir := t.TempDir()
@@ -226,6 +227,7 @@ func TestLedgerNightAfterNight(t *testing.T) {
 // one run holds, the other waits for and finds sent. On main each run sent
 // every lead.
 func TestLedgerConcurrentRuns(t *testing.T) {
+	t.Parallel()
 	eachLedger(t, func(t *testing.T, where string) {
 		s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond}})
 		dir := t.TempDir()
@@ -261,6 +263,7 @@ func TestLedgerConcurrentRuns(t *testing.T) {
 // ledger; a rerun of the whole file afterwards (another results file)
 // sends nothing.
 func TestLedgerShards(t *testing.T) {
+	t.Parallel()
 	eachLedger(t, func(t *testing.T, where string) {
 		s := startTestSim(t, leadsim.Options{})
 		dir := t.TempDir()
@@ -293,6 +296,7 @@ func TestLedgerShards(t *testing.T) {
 // own-lead check settles them), never one whose answer the ledger has; the
 // service holds one lead per row. On main the rerun sent every row again.
 func TestLedgerKilledRunRerunElsewhere(t *testing.T) {
+	t.Parallel()
 	eachLedger(t, func(t *testing.T, where string) {
 		s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 150 * time.Millisecond}})
 		dir := t.TempDir()
@@ -369,6 +373,7 @@ func TestLedgerKilledRunRerunElsewhere(t *testing.T) {
 // fresh one. On main the missing file (under the cron line's {sha})
 // left the metrics as they were.
 func TestLedgerStoppedRunsAreRecorded(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	where := filepath.Join(dir, "ledger.sqlite")
@@ -416,6 +421,7 @@ func TestLedgerStoppedRunsAreRecorded(t *testing.T) {
 // every lead would come back unqualified, a $0 night that exited 0 on
 // main; --allow-no-ssn sends it.
 func TestNoSSNColumn(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	recs := sampleRecords(t)
@@ -446,6 +452,7 @@ func TestNoSSNColumn(t *testing.T) {
 // from the ledger. On main it counted the last run's alone (issue 29: 4,077
 // calls where the truth was 8,103).
 func TestLedgerSummaryCountsEveryRun(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	where := filepath.Join(dir, "ledger.sqlite")

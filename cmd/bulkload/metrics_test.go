@@ -62,6 +62,7 @@ func parseMetrics(t *testing.T, path string) (map[string]float64, map[string]boo
 
 // The metrics file agrees with the summary JSON of the same run.
 func TestUploadMetricsFileMatchesSummary(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	path := filepath.Join(t.TempDir(), "leads.prom")
 	res, _, summaryPath := uploadSample(t, s, "--metrics-file", path)
@@ -120,6 +121,7 @@ func TestUploadMetricsFileMatchesSummary(t *testing.T) {
 // A run that fails says so in bulkload_last_run_success, whatever stopped
 // it: here refused credentials, before any row.
 func TestUploadMetricsFailedRun(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	path := filepath.Join(t.TempDir(), "m.prom")
 	dir := t.TempDir()
@@ -143,6 +145,7 @@ func TestUploadMetricsFailedRun(t *testing.T) {
 
 // An unwritable metrics file is refused before the first call.
 func TestUploadMetricsFileUnwritable(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	args := append([]string{"upload"}, s.args()...)
@@ -162,6 +165,7 @@ func TestUploadMetricsFileUnwritable(t *testing.T) {
 // Two shards of a backfill push to two groups of the Pushgateway: the
 // second does not overwrite the first.
 func TestUploadShardsPushToTheirOwnGroups(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	pushes := map[string]string{}
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

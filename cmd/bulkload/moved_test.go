@@ -58,6 +58,7 @@ func submitRefused(t *testing.T, s *alteringSim, now time.Time, results string, 
 // duplicate, processed, never submitted, exit 0). Without --resume it is
 // refused (exit 2) naming run 1's file, nothing sent.
 func TestResumeAfterMidnight(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	s := startAlteringSim(t, leadsim.Options{}, nil)
 	s.on.Store(false)
@@ -108,6 +109,7 @@ func TestResumeAfterMidnight(t *testing.T) {
 // (exit 2) naming their results files, nothing sent. A shard of the same
 // count whose results path moved ({date}) continues its own file.
 func TestResumeShardCountChanged(t *testing.T) {
+	t.Parallel()
 	const n = 6
 	s := startAlteringSim(t, leadsim.Options{}, nil)
 	s.on.Store(false)
@@ -173,6 +175,7 @@ func TestResumeShardCountChanged(t *testing.T) {
 // the rerun finds run 1's by the bytes it read (the first bytes of the
 // input now) and sends only the rows appended.
 func TestResumeAfterRowsAppended(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	input := filepath.Join(dir, "leads.csv")
@@ -208,6 +211,7 @@ func TestResumeAfterRowsAppended(t *testing.T) {
 // say its endpoint (written before bulkload recorded it) cannot be told
 // apart, and is refused (exit 2) naming it.
 func TestMovedResultsOfAnotherEndpoint(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	sandbox, production := startTestSim(t, leadsim.Options{}), startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
@@ -264,6 +268,7 @@ func TestMovedResultsOfAnotherEndpoint(t *testing.T) {
 // whatever the host's load (it used to come when 4 lines were seen, and a
 // slow poll could find all 12 leads created).
 func TestResumeAfterMidnightKilled(t *testing.T) {
+	t.Parallel()
 	const n = 12
 	gate := newHoldGate("createLead", 6)
 	s := startTestSimHandler(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}}, gate.wrap)

@@ -45,6 +45,7 @@ func partnerFileWithInvalid(t *testing.T, dir, name string, bad ...int) (string,
 // metrics (count and share) and the rejects file. --strict makes them fail
 // the run; validate always does.
 func TestInvalidRowsWithinLimitAreNotAFailedRun(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	input, rows := partnerFileWithInvalid(t, dir, "acme.csv", 3, 7, 11)
@@ -304,6 +305,7 @@ func redrop(t *testing.T, path string, variant int, bad ...int) {
 // into files of its own and leaves the first run's files as they were; a
 // rerun of the re-drop resumes it and sends nothing again.
 func TestCronLineOneNight(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	h := newCronHost(t, s)
 
@@ -413,6 +415,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // results, the metrics file), and its message names a pattern that would
 // have worked ({sha} added to the one given).
 func TestRefusedRunReplacesNothing(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	runs, prom := filepath.Join(dir, "runs"), filepath.Join(dir, "prom", "acme.prom")
@@ -465,6 +468,7 @@ func TestRefusedRunReplacesNothing(t *testing.T) {
 // same day resumes, a re-drop the same day gets its own files, the next
 // night's run (same export name, new contents) its own again.
 func TestNightAfterNight(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	input := filepath.Join(dir, "leads.csv")
@@ -506,6 +510,7 @@ func TestNightAfterNight(t *testing.T) {
 // for --resume"), the summary JSON and the metrics, not only in the last
 // error line, and --resume sends them.
 func TestNotReachedShown(t *testing.T) {
+	t.Parallel()
 	var sw *outageSwitch
 	s := startTestSimHandler(t, leadsim.Options{}, func(srv *leadsim.Server) http.Handler {
 		sw = &outageSwitch{h: srv.Handler(), downFrom: 12}
@@ -589,6 +594,7 @@ func (f *refuser) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // for the moment (503 until the retries ran out) are not in it: --resume
 // sends those. Invalid rows stay in --rejects.
 func TestRefusalsFile(t *testing.T) {
+	t.Parallel()
 	s := startTestSimHandler(t, leadsim.Options{}, func(srv *leadsim.Server) http.Handler {
 		return &refuser{h: srv.Handler(), refuse: []string{"ACME-000005", "ACME-000017"}, flaky: []string{"ACME-000009"}}
 	})

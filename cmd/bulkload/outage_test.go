@@ -112,6 +112,7 @@ func checkSampleDone(t *testing.T, s *sim, rows map[int]resultRow) {
 // the tokens (2 s) expire. The run waits: every row is done, none failed,
 // exit 0, and the summary lists the outage.
 func TestUploadTokenOutage(t *testing.T) {
+	t.Parallel()
 	clock := &simClock{}
 	s := startTestSimHandler(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
@@ -143,6 +144,7 @@ func TestUploadTokenOutage(t *testing.T) {
 // for 3 s mid-run. With --max-attempts 2 a row's own retries cannot ride
 // that out; the run does: every row done, none failed, exit 0.
 func TestUploadGraphQLOutage(t *testing.T) {
+	t.Parallel()
 	clock := &simClock{}
 	s := startTestSimHandler(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
@@ -172,6 +174,7 @@ func TestUploadGraphQLOutage(t *testing.T) {
 // stops the run: exit 4, no row failed, the rows not sent left for
 // --resume, which, once the service is back, finishes every row once.
 func TestUploadOutageLongerThanWait(t *testing.T) {
+	t.Parallel()
 	clock := &simClock{}
 	s := startTestSimHandler(t, leadsim.Options{
 		SigningKey:    testSigningKey(t),
@@ -228,6 +231,7 @@ func TestUploadOutageLongerThanWait(t *testing.T) {
 // result codes are the leads' own, not "duplicate"), and every qualified
 // lead is submitted once.
 func TestUploadHungService(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []leadsim.HangMode{leadsim.HangHeld, leadsim.HangUnread} {
 		t.Run(string(mode), func(t *testing.T) {
 			s := startTestSim(t, leadsim.Options{SigningKey: testSigningKey(t), HangAfter: 25, HangMode: mode})
@@ -297,6 +301,7 @@ func TestUploadHungService(t *testing.T) {
 // dead endpoint is a wrong setting, not an outage to wait out: exit 4 at
 // the preflight, whatever --outage-wait says.
 func TestUploadDeadEndpointAtStart(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{SigningKey: testSigningKey(t)})
 	results := filepath.Join(t.TempDir(), "results.csv")
 	start := time.Now()
@@ -322,6 +327,7 @@ func TestUploadDeadEndpointAtStart(t *testing.T) {
 // --max-attempts 5, row 45 ran out of attempts on 502s in one run of a
 // loaded host (1 in 32); 60 attempts make that 1 in 2^60.
 func TestUploadRefusalDuringPartialOutage(t *testing.T) {
+	t.Parallel()
 	const refused = "ACME-000045"
 	refusal := `{"errors":[{"message":"zipCode: must be 5 digits","extensions":{"code":"BAD_USER_INPUT"}}],"data":{"createLead":null}}`
 	clock := &simClock{}

@@ -21,6 +21,7 @@ import (
 // before anything is sent, or writes a new file in the link's place; the
 // target is untouched either way.
 func TestPlantedLinksNeverFollowed(t *testing.T) {
+	t.Parallel()
 	input := filepath.Join(samples, "leads.csv")
 	for _, tc := range []struct {
 		name   string
@@ -81,6 +82,7 @@ func TestPlantedLinksNeverFollowed(t *testing.T) {
 // A file owned by another user is refused outright (checked when the test
 // runs as root, which can make one).
 func TestPreCreatedRejectsGetsNoPII(t *testing.T) {
+	t.Parallel()
 	// leads.csv with row 2's e-mail broken: it is rejected, SSN and all.
 	b, err := os.ReadFile(filepath.Join(samples, "leads.csv"))
 	if err != nil {

@@ -35,6 +35,7 @@ func copySample(t *testing.T, dir, name string) string {
 // After the first is killed, the OS has released its lock and --resume
 // goes on.
 func TestSecondRunOnResultsFileRefused(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 60 * time.Millisecond}})
 	results := filepath.Join(t.TempDir(), "results.csv")
 	input := filepath.Join(samples, "leads.csv")
@@ -80,6 +81,7 @@ func TestSecondRunOnResultsFileRefused(t *testing.T) {
 // journal alone; validate --results on it is refused without --overwrite,
 // and so is any other output pointed at it.
 func TestValidateNeverReplacesUploadOutcomes(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	input := copySample(t, dir, "leads.csv")
@@ -131,6 +133,7 @@ func TestValidateNeverReplacesUploadOutcomes(t *testing.T) {
 // TestOutputsCheckedBeforeFirstCall: an output that cannot be written
 // stops the run before any lead is sent, with exit 2 naming the flag.
 func TestOutputsCheckedBeforeFirstCall(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(samples, "leads.csv")
 	notADir := filepath.Join(dir, "file")

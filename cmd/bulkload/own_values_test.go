@@ -19,6 +19,7 @@ import (
 // summary JSON's invalidColumns examples, the summary beside the results
 // file, --report's page or bulkload report's. Each form failed before.
 func TestErrorsHideOwnValuesInEveryForm(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recs := readCSVFile(t, filepath.Join(samples, "leads.csv"))
 	col := map[string]int{}

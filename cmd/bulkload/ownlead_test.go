@@ -23,6 +23,7 @@ import (
 // processed with its qualified lead unsubmitted, exit 0. A --resume that
 // can read partnerLeadId then settles it: submitted once.
 func TestOwnLeadCheckWithoutPartnerLeadID(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	noPartnerLeadID := `query Lead($id: String!) { lead(id: $id) { id resultCode note bidValue } }`
 	partnerField := regexp.MustCompile(`"partnerLeadId":"[^"]*"`)

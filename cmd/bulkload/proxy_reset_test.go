@@ -19,6 +19,7 @@ import (
 // qualified lead never submitted and exit 0. One worker and a seeded
 // simulator keep the draws, and so the test, the same on every run.
 func TestUploadProxyResetAfterCommit(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	tests := []struct {
 		status int

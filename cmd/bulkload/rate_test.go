@@ -17,6 +17,7 @@ import (
 )
 
 func TestRateAutoIsTheDefault(t *testing.T) {
+	t.Parallel()
 	up := app.NewUploadOptions()
 	fs := flag.NewFlagSet("upload", flag.ContinueOnError)
 	registerUpload(fs, up)
@@ -32,6 +33,8 @@ func TestRateAutoIsTheDefault(t *testing.T) {
 // Auto's start), --rate auto comes down under the limit, every
 // row succeeds, and the summary says where it settled.
 func TestUploadRateAutoSettles(t *testing.T) {
+	// Not parallel: the rate must reach the service's limit to find it, on
+	// a CPU of its own.
 	s := startTestSim(t, leadsim.Options{RateLimit: 15, RateBurst: 1})
 	res, rows, summaryPath := uploadSample(t, s, "--rate", "auto", "--concurrency", "4", "--max-attempts", "2")
 	if res.code != app.ExitOK {
@@ -72,6 +75,7 @@ func TestUploadRateAutoSettles(t *testing.T) {
 // (issue 27: 200 rows in 47 s instead of 4.4). The figure is a share of the
 // run, not a time.
 func TestUploadRetryAfterDelaysItsRowOnly(t *testing.T) {
+	// Not parallel: the figure is a share of the run's time.
 	s := startTestSim(t, leadsim.Options{Fail503: 0.1, Fail503RetryAfter: "2", CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond}, Seed: 5})
 	res, rows, sum := uploadAuto(t, s, 100, "--rate", "auto", "--max-attempts", "10")
 	if res.code != app.ExitOK {
@@ -101,6 +105,7 @@ func TestUploadRetryAfterDelaysItsRowOnly(t *testing.T) {
 // TestAdaptiveStartsFromALimitFoundBefore's; here, that the limit travels
 // from one run to the next.
 func TestResumeStartsFromTheEarlierPacing(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{RateLimit: 10, RateBurst: 3, CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond}})
 	dir := t.TempDir()
 	input := filepath.Join(dir, "leads.csv")

@@ -66,6 +66,7 @@ func editSidecar(t *testing.T, results string, edit func(m map[string]any)) {
 // returns) is refused by bulkload report and bulkload summary with exit 2
 // naming it, instead of crashing them or being counted.
 func TestReportRefusesCraftedSidecar(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := uploadedTwice(t, dir)
 	orig, err := os.ReadFile(summary.Path(b))
@@ -118,6 +119,7 @@ func TestReportRefusesCraftedSidecar(t *testing.T) {
 // without the input check would take another export's rows for the
 // earlier run's (same leadIds, same row count) and send none of them.
 func TestResumeRefusesDamagedMeta(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	night1, night2 := filepath.Join(dir, "night1.csv"), filepath.Join(dir, "night2.csv")

@@ -59,6 +59,7 @@ func echoForms(t *testing.T, path string) []string {
 // submitLead, the lead read after a lost answer, injected 500s), and scans
 // every output (debug log, results file, summary JSON) for them.
 func TestUploadRedactsEchoedPersonalData(t *testing.T) {
+	t.Parallel()
 	auto := leadsim.DefaultClient()
 	auto.AutoSubmit = true // every submitLead is refused: already submitted
 	s := startTestSim(t, leadsim.Options{EchoPII: true, Clients: []leadsim.Client{auto}, Fail500: 0.1, DropAfter: 0.15, Seed: 9})
@@ -148,6 +149,7 @@ func TestUploadRedactsEchoedPersonalData(t *testing.T) {
 // as an HTTP Basic header would carry them: none of the secret's encodings
 // may reach the output.
 func TestAuthCheckScrubsEchoedSecret(t *testing.T) {
+	t.Parallel()
 	const id, secret = "client-9", "p@ss w0rd+/=XyZ"
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

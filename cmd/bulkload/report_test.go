@@ -162,6 +162,7 @@ func browse(t *testing.T, path, shot string) page {
 // that loads an image from the network and logs an error is caught on
 // both counts, with and without a CSP that blocks them.
 func TestBrowserHarnessCatches(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	tests := []struct {
@@ -264,6 +265,7 @@ func faultyRun(t *testing.T, dir string, rows int, outage time.Duration, dropAft
 // the outage lasts 20 seconds and the screenshot is copied there (the
 // README's).
 func TestReportInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // before the run it opens: skipped outside CI without a browser
 	dir := t.TempDir()
 	// Enough lost answers that some rows end unverified, whatever the
@@ -413,6 +415,7 @@ func checkPage(t *testing.T, dom string, sum map[string]any, more ...string) {
 // before the first call, and written for a run that stops (here: too
 // many invalid rows, nothing sent), saying why.
 func TestReportOutputChecks(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	input := filepath.Join(dir, "acme.csv")
@@ -481,6 +484,7 @@ func TestReportOutputChecks(t *testing.T) {
 // is one page whose figures equal bulkload summary's of the same files,
 // with the shards' invalid columns added up and their timelines merged.
 func TestReportCombinesShards(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	writer := leadsim.DefaultClient()
 	writer.Roles = []string{leadsim.RoleWrite}
@@ -555,6 +559,7 @@ func TestReportCombinesShards(t *testing.T) {
 // TestReportWhenServiceUnreachable: a run that stops with exit 4 before
 // sending still writes its report, which says so and what to do.
 func TestReportWhenServiceUnreachable(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	page := filepath.Join(dir, "run.html")
@@ -578,6 +583,7 @@ func TestReportWhenServiceUnreachable(t *testing.T) {
 // Chromium: found from BULKLOAD_CHROMIUM or PATH; when missing, skipped
 // only outside CI.
 func TestChromiumMissing(t *testing.T) {
+	t.Parallel()
 	none := func(string) (string, error) { return "", exec.ErrNotFound }
 	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 	if p, err := findChromium(env(map[string]string{"BULKLOAD_CHROMIUM": "/opt/chrome"}), none); p != "/opt/chrome" || err != nil {

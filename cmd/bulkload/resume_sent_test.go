@@ -77,6 +77,7 @@ func resumeSubmitsAll(t *testing.T, s *alteringSim, args []string, results strin
 // 3 finds each row's last line still failed, gets "Duplicate of lead X",
 // and must check that X is the row's own and submit it.
 func TestUploadResumeKilledMidCall(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	s := startAlteringSim(t, leadsim.Options{}, func(_ string, r reply) (reply, time.Duration) {
 		return r, 10 * time.Minute // processed; the answer never comes
@@ -105,6 +106,7 @@ func TestUploadResumeKilledMidCall(t *testing.T) {
 // size fails, as on a full disk). Run 3 must check each duplicate answer
 // and submit the row's own lead.
 func TestUploadResumeFullDisk(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	s := startAlteringSim(t, leadsim.Options{}, nil)
 	s.on.Store(false)

@@ -21,6 +21,7 @@ import (
 // the run for good, deaf to SIGINT and SIGTERM. bulkload runs as a process
 // here: it must exit 2 at once, naming the setting, having sent nothing.
 func TestSettingsFIFORefused(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	for _, flag := range []string{"--client-secret-file", "--config", "--mapping"} {
 		t.Run(flag, func(t *testing.T) {
@@ -60,6 +61,7 @@ func TestSettingsFIFORefused(t *testing.T) {
 // TestSecretFileReadableByOthersWarned: a secret file that group or others
 // can read is used, with a warning saying so and how to fix it.
 func TestSecretFileReadableByOthersWarned(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	for _, tc := range []struct {

@@ -15,6 +15,7 @@ import (
 // exactly once between them, each into its own results file, and
 // "bulkload summary" of the three accounts for every row.
 func TestUploadShardsSendEveryRowOnce(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	input := filepath.Join(dir, "backfill.csv")

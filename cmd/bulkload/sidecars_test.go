@@ -21,6 +21,7 @@ import (
 // --report r.csv.meta replaced the input's record, and night 2's export
 // was then resumed as night 1's.
 func TestOutputsOverSidecarsRefused(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	input := copySample(t, dir, "leads.csv")

@@ -15,6 +15,7 @@ import (
 
 // TestSmallThings: what an operator trips on, each held by a case.
 func TestSmallThings(t *testing.T) {
+	t.Parallel()
 	t.Run("version -h is help, not a loop", func(t *testing.T) {
 		for _, h := range []string{"-h", "--help"} {
 			res := runCLI(t, nil, "version", h)
@@ -86,6 +87,7 @@ func TestSmallThings(t *testing.T) {
 // TestOneErrorAttribute: every log record names its error "err", never
 // "error", so that one query finds them all.
 func TestOneErrorAttribute(t *testing.T) {
+	t.Parallel()
 	re := regexp.MustCompile(`\.(Debug|Info|Warn|Error)(Context)?\([^\n]*"error",`)
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -115,6 +117,7 @@ func TestOneErrorAttribute(t *testing.T) {
 // take milliseconds: their summaries show no rows per second (a figure
 // such as 49,646 rows/s would be the start-up cost over a few rows).
 func TestRateOnlyWhenMeaningful(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	input := filepath.Join(samples, "leads.csv")

@@ -23,6 +23,7 @@ import (
 // same results name is refused before anything is sent, while the same
 // export piped again resumes and finishes.
 func TestUploadStdinKilledIdentity(t *testing.T) {
+	t.Parallel()
 	const n = 1500
 	dir := t.TempDir()
 	night := func(seed int64) []byte {
@@ -126,6 +127,7 @@ func metaOf(t *testing.T, results string) *outfile.Meta {
 // before the bytes the earlier run read stops with an error naming the
 // Input, not exit 0 (issue 18 item 4).
 func TestUploadStdinIdentityKeptCurrent(t *testing.T) {
+	t.Parallel()
 	const n = 1500
 	dir := t.TempDir()
 	night := func(seed int64) []byte {

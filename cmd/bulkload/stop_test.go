@@ -34,6 +34,7 @@ func uploadArgs(s *sim, endpoint, results, input string, extra ...string) []stri
 }
 
 func TestUploadPreflightStopsAtOnce(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(notFound.Close)
@@ -71,6 +72,7 @@ func TestUploadPreflightStopsAtOnce(t *testing.T) {
 // gateway keeps answering 502 stops with exit 4 after --preflight-wait,
 // saying so, with no row sent.
 func TestUploadPreflightThroughAGateway(t *testing.T) {
+	// Not parallel: --preflight-wait of 100 and 200 ms.
 	t.Run("flapping", func(t *testing.T) {
 		s := startTestSim(t, leadsim.Options{FirstAnswers: []int{502, 504}})
 		res, rows, _ := uploadSample(t, s, "--preflight-wait", "200ms")
@@ -111,6 +113,7 @@ func TestUploadPreflightThroughAGateway(t *testing.T) {
 // answering 503 stops with exit 4 after --preflight-wait, with no row sent
 // (it went on into the rows and waited out an outage).
 func TestUploadPreflightThroughAGateway503(t *testing.T) {
+	t.Parallel()
 	t.Run("flapping", func(t *testing.T) {
 		s := startTestSim(t, leadsim.Options{FirstAnswers: []int{503, 503, 503, 503, 503, 503, 503}})
 		res, rows, _ := uploadSample(t, s, "--preflight-wait", "30s")
@@ -166,6 +169,7 @@ func (o *outageSwitch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the run exits 4, no row is failed for the service's absence (the rows not
 // sent have no line), and --resume sends them once the service is back.
 func TestUploadCircuitBreaker(t *testing.T) {
+	t.Parallel()
 	var sw *outageSwitch
 	s := startTestSimHandler(t, leadsim.Options{}, func(srv *leadsim.Server) http.Handler {
 		sw = &outageSwitch{h: srv.Handler(), downFrom: 12}
@@ -226,6 +230,7 @@ func TestUploadCircuitBreaker(t *testing.T) {
 // rows fail one by one (one attempt each here) and the run finishes (exit
 // 1, not 4).
 func TestUploadThrottlingNeverTrips(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{Fail503: 1})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
@@ -242,6 +247,7 @@ func TestUploadThrottlingNeverTrips(t *testing.T) {
 // the first call, so its error stops the run with nothing sent; a stream
 // with --max-invalid 100% is sent as it comes, which is the case here.)
 func TestUploadCorruptInputDrains(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 150 * time.Millisecond}})
 	dir := t.TempDir()
 	raw, err := os.ReadFile(filepath.Join(samples, "leads.csv"))
@@ -281,6 +287,7 @@ func TestUploadCorruptInputDrains(t *testing.T) {
 // stop. The calls in flight drain and finish, the journal is compacted and
 // the summary written.
 func TestUploadSignalsTogetherCountAsOne(t *testing.T) {
+	t.Parallel()
 	// Calls take longer than the time between the two signals, so that the
 	// second finds calls in flight.
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: time.Second}})
@@ -324,6 +331,7 @@ func TestUploadSignalsTogetherCountAsOne(t *testing.T) {
 // rows cut off on the wire are unverified (their answers never came, their
 // leads may exist), marked ambiguous for --resume's own-lead check.
 func TestUploadSecondSignalStopsCallsInFlight(t *testing.T) {
+	t.Parallel()
 	var counting *inFlight
 	ss := simtest.StartHandler(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: time.Minute}}, func(srv *leadsim.Server) http.Handler {
 		counting = &inFlight{h: srv.Handler()}
@@ -371,6 +379,7 @@ func TestUploadSecondSignalStopsCallsInFlight(t *testing.T) {
 // and valid for --resume, and never claims "results written"; --resume then
 // finishes the job.
 func TestUploadCompactionFails(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 30 * time.Millisecond}})
 	base := t.TempDir()
 	dir := filepath.Join(base, "out")
@@ -414,6 +423,7 @@ func TestUploadCompactionFails(t *testing.T) {
 // the credentials or the tenant are wrong, 400/401/404, stays exit 3:
 // TestUploadWrongSecret, TestAlternativeSettingsPrecedence.)
 func TestTokenEndpointUnreachable(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	unavailable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "maintenance", http.StatusServiceUnavailable)
@@ -472,6 +482,7 @@ func TestTokenEndpointUnreachable(t *testing.T) {
 // earlier run left at the same fixed path (a cron job reading it must not
 // take last night's figures for tonight's).
 func TestSummaryJSONSaysHowTheRunEnded(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	messy := filepath.Join(samples, "messy.csv") // 11 of 30 rows invalid: over --max-invalid 20%
 	leads := filepath.Join(samples, "leads.csv")

@@ -50,6 +50,7 @@ func withExpiresIn(h http.Handler, expires string) http.Handler {
 // and sends nothing; a lifetime as a string of digits or a very large one
 // is used.
 func TestTokenExpiresInMalformed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, value string
 		ok          bool

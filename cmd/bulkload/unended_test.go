@@ -70,6 +70,7 @@ func growingInput(t *testing.T, dir, format string, n int) (path, rest string) {
 // and leaves the row (no line in the results file), and --resume, once the
 // file is complete, sends it, whole, once. CSV and JSONL.
 func TestUploadInputStillBeingWritten(t *testing.T) {
+	t.Parallel()
 	const n = 5
 	for _, format := range []string{"csv", "jsonl"} {
 		t.Run(format, func(t *testing.T) {

@@ -45,6 +45,7 @@ func qualifyingInput(t *testing.T, dir string) string {
 // rather than record "processed, duplicate" and leave a qualified lead
 // unsubmitted.
 func TestUploadResumeChecksLostAnswers(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{DropAfter: 0.5, Seed: 5})
 	dir := t.TempDir()
 	input := qualifyingInput(t, dir)
@@ -118,6 +119,7 @@ func resumeUntilSubmitted(t *testing.T, s *sim, args []string, results, when str
 // cannot be checked without Lead.Read: the row is unverified (not
 // processed), counted in the summary and its JSON, and the run exits 1.
 func TestUploadUnverified(t *testing.T) {
+	t.Parallel()
 	client := leadsim.DefaultClient()
 	client.Roles = []string{leadsim.RoleWrite}
 	s := startTestSim(t, leadsim.Options{DropAfter: 0.3, Seed: 7, Clients: []leadsim.Client{client}})
@@ -171,6 +173,7 @@ func TestUploadUnverified(t *testing.T) {
 // (even a clean one, no answer lost in this run) gets the own-lead check, and
 // every qualified row ends with its own lead submitted.
 func TestUploadKilledMidRetryThenResumed(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{DropAfter: 0.5, Seed: 3})
 	dir := t.TempDir()
 	input := qualifyingInput(t, dir)

@@ -38,6 +38,7 @@ func uploadSample(t *testing.T, s *sim, extra ...string) (cliResult, map[int]res
 }
 
 func TestUploadCleanSample(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	res, rows, summary := uploadSample(t, s, "--concurrency", "8")
 	if res.code != app.ExitOK {
@@ -124,6 +125,7 @@ func TestUploadCleanSample(t *testing.T) {
 }
 
 func TestUploadNoSubmit(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	res, rows, _ := uploadSample(t, s, "--no-submit")
 	if res.code != app.ExitOK {
@@ -138,6 +140,7 @@ func TestUploadNoSubmit(t *testing.T) {
 }
 
 func TestUploadShortLivedTokens(t *testing.T) {
+	t.Parallel()
 	// Tokens live 1 s; the run lasts several seconds.
 	s := startTestSim(t, leadsim.Options{
 		TokenLifetime: time.Second,
@@ -191,6 +194,7 @@ func (d *rotatingDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestUploadKeyRotation(t *testing.T) {
+	t.Parallel()
 	// The signing key is rotated once, mid-run (at the 20th of some 80
 	// GraphQL requests), revoking every token issued so far: each worker's
 	// next call gets a 401, one new token is fetched, and the calls are
@@ -217,6 +221,7 @@ func TestUploadKeyRotation(t *testing.T) {
 }
 
 func TestUploadServerRateLimitSlowsClient(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{RateLimit: 25, RateBurst: 2})
 	res, rows, _ := uploadSample(t, s, "--concurrency", "8", "--rate", "100")
 	if res.code != app.ExitOK {
@@ -239,6 +244,7 @@ func TestUploadServerRateLimitSlowsClient(t *testing.T) {
 }
 
 func TestUploadTransient503(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{Fail503: 0.1, Seed: 7})
 	res, rows, summary := uploadSample(t, s, "--concurrency", "8", "--max-attempts", "8")
 	if res.code != app.ExitOK {
@@ -254,6 +260,7 @@ func TestUploadTransient503(t *testing.T) {
 }
 
 func TestUploadPermanent500(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{Fail500: 0.2, Seed: 11})
 	res, rows, _ := uploadSample(t, s, "--concurrency", "8")
 	if res.code != app.ExitRowsFailed {
@@ -279,6 +286,7 @@ func TestUploadPermanent500(t *testing.T) {
 }
 
 func TestUploadDroppedConnections(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{DropAfter: 0.2, Seed: 5})
 	res, rows, _ := uploadSample(t, s, "--concurrency", "8")
 	if res.code != app.ExitOK && res.code != app.ExitRowsFailed {
@@ -310,6 +318,7 @@ func TestUploadDroppedConnections(t *testing.T) {
 }
 
 func TestUploadWrongSecret(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	const wrong = "not-the-secret-xyzzy"
 	dir := t.TempDir()
@@ -332,6 +341,9 @@ func TestUploadWrongSecret(t *testing.T) {
 }
 
 func TestUploadNeverLeaksSensitiveData(t *testing.T) {
+	// Not parallel: the simulator rotates its key every 200 ms (a new
+	// RSA key each time); with other tests' CPU a fresh token can meet the
+	// next rotation before its first call, and the run stops at exit 3.
 	s := startTestSim(t, leadsim.Options{Fail503: 0.1, Fail500: 0.05, DropAfter: 0.05, RotateKeyEvery: 200 * time.Millisecond, Seed: 3})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.csv")
@@ -476,6 +488,7 @@ func startUploadOf(t *testing.T, s *sim) (string, []string, *exec.Cmd, *syncBuff
 // it saw 12 results lines, and on a loaded host the kill sometimes found no
 // lead pending ("the test would not test resume's submit path").
 func TestUploadKilledThenResumed(t *testing.T) {
+	t.Parallel()
 	gate := newHoldGate("submitLead", 0)
 	s := startTestSimHandler(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}}, gate.wrap)
 	results, args, cmd, out := startUploadOf(t, s)
@@ -533,6 +546,7 @@ func TestUploadKilledThenResumed(t *testing.T) {
 // when 8 results lines were seen, and a run on a loaded host could finish
 // the sample's 50 rows before it (0.9 s of createLeads were left).
 func TestUploadSIGTERMThenResume(t *testing.T) {
+	t.Parallel()
 	gate := newHoldGate("createLead", 8)
 	s := startTestSimHandler(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}}, gate.wrap)
 	results, args, cmd, out := startUploadOf(t, s)
@@ -585,6 +599,7 @@ func TestUploadSIGTERMThenResume(t *testing.T) {
 }
 
 func TestUploadRefusesToOverwriteEarlierUpload(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
@@ -622,6 +637,7 @@ func TestUploadRefusesToOverwriteEarlierUpload(t *testing.T) {
 // TestUploadSimulateTwice runs the README's first command twice, as a new
 // user would: both succeed and write the simulated results file.
 func TestUploadSimulateTwice(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "leads.csv")
 	b, err := os.ReadFile(filepath.Join(samples, "leads.csv"))
@@ -646,6 +662,7 @@ func TestUploadSimulateTwice(t *testing.T) {
 // TestUploadJSONLResultsAndResume uploads the JSONL sample with a JSONL
 // results file, then resumes over it: nothing is sent again.
 func TestUploadJSONLResultsAndResume(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	results := filepath.Join(t.TempDir(), "results.jsonl")
 	args := append([]string{"upload"}, s.args()...)
@@ -686,6 +703,7 @@ func (f *inFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // running once it returns: workers, the reader, the drain timer, the
 // progress display, the client's keep-alive connections.
 func TestUploadLeavesNoGoroutines(t *testing.T) {
+	// Not parallel: it counts the process's goroutines.
 	s := startTestSim(t, leadsim.Options{})
 	baseline := runtime.NumGoroutine()
 	results := filepath.Join(t.TempDir(), "r.csv")
@@ -710,6 +728,7 @@ func TestUploadLeavesNoGoroutines(t *testing.T) {
 // under new leadIds while connections drop. A retried createLead answered as
 // a duplicate of day 1's lead must not take that lead as its own.
 func TestUploadLostAnswerNeverClaimsAnotherLead(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{DropAfter: 0.25, Seed: 9})
 	dir := t.TempDir()
 	day1 := filepath.Join(dir, "day1.results.csv")
@@ -760,6 +779,7 @@ func TestUploadLostAnswerNeverClaimsAnotherLead(t *testing.T) {
 // invalid rows of the earlier run by their fields' reasons (the results
 // file holds only the joined text), as the first run did.
 func TestUploadResumeCountsReasonsByField(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.csv")

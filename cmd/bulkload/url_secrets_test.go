@@ -18,6 +18,7 @@ import (
 // settings, not in the warning of a failed push, not in the error of a
 // token endpoint that cannot be reached.
 func TestURLSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
 	s := startTestSim(t, leadsim.Options{})
 	const (
 		endpointPass  = "EndpointPassw0rd"

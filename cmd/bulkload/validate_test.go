@@ -22,6 +22,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func TestValidateCleanSample(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"leads.csv", "leads.jsonl"} {
 		t.Run(name, func(t *testing.T) {
 			results := filepath.Join(t.TempDir(), "r.csv")
@@ -64,6 +65,7 @@ func finalByRowStatus(t *testing.T, path string, n int, status string) map[int]r
 // TestValidateMessySamples checks every real-world problem of the messy
 // samples end to end against golden results files (go test -update).
 func TestValidateMessySamples(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		input string
@@ -132,6 +134,7 @@ func TestValidateMessySamples(t *testing.T) {
 // TestValidateRejectsFeedBack proves a rejects file is a valid input with
 // the same settings: every row in it is read again and fails again.
 func TestValidateRejectsFeedBack(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rejects := filepath.Join(dir, "rejects.csv")
 	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r1.csv"), "--rejects", rejects, filepath.Join(samples, "messy.csv"))
@@ -185,6 +188,7 @@ func sensitiveValuesLoose(t *testing.T, path string) []string {
 }
 
 func TestValidateStdin(t *testing.T) {
+	t.Parallel()
 	input, err := os.ReadFile(filepath.Join(samples, "leads.csv"))
 	if err != nil {
 		t.Fatal(err)
@@ -209,6 +213,7 @@ func TestValidateStdin(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cases := []struct {
 		name string
@@ -244,6 +249,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelpShowsExitTable(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"help"}, {"validate", "-h"}, {"upload", "-h"}} {
 		res := runCLI(t, nil, args...)
 		if res.code != app.ExitOK {
@@ -257,6 +263,7 @@ func TestHelpShowsExitTable(t *testing.T) {
 
 // TestSettingPrecedence proves flag beats environment beats config file.
 func TestSettingPrecedence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "bulkload.yaml")
 	fromFile, fromEnv, fromFlag := filepath.Join(dir, "file.csv"), filepath.Join(dir, "env.csv"), filepath.Join(dir, "flag.csv")
@@ -299,6 +306,7 @@ func TestSettingPrecedence(t *testing.T) {
 }
 
 func TestValidateInterrupted(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errb bytes.Buffer
@@ -312,6 +320,7 @@ func TestValidateInterrupted(t *testing.T) {
 // TestSummaryHashesWholeInput checks the summary's SHA-256 is the whole
 // file's, also when the run stops early.
 func TestSummaryHashesWholeInput(t *testing.T) {
+	t.Parallel()
 	input := filepath.Join(samples, "leads.csv")
 	b, err := os.ReadFile(input)
 	if err != nil {
@@ -344,6 +353,7 @@ func TestSummaryHashesWholeInput(t *testing.T) {
 // TestUnknownColumnsReportedOnce checks the messy sample's unknown column
 // is named on stderr exactly once, however many rows carry it.
 func TestUnknownColumnsReportedOnce(t *testing.T) {
+	t.Parallel()
 	res := runCLI(t, nil, "validate", "--results", filepath.Join(t.TempDir(), "r.csv"), filepath.Join(samples, "messy.csv"))
 	if res.code != app.ExitRowsFailed {
 		t.Fatalf("exit = %d\n%s", res.code, res.stderr)
@@ -363,6 +373,7 @@ func TestUnknownColumnsReportedOnce(t *testing.T) {
 // TestValidateDateOrder: a day-first export is read right with
 // --date-order dmy, and refused (not misread) without it.
 func TestValidateDateOrder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "eu.csv")
 	data := "leadId,dateOfBirth,termsConsent\nE1,31/12/1980,yes\nE2,1980-06-15,yes\n"
@@ -390,6 +401,7 @@ func TestValidateDateOrder(t *testing.T) {
 // file before its first call: one status for one kind of failure (an
 // Input to fix), where a disk that fails the read is 5.
 func TestValidateCorruptInputAsUpload(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var plain bytes.Buffer
 	plain.WriteString("firstName,dateOfBirth,termsConsent\n")
@@ -419,6 +431,7 @@ func TestValidateCorruptInputAsUpload(t *testing.T) {
 // nor while its writer is idle (a read waits). The signal is the context's
 // end, as main's signal.NotifyContext gives it.
 func TestValidateFIFOStopsOnSignal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		write string // "": no writer at all
@@ -472,13 +485,16 @@ func TestValidateFIFOStopsOnSignal(t *testing.T) {
 // limit for its own run (see memoryBudget); the process's settings are back
 // as they were when it returns, and a GOGC the user set is left alone.
 func TestValidateRestoresGCSettings(t *testing.T) {
+	// Not parallel: it checks the process-wide runtime settings.
 	input := writeSynthetic(t, 3000)
 	results := filepath.Join(t.TempDir(), "r.csv")
 	const gcPercent, limit = 77, 1 << 40
 	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
+	deps := testDeps(t)
+	deps.KeepRuntimeSettings = false // what this test checks; it runs alone (not parallel)
 	for _, env := range []map[string]string{nil, {"GOGC": "30"}} {
-		if res := runCLI(t, env, "validate", "--results", results, input); res.code != app.ExitRowsFailed {
+		if res := runCLIDeps(t, deps, env, "validate", "--results", results, input); res.code != app.ExitRowsFailed {
 			t.Fatalf("validate exit %d: %s", res.code, res.stderr)
 		}
 		if got := debug.SetGCPercent(gcPercent); got != gcPercent {
