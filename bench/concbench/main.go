@@ -241,6 +241,7 @@ func runParallel(ctx context.Context, names []string, known map[string]scenario,
 		}()
 	}
 	results := make([]result, len(names))
+	errs := make([]error, len(names))
 	failed := false
 	for range names {
 		d := <-ch
@@ -248,12 +249,19 @@ func runParallel(ctx context.Context, names []string, known map[string]scenario,
 			fmt.Fprintf(stderr, "concbench: %s: %v\n", strings.TrimSpace(names[d.i]), d.err)
 			failed = true
 		}
-		results[d.i] = d.res
+		results[d.i], errs[d.i] = d.res, d.err
+	}
+	// The table of the scenarios that ran, and what became of those that
+	// failed: one scenario's failure must not hide the others' figures.
+	printTable(stdout, results)
+	for i, err := range errs {
+		if err != nil {
+			fmt.Fprintf(stdout, "%s: FAILED: %v\n", strings.TrimSpace(names[i]), err)
+		}
 	}
 	if failed {
 		return 1
 	}
-	printTable(stdout, results)
 	return 0
 }
 
@@ -369,7 +377,10 @@ loop:
 		}
 	}
 	if ended && !sc.complete {
-		return res, fmt.Errorf("upload ended before the scenario did: see %s", upLog.Name())
+		// The input ran out (a service faster than the input is long) or
+		// the upload stopped: say which, from its exit status.
+		return res, fmt.Errorf("upload ended after %v, before the scenario's %v did (exit %d; an exit 0 is the input used up: a longer -input): see %s",
+			time.Since(start).Round(100*time.Millisecond), sc.duration, exitCode(<-upDone), upLog.Name())
 	}
 	if !ended {
 		if sc.complete {
