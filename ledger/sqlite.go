@@ -87,12 +87,58 @@ func (d *sqliteDialect) runLock(id int64) string {
 	return d.path + ".run-" + strconv.FormatInt(id, 10)
 }
 
-func (d *sqliteDialect) hold(_ context.Context, _ *sql.DB, id int64) (func(), error) {
-	l, err := outfile.Lock(d.runLock(id), "upload")
+// hold takes run id's lock and then removes the locks of dead runs
+// (sweep). Only a check of whether a run is alive (alive, sweep) ever
+// holds another run's lock, for as long as a flock takes: the lock of a
+// run that is only now starting is tried again for a while.
+func (d *sqliteDialect) hold(ctx context.Context, _ *sql.DB, id int64) (func(), error) {
+	var l *outfile.FileLock
+	var err error
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		l, err = outfile.Lock(d.runLock(id), "upload")
+		if !errors.Is(err, outfile.ErrLocked) || wait >= 100*time.Millisecond {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("hold the run's lock: %w", err)
 	}
+	d.sweep(ctx, id)
 	return func() { _ = l.Unlock() }, nil
+}
+
+// sweep removes the lock files of dead runs beside the ledger
+// (NAME.run-ID.lock): a run removes its own when it ends, but one killed
+// (SIGKILL, the OOM killer, a power cut) leaves it, and a later run
+// removes it only when it meets one of that run's leads. Without the
+// sweep they would pile up in the state folder, one a killed run. A lock
+// file a live run holds stays; one that cannot be checked is left for the
+// next run.
+func (d *sqliteDialect) sweep(ctx context.Context, own int64) {
+	dir, base := filepath.Split(d.path)
+	entries, err := os.ReadDir(filepath.Clean(dir))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), base+".run-")
+		if !ok {
+			continue
+		}
+		n, ok := strings.CutSuffix(rest, ".lock")
+		id, err := strconv.ParseInt(n, 10, 64)
+		if !ok || err != nil || id == own || id <= 0 || ctx.Err() != nil {
+			continue
+		}
+		_, _ = d.alive(ctx, nil, id)
+	}
 }
 
 // alive reports whether run id's process still holds its flock. A lock
