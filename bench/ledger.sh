@@ -13,6 +13,12 @@
 #   ROUNDS=5 STORES="off sqlite" SCENARIOS=fast bench/ledger.sh
 #   N_FAST=1000 N_SLOW=200 ROUNDS=1 bench/ledger.sh   # a quick check of the script
 #   PORT=18899 bench/ledger.sh            # another loopback port (default 18788)
+#   BASE_BULKLOAD=/tmp/base/bulkload bench/ledger.sh   # base vs change
+#
+# BASE_BULKLOAD: a bulkload built from another commit (the base), run
+# beside this checkout's (the change) in every round, each store one after
+# the other (base, then change), so that the two meet the same load; the
+# table shows each against its own --ledger off.
 #
 # PostgreSQL: initdb and postgres from PATH or /usr/lib/postgresql/*/bin
 # (Debian's postgresql package), started here on a unix socket in bench/out
@@ -101,11 +107,13 @@ gen_file() {
   [[ -s "$f" ]] || "$OUT/gen" -q -n "$1" -seed "$2" -invalid 0 -prefix "LG$2-" -o "$f"
 }
 
-# one SCENARIO STORE ROUND FILE CONC [SIM FLAGS...]
+# one SCENARIO STORE ROUND FILE CONC [SIM FLAGS...], with $BIN (and $TAG
+# after the store's name in the rows: "@base" for the base)
 n_db=0
+BIN="$OUT/bulkload" TAG=""
 one() {
   local sc=$1 st=$2 r=$3 file=$4 conc=$5; shift 5
-  local name="$sc-$st-$r" ledger
+  local name="$sc-$st$TAG-$r" ledger
   case $st in
   off) ledger=off ;;
   sqlite) ledger="$OUT/ledger-$name.sqlite"; rm -f "$ledger"* ;;
@@ -120,14 +128,14 @@ one() {
   rm -f "$OUT/ledger-$name.kv" # measure appends
   set +e
   BULKLOAD_CLIENT_SECRET=bulkload-sim-secret BULKLOAD_LEDGER="$ledger" "$OUT/measure" -label "$name" -o "$OUT/ledger-$name.kv" -timeout "$TIMEOUT" -- \
-    "$OUT/bulkload" upload --endpoint "$BASE/graphql" --auth-url "$BASE" --tenant-id sim-tenant \
+    "$BIN" upload --endpoint "$BASE/graphql" --auth-url "$BASE" --tenant-id sim-tenant \
     --client-id bulkload-sim-client --app-id sim-debt-core --concurrency "$conc" --rate 0 --progress off \
     --results "$dir/results.csv" "$file" 2>"$OUT/ledger-$name.log"
   local rc=$?
   set -e
   stop_sim
   [[ $rc -eq 0 ]] || { echo "$name: exit $rc; see $OUT/ledger-$name.log" >&2; tail -n 5 "$OUT/ledger-$name.log" >&2; }
-  echo "$sc $st $(kv "$OUT/ledger-$name.kv" cpu_s) $(kv "$OUT/ledger-$name.kv" wall_s) $rc" >>"$OUT/ledger-rows.txt"
+  echo "$sc $st$TAG $(kv "$OUT/ledger-$name.kv" cpu_s) $(kv "$OUT/ledger-$name.kv" wall_s) $rc" >>"$OUT/ledger-rows.txt"
 }
 
 [[ " $STORES " == *" postgres "* ]] && start_pg
@@ -140,33 +148,39 @@ for sc in $SCENARIOS; do
   esac
   for r in $(seq 1 "$ROUNDS"); do
     for st in $STORES; do
-      echo "== $sc, $st, round $r" >&2
-      case $sc in
-      fast) one fast "$st" "$r" "$f" 16 ;;
-      slow) one slow "$st" "$r" "$f" 32 --create-latency 200ms ;;
-      esac
+      for which in ${BASE_BULKLOAD:+base} change; do
+        if [[ $which == base ]]; then BIN=$BASE_BULKLOAD TAG=@base; else BIN="$OUT/bulkload" TAG=""; fi
+        echo "== $sc, $st$TAG, round $r" >&2
+        case $sc in
+        fast) one fast "$st" "$r" "$f" 16 ;;
+        slow) one slow "$st" "$r" "$f" 32 --create-latency 200ms ;;
+        esac
+      done
     done
   done
 done
 
 echo
 echo "bulkload upload, --ledger off vs SQLite vs PostgreSQL, against bulkload sim ($(nproc) CPUs shared by client, server and PostgreSQL; load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)); medians of $ROUNDS interleaved rounds"
-awk -v stores="$STORES" -v nfast="$N_FAST" -v nslow="$N_SLOW" '
+all=""
+for st in $STORES; do all="$all ${BASE_BULKLOAD:+$st@base} $st"; done
+awk -v stores="$all" -v nfast="$N_FAST" -v nslow="$N_SLOW" '
   { cpu[$1" "$2] = cpu[$1" "$2] " " $3; wall[$1" "$2] = wall[$1" "$2] " " $4; if ($5 != 0) bad[$1" "$2]++ }
   function median(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }; return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
   END {
     ns = split(stores, st, " ")
-    printf "%-5s %-9s %14s %10s %12s %10s\n", "scen.", "ledger", "client CPU s", "vs off", "wall s", "vs off"
+    printf "%-5s %-14s %14s %10s %12s %10s\n", "scen.", "ledger", "client CPU s", "vs off", "wall s", "vs off"
     for (sc in seen) {}
     split("fast slow", scs, " ")
     for (k = 1; k <= 2; k++) {
       s = scs[k]; if (!((s" off") in cpu) && !((s" sqlite") in cpu)) continue
-      c0 = median(cpu[s" off"]); w0 = median(wall[s" off"])
       for (i = 1; i <= ns; i++) {
         key = s" "st[i]; if (!(key in cpu)) continue
+        off = (st[i] ~ /@base$/) ? s" off@base" : s" off"
+        c0 = median(cpu[off]); w0 = median(wall[off])
         c = median(cpu[key]); w = median(wall[key])
         per = (s == "fast") ? " (" nfast " leads)" : " (" nslow " leads)"
-        printf "%-5s %-9s %14.3f %9s %12.2f %9s%s%s\n", s, st[i], c, (c0 > 0 ? sprintf("%+.1f%%", 100 * (c - c0) / c0) : "-"), w, (w0 > 0 ? sprintf("%+.1f%%", 100 * (w - w0) / w0) : "-"), per, (bad[key] ? "  SOME RUNS FAILED" : "")
+        printf "%-5s %-14s %14.3f %9s %12.2f %9s%s%s\n", s, st[i], c, (c0 > 0 ? sprintf("%+.1f%%", 100 * (c - c0) / c0) : "-"), w, (w0 > 0 ? sprintf("%+.1f%%", 100 * (w - w0) / w0) : "-"), per, (bad[key] ? "  SOME RUNS FAILED" : "")
       }
     }
   }' "$OUT/ledger-rows.txt"
