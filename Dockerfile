@@ -17,18 +17,26 @@
 #   /usr/local/bin/bulkload   the entrypoint
 #   user 65532:65532          "nonroot" in /etc/passwd; never root
 #   /data/results             owned by 65532: mount the results volume here
+#   XDG_STATE_HOME=/data/results  the state folder, so the default ledger
+#                             (README.md, "Night after night") is
+#                             /data/results/bulkload/ledger.sqlite, on the
+#                             results volume beside the results it vouches
+#                             for: the image has no HOME, and a ledger in the
+#                             container's own layer would be lost with it
+#                             (every later run would send every lead again)
 #   /data/in                  owned by 65532: mount the input read-only here
 #   /samples                  the sample files
 #   /tmp                      mode 1777, the working directory
 #   /etc/ssl/certs/ca-certificates.crt  the CA bundle (Debian's
 #                             ca-certificates) for the service's TLS
 # The root filesystem may be read-only: bulkload writes only the paths it
-# is given (results, rejects, summary, metrics).
+# is given (results, rejects, summary, metrics) and the ledger.
 FROM scratch
 COPY rootfs/ /
 COPY --chown=65532:65532 data/ /data/
 COPY bulkload /usr/local/bin/bulkload
 USER 65532:65532
+ENV XDG_STATE_HOME=/data/results
 WORKDIR /tmp
 ENTRYPOINT ["/usr/local/bin/bulkload"]
 CMD ["upload", "--simulate", "--results", "/tmp/leads.results.csv", "/samples/leads.csv"]

@@ -50,7 +50,7 @@ func (o *LedgerOptions) location(getenv func(string) string) (string, error) {
 	}
 	p, err := ledger.DefaultPath(getenv)
 	if err != nil {
-		return "", UsageErrorf("%v; give --ledger PATH (a file), a postgres:// URL, or --ledger off; nothing was sent", err)
+		return "", UsageErrorf("%v; nothing was sent. Set XDG_STATE_HOME to a folder that outlives the run (in a container: on its volume; bulkload's image sets /data/results), or give --ledger PATH (a file), a postgres:// URL, or --ledger off", err)
 	}
 	return p, nil
 }

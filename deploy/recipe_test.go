@@ -223,3 +223,49 @@ func TestLedgers(t *testing.T) {
 		t.Fatal("no backfill Job rendered")
 	}
 }
+
+// TestImageStateFolder: the image has no HOME, so it names a state folder
+// (XDG_STATE_HOME) for the default ledger, on the results volume (a folder
+// the image's /data, owned by its user, holds, and that the manifests
+// mount from a persistent volume), and every nightly CronJob's --ledger is
+// that default: a pod of the image started by hand without --ledger meets
+// the night's ledger instead of starting an empty one that would send
+// every lead again.
+func TestImageStateFolder(t *testing.T) {
+	state := ""
+	for _, l := range dockerfile(t) {
+		if v, ok := strings.CutPrefix(l, "ENV XDG_STATE_HOME="); ok {
+			state = v
+		}
+	}
+	if !strings.HasPrefix(state, "/data/") {
+		t.Fatalf("Dockerfile: XDG_STATE_HOME %q; want a folder under /data (the image's folders of its user, where the volumes go)", state)
+	}
+	script, err := os.ReadFile("../release/image.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(script), `"$ctx`+state+`"`) {
+		t.Errorf("release/image.sh does not create %s in the image's /data", state)
+	}
+	want := state + "/bulkload/ledger.sqlite"
+	crons := 0
+	for _, o := range loadManifests(t) {
+		cj, ok := o.obj.(*batchv1.CronJob)
+		if !ok {
+			continue
+		}
+		crons++
+		spec := &cj.Spec.JobTemplate.Spec.Template.Spec
+		c := &spec.Containers[0]
+		if v, _ := argValue(c.Args, "ledger"); v != want {
+			t.Errorf("%s CronJob %s: --ledger %q; want the image's default ledger %s", o.file, o.name, v, want)
+		}
+		if vol, _ := mountOf(spec, c, want); vol == nil || vol.PersistentVolumeClaim == nil {
+			t.Errorf("%s CronJob %s: the image's state folder %s is not on a persistent volume", o.file, o.name, state)
+		}
+	}
+	if crons == 0 {
+		t.Fatal("no CronJob rendered")
+	}
+}
