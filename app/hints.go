@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/bulkload/bulkload/mapper"
 	"github.com/bulkload/bulkload/outfile"
 	"github.com/bulkload/bulkload/reader"
 	"github.com/bulkload/bulkload/submitter"
@@ -32,6 +33,12 @@ func authFlags(c token.Check) string {
 // line which flag does it.
 func cliHints() summary.Hints {
 	return summary.Hints{Resume: "--resume", ResendChanged: "--resend-changed", MaxInvalid: "--max-invalid", Rate: "--rate", Concurrency: "--concurrency"}
+}
+
+// inputHints are the command line's words for the settings that read an
+// input otherwise, which the reader's and the mapper's rules advise.
+func inputHints() mapper.Hints {
+	return mapper.Hints{Encoding: "--encoding windows-1252", DayFirst: "--date-order dmy", MonthFirst: "--date-order mdy"}
 }
 
 // settingFlags says how the command line sets the submitter.Config fields

@@ -192,6 +192,7 @@ func (o *InputOptions) readerOptions(m *mapper.Mapping) (reader.Options, error) 
 		opts.Delimiter = r
 	}
 	opts.Encoding = o.Encoding
+	opts.EncodingHint = inputHints().Encoding
 	if m != nil {
 		opts.Columns = m.Columns
 	}
@@ -279,6 +280,7 @@ func (o *InputOptions) sourceConfig(log *slog.Logger) (source.Config, error) {
 		Reader:   ropts,
 		Mapping:  mapping,
 		DayFirst: o.DateOrder == "dmy",
+		Hints:    inputHints(),
 		Rejects:  o.Rejects,
 		Log:      log,
 	}, nil

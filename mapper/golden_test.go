@@ -23,7 +23,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newTestMapper(nil)
+	m := New(Options{Now: testNow, Hints: flagHints()})
 	var out bytes.Buffer
 	row := 0
 	sc := bufio.NewScanner(bytes.NewReader(in))

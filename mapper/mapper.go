@@ -15,7 +15,7 @@ import (
 // The rules a FieldError names. They are fixed text: a rule never carries the
 // value it rejected, so no message can leak an SSN or a date of birth.
 const (
-	ruleNotUTF8          = "not valid UTF-8 (is the file Latin-1? try --encoding windows-1252)"
+	ruleNotUTF8          = "not valid UTF-8 (is the file Latin-1?)"
 	ruleRequired         = "required"
 	ruleDateFormat       = "must be a date as YYYY-MM-DD, MM/DD/YYYY or M/D/YYYY"
 	ruleDateTwoDigitYear = "year must have 4 digits (2-digit years are ambiguous)"
@@ -24,9 +24,10 @@ const (
 	ruleDateFormatDayFirst  = "must be a date as YYYY-MM-DD, DD/MM/YYYY or D/M/YYYY"
 	ruleDateNotRealDayFirst = "not a real calendar date (dates are read as YYYY-MM-DD or DD/MM/YYYY, day first)"
 	// A slashed date whose month is over 12 but would be a month read the
-	// other way round.
-	ruleDateDayFirstHint   = "not a real date as MM/DD/YYYY (month first): the month would be over 12; if the file writes the day first (DD/MM/YYYY), pass --date-order dmy"
-	ruleDateMonthFirstHint = "not a real date as DD/MM/YYYY (day first): the month would be over 12; if the file writes the month first (MM/DD/YYYY), pass --date-order mdy"
+	// other way round. With Options.Hints, the rule names the setting that
+	// reads it so (Mapper.worded).
+	ruleDateDayFirstHint   = "not a real date as MM/DD/YYYY (month first): the month would be over 12; the file may write the day first (DD/MM/YYYY)"
+	ruleDateMonthFirstHint = "not a real date as DD/MM/YYYY (day first): the month would be over 12; the file may write the month first (MM/DD/YYYY)"
 	ruleDateFuture         = "must not be in the future"
 	ruleDateTooOld         = "must not be before 1900"
 	rulePhone              = "must be 10 digits (no country code)"
@@ -90,6 +91,18 @@ type Options struct {
 	// it such a file's days 1-12 would be read as months. YYYY-MM-DD is
 	// read the same either way.
 	DayFirst bool
+	// Hints name the settings that some rules advise, as the caller's
+	// interface words them (the command line's flags); zero names none.
+	Hints Hints
+}
+
+// Hints name the settings that read a file otherwise, for the rules that
+// advise one. Each is the whole setting as the user passes it: the command
+// line's "--encoding windows-1252", "--date-order dmy", "--date-order mdy".
+type Hints struct {
+	Encoding   string // reads the file as Windows-1252
+	DayFirst   string // reads slashed dates day first
+	MonthFirst string // reads slashed dates month first
 }
 
 // Mapper maps records to LeadInputs and holds the index of the leadIds seen
@@ -103,6 +116,8 @@ type Mapper struct {
 	dayFirst bool
 	ids      *idIndex          // leadId -> first row
 	states   map[string]string // stateNames(), read only
+	// The rules that name a setting (Options.Hints), worded once.
+	notUTF8, dayFirstHint, monthFirstHint string
 }
 
 // New returns a Mapper with an empty duplicate-leadId index and a random hash
@@ -119,6 +134,7 @@ func New(opts Options) *Mapper {
 		ids:      newIDIndex(),
 		states:   stateNames(),
 	}
+	m.notUTF8, m.dayFirstHint, m.monthFirstHint = opts.Hints.rules()
 	if opts.Mapping != nil {
 		for f, vm := range opts.Mapping.Values {
 			if f < 0 || f >= lead.NumFields || len(vm) == 0 {
@@ -268,10 +284,40 @@ func (m *Mapper) MapFields(row int, v *lead.Values) (in lead.Input, errs Errors,
 			if errs == nil {
 				errs = make(Errors, 0, 8) // one allocation for most bad rows
 			}
-			errs = append(errs, FieldError{Row: row, Field: f, Rule: rule, Value: m.shownValue(f, cell, v)})
+			errs = append(errs, FieldError{Row: row, Field: f, Rule: m.worded(rule), Value: m.shownValue(f, cell, v)})
 		}
 	}
 	return in, errs, idShown
+}
+
+// rules words the rules that name a setting: the encoding's, and the
+// date order's either way.
+func (h Hints) rules() (notUTF8, dayFirst, monthFirst string) {
+	notUTF8, dayFirst, monthFirst = ruleNotUTF8, ruleDateDayFirstHint, ruleDateMonthFirstHint
+	if h.Encoding != "" {
+		notUTF8 = "not valid UTF-8 (is the file Latin-1? try " + h.Encoding + ")"
+	}
+	if h.DayFirst != "" {
+		dayFirst = "not a real date as MM/DD/YYYY (month first): the month would be over 12; if the file writes the day first (DD/MM/YYYY), pass " + h.DayFirst
+	}
+	if h.MonthFirst != "" {
+		monthFirst = "not a real date as DD/MM/YYYY (day first): the month would be over 12; if the file writes the month first (MM/DD/YYYY), pass " + h.MonthFirst
+	}
+	return notUTF8, dayFirst, monthFirst
+}
+
+// worded is rule as this Mapper words it: the rules that name a setting
+// carry Options.Hints' words.
+func (m *Mapper) worded(rule string) string {
+	switch rule {
+	case ruleNotUTF8:
+		return m.notUTF8
+	case ruleDateDayFirstHint:
+		return m.dayFirstHint
+	case ruleDateMonthFirstHint:
+		return m.monthFirstHint
+	}
+	return rule
 }
 
 // cleanCell is field f's cell as the rules read it: trimmed, line breaks in

@@ -17,6 +17,50 @@ func testNow() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func newTestMapper(mp *Mapping) *Mapper { return New(Options{Mapping: mp, Now: testNow}) }
 
+// flagHints are the command line's hints (package app's), with which the
+// golden rows were written.
+func flagHints() Hints {
+	return Hints{Encoding: "--encoding windows-1252", DayFirst: "--date-order dmy", MonthFirst: "--date-order mdy"}
+}
+
+// TestHints: the rules that advise a setting name it only in the words
+// of Options.Hints; without them they name none.
+func TestHints(t *testing.T) {
+	cells := []struct {
+		field     lead.Field
+		cell      string
+		dayFirst  bool
+		want      string
+		wantPlain string
+	}{
+		{lead.Address1, "Zo\xeb", false, "not valid UTF-8 (is the file Latin-1? try --encoding windows-1252)", ruleNotUTF8},
+		{lead.DateOfBirth, "13/01/1990", false, "if the file writes the day first (DD/MM/YYYY), pass --date-order dmy", ruleDateDayFirstHint},
+		{lead.DateOfBirth, "12/31/1980", true, "if the file writes the month first (MM/DD/YYYY), pass --date-order mdy", ruleDateMonthFirstHint},
+	}
+	for _, tc := range cells {
+		for _, h := range []Hints{flagHints(), {}} {
+			m := New(Options{Now: testNow, DayFirst: tc.dayFirst, Hints: h})
+			var v lead.Values
+			v[tc.field] = tc.cell
+			_, errs, _ := m.MapFields(1, &v)
+			var rule string
+			for _, e := range errs {
+				if e.Field == tc.field {
+					rule = e.Rule
+				}
+			}
+			switch {
+			case h == (Hints{}) && rule != tc.wantPlain:
+				t.Errorf("%v %q without hints: rule %q, want %q", tc.field, tc.cell, rule, tc.wantPlain)
+			case h == (Hints{}) && strings.Contains(rule, "--"):
+				t.Errorf("%v %q without hints: rule %q names a flag", tc.field, tc.cell, rule)
+			case h != (Hints{}) && !strings.HasSuffix(rule, tc.want):
+				t.Errorf("%v %q with hints: rule %q, want it to end %q", tc.field, tc.cell, rule, tc.want)
+			}
+		}
+	}
+}
+
 // validRow is a realistic row as a partner file has it, with the usual
 // formatting the mapper normalises.
 func validRow() lead.Values {
@@ -798,6 +842,10 @@ func looksSensitive(s string) bool {
 
 func isKnownRule(r string) bool {
 	if r == ruleDuplicate {
+		return true
+	}
+	// The rules that name a setting, worded with the command line's hints.
+	if a, b, c := flagHints().rules(); r == a || r == b || r == c {
 		return true
 	}
 	switch r {

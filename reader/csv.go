@@ -244,7 +244,7 @@ func (s *csvSource) read(undecoded bool) (Record, []string, error) {
 		case scan.extraSet:
 			rec.Err = rowError(s.row, line, fmt.Sprintf("the row has %s but the header has %d columns, and the extra fields are not empty; put a value that holds the delimiter in quotes", fieldsText(scan.fields), s.columns))
 		case s.checkUTF8 && !utf8.Valid(raw):
-			rec.Err = rowError(s.row, line, ruleNotUTF8)
+			rec.Err = rowError(s.row, line, s.r.notUTF8)
 		case undecoded:
 			return rec, fields, nil // ReadBatch lays them out, Batch.Decode checks them
 		default:
@@ -425,7 +425,10 @@ func (e *HeaderError) Error() string {
 // The rules of malformed records that more than one place gives.
 const (
 	ruleQuoteNotClosed = "a quoted field is not closed on the row's first line; the lines after it are read as rows of their own: close the quote, or double the quotes inside it"
-	ruleNotUTF8        = "text is not valid UTF-8; if the file comes from a spreadsheet, pass --encoding windows-1252"
+	ruleNotUTF8        = "text is not valid UTF-8 (a spreadsheet's export may be Windows-1252)"
+	// ruleNotUTF8Spreadsheet opens the rule when Options.EncodingHint names
+	// the setting to pass.
+	ruleNotUTF8Spreadsheet = "text is not valid UTF-8; if the file comes from a spreadsheet"
 )
 
 // fieldsText is "1 field" or "n fields".

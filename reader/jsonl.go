@@ -107,7 +107,7 @@ func (s *jsonlSource) next() (Record, error) {
 		case tooLong:
 			rec.Err = rowError(s.row, s.line, fmt.Sprintf("line longer than %d bytes", maxRecord))
 		case s.checkUTF8 && !utf8.Valid(line):
-			rec.Err = rowError(s.row, s.line, ruleNotUTF8)
+			rec.Err = rowError(s.row, s.line, s.r.notUTF8)
 		default:
 			if rule, col := s.parse(line, &rec.Values); rule != "" {
 				rec.Values = lead.Values{}

@@ -96,6 +96,11 @@ type Options struct {
 	// match loosely like any header and win over the built-in names and
 	// synonyms; the target "-" drops the column without reporting it.
 	Columns map[string]string
+	// EncodingHint names the setting that reads a file in another text
+	// encoding, as the caller's interface words it (the command line's
+	// "--encoding windows-1252"), for the error of a row that is not UTF-8;
+	// "" names none.
+	EncodingHint string
 }
 
 // source is one format's record reader.
@@ -131,6 +136,8 @@ type Reader struct {
 	headerRaw string // the header line as it was, decoded, without its line end
 
 	compressed bool // the input is gzip
+
+	notUTF8 string // the rule of a row that is not UTF-8 (Options.EncodingHint)
 }
 
 // Record is one data row of the input. A malformed row is a Record with Err
@@ -178,7 +185,10 @@ func NewReader(in io.Reader, name string, opts Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{name: displayName(name), format: format, count: &counter{r: in}, size: -1}
+	r := &Reader{name: displayName(name), format: format, count: &counter{r: in}, size: -1, notUTF8: ruleNotUTF8}
+	if opts.EncodingHint != "" {
+		r.notUTF8 = ruleNotUTF8Spreadsheet + ", pass " + opts.EncodingHint
+	}
 	if st, ok := in.(interface{ Stat() (fs.FileInfo, error) }); ok {
 		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
 			r.size = fi.Size()

@@ -49,6 +49,9 @@ type Config struct {
 	Reader   reader.Options
 	Mapping  *mapper.Mapping
 	DayFirst bool
+	// Hints name the settings the mapper's rules advise (mapper.Options);
+	// the reader's are in Reader.
+	Hints mapper.Hints
 	// Rejects is the path of the rejects file: the invalid rows in the
 	// input's own format plus an error column, mode 0600 (it holds the
 	// partner's data). Empty writes none.
@@ -327,7 +330,7 @@ func Open(ctx context.Context, name string, stdin io.Reader, cfg Config) (*Sourc
 	s.r = r
 	s.provided = r.Provided() // a CSV header's; JSONL's grow as keys are seen
 	s.unknown = r.Unknown()
-	s.m = mapper.New(mapper.Options{Mapping: mapping, DayFirst: cfg.DayFirst})
+	s.m = mapper.New(mapper.Options{Mapping: mapping, DayFirst: cfg.DayFirst, Hints: cfg.Hints})
 
 	if cfg.Rejects != "" {
 		// A new file of mode 0600, never a planted link's target or

@@ -388,8 +388,20 @@ func TestValidateDateOrder(t *testing.T) {
 	if res.code != app.ExitRowsFailed {
 		t.Fatalf("validate (month first) exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
-	if rows := readResults(t, results); rows[0]["status"] != "invalid" || !strings.Contains(rows[0]["error"], "month first") {
-		t.Errorf("row 1 = %v, want invalid, saying dates are read month first", rows[0])
+	// The mapper's rule names no flag; the command line's words name it.
+	if rows := readResults(t, results); rows[0]["status"] != "invalid" || !strings.Contains(rows[0]["error"], "month first") ||
+		!strings.HasSuffix(rows[0]["error"], "if the file writes the day first (DD/MM/YYYY), pass --date-order dmy") {
+		t.Errorf("row 1 = %v, want invalid, saying dates are read month first and naming --date-order dmy", rows[0])
+	}
+	latin1 := filepath.Join(dir, "latin1.csv")
+	if err := os.WriteFile(latin1, []byte("leadId,firstName,dateOfBirth,termsConsent\nE1,Zo\xeb,1980-06-15,yes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := runCLI(t, nil, "validate", "--results", results, "--overwrite", latin1); res.code != app.ExitRowsFailed {
+		t.Fatalf("validate latin1.csv exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
+	}
+	if rows := readResults(t, results); !strings.Contains(rows[0]["error"], "pass --encoding windows-1252") {
+		t.Errorf("latin1.csv row 1 = %v, want it to name --encoding windows-1252", rows[0])
 	}
 	if res := runCLI(t, nil, "validate", "--date-order", "ymd", input); res.code != app.ExitUsage {
 		t.Errorf("--date-order ymd exit = %d, want %d", res.code, app.ExitUsage)
