@@ -218,18 +218,18 @@ func (u *uploader) earlierResults(ctx context.Context, resultsPath string) (stri
 	case len(same)+len(other) == 0:
 		return resultsPath, nil
 	case u.up.Overwrite:
-		u.log.Warn("--overwrite: an earlier upload of this input left its results under another name; every lead is sent again", "results", resultsPath, "earlier", names(append(same, other...)))
+		u.log.Warn("--overwrite: an earlier upload of this input left its results under another name; "+u.overwriteSends(), "results", resultsPath, "earlier", names(append(same, other...)))
 		return resultsPath, nil
 	case len(other) > 0:
 		why := "rows this run takes may have been sent there (another --shard count: each shard takes other rows)"
 		if other[0].meta.Endpoint == "" {
 			why = "it does not record the endpoint it was sent to"
 		}
-		return "", foreignErrorf("the results file %s does not exist, but an earlier upload of this input left results in %s: %s. Nothing was sent. Continue the earlier run with its own settings (--results of that file, or its --shard count, and --resume), or pass --overwrite to send every lead again",
-			resultsPath, names(other), why)
+		return "", foreignErrorf("the results file %s does not exist, but an earlier upload of this input left results in %s: %s. Nothing was sent. Continue the earlier run with its own settings (--results of that file, or its --shard count, and --resume), or pass --overwrite to start over (%s)",
+			resultsPath, names(other), why, u.overwriteSends())
 	case !u.up.Resume:
-		return "", foreignErrorf("the results file %s does not exist, but an earlier upload of this input left its results in %s. Nothing was sent. Pass --resume to continue that run (its results file is written), or --overwrite to send every lead again",
-			resultsPath, names(same[:1]))
+		return "", foreignErrorf("the results file %s does not exist, but an earlier upload of this input left its results in %s. Nothing was sent. Pass --resume to continue that run (its results file is written), or --overwrite to start over (%s)",
+			resultsPath, names(same[:1]), u.overwriteSends())
 	}
 	u.log.Info("--resume: no results file under this name; continuing the earlier run of this input", "results", resultsPath, "earlier", same[0].path, "written", same[0].meta.Written)
 	return same[0].path, nil

@@ -81,7 +81,7 @@ func (u *uploader) streamIdentity(src *source.Source, ic *inputCheck, resultsPat
 	first := &outfile.Meta{FirstBytes: n, FirstSHA256: sha}
 	if e := ic.earlier; e != nil {
 		if prefix != e.FirstSHA256 {
-			return nil, UsageErrorf("--resume: the results file %s does not belong to this input: its first %d bytes hash otherwise than those of the earlier run's (written for %s, %d rows read, %s). Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over (every lead is sent again)",
+			return nil, UsageErrorf("--resume: the results file %s does not belong to this input: its first %d bytes hash otherwise than those of the earlier run's (written for %s, %d rows read, %s). Nothing was sent. For a new export under the same name, give each run its own results file (--results 'runs/{name}-{date}.results.csv'), or pass --overwrite instead of --resume to start over ("+u.overwriteSends()+")",
 				resultsPath, e.FirstBytes, e.Input, e.Rows, e.Written.Local().Format(time.DateTime))
 		}
 		first.FirstBytes, first.FirstSHA256 = e.FirstBytes, e.FirstSHA256
@@ -174,7 +174,7 @@ func (u *uploader) checkInput(ctx context.Context, resultsPath string, state *re
 		}
 		switch {
 		case meta == nil:
-			return nil, UsageErrorf("--resume from standard input or a pipe: the results file %s has no record of the input it was written for (%s is missing), so this input cannot be proven the same: nothing was sent. Pass --overwrite instead of --resume to start over (every lead is sent again), or give this input its own results file", resultsPath, outfile.MetaPath(resultsPath))
+			return nil, UsageErrorf("--resume from standard input or a pipe: the results file %s has no record of the input it was written for (%s is missing), so this input cannot be proven the same: nothing was sent. Pass --overwrite instead of --resume to start over ("+u.overwriteSends()+"), or give this input its own results file", resultsPath, outfile.MetaPath(resultsPath))
 		case !meta.AllLeadIDs:
 			return nil, UsageErrorf("--resume from standard input or a pipe: the earlier run's rows had no leadId each, so this input cannot be matched to them row by row; save the input to a file and resume with the file")
 		case meta.Streamed && meta.FirstBytes > 0:
@@ -262,7 +262,7 @@ func (u *uploader) sameInput(resultsPath string, meta *outfile.Meta, scan *sourc
 	if meta != nil {
 		earlier = fmt.Sprintf(" (written for %s, sha256 %s, %d rows, %s)", meta.Input, short(meta.InputSHA256), meta.Rows, meta.Written.Local().Format(time.DateTime))
 	}
-	return foreignErrorf("--resume: the results file %s does not belong to this input%s: this input has sha256 %s and %d rows; %s. Nothing was sent. For a new export under the same name, give each input its own results file: %s; or pass --overwrite instead of --resume to start over (every lead is sent again)",
+	return foreignErrorf("--resume: the results file %s does not belong to this input%s: this input has sha256 %s and %d rows; %s. Nothing was sent. For a new export under the same name, give each input its own results file: %s; or pass --overwrite instead of --resume to start over ("+u.overwriteSends()+")",
 		resultsPath, earlier, short(scan.SHA256), scan.Rows, why, u.in.redropHint(u.input))
 }
 

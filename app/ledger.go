@@ -86,6 +86,17 @@ func openLedger(ctx context.Context, where string, mustExist bool) (*ledger.Ledg
 	return nil, UsageErrorf("--ledger: %v; nothing was sent", err)
 }
 
+// overwriteSends says what --overwrite does to the leads of an earlier
+// upload, for the messages that offer it: with a ledger (and no --resend)
+// a lead it holds as sent is not sent again (its row is written
+// already_sent), so "start over" does not mean "send again".
+func (u *uploader) overwriteSends() string {
+	if o := u.ledgerOpts; o != nil && !o.off(u.simulated) && !o.Resend {
+		return "the leads the ledger holds as sent are not sent again but written already_sent; add --resend to send them again"
+	}
+	return "every lead is sent again"
+}
+
 // beginLedger opens the run's ledger and records the run in it; nil, nil
 // with --ledger off. The caller ends the run (endLedger).
 func (u *uploader) beginLedger(ctx context.Context, resultsPath string) error {

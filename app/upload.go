@@ -345,7 +345,7 @@ func (u *uploader) run(ctx context.Context) error {
 		return err
 	}
 	defer func() { lock.Unlock() }()
-	if err := u.in.checkOutputs(u.input, resultsPath, u.up.Resume, u.up.Overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: "+u.in.redropHint(u.input)+"), or --overwrite to start over and send its leads again", u.mets.outputs()...); err != nil {
+	if err := u.in.checkOutputs(u.input, resultsPath, u.up.Resume, u.up.Overwrite, "pass --resume to continue it, --results to write elsewhere (a nightly export under a fixed name: "+u.in.redropHint(u.input)+"), or --overwrite to start over ("+u.overwriteSends()+")", u.mets.outputs()...); err != nil {
 		if errors.Is(err, outfile.ErrHoldsOutcomes) {
 			err = cmp.Or(newInputError(resultsPath, u.input, u.in.redropHint(u.input)), err)
 		}

@@ -47,7 +47,7 @@ func registerUpload(fs *flag.FlagSet, o *app.UploadOptions) {
 	fs.DurationVar(&o.OutageWait, "outage-wait", o.OutageWait, "how long to wait out an outage of the service or identity provider before stopping (exit 4)")
 	fs.DurationVar(&o.PreflightWait, "preflight-wait", o.PreflightWait, "before the first row, how long to ask again while a gateway answers 502, 503 or 504, before exit 4")
 	fs.BoolVar(&o.Resume, "resume", o.Resume, "continue the run recorded in the results file, sending only what is unfinished")
-	fs.BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "start over although the results file holds an earlier upload's outcomes (its leads are sent again)")
+	fs.BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "start over on a results file of outcomes (a lead the ledger holds is sent again only with --resend)")
 	fs.BoolVar(&o.NoSubmit, "no-submit", o.NoSubmit, "never call submitLead (for partners with automatic submission)")
 	fs.StringVar(&o.CreateDocument, "create-document", o.CreateDocument, "GraphQL document of createLead")
 	fs.StringVar(&o.SubmitDocument, "submit-document", o.SubmitDocument, "GraphQL document of submitLead, taking $id: String! (an assumption: see README)")
