@@ -18,6 +18,22 @@
 // the process dies, so that a run killed with SIGKILL leaves nothing to
 // clean by hand.
 //
+// What survives what. A claim is committed before the lead's first
+// createLead call goes out (the claimer waits for its transaction), and an
+// answer soon after it came (answers share transactions with the next
+// claims: a group commit). A SQLite ledger runs in WAL mode with
+// synchronous=NORMAL: a commit is in the OS's hands when it returns, so it
+// survives the process's death (SIGKILL, an OOM kill, a panic) as the
+// results journal's lines do (report.Journal.AppendDurable), but a power
+// cut or a kernel crash may take the last commits back (the file itself
+// stays whole). That is the journal's own guarantee, and what it costs is
+// the same: a lead whose claim a power cut took is sent again by the next
+// run, as a resume sends a lead whose journal line a power cut took
+// (synchronous=FULL would cost an fsync for every transaction). A lost answer leaves its lead claimed, and the next run
+// that meets it sends it with the own-lead check (Decision.Ambiguous). A
+// PostgreSQL ledger's commits are the server's (fsync on: they survive
+// both).
+//
 // The ledger holds no SSN and no date of birth, not even a plain hash of
 // them: a lead's content is known by an HMAC-SHA256 of its normalised
 // LeadInput under a key made at random for each ledger and kept in it.
