@@ -3,7 +3,11 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -450,6 +454,44 @@ func TestConcurrentOpen(t *testing.T) {
 				r.End(context.Background(), 0, nil, "")
 			}
 			l.Close()
+		})
+	}
+	wg.Wait()
+}
+
+// TestContentHashStable: a lead's content hash is the HMAC-SHA256, under
+// the ledger's key, of json.Marshal of its LeadInput, whichever hasher
+// (reused or new) computes it and from however many goroutines at once:
+// the ledgers written before hold hashes of that form, and a lead whose
+// hash changed would be a conflict with itself.
+func TestContentHashStable(t *testing.T) {
+	l := open(t, filepath.Join(t.TempDir(), "ledger.sqlite"))
+	ten := 10
+	ins := []lead.Input{
+		input("Ann"),
+		{FirstName: "<b>Zoë</b> & \u2028co", LastName: `O"Brien\`, ZipCode: "02139", LoanAmount: &ten},
+		{},
+	}
+	want := func(in lead.Input) string {
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := hmac.New(sha256.New, l.key)
+		m.Write(b)
+		return hex.EncodeToString(m.Sum(nil))
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				for _, in := range ins {
+					if got, w := l.ContentHash(in), want(in); got != w {
+						t.Errorf("ContentHash(%+v) = %s, want %s", in, got, w)
+						return
+					}
+				}
+			}
 		})
 	}
 	wg.Wait()

@@ -525,6 +525,11 @@ const (
 // worker are not sent.
 func (e *engine) claimer(ctx, gctx context.Context, in <-chan job, out chan<- job, lines chan<- line) error {
 	var busy []job
+	// spare, items and decOf are reused from one batch to the next (a
+	// job is large: a batch of them was the claimer's garbage).
+	var spare []job
+	var items []ledger.ClaimItem
+	var decOf []int
 	wait := claimPoll
 	notSent := func(js []job) {
 		e.notSent.Add(int64(len(js)))
@@ -535,8 +540,9 @@ func (e *engine) claimer(ctx, gctx context.Context, in <-chan job, out chan<- jo
 		}
 	}
 	for {
-		batch := busy
-		busy = nil
+		clear(spare)
+		batch := append(spare[:0], busy...)
+		busy = busy[:0]
 		if in == nil && len(batch) == 0 {
 			return nil
 		}
@@ -582,16 +588,18 @@ func (e *engine) claimer(ctx, gctx context.Context, in <-chan job, out chan<- jo
 		if len(batch) == 0 && in == nil {
 			return nil
 		}
-		var items []ledger.ClaimItem
-		var claimed []int
+		spare = batch
+		items = items[:0]
+		decOf = decOf[:0]
 		for i := range batch {
 			j := &batch[i]
 			if j.key == nil {
 				j.key = e.keyOf(j)
 			}
+			decOf = append(decOf, -1)
 			if j.key != nil && j.prior == nil {
+				decOf[i] = len(items)
 				items = append(items, ledger.ClaimItem{Key: *j.key, Row: j.row.Row})
-				claimed = append(claimed, i)
 			}
 		}
 		var ds []ledger.Decision
@@ -608,13 +616,10 @@ func (e *engine) claimer(ctx, gctx context.Context, in <-chan job, out chan<- jo
 				return fmt.Errorf("%w (the run stops: a lead that cannot be claimed in the ledger could be sent twice; rows not sent stay for a resumed run)", err)
 			}
 		}
-		dec := make(map[int]ledger.Decision, len(ds))
-		for n, i := range claimed {
-			dec[i] = ds[n]
-		}
 		anyBusy := false
 		for i, j := range batch {
-			if d, ok := dec[i]; ok {
+			if n := decOf[i]; n >= 0 {
+				d := ds[n]
 				if d.Kind == ledger.Busy {
 					busy = append(busy, j)
 					anyBusy = true
