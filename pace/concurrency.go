@@ -117,6 +117,13 @@ type Concurrency struct {
 	slowStart  bool
 	sinceCut   int  // rounds since the last cut
 	exceeded   bool // the last round's latency was past the threshold, not by much: the next one confirms a queue
+	// The calls sent during the round after its own (their ticket is the
+	// round's number, negated), and their overload answers: a service
+	// that sheds them at once (its queue full) answers each in a
+	// millisecond, and its freed place is taken by the next call, shed as
+	// fast. The round's own calls, sent before, are still waiting for
+	// their answers; they alone would not see it for a base or more.
+	outSent, outHard int
 
 	// The rounds of the last concBaseWindow, and what they say: the base
 	// latency (a low quantile of their means), the spread of one answer
@@ -275,7 +282,8 @@ func (c *Concurrency) Acquire(ctx context.Context) (ticket int64, err error) {
 }
 
 // takeLocked gives one attempt a place, and returns its ticket: the round
-// it belongs to, 0 for none (sent after the round's calls).
+// it belongs to; for one sent after the round's calls, that round's number
+// negated; 0 for a fixed limit.
 func (c *Concurrency) takeLocked() int64 {
 	if c.firstAcquired.IsZero() {
 		c.firstAcquired = c.now()
@@ -298,7 +306,8 @@ func (c *Concurrency) takeLocked() int64 {
 	}
 	c.overdueLocked(now)
 	if !c.sending {
-		return 0
+		c.outSent++
+		return -c.round
 	}
 	if span, _ := c.roundSpanLocked(); span > 0 && now.Sub(c.roundStart).Seconds() >= span {
 		// A base latency has passed: the round's calls are those sent
@@ -312,7 +321,8 @@ func (c *Concurrency) takeLocked() int64 {
 			c.endRoundLocked(0)
 		default:
 			c.sending = false
-			return 0
+			c.outSent++
+			return -c.round
 		}
 	}
 	c.sent++
@@ -359,6 +369,7 @@ func (c *Concurrency) startRoundLocked(now time.Time) {
 	c.round++
 	c.roundStart, c.roundLevel, c.sending, c.sent, c.answered = now, c.capLocked(), true, 0, 0
 	c.n, c.hard, c.throttled, c.lat = 0, 0, 0, [2]latencySum{}
+	c.outSent, c.outHard = 0, 0
 	c.bound = len(c.queue) > 0 || c.inFlight >= c.capLocked()
 }
 
@@ -455,6 +466,9 @@ func (c *Concurrency) Release(ticket int64, o Outcome, learn bool) {
 	if learn && inRound {
 		c.learnLocked(o)
 	}
+	if learn && ticket != 0 && ticket == -c.round && isOverload(o) && o.Op != "preflight" {
+		c.outHard++
+	}
 	if learn && o.Status >= 200 && o.Status < 300 && o.Op != "preflight" {
 		k := 1
 		if o.Op == "createLead" {
@@ -484,11 +498,15 @@ func (c *Concurrency) Release(ticket int64, o Outcome, learn bool) {
 // more than the usual share explains: by concPressure of its calls and by
 // three standard deviations of the usual share's count, and at least one.
 // Its calls are those sent, not those answered: a shed call answers at
-// once, and the first answers of a round would be its 503s.
+// once, and the first answers of a round would be its 503s. The calls sent
+// since the round's own count too (outSent, outHard): against a capacity
+// that halves, they are the ones shed, by the hundred a second, while the
+// round's own still wait in the service's queue.
 func (c *Concurrency) overloadLocked() bool {
-	n, p := float64(max(c.n, c.sent)), c.usual
-	excess := float64(c.hard) - n*p
-	return c.hard > 0 && excess >= max(1, concPressure*n, 3*math.Sqrt(n*p*(1-p)))
+	n, p := float64(max(c.n, c.sent)+c.outSent), c.usual
+	hard := c.hard + c.outHard
+	excess := float64(hard) - n*p
+	return hard > 0 && excess >= max(1, concPressure*n, 3*math.Sqrt(n*p*(1-p)))
 }
 
 // learnLocked counts one answer of the round, and ends the round early
