@@ -74,17 +74,38 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 	if spec.probe {
 		return c.exchange(ctx, spec.op, req)
 	}
-	c.rateWait.enter()
-	err := c.rate.Wait(ctx)
-	c.rateWait.leave()
-	c.allowed.note(c.rate.Rate())
-	if err != nil {
-		return verdict{}, err
-	}
-	rateStart := c.now()
-	ticket, err := c.conc.Acquire(ctx)
-	if err != nil {
-		return verdict{}, err
+	var (
+		ticket    int64
+		rateStart time.Time
+	)
+	for {
+		c.rateWait.enter()
+		err := c.rate.Wait(ctx)
+		c.rateWait.leave()
+		r := c.rate.Rate()
+		c.allowed.note(r)
+		if err != nil {
+			return verdict{}, err
+		}
+		rateStart = c.now()
+		ticket, err = c.conc.Acquire(ctx)
+		if err != nil {
+			return verdict{}, err
+		}
+		if now := c.rate.Rate(); now == 0 || (r > 0 && now >= r) {
+			break
+		}
+		// The rate set no limit when this attempt passed it and has one
+		// now (--rate auto's first 429), or was lowered (a 429) while it
+		// waited for a place. Every attempt that passed the rate
+		// meanwhile waits for a place, and would go at once when it got
+		// one; against a service that answers its 429s at once, each
+		// frees its place for the next, refused as fast (bench/conc.sh
+		// rate150: 189 429s in 250 ms after the first 429 set the rate,
+		// 190 after a later cut). It gives the place back (holding it
+		// while it waits would keep the calls that have their turn from
+		// the wire) and takes its turn at the rate in force.
+		c.conc.Release(ticket, pace.Outcome{}, false)
 	}
 	if c.gate.parked() {
 		c.conc.Release(ticket, pace.Outcome{}, false)
