@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,9 +53,14 @@ func (o *UploadOptions) workers() int {
 // back to be what bound the run; under it, the input did. rateUsed is the
 // share of the rate allowed (its mean over the run) the calls must use for
 // the rate to bind.
+// backoffBound is the share of the workers' time the rows must have spent
+// waiting out their retries (after 503s, 429s, timeouts) for the service's
+// errors to be what bound a run that no limit held back: the rows did not
+// come slower, they waited.
 const (
-	boundShare = 0.5
-	rateUsed   = 0.7
+	boundShare   = 0.5
+	rateUsed     = 0.7
+	backoffBound = 0.25
 )
 
 // concurrencyReport is the summary's account of the calls in flight.
@@ -121,7 +127,10 @@ func boundBy(st submitter.Stats, up *UploadOptions) *summary.BoundBy {
 	// wins.
 	concFound := !c.Auto || c.Limit >= c.Max || c.LatencyCuts > 0 || c.PressureCuts > 0
 	rateFound := st.LimitFound || !up.Rate.Auto || (up.MaxRate > 0 && st.CurrentRate >= 0.99*up.MaxRate)
+	backoff := st.BackoffWaited.Seconds() / (float64(max(up.workers(), 1)) * since)
 	switch {
+	case !rateBinds && !concBinds && backoff >= backoffBound && st.Retries > 0:
+		errorsBound(b, st, up, callsPerSecond, backoff)
 	case !rateBinds && !concBinds:
 		b.Kind = summary.BoundInput
 		b.Text = fmt.Sprintf("the input: rows came slower than the service took them (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
@@ -174,6 +183,37 @@ func concurrencyBound(b *summary.BoundBy, st submitter.Stats, callsPerSecond flo
 	default:
 		b.Kind = summary.BoundConcurrencyClimb
 		b.Text = fmt.Sprintf("the concurrency's climb: %d in flight and still growing when the run ended (%.0f calls/s; latency held)", c.Limit, callsPerSecond)
+	}
+}
+
+// errorsBound: no limit held the calls back, and the rows spent a share
+// of the workers' time waiting out their retries: the service's errors
+// and the retries' backoff bound the run, not the input (fail20-c8: 20%
+// of the calls 503, 8 workers, every place in flight taken 0% of the time,
+// and "bound by the input: rows came slower than the service took them").
+func errorsBound(b *summary.BoundBy, st submitter.Stats, up *UploadOptions, callsPerSecond, backoff float64) {
+	b.Kind = summary.BoundErrors
+	var answers []string
+	if st.Attempts > 0 {
+		if st.Status503 > 0 {
+			answers = append(answers, fmt.Sprintf("%.1f%% answered 503", 100*float64(st.Status503)/float64(st.Attempts)))
+		}
+		if st.Status429 > 0 {
+			answers = append(answers, fmt.Sprintf("%.1f%% answered 429", 100*float64(st.Status429)/float64(st.Attempts)))
+		}
+	}
+	what := "errors"
+	if len(answers) > 0 {
+		what = strings.Join(answers, ", ")
+	}
+	workers := fmt.Sprintf("the %d workers", up.workers())
+	if up.Concurrency.Auto {
+		workers = fmt.Sprintf("the %d workers (--max-concurrency %d)", up.workers(), up.workers())
+	}
+	b.Text = fmt.Sprintf("the service's errors and the retries' backoff: %d retries of %d attempts (%s); rows waited out their backoff %.0f%% of the time of %s (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
+		st.Retries, st.Attempts, what, 100*backoff, workers, callsPerSecond, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
+	if !up.Concurrency.Auto {
+		b.Text += fmt.Sprintf("; with --concurrency %d a row waiting out its backoff holds one of the %d", up.Concurrency.N, up.Concurrency.N)
 	}
 }
 

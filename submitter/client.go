@@ -244,6 +244,10 @@ type Stats struct {
 	// calls/s; 0 when none ever was.
 	RateAllowed float64
 	RateLimited time.Duration
+	// BackoffWaited sums the time the calls waited between their
+	// attempts (a retry's backoff, or the Retry-After it honoured): time
+	// in which a row held its worker and no place in flight.
+	BackoffWaited time.Duration
 	// Concurrency is the limit on calls in flight now, and what bound it.
 	Concurrency pace.ConcurrencySnapshot
 	// AttemptLatency is the histogram of the attempts' latencies with
@@ -906,6 +910,7 @@ func (c *Client) Stats() Stats {
 		Lead:          c.stats.ops[opLead].load(),
 		Preflight:     c.stats.ops[opPreflight].load(),
 		RateWaited:    c.rateWait.waited(),
+		BackoffWaited: time.Duration(c.stats.backoff.Load()),
 
 		Concurrency:    c.conc.Snapshot(),
 		AttemptLatency: c.stats.attemptLatency.load(),

@@ -139,10 +139,13 @@ func (c *Client) retry(ctx context.Context, spec callSpec, req *graphql.Request)
 		wait := max(backoffDelay(out.attempts-r.throttled-r.waived, c.backoffBase, c.backoffMax, rand.Float64()), v.retryAfter)
 		c.log.Debug("retrying", "op", spec.op, "attempt", out.attempts, "status", v.status, "wait", wait, "reason", spec.red.String(v.Error()))
 		timer := time.NewTimer(wait)
+		waitFrom := c.now()
 		select {
 		case <-timer.C:
+			c.stats.backoff.Add(int64(c.now().Sub(waitFrom)))
 		case <-ctx.Done():
 			timer.Stop()
+			c.stats.backoff.Add(int64(c.now().Sub(waitFrom)))
 			return fail(interrupted(spec.op, out, ctx.Err()))
 		}
 	}

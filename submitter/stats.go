@@ -138,6 +138,8 @@ type stats struct {
 	// attemptLatency is the Prometheus histogram of the attempts'
 	// latencies (with their sum), as the Concurrency measures them.
 	attemptLatency latencyHistogram
+	// backoff sums the calls' waits between attempts (nanoseconds).
+	backoff atomic.Int64
 }
 
 // LatencyBuckets are the upper bounds, in seconds, of the latency

@@ -380,6 +380,7 @@ const (
 	BoundRate             = "rate"              // a fixed --rate
 	BoundConcurrency      = "concurrency"       // a fixed --concurrency
 	BoundInput            = "input"             // rows came slower than the service took them
+	BoundErrors           = "errors"            // rows waited out their retries' backoff after the service's errors (503s, 429s, timeouts)
 	BoundRateClimb        = "rate-climb"        // --rate auto still climbing when the run ended
 	BoundConcurrencyClimb = "concurrency-climb" // --concurrency auto still climbing when the run ended
 	BoundOutage           = "outage"            // the run stopped in an outage: the service (or its identity provider) was away
