@@ -70,7 +70,7 @@ func TestClosedStderrDoesNotStopUpload(t *testing.T) {
 		"--metrics-file", prom, "--log-level", "debug", "--concurrency", "2", "--rate", "0",
 		"--progress", "off", filepath.Join(samples, "leads.csv")})
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret)
+	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret, "XDG_STATE_HOME="+t.TempDir()) // a ledger of its own, never the user's
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ func TestUploadStdinKilledIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret)
+	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret, "XDG_STATE_HOME="+t.TempDir()) // a ledger of its own, never the user's
 	cmd.Stdin = pr
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -158,7 +158,7 @@ func TestUploadStdinIdentityKeptCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret)
+	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret, "XDG_STATE_HOME="+t.TempDir()) // a ledger of its own, never the user's
 	cmd.Stdin = pr
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
