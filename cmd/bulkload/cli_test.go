@@ -45,13 +45,7 @@ func TestVersion(t *testing.T) {
 // go build and go install in a git checkout do", false of that build.
 func TestVersionWithoutVCSStamp(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "bulkload")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("GOFLAGS=-buildvcs=false go build: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin, "version").Output()
+	out, err := exec.Command(builtBulkload(t), "version").Output()
 	if err != nil {
 		t.Fatalf("bulkload version: %v", err)
 	}

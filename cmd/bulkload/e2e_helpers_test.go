@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -391,5 +392,60 @@ func TestSubprocessStateIsTheTests(t *testing.T) {
 	out, _ := cmd.CombinedOutput() // exit 2 when the folder holds no ledger yet: it names the one it looked for
 	if want := filepath.Join(state, "bulkload", "ledger.sqlite"); !strings.Contains(string(out), want) {
 		t.Errorf("bulkload history started as a process read another ledger than %s:\n%s", want, out)
+	}
+}
+
+// The bulkload binary of this test binary's tests that need a real one
+// (built by go build, not this test binary acting as bulkload), built once
+// by the first of them: a build is seconds of CPU, a link of the whole
+// command.
+var (
+	buildOnce sync.Once
+	buildBin  string
+	buildErr  error
+)
+
+// builtBulkload returns the path of a bulkload built from this package
+// with GOFLAGS=-buildvcs=false (no VCS stamp, as on many build hosts), in
+// the tests' state folder (TestMain removes it), building it the first
+// time. The path is shared: a test that needs the binary elsewhere links
+// or copies it (installBulkload).
+func builtBulkload(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp(os.Getenv("XDG_STATE_HOME"), "bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		bin := filepath.Join(dir, "bulkload")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("GOFLAGS=-buildvcs=false go build: %v\n%s", err, out)
+			return
+		}
+		buildBin = bin
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildBin
+}
+
+// installBulkload puts the built bulkload at path (a hard link, else a
+// copy), as an install would.
+func installBulkload(t testing.TB, path string) {
+	t.Helper()
+	bin := builtBulkload(t)
+	if err := os.Link(bin, path); err == nil {
+		return
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatalf("install bulkload at %s: %v", path, err)
 	}
 }

@@ -56,7 +56,10 @@ func eachLedger(t *testing.T, f func(t *testing.T, where string)) {
 		{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "state", "ledger.sqlite") }},
 		{"postgres", postgresLedger},
 	} {
-		t.Run(st.name, func(t *testing.T) { f(t, st.where(t)) })
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel() // a simulator, a folder and a database of its own
+			f(t, st.where(t))
+		})
 	}
 }
 

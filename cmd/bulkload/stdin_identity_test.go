@@ -97,8 +97,12 @@ func TestUploadStdinKilledIdentity(t *testing.T) {
 		t.Errorf("createLead calls = %d after the refused resume, want %d: nothing may be sent", got, creates)
 	}
 
-	// Night 1's export again: resumed and finished.
-	res = runStdin(t, night1, append(slices.Clone(args[:len(args)-1]), "--resume", "-")...)
+	// Night 1's export again: resumed and finished, at 16 calls in flight
+	// (at the killed run's 2 it took most of the test's time for the
+	// 1,480-odd rows left; how fast is not what is checked).
+	resume := append(slices.Clone(args[:len(args)-1]), "--resume", "-")
+	resume[slices.Index(resume, "--concurrency")+1] = "16"
+	res = runStdin(t, night1, resume...)
 	if res.code != app.ExitOK {
 		t.Errorf("--resume of the same export from stdin: exit %d, want 0\n%s", res.code, res.stderr)
 	}
