@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -115,10 +116,29 @@ func TestResumeStartsFromTheEarlierPacing(t *testing.T) {
 		t.Fatal(err)
 	}
 	results := filepath.Join(dir, "results.csv")
-	cmd, out := subprocess(t, uploadArgs(s, "", results, input, "--rate", "auto", "--concurrency", "4")...)
-	waitForLines(t, results, 15, 60*time.Second)
+	cmd := exec.Command(os.Args[0], uploadArgs(s, "", results, input, "--rate", "auto", "--concurrency", "4")...)
+	cmd.Env = append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret, "XDG_STATE_HOME="+t.TempDir())
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	// The run is interrupted once it has found the limit: --rate auto's
+	// first 429 sets its first rate (a lowering), and every lowering after
+	// it is a cut that records the limit found (pace.Adaptive). Before, it
+	// was interrupted at 15 results lines, and under load the second
+	// lowering had sometimes not come yet ("no limit found").
+	for tick := time.NewTicker(10 * time.Millisecond); strings.Count(out.String(), "lowering the shared rate") < 2; {
+		select {
+		case <-exited:
+			t.Fatalf("the first run ended before it found the limit (want 2 lowerings of the rate)\n%s", out)
+		case <-tick.C:
+		}
+	}
 	cmd.Process.Signal(syscall.SIGINT)
-	cmd.Wait()
+	<-exited
 	if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
 		t.Fatalf("first run exit = %d, want %d (interrupted)\n%s", code, app.ExitInterrupted, out)
 	}
