@@ -263,7 +263,10 @@ func (t *boundTracker) note() string {
 	t.mu.Unlock()
 	d := st
 	d.Attempts -= prev.Attempts
+	d.Retries -= prev.Retries
 	d.Status429 -= prev.Status429
+	d.Status503 -= prev.Status503
+	d.BackoffWaited -= prev.BackoffWaited
 	d.RateWaited -= prev.RateWaited
 	d.Concurrency.Waited -= prev.Concurrency.Waited
 	d.Concurrency.Since -= prev.Concurrency.Since

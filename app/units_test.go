@@ -479,3 +479,26 @@ func TestWriteRecordsStdoutOnce(t *testing.T) {
 		t.Errorf("exit %d, standard output written with %v; want 5, once with [5]", StatusOf(err), got)
 	}
 }
+
+// TestBoundTrackerSpeaksOfItsInterval: the progress line's "bound by" is
+// what bound the calls since its last look: retries waited out before it
+// (the service's errors then) do not make a later calm interval
+// "errors".
+func TestBoundTrackerSpeaksOfItsInterval(t *testing.T) {
+	up := &UploadOptions{Concurrency: Concurrency{N: 8}}
+	snap := func(since time.Duration) pace.ConcurrencySnapshot {
+		return pace.ConcurrencySnapshot{Limit: 8, Max: 8, Since: since}
+	}
+	stats := []submitter.Stats{
+		{Attempts: 700, Retries: 140, Status503: 140, BackoffWaited: 50 * time.Second, Concurrency: snap(10 * time.Second)},
+		{Attempts: 1400, Retries: 140, Status503: 140, BackoffWaited: 50 * time.Second, Concurrency: snap(20 * time.Second)},
+	}
+	i := 0
+	tr := &boundTracker{stats: func() submitter.Stats { s := stats[i]; i++; return s }, up: up}
+	if got := tr.note(); !strings.Contains(got, "bound by "+summary.BoundErrors) {
+		t.Errorf("first interval (rows in backoff 62%% of the workers' time): %q, want bound by %s", got, summary.BoundErrors)
+	}
+	if got := tr.note(); !strings.Contains(got, "bound by "+summary.BoundInput) {
+		t.Errorf("second interval (no retry in it): %q, want bound by %s", got, summary.BoundInput)
+	}
+}
