@@ -96,3 +96,28 @@ func TestAttemptTakesItsTurnAtARateSetWhileItWaited(t *testing.T) {
 		})
 	}
 }
+
+// TestSimNoStormOfRefusalsWhenTheRateIsSet: --rate auto and --concurrency
+// auto against a service that refuses at once past 200 calls/s. While the
+// rate set no limit every worker passed it and queued for a place (8 at
+// the start, 128 workers); when the first 429 set the rate, each went at
+// once as it got a place, refused at once, its place freeing the next: on
+// main about a worker's worth of 429s right after the first. Now they take
+// their turns at the rate that was set.
+func TestSimNoStormOfRefusalsWhenTheRateIsSet(t *testing.T) {
+	env := startSim(t, leadsim.Options{RateLimit: 200, RateBurst: 10}, func(c *Config) {
+		c.RateAuto = true
+		c.ConcurrencyAuto = true
+		c.MaxConcurrency = 128
+		c.MaxAttempts = 20
+	})
+	out := runLeads(t, env.c, 0, 160, 128, false)
+	if f := failures(out); len(f) > 0 {
+		t.Fatalf("%d of %d calls failed, first: %s", len(f), len(out), f[0])
+	}
+	s := env.c.Stats()
+	t.Logf("%d attempts, %d answered 429, rate %.1f (limit found %v)", s.Attempts, s.Status429, s.CurrentRate, s.LimitFound)
+	if s.Status429 > 60 {
+		t.Errorf("%d of %d attempts answered 429, want at most 60: the calls that waited for a place while the rate set no limit went at once", s.Status429, s.Attempts)
+	}
+}
