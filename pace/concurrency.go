@@ -807,6 +807,18 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		c.rosePast = c.capLocked()
 		if !c.check.on {
 			c.check = cutCheck{on: true, from: c.limit, slowStart: c.slowStart, mean: mean, base: base, at: now}
+		} else {
+			// A cut while an earlier one is checked: the answers from
+			// now on are judged against the latency that caused this
+			// one. Judged against the earlier cut's, quicker, when the
+			// capacity halved just after a cut of the sawtooth, the
+			// answers behind the new queue were slower, twice, and the
+			// undo took the limit back over both cuts, into the queue
+			// (K 64 -> 32, queue 64: undone in 5 draws of 8, queue wait
+			// 478-926 ms). An undo still goes back to the limit before
+			// the first (a service slower by itself draws cuts in a row).
+			c.check.mean, c.check.base, c.check.at = mean, base, now
+			c.check.lat, c.check.median, c.check.samples = [2]latencySum{}, 0, c.check.samples[:0]
 		}
 		// Latency cuts in a row (one a round) compound: a stall of the
 		// client's machine (its CPUs shared) that outlasts a round of a

@@ -326,6 +326,26 @@ func TestConcurrencyModelChanges(t *testing.T) {
 			}
 		}
 	})
+	t.Run("capacity halves just after a cut", func(t *testing.T) {
+		// K 64 -> 32 with a queue of 64: in these draws a cut of the
+		// sawtooth came just before the halving, and its check, still
+		// open, judged the answers behind the new queue against its own
+		// quicker latency: twice slower, it undid every cut since, and
+		// the limit went back to 76-78, a second's queue (on main: queue
+		// wait 478 and 526 ms from 5 s after; now 218 and 205 ms, the
+		// aim of 100 ms still missed). Draws 4-6 of the same
+		// shape still undo a cut (its latency the mean of a round only
+		// partly queued, the answers after it no quicker): not fixed.
+		for _, seed := range []uint64{3, 8} {
+			m := queueModel{cap: 64, queueLimit: 64, lat: time.Second, jit: 200 * time.Millisecond, changeAt: 25 * time.Second, capAfter: 32, rnd: rand.New(rand.NewPCG(seed, 99))}
+			run := runModel(t, m, 45*time.Second, ConcurrencyConfig{})
+			top := slices.Max(run.limits[27:])
+			t.Logf("seed %d: undone %d, wait 30-45 s %v, limits %v", seed, run.finalSnap.UndoneCuts, run.meanWait(30*time.Second, 45*time.Second), run.limits)
+			if top > 64 {
+				t.Errorf("seed %d: the limit went back to %d after the capacity halved to 32 (and a queue of 64), want at most 64", seed, top)
+			}
+		}
+	})
 	t.Run("the client stalls", func(t *testing.T) {
 		// A fast service (K 8, L 20 ms) whose answers are late for
 		// 300 ms, as when the client's machine is busy with other work:
