@@ -496,3 +496,51 @@ func TestContentHashStable(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestClaimBatchMixed: one batch (one many-row statement) of leads the
+// ledger holds, new leads and a lead twice: the new ones are Send, the
+// held ones decided from what the ledger holds, the second row of a lead
+// Busy (this run holds it for its first row), and the ledger records each
+// new lead's first row. A cumulative export's batches look like this.
+func TestClaimBatchMixed(t *testing.T) {
+	eachStore(t, func(t *testing.T, where string) {
+		l := open(t, where)
+		ctx := context.Background()
+		key := func(id string) Key { return l.KeyOf(id, input(id)) }
+		r1 := begin(t, l, ClaimPolicy{})
+		for i, id := range []string{"A", "B"} {
+			claim(t, r1, key(id), i+1)
+			r1.Record(Answer{Key: key(id), Row: i + 1, Status: lead.StatusProcessed, Created: true, ServiceID: "lead-" + id, ResultCode: 1001})
+		}
+		end(t, r1)
+
+		r2 := begin(t, l, ClaimPolicy{})
+		ids := []string{"A", "C", "B", "C", "D", "E", "F", "G"}
+		items := make([]ClaimItem, len(ids))
+		for i, id := range ids {
+			items[i] = ClaimItem{Key: key(id), Row: 10 + i}
+		}
+		ds, err := r2.ClaimBatch(ctx, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Kind{AlreadySent, Send, AlreadySent, Busy, Send, Send, Send, Send}
+		for i, d := range ds {
+			if d.Kind != want[i] || d.Ambiguous || d.Key != items[i].Key {
+				t.Errorf("ClaimBatch item %d (%s, row %d) = %+v, want kind %d, not ambiguous", i, ids[i], items[i].Row, d, want[i])
+			}
+		}
+		if e := ds[0].Earlier; e == nil || e.ServiceID != "lead-A" || e.Run != r1.ID {
+			t.Errorf("A's earlier = %+v, want lead-A of run %d", e, r1.ID)
+		}
+		var row, run int64
+		var state string
+		if err := l.db.QueryRowContext(ctx, l.d.rebind(`SELECT row_no, run_id, state FROM leads WHERE lead_key = ?`), key("C").Lead).Scan(&row, &run, &state); err != nil {
+			t.Fatal(err)
+		}
+		if row != 11 || run != r2.ID || state != string(StateClaimed) {
+			t.Errorf("C in the ledger: row %d, run %d, %s; want row 11 (its first), run %d, claimed", row, run, state, r2.ID)
+		}
+		end(t, r2)
+	})
+}
