@@ -139,14 +139,17 @@ func TestConcurrencyFixedBound(t *testing.T) {
 // the summary says auto and what bound the run. That neither shape
 // collapses the limit (it used to end at 5-17 with the slow calls, and at
 // 1 with the 503s) is asserted where time is simulated:
-// TestConcurrencyModelShapes in package submitter (90% of the best fixed
+// TestConcurrencyModelShapes in package pace (90% of the best fixed
 // limit's throughput, and no limit under the start once climbed). Against
 // a real simulator the limits depend on the host's load as much as on the
 // shape (a busy host's own delays look like a queue: the 503 case ended
 // at 3 after 9 latency cuts under go test on 2 loaded CPUs), so they are
 // not asserted here.
 func TestConcurrencyAutoRandomShapes(t *testing.T) {
-	// Not parallel: the limit found comes from the calls' latency.
+	// Parallel, and its shapes side by side: what it asserts (every row
+	// sent, the summary's fields) holds whatever the host's load; the
+	// limits found, which do not, are asserted in package pace.
+	t.Parallel()
 	tests := []struct {
 		name  string
 		opts  leadsim.Options
@@ -159,6 +162,7 @@ func TestConcurrencyAutoRandomShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := startTestSim(t, tc.opts)
 			res, rows, sum := uploadAuto(t, s, 400, tc.extra...)
 			if res.code != app.ExitOK {
