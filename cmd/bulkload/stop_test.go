@@ -350,6 +350,15 @@ func TestUploadSecondSignalStopsCallsInFlight(t *testing.T) {
 		}
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
+	// The grace is counted from when the run took the first signal, which a
+	// loaded host may deliver late: wait for its stop line, then past the
+	// grace, so the second signal is never taken for the first's echo.
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(out.String(), "signal received: no new rows are taken"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the run did not log its stop after SIGTERM\n%s", out)
+		}
+	}
 	time.Sleep(signalGrace + 300*time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
