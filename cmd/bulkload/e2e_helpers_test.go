@@ -180,24 +180,25 @@ func secretEnv() map[string]string {
 }
 
 // subprocess starts this test binary as the bulkload command.
-func subprocess(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+func subprocess(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
 	return subprocessEnv(t, nil, args...)
 }
 
 // subprocessEnv is subprocess with more environment variables.
-func subprocessEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+func subprocessEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	// A ledger of the test's own unless env names one (never the user's).
 	cmd.Env = append(append(os.Environ(), "BULKLOAD_TEST_AS_MAIN=1", "BULKLOAD_CLIENT_SECRET="+simSecret, "XDG_STATE_HOME="+t.TempDir()), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Stdout = &stderr
+	// Safe to read while the process runs (a test waits for a line).
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cmd.Stdout = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start bulkload: %v", err)
 	}
-	return cmd, &stderr
+	return cmd, stderr
 }
 
 // waitForLines polls a results file until it has at least n lines after

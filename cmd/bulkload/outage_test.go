@@ -34,22 +34,28 @@ import (
 // ahead (Add).
 type simClock struct{ fakeclock.Offset }
 
-// jumpOnCreate wraps a simulator's handler so that the clock moves d ahead
-// as the (n+1)th createLead arrives, before the simulator sees it: the n
+// jumpOnCreate wraps a simulator's handler so that, as the (n+1)th
+// createLead arrives and before the simulator sees it, the clock moves to d
+// after the simulator's start (its windows are counted from there): the n
 // before it are answered before the jump, it and every later call after
 // it, whatever the host's load. (A goroutine that polled the simulator's
 // count every 5 ms could, on a loaded host, jump after the run had sent
-// its last row: the test then tested nothing.)
+// its last row; a jump by d from wherever the clock was missed a window of
+// 3 s at d when the run had taken 3 s to reach its nth createLead, as
+// under go test -race on 2 loaded CPUs: the test then tested nothing.)
 func (c *simClock) jumpOnCreate(n int64, d time.Duration) func(*leadsim.Server) http.Handler {
 	var seen atomic.Int64
 	return func(s *leadsim.Server) http.Handler {
+		// The simulator has just started: its elapsed time counts from
+		// about now (a little before).
+		start := c.Now()
 		next := s.Handler()
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/graphql" {
 				body, _ := io.ReadAll(r.Body)
 				r.Body = io.NopCloser(bytes.NewReader(body))
 				if bytes.Contains(body, []byte("createLead")) && seen.Add(1) == n+1 {
-					c.Add(d)
+					c.Add(d - c.Now().Sub(start))
 				}
 			}
 			next.ServeHTTP(w, r)
