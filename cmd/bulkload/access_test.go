@@ -31,6 +31,7 @@ func TestAccessRefusedMidRun(t *testing.T) {
 		{"tokens rejected", leadsim.Options{RejectTokensAfter: 20}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a simulator and a folder of its own
 			s := startTestSim(t, tc.opts)
 			dir := t.TempDir()
 			input := filepath.Join(dir, "in.csv")

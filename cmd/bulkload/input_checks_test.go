@@ -85,6 +85,7 @@ func TestResumeRefusesAnEditedInputWithoutLeadIDs(t *testing.T) {
 	}
 	for _, tc := range edits {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a simulator and a folder of its own
 			s := startTestSim(t, leadsim.Options{})
 			dir := t.TempDir()
 			input := filepath.Join(dir, "export.csv")
@@ -114,6 +115,7 @@ func TestResumeRefusesAnEditedInputWithoutLeadIDs(t *testing.T) {
 	}
 
 	t.Run("rows appended", func(t *testing.T) {
+		t.Parallel() // a simulator and a folder of its own
 		s := startTestSim(t, leadsim.Options{})
 		dir := t.TempDir()
 		input := filepath.Join(dir, "export.csv")

@@ -240,6 +240,7 @@ func TestUploadHungService(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []leadsim.HangMode{leadsim.HangHeld, leadsim.HangUnread} {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel() // a simulator and a folder of its own
 			s := startTestSim(t, leadsim.Options{SigningKey: testSigningKey(t), HangAfter: 25, HangMode: mode})
 			t.Cleanup(s.Heal) // lets go of the requests held, before the server closes
 			dir := t.TempDir()

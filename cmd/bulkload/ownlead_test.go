@@ -38,6 +38,7 @@ func TestOwnLeadCheckWithoutPartnerLeadID(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a simulator and a folder of its own
 			var rewrite atomic.Bool
 			rewrite.Store(tc.rewrite != "")
 			s := startTestSimHandler(t, leadsim.Options{ProxyReset: 0.5, Seed: 1}, func(s *leadsim.Server) http.Handler {

@@ -33,6 +33,7 @@ func TestUploadProxyResetAfterCommit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d %s", tc.status, tc.body), func(t *testing.T) {
+			t.Parallel() // a simulator and a folder of its own
 			s := startTestSim(t, leadsim.Options{ProxyReset: 0.5, ProxyResetStatus: tc.status, ProxyResetBody: tc.body, Seed: 1})
 			dir := t.TempDir()
 			input := qualifyingRows(t, dir, n)

@@ -65,6 +65,7 @@ func TestTokenExpiresInMalformed(t *testing.T) {
 		{"very large", `99999999999`, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a simulator and a folder of its own
 			s := startExpiresInSim(t, tc.value)
 			args := slices.Concat([]string{"upload"}, s.args(), []string{"--results", filepath.Join(t.TempDir(), "r.csv"),
 				"--progress", "off", "--rate", "0", filepath.Join(samples, "leads.csv")})
