@@ -150,7 +150,9 @@ func jsonReply(status int, body string) reply {
 // instead of ending the row processed with its qualified lead never
 // submitted.
 func TestUploadAmbiguousAnswers(t *testing.T) {
-	// Not parallel: --timeout 500ms, which a healthy call must meet.
+	// Not parallel with other tests: --timeout 500ms, which a healthy call
+	// must meet. Its cases, 3 rows each against a simulator of their own,
+	// run side by side.
 	const n = 3
 	tests := []struct {
 		name  string
@@ -190,6 +192,7 @@ func TestUploadAmbiguousAnswers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := startAlteringSim(t, leadsim.Options{}, tc.alter)
 			dir := t.TempDir()
 			input := qualifyingRows(t, dir, n)
