@@ -2,8 +2,6 @@ package submitter
 
 import (
 	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/lead"
+	"github.com/bulkload/bulkload/token"
 )
 
 // maxRetryAfter bounds how long a Retry-After header can make a call wait.
@@ -200,53 +199,14 @@ func isOutageStatus(status int) bool {
 	}
 }
 
-// isTLSError reports whether err is a certificate or TLS handshake failure
-// (an untrusted or mismatched certificate, https to a plain-http server, a
-// handshake alert). Retrying cannot fix one: the setting or the server's
-// certificate must change.
-func isTLSError(err error) bool {
-	var (
-		verify   *tls.CertificateVerificationError
-		record   tls.RecordHeaderError
-		alert    tls.AlertError
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-	)
-	return errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &alert) ||
-		errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
-		errors.Is(err, http.ErrSchemeMismatch)
-}
-
-// redirectError is a redirect that was not followed.
-type redirectError struct {
-	status int
-	host   string // the Location's host, "" when it had none
-}
-
-func (e *redirectError) Error() string {
-	return fmt.Sprintf("HTTP %d redirect to %q not followed: set the final URL", e.status, e.host)
-}
-
-// refuseRedirect is the CheckRedirect of every http.Client of a Client: it
-// stops before the redirected request is sent, so that the client secret
-// or the token never reaches the redirect's target.
-func refuseRedirect(req *http.Request, via []*http.Request) error {
-	status := 0
-	if req.Response != nil {
-		status = req.Response.StatusCode
-	}
-	return &redirectError{status: status, host: req.URL.Host}
-}
-
 // redirectOf is the redirect a 3xx reply asks for, or nil.
-func redirectOf(r *reply) *redirectError {
+func redirectOf(r *reply) *token.RedirectError {
 	if r.status < 300 || r.status > 399 {
 		return nil
 	}
-	re := &redirectError{status: r.status}
+	re := &token.RedirectError{Status: r.status}
 	if loc, err := (&http.Response{Header: r.header, Request: r.request}).Location(); err == nil {
-		re.host = loc.Host
+		re.Host = loc.Host
 	}
 	return re
 }
@@ -321,7 +281,7 @@ type classifier struct {
 }
 
 // classify is the one place that decides what an attempt of operation op
-// came to (with classifyStatus, isOutageStatus, isTLSError and
+// came to (with classifyStatus, isOutageStatus, token.IsTLSError and
 // mayBeProcessed, the one rule of ambiguity): a success (2xx with data, or
 // with GraphQL errors: the call's error), retryable (network errors, 429,
 // 502, 503, 504), a 401 to renew the token for, or permanent; whether it is
@@ -445,7 +405,7 @@ func classifyFailure(r *reply, rule Ambiguous503) verdict {
 	} else {
 		err = fmt.Errorf("%s: %w", what, cause)
 	}
-	if isTLSError(err) {
+	if token.IsTLSError(err) {
 		// Nothing was sent, and retrying cannot fix a certificate.
 		return verdict{kind: outcomePermanent, outage: true,
 			err: fmt.Errorf("TLS failed, check the URL's scheme and the server's certificate: %w", err)}

@@ -373,7 +373,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		probeMax: min(cfg.BackoffMax, defaultProbeMax), now: cfg.Now, log: log}, c.probe)
 	// Redirects are never followed: the token request carries the client
 	// secret (the token package refuses them), and a GraphQL request the
-	// token and personal data (refuseRedirect).
+	// token and personal data (token.RefuseRedirect).
 	c.tokenTimeout = min(cfg.CallTimeout, maxTokenAttemptTimeout)
 	c.tokens = cfg.Tokens
 	if c.tokens == nil {

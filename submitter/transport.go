@@ -56,7 +56,7 @@ func (c *Client) newCaller() *caller {
 	k.x = capture{next: c.chain, maxBody: c.maxBody, now: c.now}
 	k.auth = authLayer{next: &k.x, tokens: c.tokens, bearer: &c.bearer}
 	// The library's Log field stays unset: it would log the variables.
-	k.gql = graphql.NewClient(c.endpointURL, graphql.WithHTTPClient(&http.Client{Transport: &k.auth, CheckRedirect: refuseRedirect}))
+	k.gql = graphql.NewClient(c.endpointURL, graphql.WithHTTPClient(&http.Client{Transport: &k.auth, CheckRedirect: token.RefuseRedirect}))
 	return k
 }
 

@@ -188,7 +188,7 @@ func New(ctx context.Context, cfg Config) *Cache {
 		onFailure: cfg.OnFailure,
 		onFetch:   cfg.OnFetch,
 	}
-	hc := &http.Client{Transport: &replyLayer{next: base, bad: &c.badReply}, CheckRedirect: refuseRedirect}
+	hc := &http.Client{Transport: &replyLayer{next: base, bad: &c.badReply}, CheckRedirect: RefuseRedirect}
 	c.bg = context.WithValue(ctx, oauth2.HTTPClient, hc)
 	return c
 }
@@ -388,12 +388,12 @@ func (c *Cache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 		if c.bg.Err() != nil {
 			return nil, fmt.Errorf("get access token: %w", c.bg.Err())
 		}
-		var rd *redirectError
+		var rd *RedirectError
 		if errors.As(err, &rd) {
-			// Following it would send the client secret to rd.host.
-			ae := &AuthError{Code: fmt.Sprintf("http_%d", rd.status), Status: rd.status,
-				Description: fmt.Sprintf("redirect to %q not followed", rd.host), Hint: hintTokenURL, Check: CheckTokenURL}
-			c.log.Error("token endpoint redirected; not following it", "status", rd.status, "host", rd.host)
+			// Following it would send the client secret to rd.Host.
+			ae := &AuthError{Code: fmt.Sprintf("http_%d", rd.Status), Status: rd.Status,
+				Description: fmt.Sprintf("redirect to %q not followed", rd.Host), Hint: hintTokenURL, Check: CheckTokenURL}
+			c.log.Error("token endpoint redirected; not following it", "status", rd.Status, "host", rd.Host)
 			return nil, ae
 		}
 		if ae := c.classify(err); ae != nil {
@@ -401,7 +401,7 @@ func (c *Cache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 			return nil, ae
 		}
 		last = c.scrub(err)
-		if isTLSError(err) {
+		if IsTLSError(err) {
 			// A certificate or scheme problem does not go away by retrying.
 			c.log.Error("token request failed", "err", last.Error())
 			return nil, fmt.Errorf("get access token: TLS failed, check the token URL's scheme and the server's certificate: %w", last)

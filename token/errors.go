@@ -58,11 +58,12 @@ const (
 	CheckAll      Check = "all" // the token URL, client id, scope and client secret
 )
 
-// isTLSError reports whether err is a certificate or TLS handshake failure
+// IsTLSError reports whether err is a certificate or TLS handshake failure
 // (an untrusted or mismatched certificate, https to a plain-http server, a
 // handshake alert). Retrying cannot fix one: the setting or the server's
-// certificate must change.
-func isTLSError(err error) bool {
+// certificate must change. The token endpoint's and the lead endpoint's
+// clients (package submitter) share this rule.
+func IsTLSError(err error) bool {
 	var (
 		verify   *tls.CertificateVerificationError
 		record   tls.RecordHeaderError
@@ -76,25 +77,26 @@ func isTLSError(err error) bool {
 		errors.Is(err, http.ErrSchemeMismatch)
 }
 
-// redirectError is a redirect of the token endpoint that was not followed.
-type redirectError struct {
-	status int
-	host   string // the Location's host, "" when it had none
+// RedirectError is a redirect that was not followed (RefuseRedirect).
+type RedirectError struct {
+	Status int
+	Host   string // the Location's host, "" when it had none
 }
 
-func (e *redirectError) Error() string {
-	return fmt.Sprintf("HTTP %d redirect to %q not followed: set the final URL", e.status, e.host)
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("HTTP %d redirect to %q not followed: set the final URL", e.Status, e.Host)
 }
 
-// refuseRedirect is the CheckRedirect of the Cache's http.Client: it stops
-// before the redirected request is sent, so that the client secret never
-// reaches the redirect's target.
-func refuseRedirect(req *http.Request, via []*http.Request) error {
+// RefuseRedirect is the CheckRedirect of every http.Client that carries a
+// credential (the Cache's, and package submitter's for the lead endpoint):
+// it stops before the redirected request is sent, so that the client
+// secret or the token never reaches the redirect's target.
+func RefuseRedirect(req *http.Request, via []*http.Request) error {
 	status := 0
 	if req.Response != nil {
 		status = req.Response.StatusCode
 	}
-	return &redirectError{status: status, host: req.URL.Host}
+	return &RedirectError{Status: status, Host: req.URL.Host}
 }
 
 // backoff is the full-jitter exponential wait after failed request number
