@@ -782,7 +782,7 @@ func (c *Client) Preflight(ctx context.Context) error {
 			}
 			return err
 		}
-		wait := min(backoffDelay(attempt, min(c.backoffBase, c.preflightWait/20), c.backoffMax, rand.Float64()), left)
+		wait := min(token.Backoff(attempt, min(c.backoffBase, c.preflightWait/20), c.backoffMax, rand.Float64()), left)
 		c.log.Warn(fmt.Sprintf("preflight: the endpoint answered %d, a gateway's answer (the service behind it may be restarting); asking again", status),
 			"endpoint", c.endpoint, "in", wait.Round(time.Millisecond), "for up to", left.Round(time.Millisecond))
 		t := time.NewTimer(wait)

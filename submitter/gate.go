@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/bulkload/bulkload/token"
 )
 
 // gateConfig are the outage settings of a Client.
@@ -474,7 +476,7 @@ func (g *gate) current() (Outage, bool) {
 // other half, so that probes never come back to back yet many clients do
 // not probe in step.
 func probeDelay(n int, base, max time.Duration, rnd float64) time.Duration {
-	c := backoffDelay(n, base, max, 1)
+	c := token.Backoff(n, base, max, 1)
 	return c/2 + time.Duration(rnd*float64(c/2))
 }
 

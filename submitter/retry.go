@@ -39,20 +39,6 @@ type callOutcome struct {
 	err       error          // the call failed: *CallError or *token.AuthError
 }
 
-// backoffDelay is the full-jitter exponential wait after failed attempt
-// number attempt (1-based): a uniform draw (rnd in [0,1)) below
-// min(max, base*2^(attempt-1)).
-func backoffDelay(attempt int, base, max time.Duration, rnd float64) time.Duration {
-	ceiling := base
-	for i := 1; i < attempt && ceiling < max; i++ {
-		ceiling *= 2
-	}
-	if ceiling > max {
-		ceiling = max
-	}
-	return time.Duration(rnd * float64(ceiling))
-}
-
 // retry makes one GraphQL call of up to MaxAttempts attempts (attempt):
 // it retries what classify calls retryable, after a full-jitter backoff
 // or the reply's Retry-After, whichever is longer, and a 401 once at once
@@ -136,7 +122,7 @@ func (c *Client) retry(ctx context.Context, spec callSpec, req *graphql.Request)
 		if !again {
 			continue
 		}
-		wait := max(backoffDelay(out.attempts-r.throttled-r.waived, c.backoffBase, c.backoffMax, rand.Float64()), v.retryAfter)
+		wait := max(token.Backoff(out.attempts-r.throttled-r.waived, c.backoffBase, c.backoffMax, rand.Float64()), v.retryAfter)
 		c.log.Debug("retrying", "op", spec.op, "attempt", out.attempts, "status", v.status, "wait", wait, "reason", spec.red.String(v.Error()))
 		timer := time.NewTimer(wait)
 		waitFrom := c.now()

@@ -358,7 +358,7 @@ func (c *Cache) fetch(f *tokenFetch) (*oauth2.Token, error) {
 	var last error
 	for attempt := 1; attempt <= c.retries+1; attempt++ {
 		if attempt > 1 {
-			d := backoff(attempt-1, c.base, c.max, rand.Float64())
+			d := Backoff(attempt-1, c.base, c.max, rand.Float64())
 			t := time.NewTimer(d)
 			select {
 			case <-t.C:

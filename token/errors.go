@@ -99,10 +99,12 @@ func RefuseRedirect(req *http.Request, via []*http.Request) error {
 	return &RedirectError{Status: status, Host: req.URL.Host}
 }
 
-// backoff is the full-jitter exponential wait after failed request number
+// Backoff is the full-jitter exponential wait after failed request number
 // attempt (1-based): a uniform draw (rnd in [0,1)) below
-// min(max, base*2^(attempt-1)).
-func backoff(attempt int, base, max time.Duration, rnd float64) time.Duration {
+// min(max, base*2^(attempt-1)). The token endpoint's retries and package
+// submitter's (a call's retries, the preflight, the outage gate's probes)
+// share it.
+func Backoff(attempt int, base, max time.Duration, rnd float64) time.Duration {
 	ceiling := base
 	for i := 1; i < attempt && ceiling < max; i++ {
 		ceiling *= 2
