@@ -1,0 +1,361 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/bench/synth"
+	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/leadsim/simtest"
+	"github.com/bulkload/bulkload/ledger"
+	"github.com/bulkload/bulkload/summary"
+)
+
+// This file is app's test harness: an upload run in-process against a
+// leadsim simulator, from options built as a test wants them (no argv, no
+// flag parsing: that is cmd/bulkload's, and its end-to-end tests'), with
+// the tests' Deps (backoff of milliseconds, the tests' signing key). What
+// a run shows is what the command line shows: its exit status, standard
+// output, and standard error (the log, the summary, and the error's line
+// as cmd/bulkload's exitFor prints it).
+
+// samples is the repository's folder of sample inputs.
+const samples = "../samples"
+
+// startSim starts a simulator for the test (simtest.Start).
+func startSim(t testing.TB, opts leadsim.Options) *simtest.Server {
+	t.Helper()
+	return simtest.Start(t, opts)
+}
+
+// simCredentials are the settings that point an upload at s.
+func simCredentials(s *simtest.Server) Credentials {
+	return Credentials{Endpoint: s.Endpoint(), TokenURL: s.TokenURL(), ClientID: s.ClientID, Secret: s.ClientSecret, Scope: s.Scope()}
+}
+
+// testDeps are the dependencies of the tests' runs: backoff of
+// milliseconds (a retry, the preflight's asking again, an outage's probes
+// and the token requests compute instead of waiting out production's),
+// the tests' signing key, a streamed input's identity brought up to date
+// every 50 ms, and the runtime's memory settings left alone (tests run at
+// once). cmd/bulkload's tests run with the same.
+func testDeps(t testing.TB) Deps {
+	return Deps{BackoffBase: time.Millisecond, BackoffMax: 50 * time.Millisecond, SimSigningKey: simtest.SigningKey(t),
+		IdentityEvery: 50 * time.Millisecond, KeepRuntimeSettings: true}
+}
+
+// newUploadJob is an upload of input with every option at its flag's
+// default, as `bulkload upload INPUT` starts, except that progress is off
+// and the rate is fixed at 0 (unlimited), as the tests of cmd/bulkload ran
+// their uploads (--rate 0 --progress off) unless a test says otherwise.
+func newUploadJob(input string) *UploadJob {
+	up := NewUploadOptions()
+	up.Rate = Rate{}
+	up.Progress = "off"
+	return &UploadJob{Input: input, In: NewInputOptions(""), Up: up, Checks: NewCheckOptions(true),
+		Metrics: NewMetricsOptions(), Ledger: &LedgerOptions{}}
+}
+
+// runResult is what one run did, as the command line shows it.
+type runResult struct {
+	code           int
+	stdout, stderr string
+	sum            *summary.Summary // nil when the run stopped before it had one
+	err            error
+}
+
+// runOpts are what a test may change of a run's world.
+type runOpts struct {
+	env  map[string]string // the environment (XDG_STATE_HOME: a folder of the test's own unless set)
+	deps *Deps             // nil: testDeps
+	now  func() time.Time  // nil: time.Now
+	json bool              // --log-format json
+}
+
+// runUpload runs j against the simulator s as `bulkload upload` runs it
+// (cmd/bulkload's runUpload): the job prepared, a text logger at level info
+// on stderr, the run, the error's line, and with JSON logs the summary as
+// the last record. A run stopped before it began is recorded as
+// cmd/bulkload records it (StoppedUpload).
+func runUpload(t testing.TB, s *simtest.Server, j *UploadJob, o ...runOpts) runResult {
+	t.Helper()
+	var opt runOpts
+	if len(o) > 0 {
+		opt = o[0]
+	}
+	var out, errb syncBuffer
+	env := map[string]string{}
+	for k, v := range opt.env {
+		env[k] = v
+	}
+	if _, ok := env["XDG_STATE_HOME"]; !ok {
+		// Each run its own default ledger, unless the test shares one.
+		env["XDG_STATE_HOME"] = t.TempDir()
+	}
+	deps := testDeps(t)
+	if opt.deps != nil {
+		deps = *opt.deps
+	}
+	now := opt.now
+	if now == nil {
+		now = time.Now
+	}
+	e := &Env{Getenv: func(k string) string { return env[k] }, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: now, Deps: deps}
+	ctx := context.Background()
+	var log *slog.Logger
+	if opt.json {
+		log = slog.New(slog.NewJSONHandler(&errb, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		e.JSONLogs = true
+	} else {
+		log = slog.New(slog.NewTextHandler(&errb, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	var creds Credentials
+	if s != nil {
+		creds = simCredentials(s)
+	}
+	var sum *summary.Summary
+	err := j.Prepare(e)
+	if err != nil {
+		StoppedUpload(ctx, e, log, j, ledger.Account{Endpoint: creds.Endpoint, ClientID: creds.ClientID}, err)
+	} else {
+		sum, err = RunUploadJob(ctx, e, log, j, creds, false)
+	}
+	code := StatusOf(err)
+	if line := errorLine(err); line != "" {
+		if opt.json {
+			log.Error(strings.TrimPrefix(line, "bulkload: "))
+		} else {
+			errb.Write([]byte(line + "\n"))
+		}
+	}
+	if sum != nil {
+		LogSummary(e, log, sum, code)
+	}
+	return runResult{code: code, stdout: out.String(), stderr: errb.String(), sum: sum, err: err}
+}
+
+// errorLine is the line cmd/bulkload's exitFor prints for a command's
+// error ("" for none): the message of an ExitError unless it is quiet,
+// "interrupted" for a cancelled run, a usage error without its "usage: ".
+func errorLine(err error) string {
+	var xe *ExitError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &xe):
+		if xe.Quiet {
+			return ""
+		}
+		return "bulkload: " + xe.Msg
+	case errors.Is(err, context.Canceled):
+		return "bulkload: interrupted"
+	case errors.Is(err, ErrUsage):
+		return "bulkload: " + strings.TrimPrefix(err.Error(), "usage: ")
+	default:
+		return "bulkload: " + err.Error()
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes: a token fetch
+// that a run gave up waiting for may still log while the run writes its
+// last lines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// uploadSample uploads samples/leads.csv to s with the job's options as
+// change leaves them, a results file and a summary JSON of the test's own,
+// and returns the run, its final rows and the summary JSON's path.
+func uploadSample(t *testing.T, s *simtest.Server, change func(j *UploadJob)) (runResult, map[int]resultRow, string) {
+	t.Helper()
+	dir := t.TempDir()
+	j := newUploadJob(filepath.Join(samples, "leads.csv"))
+	j.In.Results = filepath.Join(dir, "results.csv")
+	j.In.SummaryJSON = filepath.Join(dir, "summary.json")
+	if change != nil {
+		change(j)
+	}
+	res := runUpload(t, s, j)
+	return res, finalByRow(t, j.In.Results, len(readExpected(t))), j.In.SummaryJSON
+}
+
+// uploadAuto uploads n clean synthetic rows to s with --concurrency auto
+// (the default) and --rate 0, the job's options as change leaves them, and
+// returns the run, its final rows and its summary JSON.
+func uploadAuto(t *testing.T, s *simtest.Server, n int, change func(j *UploadJob)) (runResult, map[int]resultRow, summary.Summary) {
+	t.Helper()
+	dir := t.TempDir()
+	input := filepath.Join(dir, "leads.csv")
+	opts := synth.Defaults()
+	opts.Invalid = 0
+	if err := synth.WriteCSVFile(input, opts, n); err != nil {
+		t.Fatal(err)
+	}
+	j := newUploadJob(input)
+	j.In.Results = filepath.Join(dir, "results.csv")
+	j.In.SummaryJSON = filepath.Join(dir, "summary.json")
+	if change != nil {
+		change(j)
+	}
+	res := runUpload(t, s, j)
+	b, err := os.ReadFile(j.In.SummaryJSON)
+	if err != nil {
+		t.Fatalf("summary JSON: %v\nstderr:\n%s", err, res.stderr)
+	}
+	var sum summary.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatalf("summary JSON: %v", err)
+	}
+	return res, finalByRow(t, j.In.Results, n), sum
+}
+
+// resultRow is one line of a results file, read independently of report.
+type resultRow map[string]string
+
+// readResults reads every line of a CSV results file.
+func readResults(t *testing.T, path string) []resultRow {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("open results: %v", err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("read results %s: %v", path, err)
+	}
+	if len(recs) == 0 {
+		t.Fatalf("results %s is empty", path)
+	}
+	want := "row,leadId,ref,status,id,resultCode,note,bidValue,attempts,error"
+	if got := strings.Join(recs[0], ","); got != want {
+		t.Fatalf("results header = %q, want %q", got, want)
+	}
+	var rows []resultRow
+	for _, rec := range recs[1:] {
+		r := resultRow{}
+		for i, h := range recs[0] {
+			r[h] = rec[i]
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// finalByRow checks that a compacted results file has exactly one line per
+// row 1..n, in order, with a final status, and returns them by row.
+func finalByRow(t *testing.T, path string, n int) map[int]resultRow {
+	t.Helper()
+	rows := readResults(t, path)
+	if len(rows) != n {
+		t.Fatalf("results has %d lines, want one per input row (%d)", len(rows), n)
+	}
+	out := map[int]resultRow{}
+	for i, r := range rows {
+		row, _ := strconv.Atoi(r["row"])
+		if row != i+1 {
+			t.Fatalf("results line %d is row %q, want row %d (input order)", i+1, r["row"], i+1)
+		}
+		switch r["status"] {
+		case "invalid", "processed", "submitted", "submit_failed", "failed", "unverified", "already_sent", "conflict":
+		default:
+			t.Errorf("row %d has status %q, want a final status", row, r["status"])
+		}
+		out[row] = r
+	}
+	return out
+}
+
+// expectation is one line of samples/leads.expected.csv.
+type expectation struct {
+	leadID     string
+	resultCode int
+	bidValue   string
+	submitted  bool
+}
+
+// readCSVFile reads a whole CSV file as records, header first.
+func readCSVFile(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func readExpected(t *testing.T) map[int]expectation {
+	t.Helper()
+	recs := readCSVFile(t, filepath.Join(samples, "leads.expected.csv"))
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	out := map[int]expectation{}
+	for _, rec := range recs[1:] {
+		row, _ := strconv.Atoi(rec[col["row"]])
+		code, _ := strconv.Atoi(rec[col["resultCode"]])
+		out[row] = expectation{
+			leadID:     rec[col["leadId"]],
+			resultCode: code,
+			bidValue:   rec[col["bidValue"]],
+			submitted:  rec[col["submitted"]] == "true",
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("leads.expected.csv has no rows")
+	}
+	return out
+}
+
+// countStatus counts final statuses.
+func countStatus(rows map[int]resultRow) map[string]int {
+	c := map[string]int{}
+	for _, r := range rows {
+		c[r["status"]]++
+	}
+	return c
+}
+
+// readSummaryJSON decodes a --summary-json file into a generic map.
+func readSummaryJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("summary json: %v", err)
+	}
+	return m
+}
