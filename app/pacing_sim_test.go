@@ -1,0 +1,255 @@
+package app
+
+import (
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/pace"
+	"github.com/bulkload/bulkload/summary"
+)
+
+// The pacing's decisions in an upload against a simulator: where --rate
+// auto settles, what a Retry-After delays, what --concurrency auto finds
+// and what "bound by" names. Moved from cmd/bulkload (its argv became
+// options): the decisions are app's, not the command line's.
+
+// TestUploadRateAutoSettles: against a service that allows 15 calls/s (below
+// Auto's start), --rate auto comes down under the limit, every
+// row succeeds, and the summary says where it settled.
+func TestUploadRateAutoSettles(t *testing.T) {
+	// Not parallel: the rate must reach the service's limit to find it, on
+	// a CPU of its own.
+	s := startSim(t, leadsim.Options{RateLimit: 15, RateBurst: 1})
+	res, rows, summaryPath := uploadSample(t, s, func(j *UploadJob) {
+		j.Up.Rate = Rate{Auto: true}
+		j.Up.Concurrency = Concurrency{N: 4}
+		j.Up.MaxAttempts = 2
+	})
+	if res.code != ExitOK {
+		t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, ExitOK, res.stderr)
+	}
+	for row, r := range rows {
+		if r["status"] != "processed" && r["status"] != "submitted" {
+			t.Errorf("row %d status = %q (%s), want processed or submitted", row, r["status"], r["error"])
+		}
+	}
+	b, err := os.ReadFile(summaryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Rate     *summary.Rate  `json:"rate"`
+		Settings map[string]any `json:"settings"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("summary JSON: %v", err)
+	}
+	if r := got.Rate; r == nil || !r.Auto || !r.LimitFound || r.CallsPerSecond > 15 || r.CallsPerSecond <= 0 || r.Status429 == 0 {
+		t.Errorf("summary JSON rate = %+v, want auto, a limit found, settled in (0, 15] and some 429s", r)
+	}
+	if got.Settings["rate"] != "auto" {
+		t.Errorf("summary JSON settings.rate = %v, want auto", got.Settings["rate"])
+	}
+	if !strings.Contains(res.stderr, "settled at ") || !strings.Contains(res.stderr, "answered 429 (pin it with --rate ") {
+		t.Errorf("summary on stderr lacks the settled rate:\n%s", res.stderr)
+	}
+}
+
+// TestUploadRetryAfterDelaysItsRowOnly: a tenth of the createLeads answered
+// 503 with Retry-After: 2 (one bad backend) delay their own rows, not every
+// row: the calls seldom wait for the rate (--rate auto sets none: the
+// service shows no limit), every row is sent. On main every such answer
+// paused every call for 2 s, and calls waited for the rate most of the run
+// (issue 27: 200 rows in 47 s instead of 4.4). The figure is a share of the
+// run, not a time.
+func TestUploadRetryAfterDelaysItsRowOnly(t *testing.T) {
+	// Not parallel: the figure is a share of the run's time.
+	s := startSim(t, leadsim.Options{Fail503: 0.1, Fail503RetryAfter: "2", CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond}, Seed: 5})
+	res, rows, sum := uploadAuto(t, s, 100, func(j *UploadJob) {
+		j.Up.Rate = Rate{Auto: true}
+		j.Up.MaxAttempts = 10
+	})
+	if res.code != ExitOK {
+		t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, ExitOK, res.stderr)
+	}
+	for row, r := range rows {
+		if r["status"] != "processed" && r["status"] != "submitted" {
+			t.Errorf("row %d status = %q (%s), want processed or submitted", row, r["status"], r["error"])
+		}
+	}
+	if n := s.Stats().Rejections[leadsim.RejectFault503]; n == 0 {
+		t.Fatal("no 503 was injected: the test tests nothing")
+	}
+	b := sum.BoundBy
+	if b == nil || b.RateWaitShare > 0.2 {
+		t.Errorf("summary boundBy = %+v, want calls waiting for the rate 20%% of the run at most", b)
+	}
+	if r := sum.Rate; r == nil || !r.Auto || r.LimitFound {
+		t.Errorf("summary rate = %+v, want auto and no limit found (the service showed none)", r)
+	}
+}
+
+// TestConcurrencyAutoFindsCapacity: --concurrency auto, the default,
+// runs end to end against simulators far from its start of 8 calls in
+// flight: one that serves 48 at once, and one that serves 2 at once and
+// queues 4 more, shedding the rest with 503. Every row is sent, none runs
+// out of attempts against the shedding one, and the summary says auto and
+// what bound the run, never more in flight than its cap. The limits it
+// reaches are not asserted here: against a real simulator they depend on
+// the host's load (a busy client's own delays look like a queue: the K=48
+// run ended at 2 to 8 under go test -race on 2 loaded CPUs, the K=2 one at
+// 7), so the test failed by chance. They are asserted where time is
+// simulated and the figures are the rule's alone: TestConcurrencyModel
+// (a capacity far above the start, K=200, and K=2 behind a short queue)
+// and TestConcurrencyStartsSettled in package pace.
+func TestConcurrencyAutoFindsCapacity(t *testing.T) {
+	// Not parallel: the limit found comes from the calls' latency, which
+	// other tests' CPU would lengthen.
+	tests := []struct {
+		name string
+		opts leadsim.Options
+		rows int
+	}{
+		{"far above the start", leadsim.Options{Capacity: 48, QueueLimit: 48, CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}}, 400},
+		{"small capacity", leadsim.Options{Capacity: 2, QueueLimit: 4, CreateLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}}, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startSim(t, tc.opts)
+			res, rows, sum := uploadAuto(t, s, tc.rows, nil)
+			if res.code != ExitOK {
+				t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, ExitOK, res.stderr)
+			}
+			for row, r := range rows {
+				if r["status"] != "processed" && r["status"] != "submitted" {
+					t.Errorf("row %d status = %q (%s), want processed or submitted", row, r["status"], r["error"])
+				}
+				if a, _ := strconv.Atoi(r["attempts"]); a >= 5 {
+					t.Errorf("row %d took %d attempts, want fewer than --max-attempts 5", row, a)
+				}
+			}
+			checkAutoSummary(t, res, sum)
+		})
+	}
+}
+
+// checkAutoSummary checks what holds of a --concurrency auto run whatever
+// the host's load: the summary says auto, with the default cap, a limit
+// and a peak in flight within it, and names what bound the run, in the
+// JSON and on stderr.
+func checkAutoSummary(t *testing.T, res runResult, sum summary.Summary) {
+	t.Helper()
+	c := sum.Concurrency
+	if c == nil || !c.Auto || c.Max != pace.DefaultMaxConcurrency || c.Limit < 1 || c.Limit > c.Max || c.PeakInFlight < 1 || c.PeakInFlight > c.Max {
+		t.Errorf("summary concurrency = %+v, want auto, cap %d, a limit and a peak in flight within it", c, pace.DefaultMaxConcurrency)
+		return
+	}
+	if b := sum.BoundBy; b == nil || b.Kind == "" || b.Text == "" {
+		t.Errorf("summary boundBy = %+v, want what bound the run", b)
+	}
+	if sum.Settings["concurrency"] != "auto" || sum.Settings["maxConcurrency"] != float64(pace.DefaultMaxConcurrency) {
+		t.Errorf("settings concurrency %v, maxConcurrency %v; want auto, %d", sum.Settings["concurrency"], sum.Settings["maxConcurrency"], pace.DefaultMaxConcurrency)
+	}
+	if !strings.Contains(res.stderr, "bound by") || !strings.Contains(res.stderr, "concurrency      auto") {
+		t.Errorf("summary on stderr lacks the concurrency and bound-by lines:\n%s", res.stderr)
+	}
+	t.Logf("limit %d (peak %d), %d latency and %d back-pressure cuts; %s", c.Limit, c.PeakInFlight, c.LatencyCuts, c.BackPressureCuts, sum.BoundBy.Text)
+}
+
+// TestConcurrencyFixedBound: a fixed --concurrency that is the tightest
+// limit is named as what bound the run, and never exceeded.
+func TestConcurrencyFixedBound(t *testing.T) {
+	// Not parallel: what bound the run comes from the time calls waited.
+	s := startSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}})
+	res, _, sum := uploadAuto(t, s, 200, func(j *UploadJob) { j.Up.Concurrency = Concurrency{N: 2} })
+	if res.code != ExitOK {
+		t.Fatalf("upload exit = %d\nstderr:\n%s", res.code, res.stderr)
+	}
+	if c := sum.Concurrency; c == nil || c.Auto || c.Limit != 2 || c.PeakInFlight > 2 {
+		t.Errorf("summary concurrency = %+v, want fixed 2, never more in flight", c)
+	}
+	if b := sum.BoundBy; b == nil || b.Kind != summary.BoundConcurrency || !strings.Contains(b.Text, "--concurrency 2") {
+		t.Errorf("summary boundBy = %+v, want --concurrency 2", b)
+	}
+	if peak := s.Stats().Capacity.PeakInFlight; peak > 2 {
+		t.Errorf("simulator saw %d in flight at once, want at most 2", peak)
+	}
+}
+
+// TestConcurrencyAutoRandomShapes: --concurrency auto end to end against
+// services whose slow calls and 503s do not depend on the load (issue 27):
+// a slow credit bureau behind a random fifth of the createLeads, and one
+// bad backend answering a fifth of the calls 503. Every row is sent and
+// the summary says auto and what bound the run. That neither shape
+// collapses the limit (it used to end at 5-17 with the slow calls, and at
+// 1 with the 503s) is asserted where time is simulated:
+// TestConcurrencyModelShapes in package pace (90% of the best fixed
+// limit's throughput, and no limit under the start once climbed). Against
+// a real simulator the limits depend on the host's load as much as on the
+// shape (a busy host's own delays look like a queue: the 503 case ended
+// at 3 after 9 latency cuts under go test on 2 loaded CPUs), so they are
+// not asserted here.
+func TestConcurrencyAutoRandomShapes(t *testing.T) {
+	// Parallel, and its shapes side by side: what it asserts (every row
+	// sent, the summary's fields) holds whatever the host's load; the
+	// limits found, which do not, are asserted in package pace.
+	t.Parallel()
+	tests := []struct {
+		name   string
+		opts   leadsim.Options
+		change func(j *UploadJob)
+	}{
+		{"slow calls at random", leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond,
+			Dist: leadsim.LatencyDist{Kind: leadsim.DistBimodal, Slow: 500 * time.Millisecond, Share: 0.2}}, Seed: 3}, nil},
+		{"a share of 503s", leadsim.Options{Fail503: 0.2, CreateLatency: leadsim.Latency{Fixed: 50 * time.Millisecond}, Seed: 4},
+			func(j *UploadJob) { j.Up.MaxAttempts = 20 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := startSim(t, tc.opts)
+			res, rows, sum := uploadAuto(t, s, 400, tc.change)
+			if res.code != ExitOK {
+				t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, ExitOK, res.stderr)
+			}
+			for row, r := range rows {
+				if r["status"] != "processed" && r["status"] != "submitted" {
+					t.Errorf("row %d status = %q (%s), want processed or submitted", row, r["status"], r["error"])
+				}
+			}
+			checkAutoSummary(t, res, sum)
+		})
+	}
+}
+
+// TestBoundByTheServicesErrors: with a fixed --concurrency and a share of
+// 503s whose retries wait (here a Retry-After of 50 ms, far longer than a
+// call), no limit holds the calls back and the rows spend most of the
+// workers' time waiting out their retries: "bound by" names the service's
+// errors and the backoff, not "the input: rows came slower than the
+// service took them", which it said on main (the 16-core run's fail20-c8:
+// 20% 503s, 8 workers, every place in flight taken 0% of the time).
+func TestBoundByTheServicesErrors(t *testing.T) {
+	// Not parallel: what bound the run comes from the time calls waited.
+	s := startSim(t, leadsim.Options{Fail503: 0.3, Fail503RetryAfter: "0.05"})
+	res, _, sum := uploadAuto(t, s, 60, func(j *UploadJob) {
+		j.Up.Concurrency = Concurrency{N: 2}
+		j.Up.MaxAttempts = 20
+	})
+	if res.code != ExitOK {
+		t.Fatalf("upload exit = %d\nstderr:\n%s", res.code, res.stderr)
+	}
+	b := sum.BoundBy
+	if b == nil || b.Kind != summary.BoundErrors || !strings.Contains(b.Text, "answered 503") || !strings.Contains(b.Text, "backoff") ||
+		!strings.Contains(b.Text, "--concurrency 2") || strings.Contains(b.Text, "slower") {
+		t.Errorf("summary boundBy = %+v, want the service's errors and the retries' backoff", b)
+	}
+	if !strings.Contains(res.stderr, "the service's errors and the retries' backoff") {
+		t.Errorf("the summary on stderr does not name the service's errors:\n%s", res.stderr)
+	}
+}
