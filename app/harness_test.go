@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,6 +38,13 @@ const samples = "../samples"
 func startSim(t testing.TB, opts leadsim.Options) *simtest.Server {
 	t.Helper()
 	return simtest.Start(t, opts)
+}
+
+// startSimHandler starts a simulator whose handler wrap wraps
+// (simtest.StartHandler).
+func startSimHandler(t testing.TB, opts leadsim.Options, wrap func(*leadsim.Server) http.Handler) *simtest.Server {
+	t.Helper()
+	return simtest.StartHandler(t, opts, wrap)
 }
 
 // simCredentials are the settings that point an upload at s.
