@@ -75,6 +75,17 @@ func newUploadJob(input string) *UploadJob {
 		Metrics: NewMetricsOptions(), Ledger: &LedgerOptions{}}
 }
 
+// uploadJob is newUploadJob of input with the results file results and
+// the options as change leaves them.
+func uploadJob(input, results string, change func(j *UploadJob)) *UploadJob {
+	j := newUploadJob(input)
+	j.In.Results = results
+	if change != nil {
+		change(j)
+	}
+	return j
+}
+
 // runResult is what one run did, as the command line shows it.
 type runResult struct {
 	code           int
@@ -89,6 +100,9 @@ type runOpts struct {
 	deps *Deps             // nil: testDeps
 	now  func() time.Time  // nil: time.Now
 	json bool              // --log-format json
+	// endpoint is the service's URL instead of the simulator's (a dead
+	// port, a page that is no GraphQL endpoint), as --endpoint gives it.
+	endpoint string
 }
 
 // runUpload runs j against the simulator s as `bulkload upload` runs it
@@ -131,6 +145,9 @@ func runUpload(t testing.TB, s *simtest.Server, j *UploadJob, o ...runOpts) runR
 	var creds Credentials
 	if s != nil {
 		creds = simCredentials(s)
+	}
+	if opt.endpoint != "" {
+		creds.Endpoint = opt.endpoint
 	}
 	var sum *summary.Summary
 	err := j.Prepare(e)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,28 @@ func uploadArgs(s *sim, endpoint, results, input string, extra ...string) []stri
 	args = append(args, "--results", results, "--rate", "0", "--progress", "off")
 	args = append(args, extra...)
 	return append(args, input)
+}
+
+// checkSampleDone checks that every row of the sample ended as expected:
+// its result code, processed or submitted, and the simulator saw each
+// qualified lead submitted once.
+func checkSampleDone(t *testing.T, s *sim, rows map[int]resultRow) {
+	t.Helper()
+	wantSubmitted := 0
+	for row, e := range readExpected(t) {
+		r := rows[row]
+		want := "processed"
+		if e.submitted {
+			want = "submitted"
+			wantSubmitted++
+		}
+		if r["status"] != want || r["resultCode"] != strconv.Itoa(e.resultCode) {
+			t.Errorf("row %d = %s %s (%s %s), want %s %d", row, r["status"], r["resultCode"], r["error"], r["note"], want, e.resultCode)
+		}
+	}
+	if got := s.Stats().Submissions; got != wantSubmitted {
+		t.Errorf("simulator saw %d submissions, want %d: each qualified lead submitted once", got, wantSubmitted)
+	}
 }
 
 func TestUploadPreflightStopsAtOnce(t *testing.T) {

@@ -1,13 +1,9 @@
-package main
+package app
 
 import (
 	"bytes"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/internal/fakeclock"
 	"github.com/bulkload/bulkload/leadsim"
+	"github.com/bulkload/bulkload/leadsim/simtest"
 )
 
 // The outage tests of issue 17 scale its figures down, the behaviour being
@@ -28,7 +24,9 @@ import (
 // simulator's clock, which the tests jump an hour ahead, to where the
 // window opens, once the run has sent a few rows: a window a fixed time
 // after the simulator started would find a loaded machine still starting
-// the run.
+// the run. Moved from cmd/bulkload's outage_test.go (argv turned into
+// options; the simulators sign with simtest.SigningKey, the same key as
+// leadsim/testdata/signing-key.pem that they read before).
 
 // simClock is a simulator's clock: the wall clock, until the test jumps it
 // ahead (Add).
@@ -63,24 +61,6 @@ func (c *simClock) jumpOnCreate(n int64, d time.Duration) func(*leadsim.Server) 
 	}
 }
 
-// testSigningKey is leadsim's committed test key.
-func testSigningKey(t testing.TB) *rsa.PrivateKey {
-	t.Helper()
-	b, err := os.ReadFile("../../leadsim/testdata/signing-key.pem")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		t.Fatal("leadsim/testdata/signing-key.pem holds no PEM block")
-	}
-	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k.(*rsa.PrivateKey)
-}
-
 // outagesOf returns the summary JSON's outages.
 func outagesOf(t *testing.T, sj map[string]any) []map[string]any {
 	t.Helper()
@@ -95,7 +75,7 @@ func outagesOf(t *testing.T, sj map[string]any) []map[string]any {
 // checkSampleDone checks that every row of the sample ended as expected:
 // its result code, processed or submitted, and the simulator saw each
 // qualified lead submitted once.
-func checkSampleDone(t *testing.T, s *sim, rows map[int]resultRow) {
+func checkSampleDone(t *testing.T, s *simtest.Server, rows map[int]resultRow) {
 	t.Helper()
 	wantSubmitted := 0
 	for row, e := range readExpected(t) {
@@ -120,15 +100,15 @@ func checkSampleDone(t *testing.T, s *sim, rows map[int]resultRow) {
 func TestUploadTokenOutage(t *testing.T) {
 	t.Parallel()
 	clock := &simClock{}
-	s := startTestSimHandler(t, leadsim.Options{
-		SigningKey:    testSigningKey(t),
+	s := startSimHandler(t, leadsim.Options{
+		SigningKey:    simtest.SigningKey(t),
 		Now:           clock.Now,
 		TokenLifetime: 2 * time.Second,
 		TokenOutage:   leadsim.Window{Start: time.Hour, Dur: 3 * time.Second},
 		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
 	}, clock.jumpOnCreate(5, time.Hour))
-	res, rows, summary := uploadSample(t, s, "--concurrency", "2", "--max-attempts", "2")
-	if res.code != app.ExitOK {
+	res, rows, summary := uploadSample(t, s, func(j *UploadJob) { j.Up.Concurrency = Concurrency{N: 2}; j.Up.MaxAttempts = 2 })
+	if res.code != ExitOK {
 		t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	checkSampleDone(t, s, rows)
@@ -152,15 +132,15 @@ func TestUploadTokenOutage(t *testing.T) {
 func TestUploadGraphQLOutage(t *testing.T) {
 	t.Parallel()
 	clock := &simClock{}
-	s := startTestSimHandler(t, leadsim.Options{
-		SigningKey:    testSigningKey(t),
+	s := startSimHandler(t, leadsim.Options{
+		SigningKey:    simtest.SigningKey(t),
 		Now:           clock.Now,
 		TokenLifetime: 10 * time.Hour, // not expired by the jump
 		Outage:        leadsim.Window{Start: time.Hour, Dur: 3 * time.Second},
 		CreateLatency: leadsim.Latency{Fixed: 100 * time.Millisecond},
 	}, clock.jumpOnCreate(5, time.Hour))
-	res, rows, summary := uploadSample(t, s, "--concurrency", "2", "--max-attempts", "2")
-	if res.code != app.ExitOK {
+	res, rows, summary := uploadSample(t, s, func(j *UploadJob) { j.Up.Concurrency = Concurrency{N: 2}; j.Up.MaxAttempts = 2 })
+	if res.code != ExitOK {
 		t.Fatalf("exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	checkSampleDone(t, s, rows)
@@ -182,8 +162,8 @@ func TestUploadGraphQLOutage(t *testing.T) {
 func TestUploadOutageLongerThanWait(t *testing.T) {
 	t.Parallel()
 	clock := &simClock{}
-	s := startTestSimHandler(t, leadsim.Options{
-		SigningKey:    testSigningKey(t),
+	s := startSimHandler(t, leadsim.Options{
+		SigningKey:    simtest.SigningKey(t),
 		Now:           clock.Now,
 		TokenLifetime: 10 * time.Hour, // not expired by the jumps
 		Outage:        leadsim.Window{Start: time.Hour, Dur: time.Hour},
@@ -193,10 +173,17 @@ func TestUploadOutageLongerThanWait(t *testing.T) {
 	results := filepath.Join(dir, "results.csv")
 	summary := filepath.Join(dir, "summary.json")
 	input := filepath.Join(samples, "leads.csv")
-	args := uploadArgs(s, "", results, input, "--concurrency", "2", "--outage-wait", "1s", "--summary-json", summary)
-	res := runCLI(t, secretEnv(), args...)
-	if res.code != app.ExitUnreachable {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
+	job := func(resume bool) *UploadJob {
+		return uploadJob(input, results, func(j *UploadJob) {
+			j.Up.Concurrency = Concurrency{N: 2}
+			j.Up.OutageWait = time.Second
+			j.In.SummaryJSON = summary
+			j.Up.Resume = resume
+		})
+	}
+	res := runUpload(t, s, job(false))
+	if res.code != ExitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, ExitUnreachable, res.stderr)
 	}
 	if !strings.Contains(res.stderr, "longer than the outage wait of 1s") || !strings.Contains(res.stderr, "--resume") {
 		t.Errorf("stderr does not say why the run stopped and what to do:\n%s", res.stderr)
@@ -216,8 +203,7 @@ func TestUploadOutageLongerThanWait(t *testing.T) {
 
 	// --resume once the service is back.
 	clock.Add(time.Hour)
-	args = append(args[:len(args)-1], "--resume", input)
-	if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
+	if res := runUpload(t, s, job(true)); res.code != ExitOK {
 		t.Fatalf("--resume: exit = %d, want 0\n%s", res.code, res.stderr)
 	}
 	checkSampleDone(t, s, finalByRow(t, results, 50))
@@ -241,7 +227,7 @@ func TestUploadHungService(t *testing.T) {
 	for _, mode := range []leadsim.HangMode{leadsim.HangHeld, leadsim.HangUnread} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel() // a simulator and a folder of its own
-			s := startTestSim(t, leadsim.Options{SigningKey: testSigningKey(t), HangAfter: 25, HangMode: mode})
+			s := startSim(t, leadsim.Options{SigningKey: simtest.SigningKey(t), HangAfter: 25, HangMode: mode})
 			t.Cleanup(s.Heal) // lets go of the requests held, before the server closes
 			dir := t.TempDir()
 			results := filepath.Join(dir, "results.csv")
@@ -250,11 +236,19 @@ func TestUploadHungService(t *testing.T) {
 			// A drain of 10 minutes: a run that waited it out for rows
 			// parked behind the hang (not on the wire) would run into go
 			// test's deadline; the calls on the wire end within --timeout.
-			args := uploadArgs(s, "", results, input, "--timeout", "2s", "--outage-wait", "1s", "--drain-timeout", "10m", "--summary-json", summary)
+			job := func(resume bool) *UploadJob {
+				return uploadJob(input, results, func(j *UploadJob) {
+					j.Up.Timeout = 2 * time.Second
+					j.Up.OutageWait = time.Second
+					j.Up.DrainTimeout = 10 * time.Minute
+					j.In.SummaryJSON = summary
+					j.Up.Resume = resume
+				})
+			}
 
-			res := runCLI(t, secretEnv(), args...)
-			if res.code != app.ExitUnreachable {
-				t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
+			res := runUpload(t, s, job(false))
+			if res.code != ExitUnreachable {
+				t.Fatalf("exit = %d, want %d\n%s", res.code, ExitUnreachable, res.stderr)
 			}
 			held := s.Stats().Rejections[leadsim.RejectHung]
 			if held == 0 {
@@ -295,8 +289,7 @@ func TestUploadHungService(t *testing.T) {
 			}
 
 			s.Heal()
-			args = append(args[:len(args)-1], "--resume", input)
-			if res := runCLI(t, secretEnv(), args...); res.code != app.ExitOK {
+			if res := runUpload(t, s, job(true)); res.code != ExitOK {
 				t.Fatalf("--resume after the heal: exit = %d, want 0\n%s", res.code, res.stderr)
 			}
 			checkSampleDone(t, s, finalByRow(t, results, 50))
@@ -309,12 +302,12 @@ func TestUploadHungService(t *testing.T) {
 // the preflight, whatever --outage-wait says.
 func TestUploadDeadEndpointAtStart(t *testing.T) {
 	t.Parallel()
-	s := startTestSim(t, leadsim.Options{SigningKey: testSigningKey(t)})
+	s := startSim(t, leadsim.Options{SigningKey: simtest.SigningKey(t)})
 	results := filepath.Join(t.TempDir(), "results.csv")
 	start := time.Now()
-	res := runCLI(t, secretEnv(), uploadArgs(s, "http://127.0.0.1:1/graphql", results, filepath.Join(samples, "leads.csv"), "--outage-wait", "1h")...)
-	if res.code != app.ExitUnreachable {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitUnreachable, res.stderr)
+	res := runUpload(t, s, uploadJob(filepath.Join(samples, "leads.csv"), results, func(j *UploadJob) { j.Up.OutageWait = time.Hour }), runOpts{endpoint: "http://127.0.0.1:1/graphql"})
+	if res.code != ExitUnreachable {
+		t.Fatalf("exit = %d, want %d\n%s", res.code, ExitUnreachable, res.stderr)
 	}
 	// Bounds a wait, asserts no speed: the run must not wait --outage-wait.
 	if took := time.Since(start); took > 30*time.Second {
@@ -340,7 +333,7 @@ func TestUploadRefusalDuringPartialOutage(t *testing.T) {
 	clock := &simClock{}
 	var answered atomic.Int64
 	s := startAlteringSim(t, leadsim.Options{
-		SigningKey:    testSigningKey(t),
+		SigningKey:    simtest.SigningKey(t),
 		Now:           clock.Now,
 		TokenLifetime: 10 * time.Hour, // not expired by the jump
 		Outage:        leadsim.Window{Start: time.Hour, Dur: time.Hour},
@@ -358,9 +351,13 @@ func TestUploadRefusalDuringPartialOutage(t *testing.T) {
 	})
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
-	res := runCLI(t, secretEnv(), uploadArgs(s.sim, "", results, filepath.Join(samples, "leads.csv"), "--concurrency", "4", "--outage-wait", "1h", "--max-attempts", "60")...)
-	if res.code != app.ExitRowsFailed {
-		t.Fatalf("exit = %d, want %d (the refused row failed)\n%s", res.code, app.ExitRowsFailed, res.stderr)
+	res := runUpload(t, s.Server, uploadJob(filepath.Join(samples, "leads.csv"), results, func(j *UploadJob) {
+		j.Up.Concurrency = Concurrency{N: 4}
+		j.Up.OutageWait = time.Hour
+		j.Up.MaxAttempts = 60
+	}))
+	if res.code != ExitRowsFailed {
+		t.Fatalf("exit = %d, want %d (the refused row failed)\n%s", res.code, ExitRowsFailed, res.stderr)
 	}
 	rows := finalByRow(t, results, 50)
 	if r := rows[45]; r["leadId"] != refused || r["status"] != "failed" || !strings.Contains(r["error"], "[BAD_USER_INPUT] zipCode: must be 5 digits") {
