@@ -203,19 +203,21 @@ func TestFaults(t *testing.T) {
 // with the status and body asked for, never GraphQL.
 func TestProxyReset(t *testing.T) {
 	tests := []struct {
-		status            int
-		body              string
-		wantType, wantHas string
+		status                       int
+		body, retryAfter             string
+		wantType, wantHas, wantRetry string
 	}{
-		{0, "", "text/plain", "upstream connect error or disconnect/reset before headers"},
-		{503, ProxyBodyHTML, "text/html", "<title>503 Service Unavailable</title>"},
-		{503, ProxyBodyEmpty, "", ""},
-		{502, ProxyBodyHTML, "text/html", "<title>502 Bad Gateway</title>"},
-		{504, ProxyBodyText, "text/plain", "reset reason"},
+		{0, "", "", "text/plain", "upstream connect error or disconnect/reset before headers", ""},
+		{503, ProxyBodyHTML, "", "text/html", "<title>503 Service Unavailable</title>", ""},
+		{503, ProxyBodyEmpty, "", "", "", ""},
+		{502, ProxyBodyHTML, "", "text/html", "<title>502 Bad Gateway</title>", ""},
+		{504, ProxyBodyText, "", "text/plain", "reset reason", ""},
+		{503, ProxyBodyText, "300", "text/plain", "reset reason", "300"},
+		{503, ProxyBodyText, "date+2s", "text/plain", "reset reason", "Sun, 22 Nov 2026 05:00:02 GMT"}, // the test clock's start plus 2 s
 	}
 	for _, tc := range tests {
-		t.Run(fmt.Sprintf("%d %s", tc.status, tc.body), func(t *testing.T) {
-			s := newSim(t, Options{ProxyReset: 1, ProxyResetStatus: tc.status, ProxyResetBody: tc.body})
+		t.Run(fmt.Sprintf("%d %s %s", tc.status, tc.body, tc.retryAfter), func(t *testing.T) {
+			s := newSim(t, Options{ProxyReset: 1, ProxyResetStatus: tc.status, ProxyResetBody: tc.body, ProxyResetRetryAfter: tc.retryAfter})
 			tok := s.defaultToken(t)
 			b, _ := json.Marshal(map[string]any{"query": createDoc, "variables": map[string]any{"input": applicant("r-1", "777770400")}})
 			send := func() (int, http.Header, string) {
@@ -236,6 +238,9 @@ func TestProxyReset(t *testing.T) {
 			}
 			if json.Valid([]byte(body)) {
 				t.Errorf("proxy body %q is JSON, want a proxy's page", body)
+			}
+			if got := header.Get("Retry-After"); got != tc.wantRetry {
+				t.Errorf("Retry-After = %q, want %q", got, tc.wantRetry)
 			}
 			st := s.Stats()
 			if st.LeadsCreated != 1 || st.Rejections[RejectProxyReset] != 1 || st.Requests[OpCreateLead][want] != 1 {
@@ -431,7 +436,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--rate-limit", "50", "--fail-503", "0.1", "--fail-500", "0.05", "--drop-after", "0.01",
 		"--rotate-key-every", "1m", "--max-body", "2048", "--seed", "7", "--rate-limit-change", "150@30s, 0@1m",
 		"--echo-pii", "--create-latency-dist", "bimodal:50ms,2s,0.1", "--fail-503-retry-after", "date+2s",
-		"--proxy-reset", "0.2", "--proxy-reset-status", "504", "--proxy-reset-body", "html",
+		"--proxy-reset", "0.2", "--proxy-reset-status", "504", "--proxy-reset-body", "html", "--proxy-reset-retry-after", "1.5",
 	})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -443,7 +448,7 @@ func TestRegisterFlags(t *testing.T) {
 	}{
 		{"tenant", o.TenantID, "t1"}, {"app", o.AppID, "a1"}, {"client id", c.ID, "c1"}, {"secret", c.Secret, "s1"},
 		{"auto submit", c.AutoSubmit, true}, {"granted", c.Granted, true}, {"lifetime", o.TokenLifetime, 5 * time.Second},
-		{"create latency", o.CreateLatency, Latency{Fixed: 2 * time.Second, Jitter: time.Second, Dist: LatencyDist{Kind: DistBimodal, Fast: 50 * time.Millisecond, Slow: 2 * time.Second, Share: 0.1}}}, {"503 retry-after", o.Fail503RetryAfter, "date+2s"}, {"submit latency", o.SubmitLatency.Fixed, 300 * time.Millisecond},
+		{"create latency", o.CreateLatency, Latency{Fixed: 2 * time.Second, Jitter: time.Second, Dist: LatencyDist{Kind: DistBimodal, Fast: 50 * time.Millisecond, Slow: 2 * time.Second, Share: 0.1}}}, {"503 retry-after", o.Fail503RetryAfter, "date+2s"}, {"proxy retry-after", o.ProxyResetRetryAfter, "1.5"}, {"submit latency", o.SubmitLatency.Fixed, 300 * time.Millisecond},
 		{"rate", o.RateLimit, 50.0}, {"503", o.Fail503, 0.1}, {"500", o.Fail500, 0.05}, {"drop", o.DropAfter, 0.01},
 		{"rotate", o.RotateKeyEvery, time.Minute}, {"max body", o.MaxBodyBytes, int64(2048)}, {"seed", o.Seed, int64(7)},
 		{"rate changes", fmt.Sprint(o.RateChanges), fmt.Sprint([]RateChange{{30 * time.Second, 150}, {time.Minute, 0}})},

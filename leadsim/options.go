@@ -213,6 +213,10 @@ type Options struct {
 	// Envoy's text/plain line), ProxyBodyHTML (a gateway's page) or
 	// ProxyBodyEmpty (no body).
 	ProxyResetBody string
+	// ProxyResetRetryAfter, when set, is the Retry-After of the proxy's
+	// answers, in Fail503RetryAfter's forms: a gateway that asks the
+	// client to come back after the backend committed its lead.
+	ProxyResetRetryAfter string
 
 	// TokenOutage is an outage of the identity provider: every token
 	// request in the window is answered 503 temporarily_unavailable.
@@ -365,7 +369,10 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if err := checkRetryAfter(o.Fail503RetryAfter); err != nil {
-		return o, fmt.Errorf("leadsim options: %w", err)
+		return o, fmt.Errorf("leadsim options: fail-503 %w", err)
+	}
+	if err := checkRetryAfter(o.ProxyResetRetryAfter); err != nil {
+		return o, fmt.Errorf("leadsim options: proxy-reset %w", err)
 	}
 	if o.MaxBodyBytes < 0 {
 		return o, errors.New("leadsim options: max body size is negative: use 0 (no limit) or a size > 0")
@@ -433,6 +440,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.ProxyReset, "proxy-reset", o.ProxyReset, "fraction of createLead/submitLead requests processed, then answered by a proxy with --proxy-reset-status and a body that is not GraphQL (a backend reset after the commit)")
 	fs.IntVar(&o.ProxyResetStatus, "proxy-reset-status", o.ProxyResetStatus, "status of --proxy-reset's answers: 503, 502 or 504 (0 = 503)")
 	fs.StringVar(&o.ProxyResetBody, "proxy-reset-body", o.ProxyResetBody, "body of --proxy-reset's answers: text (Envoy's line), html (a gateway's page) or empty")
+	fs.StringVar(&o.ProxyResetRetryAfter, "proxy-reset-retry-after", o.ProxyResetRetryAfter, "Retry-After of --proxy-reset's answers, in --fail-503-retry-after's forms; empty: none")
 	fs.Float64Var(&o.TokenFail503, "token-fail-503", o.TokenFail503, "fraction of token requests answered 503")
 	fs.Var(windowFlag{&o.TokenOutage}, "token-outage", "an identity provider outage: token requests answered 503 temporarily_unavailable from START for DUR (START:DUR, e.g. 3s:12s, counted from the start)")
 	fs.Var(windowFlag{&o.Outage}, "outage", "a lead endpoint outage: GraphQL requests answered 502 with an HTML body from START for DUR (START:DUR, e.g. 30s:20s)")

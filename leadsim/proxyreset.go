@@ -56,6 +56,9 @@ func writeProxyReset(w http.ResponseWriter, o *Options) {
 	if ctype != "" {
 		w.Header().Set("Content-Type", ctype)
 	}
+	if o.ProxyResetRetryAfter != "" {
+		w.Header().Set("Retry-After", retryAfterValue(o.ProxyResetRetryAfter, o.Now()))
+	}
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(o.ProxyResetStatus)
 	_, _ = io.WriteString(w, body)

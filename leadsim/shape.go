@@ -183,7 +183,8 @@ func (f distFlag) Set(v string) error {
 // or "date+DUR", an HTTP-date DUR after the answer ("date+2s").
 var retryAfterForm = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
-// checkRetryAfter reports a Fail503RetryAfter that New must refuse.
+// checkRetryAfter reports a Retry-After form (Fail503RetryAfter,
+// ProxyResetRetryAfter) that New must refuse.
 func checkRetryAfter(v string) error {
 	if v == "" || retryAfterForm.MatchString(v) {
 		return nil
@@ -193,7 +194,7 @@ func checkRetryAfter(v string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("fail-503 Retry-After %q: want delta seconds (2, 1.5, 99999999999999999999) or date+DURATION (date+2s, an HTTP-date)", v)
+	return fmt.Errorf("Retry-After %q: want delta seconds (2, 1.5, 99999999999999999999) or date+DURATION (date+2s, an HTTP-date)", v)
 }
 
 // retryAfterValue is the header of an injected 503 answered at now.

@@ -134,5 +134,9 @@ func TestFail503RetryAfter(t *testing.T) {
 			s.Close()
 			t.Errorf("New(Fail503RetryAfter %q) succeeded, want an error", bad)
 		}
+		if s, err := New(Options{ProxyReset: 0.1, ProxyResetRetryAfter: bad, SigningKey: testKey(t)}); err == nil {
+			s.Close()
+			t.Errorf("New(ProxyResetRetryAfter %q) succeeded, want an error", bad)
+		}
 	}
 }
