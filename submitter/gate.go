@@ -92,10 +92,16 @@ type gate struct {
 	up       chan struct{} // closed when cur ends
 	history  []Outage
 	stopped  *OutageError // once set, every wait returns it
+
+	// quit is closed when the run stops (stop): a call waiting between
+	// its attempts leaves at once instead of waiting out its backoff or a
+	// Retry-After (retry).
+	quit     chan struct{}
+	quitOnce sync.Once
 }
 
 func newGate(ctx context.Context, cfg gateConfig, probe func(context.Context) (bool, string, error)) *gate {
-	g := &gate{cfg: cfg, probe: probe}
+	g := &gate{cfg: cfg, probe: probe, quit: make(chan struct{})}
 	g.ctx, g.cancel = context.WithCancel(ctx)
 	return g
 }
@@ -177,7 +183,7 @@ func (g *gate) failed(cause string, timeout bool, start time.Time) (down, silent
 // outage (IsOutage: its attempts ran out on failures that say the service
 // is gone, while the probes, if any, found it answering) counts, any other
 // end of a call starts the count over, and a call cut off by its context
-// does neither. Threshold such calls in a row stop the run (stopAt): the
+// or by the run's stop (ErrStopped) does neither. Threshold such calls in a row stop the run (stopAt): the
 // endpoint is wrong or the service half gone, and every further row would
 // only burn its attempts.
 func (g *gate) callEnded(err error) {
@@ -191,7 +197,7 @@ func (g *gate) callEnded(err error) {
 		if n == int64(g.cfg.threshold) {
 			g.stopAt(int(n), err)
 		}
-	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrStopped)):
 	default:
 		g.failedCalls.Store(0)
 	}
@@ -344,7 +350,9 @@ func (g *gate) wait(ctx context.Context) error {
 
 // stop makes every wait, now and later, return an *OutageError: the run
 // stops and takes no new rows, so no call should wait for the service.
+// It closes quit: no call waits out a backoff or a Retry-After either.
 func (g *gate) stop() {
+	g.quitOnce.Do(func() { close(g.quit) })
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.stopped != nil {

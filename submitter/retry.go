@@ -123,17 +123,37 @@ func (c *Client) retry(ctx context.Context, spec callSpec, req *graphql.Request)
 			continue
 		}
 		wait := max(token.Backoff(out.attempts-r.throttled-r.waived, c.backoffBase, c.backoffMax, rand.Float64()), v.retryAfter)
-		c.log.Debug("retrying", "op", spec.op, "attempt", out.attempts, "status", v.status, "wait", wait, "reason", spec.red.String(v.Error()))
-		timer := time.NewTimer(wait)
-		waitFrom := c.now()
-		select {
-		case <-timer.C:
-			c.stats.backoff.Add(int64(c.now().Sub(waitFrom)))
-		case <-ctx.Done():
-			timer.Stop()
-			c.stats.backoff.Add(int64(c.now().Sub(waitFrom)))
-			return fail(interrupted(spec.op, out, ctx.Err()))
+		if err := c.pause(ctx, spec, out, &v, wait); err != nil {
+			return fail(err)
 		}
+	}
+}
+
+// pause waits wait before the call's next attempt, after the failed
+// attempt v: nil once it has passed. The run's stop (StopWaiting) ends it
+// at once with a *CallError wrapping ErrStopped, as the end of ctx does
+// with ctx's error: a call between its attempts is not on the wire, and
+// only those on the wire are given the drain. A call that stops so
+// before it has waited at all has not begun its wait either.
+func (c *Client) pause(ctx context.Context, spec callSpec, out callOutcome, v *verdict, wait time.Duration) error {
+	quit := c.gate.quit
+	select {
+	case <-quit:
+		return stoppedWaiting(spec.op, out, v)
+	default:
+	}
+	c.log.Debug("retrying", "op", spec.op, "attempt", out.attempts, "status", v.status, "wait", wait, "reason", spec.red.String(v.Error()))
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	waitFrom := c.now()
+	defer func() { c.stats.backoff.Add(int64(c.now().Sub(waitFrom))) }()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return interrupted(spec.op, out, ctx.Err())
+	case <-quit:
+		return stoppedWaiting(spec.op, out, v)
 	}
 }
 
@@ -275,6 +295,20 @@ func unattempted(op string, out callOutcome, ctx context.Context, err error) err
 	// be made, which is an outage of the service.
 	return &CallError{Op: op, Message: redact.URLsIn(te.err.Error()), Retryable: true, Outage: true,
 		Attempts: out.attempts, Ambiguous: out.ambiguous, Err: te.err}
+}
+
+// ErrStopped is the cause (CallError.Err) of a call that the run's stop
+// (StopWaiting) found waiting between its attempts, out of a backoff or a
+// Retry-After: an interrupted call (IsInterrupted) whose next attempt was
+// never sent. When Ambiguous, an earlier attempt may have reached the
+// service.
+var ErrStopped = errors.New("the run stopped while the call waited to retry")
+
+// stoppedWaiting is the error of a call the run's stop found waiting to
+// retry after the failed attempt v.
+func stoppedWaiting(op string, out callOutcome, v *verdict) *CallError {
+	return &CallError{Op: op, Status: v.status, Message: "stopped while waiting to retry (the run is stopping; the last attempt: " + redact.URLsIn(verdictCause(v)) + ")",
+		Attempts: out.attempts, Ambiguous: out.ambiguous, Interrupted: true, Err: ErrStopped}
 }
 
 func interrupted(op string, out callOutcome, err error) *CallError {

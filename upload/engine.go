@@ -268,9 +268,10 @@ func stopped(err error) bool {
 }
 
 // cutOff reports whether err is a call the run's stop cut off (its drain
-// over, or a second signal) with nothing of it known to have reached the
-// service: waiting for its turn or between attempts, or with a request
-// not yet written. The row leaves without a line, not sent: --resume
+// over, or a second signal; or the stop itself, for a call waiting
+// between its attempts: submitter.ErrStopped) with nothing of it known to
+// have reached the service: waiting for its turn or between attempts, or
+// with a request not yet written. The row leaves without a line, not sent: --resume
 // sends it. One cut off with its request written is not: its answer never
 // came, and the lead may exist (unverified).
 func cutOff(err error) bool {
@@ -774,9 +775,14 @@ func (e *engine) create(ctx context.Context, j job, row *lead.Row, red *redact.R
 			return res, call.Attempts, false, err
 		}
 		if submitter.IsInterrupted(err) {
-			// Cut off on the wire: no answer, and the lead may exist.
+			// Cut off on the wire: no answer, and the lead may exist. Or
+			// stopped while it waited to retry after an attempt that may
+			// have reached the service: its answer was lost.
 			row.Status, row.Attempts, row.Ambiguous = lead.StatusUnverified, call.Attempts, true
 			row.Error = err.Error() + " (on the wire when the run stopped, no answer: the lead may exist)"
+			if errors.Is(err, submitter.ErrStopped) {
+				row.Error = err.Error() + " (an attempt may have reached the service, its answer lost: the lead may exist)"
+			}
 			return res, call.Attempts, false, nil
 		}
 		var ce *submitter.CallError
