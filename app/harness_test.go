@@ -100,6 +100,8 @@ type runOpts struct {
 	deps *Deps             // nil: testDeps
 	now  func() time.Time  // nil: time.Now
 	json bool              // --log-format json
+	// stdin is what the run reads as standard input (an input "-").
+	stdin []byte
 	// endpoint is the service's URL instead of the simulator's (a dead
 	// port, a page that is no GraphQL endpoint), as --endpoint gives it.
 	endpoint string
@@ -112,13 +114,60 @@ type runOpts struct {
 // cmd/bulkload records it (StoppedUpload).
 func runUpload(t testing.TB, s *simtest.Server, j *UploadJob, o ...runOpts) runResult {
 	t.Helper()
-	var opt runOpts
-	if len(o) > 0 {
-		opt = o[0]
+	r := newTestRun(t, o)
+	var creds Credentials
+	if s != nil {
+		creds = simCredentials(s)
 	}
-	var out, errb syncBuffer
+	if r.opt.endpoint != "" {
+		creds.Endpoint = r.opt.endpoint
+	}
+	var sum *summary.Summary
+	err := j.Prepare(r.e)
+	if err != nil {
+		StoppedUpload(r.ctx, r.e, r.log, j, ledger.Account{Endpoint: creds.Endpoint, ClientID: creds.ClientID}, err)
+	} else {
+		sum, err = RunUploadJob(r.ctx, r.e, r.log, j, creds, false)
+	}
+	return r.end(sum, err)
+}
+
+// newValidateJob is a validate of input with every option at its flag's
+// default, as `bulkload validate INPUT` starts.
+func newValidateJob(input string) *ValidateJob {
+	return &ValidateJob{Input: input, In: NewInputOptions(".validation.csv"), Checks: NewCheckOptions(false), Metrics: NewMetricsOptions()}
+}
+
+// runValidate runs j as `bulkload validate` runs it (cmd/bulkload's
+// runValidate), as runUpload does an upload.
+func runValidate(t testing.TB, j *ValidateJob, o ...runOpts) runResult {
+	t.Helper()
+	r := newTestRun(t, o)
+	var sum *summary.Summary
+	err := j.Prepare(r.e)
+	if err == nil {
+		sum, err = RunValidateJob(r.ctx, r.e, r.log, j)
+	}
+	return r.end(sum, err)
+}
+
+// testRun is the world of one run: its Env, logger and streams.
+type testRun struct {
+	opt       runOpts
+	e         *Env
+	ctx       context.Context
+	log       *slog.Logger
+	out, errb *syncBuffer
+}
+
+func newTestRun(t testing.TB, o []runOpts) *testRun {
+	t.Helper()
+	r := &testRun{ctx: context.Background(), out: &syncBuffer{}, errb: &syncBuffer{}}
+	if len(o) > 0 {
+		r.opt = o[0]
+	}
 	env := map[string]string{}
-	for k, v := range opt.env {
+	for k, v := range r.opt.env {
 		env[k] = v
 	}
 	if _, ok := env["XDG_STATE_HOME"]; !ok {
@@ -126,48 +175,38 @@ func runUpload(t testing.TB, s *simtest.Server, j *UploadJob, o ...runOpts) runR
 		env["XDG_STATE_HOME"] = t.TempDir()
 	}
 	deps := testDeps(t)
-	if opt.deps != nil {
-		deps = *opt.deps
+	if r.opt.deps != nil {
+		deps = *r.opt.deps
 	}
-	now := opt.now
+	now := r.opt.now
 	if now == nil {
 		now = time.Now
 	}
-	e := &Env{Getenv: func(k string) string { return env[k] }, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: now, Deps: deps}
-	ctx := context.Background()
-	var log *slog.Logger
-	if opt.json {
-		log = slog.New(slog.NewJSONHandler(&errb, &slog.HandlerOptions{Level: slog.LevelInfo}))
-		e.JSONLogs = true
+	r.e = &Env{Getenv: func(k string) string { return env[k] }, Stdin: bytes.NewReader(r.opt.stdin), Stdout: r.out, Stderr: r.errb, Now: now, Deps: deps}
+	if r.opt.json {
+		r.log = slog.New(slog.NewJSONHandler(r.errb, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		r.e.JSONLogs = true
 	} else {
-		log = slog.New(slog.NewTextHandler(&errb, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		r.log = slog.New(slog.NewTextHandler(r.errb, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	var creds Credentials
-	if s != nil {
-		creds = simCredentials(s)
-	}
-	if opt.endpoint != "" {
-		creds.Endpoint = opt.endpoint
-	}
-	var sum *summary.Summary
-	err := j.Prepare(e)
-	if err != nil {
-		StoppedUpload(ctx, e, log, j, ledger.Account{Endpoint: creds.Endpoint, ClientID: creds.ClientID}, err)
-	} else {
-		sum, err = RunUploadJob(ctx, e, log, j, creds, false)
-	}
+	return r
+}
+
+// end is the run's result: its error's line written as exitFor writes it,
+// and with JSON logs the summary logged last.
+func (r *testRun) end(sum *summary.Summary, err error) runResult {
 	code := StatusOf(err)
 	if line := errorLine(err); line != "" {
-		if opt.json {
-			log.Error(strings.TrimPrefix(line, "bulkload: "))
+		if r.opt.json {
+			r.log.Error(strings.TrimPrefix(line, "bulkload: "))
 		} else {
-			errb.Write([]byte(line + "\n"))
+			r.errb.Write([]byte(line + "\n"))
 		}
 	}
 	if sum != nil {
-		LogSummary(e, log, sum, code)
+		LogSummary(r.e, r.log, sum, code)
 	}
-	return runResult{code: code, stdout: out.String(), stderr: errb.String(), sum: sum, err: err}
+	return runResult{code: code, stdout: r.out.String(), stderr: r.errb.String(), sum: sum, err: err}
 }
 
 // errorLine is the line cmd/bulkload's exitFor prints for a command's
