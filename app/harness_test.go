@@ -297,6 +297,48 @@ func uploadAuto(t *testing.T, s *simtest.Server, n int, change func(j *UploadJob
 	return res, finalByRow(t, j.In.Results, n), sum
 }
 
+// waitForLines polls a results file until it has at least n lines after
+// the header, or the deadline passes. It bounds a wait, it asserts no speed.
+func waitForLines(t *testing.T, path string, n int, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(path)
+		if bytes.Count(b, []byte("\n")) > n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s did not reach %d lines within %v", path, n, limit)
+}
+
+// journalRows reads a (possibly uncompacted) journal: the last line of each
+// row, and every row that ever had a created line.
+func journalRows(t *testing.T, path string) (last map[int]resultRow, created map[int]bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Drop a half-written last line, as --resume does.
+	if i := strings.LastIndexByte(string(b), '\n'); i >= 0 {
+		b = b[:i+1]
+	}
+	tmp := filepath.Join(t.TempDir(), "journal.csv")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	last, created = map[int]resultRow{}, map[int]bool{}
+	for _, r := range readResults(t, tmp) {
+		row, _ := strconv.Atoi(r["row"])
+		last[row] = r
+		if r["status"] == "created" || r["status"] == "submitted" || r["status"] == "submit_failed" {
+			created[row] = true
+		}
+	}
+	return last, created
+}
+
 // resultRow is one line of a results file, read independently of report.
 type resultRow map[string]string
 

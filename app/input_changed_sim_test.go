@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulkload/bulkload/app"
 	"github.com/bulkload/bulkload/bench/synth"
 	"github.com/bulkload/bulkload/leadsim"
 )
+
+// Moved from cmd/bulkload's input_changed_test.go (argv turned into
+// options): the send pass's check of the bytes the check pass hashed is
+// app's.
 
 // TestUploadInputChangedDuringRun is issue 18 item 5: the input is
 // rewritten in place with another export, or truncated, while the upload
@@ -49,7 +52,7 @@ func TestUploadInputChangedDuringRun(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond}})
+			s := startSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond}})
 			dir := t.TempDir()
 			input := filepath.Join(dir, "export.csv")
 			other := filepath.Join(dir, "other.csv")
@@ -60,15 +63,15 @@ func TestUploadInputChangedDuringRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			results := filepath.Join(dir, "results.csv")
-			args := append([]string{"upload"}, s.args()...)
-			args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--concurrency", "8", input)
-			done := make(chan cliResult, 1)
-			go func() { done <- runCLI(t, secretEnv(), args...) }()
+			done := make(chan runResult, 1)
+			go func() {
+				done <- runUpload(t, s, uploadJob(input, results, func(j *UploadJob) { j.Up.Concurrency = Concurrency{N: 8} }))
+			}()
 			waitForLines(t, results, 20, 60*time.Second)
 			tc.change(t, input, other)
 			res := <-done
 
-			if res.code == app.ExitOK {
+			if res.code == ExitOK {
 				t.Errorf("exit = 0, want non-zero: the input changed during the run\n%s", res.stderr)
 			}
 			if !strings.Contains(res.stderr, input) || !strings.Contains(res.stderr, "changed during the run") || !strings.Contains(res.stderr, tc.want) {
