@@ -53,15 +53,33 @@ func (o *UploadOptions) workers() int {
 // back to be what bound the run; under it, the input did. rateUsed is the
 // share of the rate allowed (its mean over the run) the calls must use for
 // the rate to bind.
-// backoffBound is the share of the workers' time the rows must have spent
-// waiting out their retries (after 503s, 429s, timeouts) for the service's
-// errors to be what bound a run that no limit held back: the rows did not
-// come slower, they waited.
+// errorBound is the share of the rows' time with the service (see
+// errorShare) that the service's errors must have cost them for the
+// errors to be what bound a run that no limit held back and whose input
+// did not keep the rows waiting: the rows did not come slower, they
+// waited out their retries.
 const (
-	boundShare   = 0.5
-	rateUsed     = 0.7
-	backoffBound = 0.25
+	boundShare = 0.5
+	rateUsed   = 0.7
+	errorBound = 0.25
 )
+
+// errorShare is the share of the rows' time with the service that its
+// errors cost them: the time their calls waited out a retry's backoff or
+// Retry-After and the time their failed attempts (429, 5xx, no reply, a
+// timeout) were on the wire, over the time their calls waited out retries
+// and their attempts were on the wire at all. It is counted per row, not
+// per worker: under --concurrency auto the pool has --max-concurrency
+// workers (256), and a share of their time says nothing of a small file's
+// rows waiting out a Retry-After (every one of 400 rows held back and
+// "2%" of the workers' time); 0 when no attempt was made.
+func errorShare(st submitter.Stats) float64 {
+	total := st.BackoffWaited + st.Wire
+	if total <= 0 {
+		return 0
+	}
+	return min(float64(st.BackoffWaited+st.FailedWire)/float64(total), 1)
+}
 
 // concurrencyReport is the summary's account of the calls in flight.
 func concurrencyReport(st submitter.Stats) *summary.Concurrency {
@@ -94,11 +112,18 @@ func settledConcurrency(c pace.ConcurrencySnapshot) int {
 
 // boundBy says what held the run back, from the calls' waits: for a place
 // in flight (the concurrency) or for the rate, whichever they waited for
-// longer if it was at least half the time, else the input. The
-// concurrency's wait and the calls a second are those of the run's steady
-// part (after auto's climb) when it has one: the climb of the first
-// seconds is not what held the run back. nil before the first call.
-func boundBy(st submitter.Stats, up *UploadOptions) *summary.BoundBy {
+// longer if it was at least half the time; else the service's errors when
+// they cost the rows a quarter or more of their time with the service
+// (errorShare) and the reader waited for the input less than half the
+// time (inputWaited: how long it waited for the input's rows, whatever
+// the workers did meanwhile); else the input. A slow feed (standard input
+// a row at a time, a source that trickles) keeps the reader waiting most
+// of the run, and its rows' retries, however long, cost the run nothing
+// more than a worker, of which there were to spare. The concurrency's
+// wait and the calls a second are those of the run's steady part (after
+// auto's climb) when it has one: the climb of the first seconds is not
+// what held the run back. nil before the first call.
+func boundBy(st submitter.Stats, inputWaited time.Duration, up *UploadOptions) *summary.BoundBy {
 	c := st.Concurrency
 	if c.Since <= 0 {
 		return nil
@@ -127,10 +152,10 @@ func boundBy(st submitter.Stats, up *UploadOptions) *summary.BoundBy {
 	// wins.
 	concFound := !c.Auto || c.Limit >= c.Max || c.LatencyCuts > 0 || c.PressureCuts > 0
 	rateFound := st.LimitFound || !up.Rate.Auto || (up.MaxRate > 0 && st.CurrentRate >= 0.99*up.MaxRate)
-	backoff := st.BackoffWaited.Seconds() / (float64(max(up.workers(), 1)) * since)
+	b.ErrorShare, b.InputWaitShare = errorShare(st), min(inputWaited.Seconds()/since, 1)
 	switch {
-	case !rateBinds && !concBinds && backoff >= backoffBound && st.Retries > 0:
-		errorsBound(b, st, up, callsPerSecond, backoff)
+	case !rateBinds && !concBinds && b.ErrorShare >= errorBound && b.InputWaitShare < boundShare:
+		errorsBound(b, st, up, callsPerSecond)
 	case !rateBinds && !concBinds:
 		b.Kind = summary.BoundInput
 		b.Text = fmt.Sprintf("the input: rows came slower than the service took them (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
@@ -186,35 +211,48 @@ func concurrencyBound(b *summary.BoundBy, st submitter.Stats, callsPerSecond flo
 	}
 }
 
-// errorsBound: no limit held the calls back, and the rows spent a share
-// of the workers' time waiting out their retries: the service's errors
-// and the retries' backoff bound the run, not the input (fail20-c8: 20%
-// of the calls 503, 8 workers, every place in flight taken 0% of the time,
-// and "bound by the input: rows came slower than the service took them").
-func errorsBound(b *summary.BoundBy, st submitter.Stats, up *UploadOptions, callsPerSecond, backoff float64) {
+// errorsBound: no limit held the calls back, the input did not keep the
+// rows waiting, and the service's errors cost the rows a share of their
+// time: they bound the run (fail20-c8: 20% of the calls 503, 8 workers,
+// every place in flight taken 0% of the time, and "bound by the input:
+// rows came slower than the service took them"; ra2 under auto, one call
+// in ten 503 with Retry-After: 2, the same words at 14 calls/s). No pin
+// is advised: the errors took nothing from the limit (pace.Concurrency),
+// and --concurrency 1 would only queue the rows behind each wait.
+func errorsBound(b *summary.BoundBy, st submitter.Stats, up *UploadOptions, callsPerSecond float64) {
 	b.Kind = summary.BoundErrors
 	var answers []string
 	if st.Attempts > 0 {
+		share := func(n int64) float64 { return 100 * float64(n) / float64(st.Attempts) }
 		if st.Status503 > 0 {
-			answers = append(answers, fmt.Sprintf("%.1f%% answered 503", 100*float64(st.Status503)/float64(st.Attempts)))
+			answers = append(answers, fmt.Sprintf("%.1f%% answered 503", share(st.Status503)))
 		}
 		if st.Status429 > 0 {
-			answers = append(answers, fmt.Sprintf("%.1f%% answered 429", 100*float64(st.Status429)/float64(st.Attempts)))
+			answers = append(answers, fmt.Sprintf("%.1f%% answered 429", share(st.Status429)))
+		}
+		if n := st.CreateLead.Network + st.SubmitLead.Network + st.Lead.Network + st.Preflight.Network; n > 0 {
+			answers = append(answers, fmt.Sprintf("%.1f%% no reply (timeouts, resets)", share(n)))
 		}
 	}
 	what := "errors"
 	if len(answers) > 0 {
 		what = strings.Join(answers, ", ")
 	}
-	workers := fmt.Sprintf("the %d workers", up.workers())
-	if up.Concurrency.Auto {
-		workers = fmt.Sprintf("the %d workers (--max-concurrency %d)", up.workers(), up.workers())
-	}
-	b.Text = fmt.Sprintf("the service's errors and the retries' backoff: %d retries of %d attempts (%s); rows waited out their backoff %.0f%% of the time of %s (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
-		st.Retries, st.Attempts, what, 100*backoff, workers, callsPerSecond, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
+	b.Text = fmt.Sprintf("the service's errors and the retries' backoff: %d retries of %d attempts (%s); they took %.0f%% of the rows' time with the service: %s waiting out retries (backoff or Retry-After) and %s on failed attempts, of %s (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
+		st.Retries, st.Attempts, what, 100*b.ErrorShare, roundDuration(st.BackoffWaited), roundDuration(st.FailedWire), roundDuration(st.BackoffWaited+st.Wire),
+		callsPerSecond, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
 	if !up.Concurrency.Auto {
 		b.Text += fmt.Sprintf("; with --concurrency %d a row waiting out its backoff holds one of the %d", up.Concurrency.N, up.Concurrency.N)
 	}
+}
+
+// roundDuration is d for a sentence: to the second from 10 s, else to
+// the millisecond.
+func roundDuration(d time.Duration) time.Duration {
+	if d >= 10*time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
 }
 
 func rateBound(b *summary.BoundBy, st submitter.Stats, up *UploadOptions, callsPerSecond float64) {
@@ -247,19 +285,27 @@ func rateBound(b *summary.BoundBy, st submitter.Stats, up *UploadOptions, callsP
 // use.
 type boundTracker struct {
 	stats func() submitter.Stats
+	// input is the time the reader has waited for the input's rows
+	// (timedSource.Waited); nil: none.
+	input func() time.Duration
 	up    *UploadOptions
 
-	mu   sync.Mutex
-	prev submitter.Stats
+	mu        sync.Mutex
+	prev      submitter.Stats
+	prevInput time.Duration
 }
 
 // note is the progress bar's short account: "  52/52 in flight, bound by
 // capacity".
 func (t *boundTracker) note() string {
 	st := t.stats()
+	var input time.Duration
+	if t.input != nil {
+		input = t.input()
+	}
 	t.mu.Lock()
-	prev := t.prev
-	t.prev = st
+	prev, prevInput := t.prev, t.prevInput
+	t.prev, t.prevInput = st, input
 	t.mu.Unlock()
 	d := st
 	d.Attempts -= prev.Attempts
@@ -267,6 +313,12 @@ func (t *boundTracker) note() string {
 	d.Status429 -= prev.Status429
 	d.Status503 -= prev.Status503
 	d.BackoffWaited -= prev.BackoffWaited
+	d.Wire -= prev.Wire
+	d.FailedWire -= prev.FailedWire
+	d.CreateLead.Network -= prev.CreateLead.Network
+	d.SubmitLead.Network -= prev.SubmitLead.Network
+	d.Lead.Network -= prev.Lead.Network
+	d.Preflight.Network -= prev.Preflight.Network
 	d.RateWaited -= prev.RateWaited
 	d.Concurrency.Waited -= prev.Concurrency.Waited
 	d.Concurrency.Since -= prev.Concurrency.Since
@@ -277,7 +329,7 @@ func (t *boundTracker) note() string {
 		// force, from the means since the start.
 		d.RateAllowed = (st.RateAllowed*st.RateLimited.Seconds() - prev.RateAllowed*prev.RateLimited.Seconds()) / d.RateLimited.Seconds()
 	}
-	b := boundBy(d, t.up)
+	b := boundBy(d, input-prevInput, t.up)
 	if b == nil {
 		return ""
 	}

@@ -47,7 +47,7 @@ func (u *uploader) writeSummary(sum *summary.Summary, src *source.Source, st sub
 	if st.Attempts > 0 {
 		sum.Rate = rateReport(st, u.up.Rate)
 		sum.Concurrency = concurrencyReport(st)
-		sum.BoundBy = outageBound(boundBy(st, u.up), outages)
+		sum.BoundBy = outageBound(boundBy(st, u.rows.Waited(), u.up), outages)
 	}
 	// The JSON file and the JSON log record wait for the exit status
 	// (finishSummary, logSummary).

@@ -2,7 +2,9 @@ package app
 
 import (
 	"encoding/json"
+	"html"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -251,5 +253,50 @@ func TestBoundByTheServicesErrors(t *testing.T) {
 	}
 	if !strings.Contains(res.stderr, "the service's errors and the retries' backoff") {
 		t.Errorf("the summary on stderr does not name the service's errors:\n%s", res.stderr)
+	}
+}
+
+// TestBoundByTheServicesErrorsAuto: the same with no tuning option
+// (--concurrency auto, --rate auto): a 503 share whose Retry-After holds
+// back the rows of a small file is named, in the summary, its JSON and
+// the HTML report, with no pin. On main before this test the rows'
+// waits were weighed against --max-concurrency's 256 workers, of which 60
+// rows take a few, and it said "the input: rows came slower than the
+// service took them" (the house check's fail10, fail20, ra2 and rahuge:
+// 400 rows, no tuning flags).
+func TestBoundByTheServicesErrorsAuto(t *testing.T) {
+	// Not parallel: what bound the run comes from the time calls waited.
+	// A Retry-After of 200 ms: far longer than a call, even one slowed
+	// by a loaded machine (the errors' share of the rows' time holds).
+	s := startSim(t, leadsim.Options{Fail503: 0.3, Fail503RetryAfter: "0.2"})
+	report := filepath.Join(t.TempDir(), "run.html")
+	res, _, sum := uploadAuto(t, s, 60, func(j *UploadJob) {
+		j.Up.Rate = Rate{Auto: true}
+		j.Up.MaxAttempts = 20
+		j.In.Report = report
+	})
+	if res.code != ExitOK {
+		t.Fatalf("upload exit = %d\nstderr:\n%s", res.code, res.stderr)
+	}
+	if sum.Concurrency == nil || !sum.Concurrency.Auto {
+		t.Fatalf("summary concurrency = %+v, want auto", sum.Concurrency)
+	}
+	b := sum.BoundBy
+	if b == nil || b.Kind != summary.BoundErrors || !strings.Contains(b.Text, "answered 503") || !strings.Contains(b.Text, "Retry-After") ||
+		strings.Contains(b.Text, "slower") || strings.Contains(b.Text, "pin it") || strings.Contains(b.Text, "--concurrency") {
+		t.Fatalf("summary boundBy = %+v, want the service's errors and the retries' backoff, no pin", b)
+	}
+	if b.ErrorShare < errorBound || b.InputWaitShare >= boundShare {
+		t.Errorf("boundBy shares: errors %.2f, input %.2f; want errors at least %v, input under %v", b.ErrorShare, b.InputWaitShare, errorBound, boundShare)
+	}
+	if !strings.Contains(res.stderr, "bound by         the service's errors and the retries' backoff") {
+		t.Errorf("the summary on stderr does not name the service's errors:\n%s", res.stderr)
+	}
+	page, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html.UnescapeString(string(page)), b.Text) {
+		t.Errorf("the HTML report does not show the bound-by line %q", b.Text)
 	}
 }

@@ -86,16 +86,16 @@ func TestBoundBy(t *testing.T) {
 		{"rate climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundRateClimb},
 		{"waits for the rate it does not use", submitter.Stats{Attempts: 5000, Concurrency: conc(0.2, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundInput},
 		{"input", submitter.Stats{Attempts: 500, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundInput},
-		{"input, a few retries", submitter.Stats{Attempts: 500, Retries: 5, Status503: 5, BackoffWaited: 2 * time.Second, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundInput},
+		{"input, a few retries", submitter.Stats{Attempts: 500, Retries: 5, Status503: 5, BackoffWaited: 2 * time.Second, Wire: 25 * time.Second, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundInput},
 		// fail20-c8 on the 16-core run: 20% of the calls 503, 8 workers,
 		// every place taken 0% of the time: the rows waited out their
 		// backoff, they did not come slower.
-		{"fixed concurrency, 503s and their backoff", submitter.Stats{Attempts: 6900, Retries: 1300, Status503: 1300, BackoffWaited: 480 * time.Second,
+		{"fixed concurrency, 503s and their backoff", submitter.Stats{Attempts: 6900, Retries: 1300, Status503: 1300, BackoffWaited: 480 * time.Second, Wire: 345 * time.Second,
 			Concurrency: pace.ConcurrencySnapshot{Limit: 8, Max: 8, Waited: 0, Since: 100 * time.Second}},
 			&UploadOptions{Concurrency: Concurrency{N: 8}, Rate: Rate{Auto: true}}, summary.BoundErrors},
 		// fail20 with no tuning flag: 256 workers, 11% of the time every
 		// place taken.
-		{"auto, 503s and their backoff", submitter.Stats{Attempts: 240000, Retries: 48000, Status503: 48000, BackoffWaited: 12000 * time.Second, Concurrency: conc(0.11, 133, 256, 0)}, auto, summary.BoundErrors},
+		{"auto, 503s and their backoff", submitter.Stats{Attempts: 240000, Retries: 48000, Status503: 48000, BackoffWaited: 12000 * time.Second, Wire: 12000 * time.Second, Concurrency: conc(0.11, 133, 256, 0)}, auto, summary.BoundErrors},
 		{"fixed concurrency", submitter.Stats{Attempts: 500, Concurrency: pace.ConcurrencySnapshot{Limit: 8, Max: 8, Waited: 80 * time.Second, Since: 100 * time.Second}},
 			&UploadOptions{Concurrency: Concurrency{N: 8}, Rate: Rate{Auto: true}}, summary.BoundConcurrency},
 		{"fixed rate", submitter.Stats{Attempts: 2000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 20},
@@ -108,7 +108,7 @@ func TestBoundBy(t *testing.T) {
 			if tc.st.RateAllowed > 0 {
 				tc.st.RateLimited = tc.st.Concurrency.Since // a rate in force the whole run
 			}
-			b := boundBy(tc.st, tc.up)
+			b := boundBy(tc.st, 0, tc.up)
 			if b == nil || b.Kind != tc.want {
 				t.Fatalf("boundBy = %+v, want kind %s", b, tc.want)
 			}
@@ -156,7 +156,7 @@ func TestBoundBySteady(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := boundBy(tc.st, auto)
+			b := boundBy(tc.st, 0, auto)
 			if b == nil || b.Kind != tc.want || b.ConcurrencyWaitShare < tc.waitFrom-0.001 || b.ConcurrencyWaitShare > tc.waitFrom+0.001 {
 				t.Fatalf("boundBy = %+v, want kind %s and a wait share of %v", b, tc.want, tc.waitFrom)
 			}

@@ -272,6 +272,9 @@ type uploader struct {
 	metricsStarted bool
 	sending        bool
 	foreign        bool
+	// rows is the engine's input, timed for "bound by" (nil before the
+	// sending).
+	rows *timedSource
 
 	// refusedRows holds, for --refusals, the rows the service refused, by
 	// row number, with its (redacted) reason; refusedMu guards it.
@@ -531,7 +534,9 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 	prog := newProgress(u.env.Stderr, mode, u.log, &done, src.EstimatedRows)
 	prog.earlier = &earlier
 	prog.rate = func() *summary.Rate { return rateReport(client.Stats(), u.up.Rate) }
-	prog.bound = (&boundTracker{stats: client.Stats, up: u.up}).note
+	u.rows = &timedSource{Source: rows}
+	rows = u.rows
+	prog.bound = (&boundTracker{stats: client.Stats, input: u.rows.Waited, up: u.up}).note
 	prog.outage = func() string {
 		if o, ok := client.CurrentOutage(); ok {
 			return o.Waiting(time.Now())
@@ -575,6 +580,31 @@ func (u *uploader) send(ctx context.Context, client *submitter.Client, rows uplo
 	})()
 	defer prog.stop()
 	return upload.Run(ctx, cfg, rows, client, journal)
+}
+
+// timedSource is the engine's input, timed: Waited is how long the
+// engine's reader has waited in Next for the input's rows (reading,
+// parsing, and a feed's pauses), what tells a slow input from rows held
+// back by the service (boundBy). Next is called by the one reader;
+// Waited is safe for concurrent use.
+type timedSource struct {
+	upload.Source
+	waited atomic.Int64 // nanoseconds
+}
+
+func (s *timedSource) Next(ctx context.Context) (source.Item, error) {
+	start := time.Now()
+	it, err := s.Source.Next(ctx)
+	s.waited.Add(int64(time.Since(start)))
+	return it, err
+}
+
+// Waited is the time spent in Next so far; 0 for a nil s.
+func (s *timedSource) Waited() time.Duration {
+	if s == nil {
+		return 0
+	}
+	return time.Duration(s.waited.Load())
 }
 
 // loadPrior loads the results of the earlier run for --resume; nil without

@@ -248,6 +248,11 @@ type Stats struct {
 	// attempts (a retry's backoff, or the Retry-After it honoured): time
 	// in which a row held its worker and no place in flight.
 	BackoffWaited time.Duration
+	// Wire sums the attempts' times from their sending to their reply
+	// read (or their end without one); FailedWire those of the attempts
+	// answered 429 or 5xx or not at all (a timeout, a reset): with
+	// BackoffWaited, what the service's errors cost the rows.
+	Wire, FailedWire time.Duration
 	// Concurrency is the limit on calls in flight now, and what bound it.
 	Concurrency pace.ConcurrencySnapshot
 	// AttemptLatency is the histogram of the attempts' latencies with
@@ -911,6 +916,8 @@ func (c *Client) Stats() Stats {
 		Preflight:     c.stats.ops[opPreflight].load(),
 		RateWaited:    c.rateWait.waited(),
 		BackoffWaited: time.Duration(c.stats.backoff.Load()),
+		Wire:          time.Duration(c.stats.wire.Load()),
+		FailedWire:    time.Duration(c.stats.failedWire.Load()),
 
 		Concurrency:    c.conc.Snapshot(),
 		AttemptLatency: c.stats.attemptLatency.load(),

@@ -77,6 +77,10 @@ func (s *stats) attempt(op string, v *verdict, elapsed time.Duration) {
 		s.answered.Add(1)
 		s.latency.observe(elapsed)
 	}
+	s.wire.Add(int64(elapsed))
+	if class == classThrottled || class == classServerError || class == classNetwork {
+		s.failedWire.Add(int64(elapsed))
+	}
 	if v.kind != outcomeSuccess {
 		switch v.status {
 		case http.StatusTooManyRequests:
@@ -140,6 +144,10 @@ type stats struct {
 	attemptLatency latencyHistogram
 	// backoff sums the calls' waits between attempts (nanoseconds).
 	backoff atomic.Int64
+	// wire sums the attempts' times from their sending to their end, and
+	// failedWire those of the attempts a retry may follow (429, 5xx, no
+	// reply) (nanoseconds).
+	wire, failedWire atomic.Int64
 }
 
 // LatencyBuckets are the upper bounds, in seconds, of the latency

@@ -380,7 +380,7 @@ const (
 	BoundRate             = "rate"              // a fixed --rate
 	BoundConcurrency      = "concurrency"       // a fixed --concurrency
 	BoundInput            = "input"             // rows came slower than the service took them
-	BoundErrors           = "errors"            // rows waited out their retries' backoff after the service's errors (503s, 429s, timeouts)
+	BoundErrors           = "errors"            // the service's errors (503s, 429s, timeouts) and the retries' waits cost the rows a quarter or more of their time, and the input kept them waiting less than half of it
 	BoundRateClimb        = "rate-climb"        // --rate auto still climbing when the run ended
 	BoundConcurrencyClimb = "concurrency-climb" // --concurrency auto still climbing when the run ended
 	BoundOutage           = "outage"            // the run stopped in an outage: the service (or its identity provider) was away
@@ -398,6 +398,14 @@ type BoundBy struct {
 	// if the calls also used 70% of it.
 	ConcurrencyWaitShare float64 `json:"concurrencyWaitShare"`
 	RateWaitShare        float64 `json:"rateWaitShare"`
+	// ErrorShare is the share of the rows' time with the service that
+	// its errors cost them (waiting out retries, failed attempts on the
+	// wire); InputWaitShare the share of the sending time the reader
+	// waited for the input's rows. The errors bind when neither limit
+	// does, ErrorShare is a quarter or more and InputWaitShare under
+	// half.
+	ErrorShare     float64 `json:"errorShare"`
+	InputWaitShare float64 `json:"inputWaitShare"`
 }
 
 // Count tallies one row by its final line: its status, its bid if the lead
