@@ -41,13 +41,11 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -138,8 +136,7 @@ type Ledger struct {
 // hasher is a content hash's state, reused (Ledger.hashers).
 type hasher struct {
 	mac hash.Hash
-	buf bytes.Buffer
-	enc *json.Encoder
+	buf []byte
 	sum []byte
 }
 
@@ -357,19 +354,11 @@ func (l *Ledger) ContentHash(in lead.Input) string {
 	h, _ := l.hashers.Get().(*hasher)
 	if h == nil {
 		h = &hasher{mac: hmac.New(sha256.New, l.key)}
-		h.enc = json.NewEncoder(&h.buf)
 	}
 	defer l.hashers.Put(h)
-	h.buf.Reset()
-	// The bytes of json.Marshal (an Encoder escapes HTML alike), and the
-	// newline Encode adds.
-	if err := h.enc.Encode(in); err != nil {
-		// lead.Input is strings, pointers to ints and a bool: it
-		// always encodes.
-		panic(fmt.Sprintf("ledger: encode LeadInput: %v", err))
-	}
+	h.buf = appendInput(h.buf[:0], &in)
 	h.mac.Reset()
-	h.mac.Write(bytes.TrimSuffix(h.buf.Bytes(), []byte("\n")))
+	h.mac.Write(h.buf)
 	h.sum = h.mac.Sum(h.sum[:0])
 	return hex.EncodeToString(h.sum)
 }
