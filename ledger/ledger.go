@@ -8,7 +8,8 @@
 // twice; the application records each run's summary in it, for `bulkload
 // history`, `bulkload report --run` and `bulkload summary`.
 //
-// Two stores share one schema, its migrations and every statement: SQLite
+// Two stores share one schema, its migrations and every statement but
+// the many-row ones of a run's writer (batcher): SQLite
 // (modernc.org/sqlite, pure Go), a file of mode 0600 in the user's state
 // folder by default, and PostgreSQL (github.com/jackc/pgx/v5) for runs
 // spread over machines. They differ only where the databases do (a
@@ -160,6 +161,9 @@ type dialect interface {
 	alive(ctx context.Context, q querier, id int64) (bool, error)
 	// classify turns a database error into one of the package's.
 	classify(err error) error
+	// batcher is what writes the many-row statements of run's
+	// transactions, for account.
+	batcher(account, run int64) batcher
 }
 
 // querier is a *sql.DB or a *sql.Tx.

@@ -544,3 +544,86 @@ func TestClaimBatchMixed(t *testing.T) {
 		end(t, r2)
 	})
 }
+
+// TestBatchWrites: a batch of claims larger than one statement and not a
+// multiple of one (SQLite's 64, 8 and 1 rows; PostgreSQL's chunks of
+// 64), then their answers in one transaction, a lead's created and
+// submitted answers merged, an answer that knows no content hash (the
+// lead's stays), and one for a lead no claim inserted (an upsert's
+// insert): every value of every lead lands in its own column.
+func TestBatchWrites(t *testing.T) {
+	eachStore(t, func(t *testing.T, where string) {
+		l := open(t, where)
+		ctx := context.Background()
+		const n = 75
+		r := begin(t, l, ClaimPolicy{})
+		keys := make([]Key, n)
+		items := make([]ClaimItem, n)
+		for i := range n {
+			keys[i] = l.KeyOf(fmt.Sprintf("W-%d", i), input(fmt.Sprint("W", i)))
+			items[i] = ClaimItem{Key: keys[i], Row: 100 + i}
+		}
+		ds, err := r.ClaimBatch(ctx, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range ds {
+			if d.Kind != Send || d.Key != keys[i] {
+				t.Fatalf("claim %d = %+v, want Send of its key", i, d)
+			}
+		}
+		for i, k := range keys {
+			switch i % 3 {
+			case 0:
+				r.Record(Answer{Key: k, Row: 100 + i, Status: lead.StatusProcessed, Created: true, ServiceID: fmt.Sprint("s-", i), ResultCode: 1001})
+			case 1:
+				r.Record(Answer{Key: k, Row: 100 + i, Status: lead.StatusCreated, Created: true, ServiceID: fmt.Sprint("s-", i), ResultCode: 1014, Bid: fmt.Sprintf("$%d.50", i)})
+				r.Record(Answer{Key: k, Row: 100 + i, Status: lead.StatusSubmitted})
+			default:
+				noHash := k
+				noHash.Hash = ""
+				r.Record(Answer{Key: noHash, Row: 100 + i, Status: lead.StatusFailed, Ambiguous: true, ResultCode: 503})
+			}
+		}
+		other := KeyOfID("W-other")
+		r.Record(Answer{Key: other, Row: 7, Status: lead.StatusSubmitted, ServiceID: "s-other", ResultCode: 1013, Bid: "$1.00"})
+		if err := r.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		type row struct {
+			leadID, hash, state, sid, bid string
+			amb, code                     int
+			run, rowNo, sentRun           int64
+			sent, answered                bool
+		}
+		read := func(k Key) row {
+			var w row
+			var sentAt, answeredAt int64
+			if err := l.db.QueryRowContext(ctx, l.d.rebind(`SELECT lead_id, content_hash, state, service_id, bid, ambiguous, result_code, run_id, row_no, sent_run_id, sent_at, answered_at FROM leads WHERE lead_key = ?`), k.Lead).
+				Scan(&w.leadID, &w.hash, &w.state, &w.sid, &w.bid, &w.amb, &w.code, &w.run, &w.rowNo, &w.sentRun, &sentAt, &answeredAt); err != nil {
+				t.Fatalf("%s: %v", k.Lead, err)
+			}
+			w.sent, w.answered = sentAt != 0, answeredAt != 0
+			return w
+		}
+		for i, k := range keys {
+			want := row{leadID: k.LeadID, hash: k.Hash, run: r.ID, rowNo: int64(100 + i), answered: true}
+			switch i % 3 {
+			case 0:
+				want.state, want.sid, want.code, want.sentRun, want.sent = "processed", fmt.Sprint("s-", i), 1001, r.ID, true
+			case 1:
+				want.state, want.sid, want.code, want.bid, want.sentRun, want.sent = "submitted", fmt.Sprint("s-", i), 1014, fmt.Sprintf("$%d.50", i), r.ID, true
+			default:
+				want.state, want.amb, want.code = "failed", 1, 503
+			}
+			if got := read(k); got != want {
+				t.Errorf("lead %d = %+v, want %+v", i, got, want)
+			}
+		}
+		want := row{leadID: "W-other", state: "submitted", sid: "s-other", bid: "$1.00", code: 1013, run: r.ID, rowNo: 7, answered: true}
+		if got := read(other); got != want {
+			t.Errorf("the lead no claim inserted = %+v, want %+v", got, want)
+		}
+		end(t, r)
+	})
+}

@@ -113,3 +113,101 @@ func retryable(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
+
+// The PostgreSQL store's many-row statements: one row of each array
+// parameter a lead (unnest), so that a statement has 7 or 14 parameters
+// whatever its rows, each array encoded at once, instead of 8 or 15 a row.
+const (
+	pgClaimSQL = `INSERT INTO leads (` + claimCols + `)
+SELECT $1::bigint, t.k, t.id, t.h, 'claimed', $2::bigint, t.r, $3::bigint
+FROM unnest($4::text[], $5::text[], $6::text[], $7::bigint[]) AS t (k, id, h, r)
+ON CONFLICT (account_id, lead_key) DO NOTHING`
+	pgAnswerSQL = `INSERT INTO leads (` + answerCols + `)
+SELECT $1::bigint, t.k, t.id, t.h, t.st, t.amb, t.sid, t.rc, t.bid, $2::bigint, t.r, $3::bigint, $3::bigint, t.sr, t.sa
+FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::integer[], $9::text[], $10::integer[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[])
+	AS t (k, id, h, st, amb, sid, rc, bid, r, sr, sa)` + answerSet
+)
+
+// pgBatch is the PostgreSQL store's batcher: pgx's own connection beneath
+// database/sql (its statement cache prepares each statement once a
+// connection), the rows' values as arrays, reused from one statement to
+// the next.
+type pgBatch struct {
+	acct, run                           int64
+	keys, ids, hashes, states, sids, bs []string
+	ambs, codes                         []int32
+	rows, sentRuns, sentAts             []int64
+}
+
+func (postgresDialect) batcher(account, run int64) batcher {
+	return &pgBatch{acct: account, run: run}
+}
+
+// claimChunk: claims in chunks as large as SQLite's largest, so that a
+// chunk that meets a lead the ledger holds is read back alike; answers in
+// one statement.
+func (b *pgBatch) claimChunk(n int) int  { return min(n, claimChunk) }
+func (b *pgBatch) answerChunk(n int) int { return n }
+
+func pgConn(dc any) (*pgx.Conn, error) {
+	c, ok := dc.(*stdlib.Conn)
+	if !ok {
+		return nil, fmt.Errorf("the PostgreSQL driver's connection is a %T, not pgx's", dc)
+	}
+	return c.Conn(), nil
+}
+
+// reset empties the arrays, keeping their room.
+func (b *pgBatch) reset() {
+	for _, s := range []*[]string{&b.keys, &b.ids, &b.hashes, &b.states, &b.sids, &b.bs} {
+		clear(*s)
+		*s = (*s)[:0]
+	}
+	b.ambs, b.codes = b.ambs[:0], b.codes[:0]
+	b.rows, b.sentRuns, b.sentAts = b.rows[:0], b.sentRuns[:0], b.sentAts[:0]
+}
+
+func (b *pgBatch) claims(ctx context.Context, dc any, items []ClaimItem, now int64) (int64, error) {
+	c, err := pgConn(dc)
+	if err != nil {
+		return 0, err
+	}
+	defer b.reset()
+	for _, it := range items {
+		b.keys = append(b.keys, it.Key.Lead)
+		b.ids = append(b.ids, it.Key.LeadID)
+		b.hashes = append(b.hashes, it.Key.Hash)
+		b.rows = append(b.rows, int64(it.Row))
+	}
+	tag, err := c.Exec(ctx, pgClaimSQL, b.acct, b.run, now, b.keys, b.ids, b.hashes, b.rows)
+	return tag.RowsAffected(), err
+}
+
+func (b *pgBatch) answers(ctx context.Context, dc any, answers []Answer, now int64) error {
+	c, err := pgConn(dc)
+	if err != nil {
+		return err
+	}
+	defer b.reset()
+	for _, a := range answers {
+		var sentRun, sentAt int64
+		if a.Created {
+			sentRun, sentAt = b.run, now
+		}
+		b.keys = append(b.keys, a.Key.Lead)
+		b.ids = append(b.ids, a.Key.LeadID)
+		b.hashes = append(b.hashes, a.Key.Hash)
+		b.states = append(b.states, string(a.Status))
+		b.ambs = append(b.ambs, int32(boolInt(a.Ambiguous)))
+		b.sids = append(b.sids, a.ServiceID)
+		b.codes = append(b.codes, int32(a.ResultCode))
+		b.bs = append(b.bs, a.Bid)
+		b.rows = append(b.rows, int64(a.Row))
+		b.sentRuns = append(b.sentRuns, sentRun)
+		b.sentAts = append(b.sentAts, sentAt)
+	}
+	_, err = c.Exec(ctx, pgAnswerSQL, b.acct, b.run, now, b.keys, b.ids, b.hashes, b.states, b.ambs, b.sids, b.codes, b.bs, b.rows, b.sentRuns, b.sentAts)
+	return err
+}
+
+func (b *pgBatch) close(any) {}

@@ -51,10 +51,11 @@ type Run struct {
 	err error // the first write that failed: every later claim fails with it
 	// dead caches runs found dead (they stay dead). The writer's alone.
 	dead map[int64]bool
-	// args, merged and at are the writer's scratch, reused from one
-	// transaction to the next: the garbage of a many-row statement's
-	// arguments made the upload's collector run a third more often.
-	args   []any
+	// batch writes the many-row statements (the writer's alone).
+	batch batcher
+	// merged and at are the writer's scratch, reused from one
+	// transaction to the next: the garbage of many-row statements made
+	// the upload's collector run a third more often.
 	merged []Answer
 	at     map[string]int
 }
@@ -100,13 +101,10 @@ const batchMax = 512
 // transaction.
 const answerLinger = 200 * time.Millisecond
 
-// numChunkSizes is the number of chunkSizes.
-const numChunkSizes = 3
-
-// chunkSizes are the row counts of the many-row statements, largest
-// first: a batch is written as statements of these sizes, each prepared
-// once (compiling a statement for each lead cost more than running it).
-func chunkSizes() [numChunkSizes]int { return [numChunkSizes]int{64, 8, 1} }
+// claimChunk bounds the claims of one many-row statement: a statement
+// that did not insert every row is read back row by row
+// (Run.insertClaims).
+const claimChunk = 64
 
 // The columns of the many-row statements, and what an answer does to a
 // lead the ledger holds (an empty value keeps what is there). Their
@@ -140,11 +138,9 @@ func values(n, cols int) string {
 	return row + strings.Repeat(", "+row, n-1)
 }
 
-// stmts are a run's prepared statements: for each chunk size, the claims'
-// insert and the answers' upsert; and the one-lead select and update of
-// a claim the ledger holds already.
+// stmts are a run's prepared statements of the claim of a lead the
+// ledger holds already (Run.claimHeld): its select and its update.
 type stmts struct {
-	claimIns, answer   [numChunkSizes]*sql.Stmt
 	claimSel, claimUpd *sql.Stmt
 }
 
@@ -159,13 +155,7 @@ func (l *Ledger) prepare(ctx context.Context) (*stmts, error) {
 		*dst = s
 		return nil
 	}
-	var err error
-	for i, n := range chunkSizes() {
-		err = errors.Join(err,
-			prep(&st.claimIns[i], `INSERT INTO leads (`+claimCols+`) VALUES `+values(n, 8)+` ON CONFLICT (account_id, lead_key) DO NOTHING`),
-			prep(&st.answer[i], `INSERT INTO leads (`+answerCols+`) VALUES `+values(n, 15)+answerSet))
-	}
-	err = errors.Join(err, prep(&st.claimSel, claimSelSQL+l.d.forUpdate()), prep(&st.claimUpd, claimUpdSQL))
+	err := errors.Join(prep(&st.claimSel, claimSelSQL+l.d.forUpdate()), prep(&st.claimUpd, claimUpdSQL))
 	if err != nil {
 		st.close()
 		return nil, err
@@ -174,25 +164,44 @@ func (l *Ledger) prepare(ctx context.Context) (*stmts, error) {
 }
 
 func (st *stmts) close() {
-	all := append(append([]*sql.Stmt{st.claimSel, st.claimUpd}, st.claimIns[:]...), st.answer[:]...)
-	for _, s := range all {
+	for _, s := range []*sql.Stmt{st.claimSel, st.claimUpd} {
 		if s != nil {
 			s.Close()
 		}
 	}
 }
 
-// inChunks calls f for each chunk of n items (chunkSizes, largest first),
-// with the chunk's start and its size's index.
-func inChunks(n int, f func(start, size, sizeIndex int) error) error {
-	start := 0
-	for i, size := range chunkSizes() {
-		for n-start >= size {
-			if err := f(start, size, i); err != nil {
-				return err
-			}
-			start += size
+// batcher writes the many-row statements of a run's transactions on the
+// driver's own connection (sql.Conn.Raw), within the transaction
+// database/sql began on it: database/sql converted and copied every
+// argument of every statement (hundreds), a share of the writer's CPU and
+// most of its garbage (bench/README.md, the ledger). Each store has its own (sqliteBatch,
+// pgBatch), made for one run (its account and id); the run's writer alone
+// uses it.
+type batcher interface {
+	// claimChunk and answerChunk are the number of rows of the next
+	// statement of claims or answers, n (> 0) left to write.
+	claimChunk(n int) int
+	answerChunk(n int) int
+	// claims inserts items (a chunk) as the run's claims at now, leaving
+	// a lead the ledger holds as it is, and returns how many it inserted.
+	claims(ctx context.Context, dc any, items []ClaimItem, now int64) (int64, error)
+	// answers writes answers (a chunk, one per lead) at now: each lead's
+	// state, and when the run created it, the run and time it was sent.
+	answers(ctx context.Context, dc any, answers []Answer, now int64) error
+	// close releases what it holds on the driver's connection dc.
+	close(dc any)
+}
+
+// eachChunk calls f for each chunk [start, end) of n items, of the sizes
+// size gives, in order.
+func eachChunk(n int, size func(int) int, f func(start, end int) error) error {
+	for start := 0; start < n; {
+		end := start + size(n-start)
+		if err := f(start, end); err != nil {
+			return err
 		}
+		start = end
 	}
 	return nil
 }
@@ -218,7 +227,7 @@ func (l *Ledger) BeginRun(ctx context.Context, info RunInfo, policy ClaimPolicy)
 		st.close()
 		return nil, fmt.Errorf("ledger %s: %w", l.where, err)
 	}
-	r := &Run{ID: id, l: l, st: st, account: acct, release: release, policy: policy,
+	r := &Run{ID: id, l: l, st: st, account: acct, release: release, policy: policy, batch: l.d.batcher(acct, id),
 		claims: make(chan *claimReq), answers: make(chan Answer, batchMax), flushes: make(chan chan error), stop: make(chan struct{}), done: make(chan struct{}), dead: map[int64]bool{}}
 	go r.write()
 	return r, nil
@@ -460,91 +469,64 @@ func (r *Run) mergeAnswers(answers []Answer) []Answer {
 func (r *Run) commitOnce(items []ClaimItem, answers []Answer) ([]Decision, error) {
 	ctx := context.Background()
 	l := r.l
-	tx, err := l.db.BeginTx(ctx, nil)
+	conn, err := l.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
 	now := l.now().UnixMilli()
-	if err := r.answer(ctx, tx, answers, now); err != nil {
-		return nil, err
-	}
-	ds, err := r.claim(ctx, tx, items, now)
-	if err != nil {
-		return nil, err
-	}
-	return ds, tx.Commit()
-}
-
-// answer writes answers (one per lead): each lead's state, and when this
-// run created it, the run and time it was sent.
-func (r *Run) answer(ctx context.Context, tx *sql.Tx, answers []Answer, now int64) error {
-	// The values every row has, boxed once.
-	acct, run, at, zero := any(r.account), any(r.ID), any(now), any(int64(0))
-	return inChunks(len(answers), func(start, size, si int) error {
-		args := r.args[:0]
-		defer func() { clear(args); r.args = args[:0] }()
-		for _, a := range answers[start : start+size] {
-			sentRun, sentAt := zero, zero
-			if a.Created {
-				sentRun, sentAt = run, at
-			}
-			args = append(args, acct, a.Key.Lead, a.Key.LeadID, a.Key.Hash, string(a.Status), boolInt(a.Ambiguous),
-				a.ServiceID, a.ResultCode, a.Bid, run, a.Row, at, at, sentRun, sentAt)
+	var mixed [][2]int
+	err = conn.Raw(func(dc any) error {
+		if err := eachChunk(len(answers), r.batch.answerChunk, func(start, end int) error {
+			return r.batch.answers(ctx, dc, answers[start:end], now)
+		}); err != nil {
+			return err
 		}
-		_, err := tx.StmtContext(ctx, r.st.answer[si]).ExecContext(ctx, args...)
+		var err error
+		mixed, err = r.insertClaims(ctx, dc, items, now)
 		return err
 	})
-}
-
-// claim decides claims within tx: the leads the ledger has never seen are
-// inserted as this run's (Send), many in one statement; each of the
-// others is read, decided (decide) and, when the run takes it, recorded as
-// this run's. A statement that inserted every row of its chunk (the common
-// case: new leads) needs nothing more; the rows of one that did not are
-// read back, and a row this statement inserted is known by its holder
-// (this run), state (claimed) and row: no earlier claim of this run holds
-// a lead for the same row (a row is claimed again only when it was Busy,
-// which this run's claim of it never made).
-func (r *Run) claim(ctx context.Context, tx *sql.Tx, items []ClaimItem, now int64) ([]Decision, error) {
-	ds := make([]Decision, len(items))
-	var mixed []int // the starts of the chunks that met leads the ledger holds
-	sizeAt := map[int]int{}
-	acct, run, at, claimed := any(r.account), any(r.ID), any(now), any(string(StateClaimed))
-	err := inChunks(len(items), func(start, size, si int) error {
-		args := r.args[:0]
-		defer func() { clear(args); r.args = args[:0] }()
-		for _, it := range items[start : start+size] {
-			args = append(args, acct, it.Key.Lead, it.Key.LeadID, it.Key.Hash, claimed, run, it.Row, at)
-		}
-		res, err := tx.StmtContext(ctx, r.st.claimIns[si]).ExecContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n != int64(size) {
-			mixed = append(mixed, start)
-			sizeAt[start] = size
-		}
-		return nil
-	})
 	if err != nil {
 		return nil, err
 	}
+	ds := make([]Decision, len(items))
 	for i, it := range items {
 		ds[i].Key = it.Key
 	}
-	for _, start := range mixed {
-		for i := start; i < start+sizeAt[start]; i++ {
+	for _, m := range mixed {
+		for i := m[0]; i < m[1]; i++ {
 			if ds[i], err = r.claimHeld(ctx, tx, items[i], now); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return ds, nil
+	return ds, tx.Commit()
+}
+
+// insertClaims inserts items as this run's claims, many in one statement,
+// and returns the chunks [start, end) of items that met leads the ledger
+// holds: claimHeld decides each of their rows. A statement that inserted
+// every row of its chunk (the common case: new leads) needs nothing more;
+// the rows of one that did not are read back, and a row this statement
+// inserted is known by its holder (this run), state (claimed) and row: no
+// earlier claim of this run holds a lead for the same row (a row is
+// claimed again only when it was Busy, which this run's claim of it never
+// made).
+func (r *Run) insertClaims(ctx context.Context, dc any, items []ClaimItem, now int64) ([][2]int, error) {
+	var mixed [][2]int
+	err := eachChunk(len(items), r.batch.claimChunk, func(start, end int) error {
+		n, err := r.batch.claims(ctx, dc, items[start:end], now)
+		if err == nil && n != int64(end-start) {
+			mixed = append(mixed, [2]int{start, end})
+		}
+		return err
+	})
+	return mixed, err
 }
 
 // claimHeld decides the claim of a lead that a claim insert did not
@@ -656,6 +638,10 @@ func (r *Run) End(ctx context.Context, exitCode int, summary []byte, inputSHA256
 	}
 	_, err := r.l.db.ExecContext(ctx, q, r.l.now().UnixMilli(), exitCode, sum, inputSHA256, r.ID)
 	r.st.close()
+	if conn, cerr := r.l.db.Conn(ctx); cerr == nil {
+		_ = conn.Raw(func(dc any) error { r.batch.close(dc); return nil })
+		conn.Close()
+	}
 	r.release()
 	if err != nil {
 		err = fmt.Errorf("ledger %s: record the run's end: %w", r.l.where, r.l.d.classify(err))

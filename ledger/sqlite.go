@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -170,4 +171,150 @@ func (d *sqliteDialect) classify(err error) error {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return err
+}
+
+// sqliteChunks are the row counts of the many-row statements, largest
+// first: a batch is written as statements of these sizes, each prepared
+// once (compiling a statement for each lead cost more than running it).
+func sqliteChunks() [3]int { return [3]int{claimChunk, 8, 1} }
+
+// sqliteChunk is the index in sqliteChunks of the largest size not over n.
+func sqliteChunk(n int) int {
+	sizes := sqliteChunks()
+	for i, size := range sizes {
+		if size <= n {
+			return i
+		}
+	}
+	return len(sizes) - 1
+}
+
+// sqliteBatch is the SQLite store's batcher: for each chunk size the
+// claims' insert and the answers' upsert, prepared on the driver's
+// connection the first time it is met, and their arguments, reused from
+// one statement to the next. The parameters are plain ?s, one for each
+// value of each row: modernc.org/sqlite looks a numbered parameter's
+// name up for each parameter (a statement of 64 answers with its shared
+// values numbered cost half again the ledger's CPU).
+type sqliteBatch struct {
+	// acct and run are the values every row has, boxed once.
+	acct, run any
+	// dc is the connection the statements were prepared on; nil: none.
+	// A connection database/sql closed (it broke) took its statements
+	// with it: they are prepared anew on the next.
+	dc               any
+	claimIns, answer [3]driver.Stmt
+	args             []driver.NamedValue
+}
+
+func (d *sqliteDialect) batcher(account, run int64) batcher {
+	return &sqliteBatch{acct: account, run: run}
+}
+
+func (b *sqliteBatch) claimChunk(n int) int  { return sqliteChunks()[sqliteChunk(n)] }
+func (b *sqliteBatch) answerChunk(n int) int { return sqliteChunks()[sqliteChunk(n)] }
+
+// prepare prepares the statements on dc, unless they are.
+func (b *sqliteBatch) prepare(ctx context.Context, dc any) error {
+	if b.dc == dc {
+		return nil
+	}
+	b.dc = nil
+	p, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return fmt.Errorf("the SQLite driver's connection (%T) prepares no statement", dc)
+	}
+	b.claimIns, b.answer = [3]driver.Stmt{}, [3]driver.Stmt{}
+	for i, n := range sqliteChunks() {
+		var err error
+		if b.claimIns[i], err = p.PrepareContext(ctx, `INSERT INTO leads (`+claimCols+`) VALUES `+values(n, 8)+` ON CONFLICT (account_id, lead_key) DO NOTHING`); err == nil {
+			b.answer[i], err = p.PrepareContext(ctx, `INSERT INTO leads (`+answerCols+`) VALUES `+values(n, 15)+answerSet)
+		}
+		if err != nil {
+			b.dc = dc
+			b.close(dc)
+			return err
+		}
+	}
+	b.dc = dc
+	return nil
+}
+
+func (b *sqliteBatch) add(v any) {
+	b.args = append(b.args, driver.NamedValue{Ordinal: len(b.args) + 1, Value: v})
+}
+
+// exec runs the statement of rows rows of stmts with the arguments added,
+// and returns the rows it changed.
+func (b *sqliteBatch) exec(ctx context.Context, stmts *[3]driver.Stmt, rows int) (int64, error) {
+	defer func() { clear(b.args); b.args = b.args[:0] }()
+	i := sqliteChunk(rows)
+	if sqliteChunks()[i] != rows {
+		return 0, fmt.Errorf("no statement of %d rows", rows)
+	}
+	res, err := stmts[i].(driver.StmtExecContext).ExecContext(ctx, b.args)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (b *sqliteBatch) claims(ctx context.Context, dc any, items []ClaimItem, now int64) (int64, error) {
+	if err := b.prepare(ctx, dc); err != nil {
+		return 0, err
+	}
+	at, claimed := any(now), any(string(StateClaimed))
+	for _, it := range items {
+		b.add(b.acct)
+		b.add(it.Key.Lead)
+		b.add(it.Key.LeadID)
+		b.add(it.Key.Hash)
+		b.add(claimed)
+		b.add(b.run)
+		b.add(int64(it.Row))
+		b.add(at)
+	}
+	return b.exec(ctx, &b.claimIns, len(items))
+}
+
+func (b *sqliteBatch) answers(ctx context.Context, dc any, answers []Answer, now int64) error {
+	if err := b.prepare(ctx, dc); err != nil {
+		return err
+	}
+	at, zero := any(now), any(int64(0))
+	for _, a := range answers {
+		sentRun, sentAt := zero, zero
+		if a.Created {
+			sentRun, sentAt = b.run, at
+		}
+		b.add(b.acct)
+		b.add(a.Key.Lead)
+		b.add(a.Key.LeadID)
+		b.add(a.Key.Hash)
+		b.add(string(a.Status))
+		b.add(int64(boolInt(a.Ambiguous)))
+		b.add(a.ServiceID)
+		b.add(int64(a.ResultCode))
+		b.add(a.Bid)
+		b.add(b.run)
+		b.add(int64(a.Row))
+		b.add(at)
+		b.add(at)
+		b.add(sentRun)
+		b.add(sentAt)
+	}
+	_, err := b.exec(ctx, &b.answer, len(answers))
+	return err
+}
+
+func (b *sqliteBatch) close(dc any) {
+	if b.dc != dc || dc == nil {
+		return
+	}
+	for _, s := range append(b.claimIns[:], b.answer[:]...) {
+		if s != nil {
+			s.Close()
+		}
+	}
+	b.dc = nil
 }
