@@ -245,8 +245,9 @@ type Stats struct {
 	RateAllowed float64
 	RateLimited time.Duration
 	// BackoffWaited sums the time the calls waited between their
-	// attempts (a retry's backoff, or the Retry-After it honoured): time
-	// in which a row held its worker and no place in flight.
+	// attempts (a retry's backoff, or the Retry-After it honoured), the
+	// waits under way included: time in which a row held its worker and
+	// no place in flight.
 	BackoffWaited time.Duration
 	// Wire sums the attempts' times from their sending to their reply
 	// read (or their end without one); FailedWire those of the attempts
@@ -915,7 +916,7 @@ func (c *Client) Stats() Stats {
 		Lead:          c.stats.ops[opLead].load(),
 		Preflight:     c.stats.ops[opPreflight].load(),
 		RateWaited:    c.rateWait.waited(),
-		BackoffWaited: time.Duration(c.stats.backoff.Load()),
+		BackoffWaited: c.stats.backoff.total(c.now()),
 		Wire:          time.Duration(c.stats.wire.Load()),
 		FailedWire:    time.Duration(c.stats.failedWire.Load()),
 

@@ -146,7 +146,8 @@ func (c *Client) pause(ctx context.Context, spec callSpec, out callOutcome, v *v
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	waitFrom := c.now()
-	defer func() { c.stats.backoff.Add(int64(c.now().Sub(waitFrom))) }()
+	c.stats.backoff.enter(waitFrom)
+	defer func() { c.stats.backoff.leave(waitFrom, c.now()) }()
 	select {
 	case <-timer.C:
 		return nil

@@ -142,8 +142,8 @@ type stats struct {
 	// attemptLatency is the Prometheus histogram of the attempts'
 	// latencies (with their sum), as the Concurrency measures them.
 	attemptLatency latencyHistogram
-	// backoff sums the calls' waits between attempts (nanoseconds).
-	backoff atomic.Int64
+	// backoff sums the calls' waits between attempts.
+	backoff sumClock
 	// wire sums the attempts' times from their sending to their end, and
 	// failedWire those of the attempts a retry may follow (429, 5xx, no
 	// reply) (nanoseconds).
@@ -244,6 +244,48 @@ func (w *waitClock) waited() time.Duration {
 		t += w.now().Sub(w.since)
 	}
 	return t
+}
+
+// sumClock sums the lengths of many callers' waits, those under way
+// included: a wait of minutes (a long Retry-After) counts as it goes, not
+// only once it ends, so that the progress line's "bound by" sees it.
+// Safe for concurrent use.
+type sumClock struct {
+	mu      sync.Mutex
+	base    time.Time // the first wait's start: the waits' starts are counted from it
+	waiting int64
+	starts  time.Duration // the sum of the waits under way's starts, from base
+	done    time.Duration
+}
+
+// enter begins a wait at start.
+func (c *sumClock) enter(start time.Time) {
+	c.mu.Lock()
+	if c.base.IsZero() {
+		c.base = start
+	}
+	c.waiting++
+	c.starts += start.Sub(c.base)
+	c.mu.Unlock()
+}
+
+// leave ends at end the wait that began at start.
+func (c *sumClock) leave(start, end time.Time) {
+	c.mu.Lock()
+	c.waiting--
+	c.starts -= start.Sub(c.base)
+	c.done += end.Sub(start)
+	c.mu.Unlock()
+}
+
+// total is the waits' sum at now: those ended, and those under way so far.
+func (c *sumClock) total(now time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting == 0 {
+		return c.done
+	}
+	return c.done + max(0, time.Duration(c.waiting)*now.Sub(c.base)-c.starts)
 }
 
 // rateClock integrates the rate in force over time, for its mean over the

@@ -3,6 +3,7 @@ package submitter
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/redact"
@@ -68,5 +69,34 @@ func TestSimStatsByOutcome(t *testing.T) {
 	if total != st.Attempts || st.TokensFetched != int64(env.srv.Stats().TokensIssued) {
 		t.Errorf("attempts by outcome add up to %d, Attempts = %d; tokens fetched %d, issued %d",
 			total, st.Attempts, st.TokensFetched, env.srv.Stats().TokensIssued)
+	}
+}
+
+// TestSumClock: the calls' waits between attempts sum those ended and
+// those under way at the moment asked, so that a Retry-After of minutes
+// counts while it is waited out (the house check's rahuge: the progress
+// line said "bound by input" while every 503's row waited).
+func TestSumClock(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	var c sumClock
+	steps := []struct {
+		name string
+		do   func()
+		now  float64
+		want time.Duration
+	}{
+		{"none", func() {}, 0, 0},
+		{"one under way", func() { c.enter(at(1)) }, 6, 5 * time.Second},
+		{"two under way", func() { c.enter(at(4)) }, 6, 7 * time.Second},
+		{"the first ends", func() { c.leave(at(1), at(7)) }, 8, 10 * time.Second},
+		{"the second ends", func() { c.leave(at(4), at(9)) }, 100, 11 * time.Second},
+		{"a third, long, under way", func() { c.enter(at(200)) }, 3800, 3611 * time.Second},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := c.total(at(s.now)); got != s.want {
+			t.Errorf("%s: total(%vs) = %v, want %v", s.name, s.now, got, s.want)
+		}
 	}
 }
