@@ -35,6 +35,7 @@ const (
 	concFirstKeep   = 3 * time.Second        // the first round's quickest quarter stands for the base this long: by then rounds at the limit it cut to show it
 	concFirstTop    = 2.0                    // the first round's slowest quarter past this times its median: a heavy tail, no queue
 	concFirstQueue  = 1.5                    // the first round's median past this times its quickest quarter's: the start is above the capacity
+	concFirstOrder  = 0.55                   // ... and the rank correlation of its calls' latencies with their order of sending at least this (see sendOrderTau)
 	concUnder       = 0.95                   // a latency cut lands this much under the capacity it estimates, to see the base again
 	concGrowth      = 0.05                   // after slow start, the limit's share added per round that binds
 	concCut503      = 0.75                   // share kept after a round whose overload answers (503, 504, timeouts) rose past the usual share
@@ -137,6 +138,7 @@ type Concurrency struct {
 	usual       float64 // the usual share of overload answers
 
 	first         [2][]float64 // the first round's latencies (seconds) as lat, for its base
+	firstAt       [2][]int64   // when each answered one was written (ns: its answer's time less its latency), for their order
 	firstDone     bool
 	latencyCuts   int
 	pressureCuts  int
@@ -338,10 +340,38 @@ func (c *Concurrency) takeLocked() int64 {
 // then (it counts as concClip bases), and a round that waited for the
 // slowest of a heavy tail would decide once a tail.
 func (c *Concurrency) overdueLocked(now time.Time) {
-	if c.sending || c.base == 0 || c.answered >= c.sent || now.Sub(c.lastSent).Seconds() < concClip*c.base {
+	if c.sending || c.answered >= c.sent {
+		return
+	}
+	if clip := c.clipBaseLocked(); clip == 0 || now.Sub(c.lastSent).Seconds() < concClip*clip {
 		return
 	}
 	c.endRoundLocked(c.sent - c.answered)
+}
+
+// clipBaseLocked is the latency a round's answers are clipped at a
+// multiple of (seconds): the base, or, in the first round, once half its
+// calls are answered, the median of its calls' latencies (those still
+// out being slower than every answer); 0 while
+// there is neither. The first round would otherwise wait for its
+// slowest call: against a slow credit bureau behind one call in ten,
+// more than half of the first rounds of eight have one, and the limit
+// stayed at its start for the 2 s it took (pace's short model runs).
+func (c *Concurrency) clipBaseLocked() float64 {
+	if c.base > 0 || c.firstDone {
+		return c.base
+	}
+	first := c.first[1]
+	if len(c.first[0]) > 0 {
+		first = c.first[0]
+	}
+	m := (c.sent - 1) / 2 // the median call's place, the calls still out being slower than every answer
+	if c.sent == 0 || len(first) <= m {
+		return 0
+	}
+	s := slices.Clone(first)
+	slices.Sort(s)
+	return s[m]
 }
 
 // roundSpanLocked is how long a round sends (seconds; 0 before a base
@@ -390,6 +420,15 @@ func (c *Concurrency) answerLocked(ticket int64) {
 type latencySum struct {
 	ok         int
 	sum, sumSq float64
+}
+
+// variance is the variance of the latencies summed (0 for fewer than 2).
+func (l *latencySum) variance() float64 {
+	if l.ok < 2 {
+		return 0
+	}
+	m := l.sum / float64(l.ok)
+	return max(l.sumSq/float64(l.ok)-m*m, 0)
 }
 
 func (l *latencySum) add(x float64) {
@@ -526,6 +565,11 @@ func (c *Concurrency) learnLocked(o Outcome) {
 		}
 		if !c.firstDone {
 			c.first[k] = append(c.first[k], l)
+			// When the request was written: the latency is the
+			// trace's, from then to the reply; the attempt's Start is
+			// before its connection was dialled, and the first calls
+			// dial at once, in any order.
+			c.firstAt[k] = append(c.firstAt[k], c.now().Add(-o.Latency).UnixNano())
 		}
 		if c.check.on && !c.roundStart.Before(c.check.at) {
 			c.check.lat[k].add(min(l, concClip*c.check.base))
@@ -547,7 +591,7 @@ func (c *Concurrency) learnLocked(o Outcome) {
 	}
 	_, need := c.roundSpanLocked()
 	lat := c.latLocked()
-	if lat.ok >= min(need, concRoundMin) && c.meanLocked() > c.base*(1+concEarly)+concSlack.Seconds()+c.noiseLocked(lat.ok) {
+	if lat.ok >= min(need, concRoundMin) && c.meanLocked() > c.base*(1+concEarly)+concSlack.Seconds()+c.noiseLocked(lat.ok, lat.variance()) {
 		c.endRoundLocked(0)
 		return
 	}
@@ -556,12 +600,25 @@ func (c *Concurrency) learnLocked(o Outcome) {
 	}
 }
 
-// noiseLocked is how far the mean of n latencies may stray from the base
-// by chance: three standard errors of their difference, at the spread of
-// one answer the recent rounds show (a slow credit bureau behind some
-// calls, heavy tails, the client's own stalls).
-func (c *Concurrency) noiseLocked(n int) float64 {
-	return 3 * c.sigma * math.Sqrt(1/float64(max(n, 1))+1/float64(max(c.baseN, 1)))
+// noiseLocked is how far the mean of n latencies, whose own variance is
+// varW, may stray from the base by chance: three standard errors of their
+// difference (Welch's), at the spread of one answer the recent rounds
+// show (a slow credit bureau behind some calls, heavy tails, the client's
+// own stalls) for the base, and at the larger of that and the round's own
+// for the round. A round of a heavy tail spreads wider than the rounds
+// before it told, early in a run (a Pareto tail's variance has no
+// bound): its mean is that much less sure, and judged at the recent
+// rounds' spread alone it looked like a queue one round in a few, ending
+// slow start at 16 (pace's short model runs). A queue delays a round's
+// calls alike: its own spread stays small; and against a service shown
+// tight (see baseFromHistoryLocked) a round that spreads wide is one
+// whose later calls queued, not chance: its own spread is not counted.
+func (c *Concurrency) noiseLocked(n int, varW float64) float64 {
+	s2 := c.sigma * c.sigma
+	if c.tight {
+		varW = 0
+	}
+	return 3 * math.Sqrt(max(s2, varW)/float64(max(n, 1))+s2/float64(max(c.baseN, 1)))
 }
 
 // pushRoundLocked keeps the round r for the base, drops those older than
@@ -685,8 +742,26 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 	now := c.now()
 	defer c.startRoundLocked(now)
 	lat := c.latLocked()
-	for range unanswered {
-		lat.add(concClip * c.base)
+	clip := c.clipBaseLocked()
+	if !c.firstDone && clip > 0 {
+		// The first round's answers were not clipped as they came (no
+		// base yet): they are now, and its calls still out count as
+		// clipped, as they do for the first round's rule.
+		first := &c.first[1]
+		if lat == &c.lat[0] {
+			first = &c.first[0]
+		}
+		for range unanswered {
+			*first = append(*first, concClip*clip)
+		}
+		*lat = latencySum{}
+		for _, l := range *first {
+			lat.add(min(l, concClip*clip))
+		}
+	} else {
+		for range unanswered {
+			lat.add(concClip * clip)
+		}
 	}
 	mean, ok := c.meanLocked(), lat.ok
 	varW := 0.0
@@ -718,17 +793,17 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 	}
 	if !c.firstDone {
 		c.firstDone = true
-		first := c.first[1]
+		first, at := c.first[1], c.firstAt[1]
 		if c.lat[0].ok > 0 {
-			first = c.first[0]
+			first, at = c.first[0], c.firstAt[0]
 		}
-		c.first = [2][]float64{}
-		if c.firstRoundLocked(now, r, first, pressure) {
+		c.first, c.firstAt = [2][]float64{}, [2][]int64{}
+		if c.firstRoundLocked(now, r, first, at, pressure) {
 			return
 		}
 	}
 	base := c.baseBelowLocked(c.roundLevel)
-	noise := c.noiseLocked(ok)
+	noise := c.noiseLocked(ok, varW)
 	threshold := base*(1+concTolerance) + concSlack.Seconds() + noise
 	if c.check.on && c.check.lat[0].ok+c.check.lat[1].ok >= concBaseAnswers {
 		// The answers to calls sent after a latency cut, by
@@ -795,6 +870,14 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		return
 	}
 	switch {
+	case base > 0 && mean > threshold && c.check.on && c.check.median > 0:
+		// The first round's cut is checked: its base is that round's
+		// quickest quarter, far under the typical answer of a heavy
+		// tail. Until the answers at the limit it cut to tell a queue
+		// (they are quicker) from the service's spread (they are not:
+		// the cut is undone), no round cuts against that base: each did,
+		// and a lognormal service went from 8 to 1 in a second.
+		return
 	case base > 0 && mean > threshold && !exceeded && !c.tight && mean <= base*(1+concEarly)+concSlack.Seconds()+noise:
 		// Past the threshold, not by much, against a service whose
 		// answers spread wide (a slow call in ten, a heavy tail): one
@@ -854,6 +937,41 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 	}
 }
 
+// sendOrderTau is Kendall's rank correlation between when the answered
+// calls were sent and their latencies: near 1 when the later ones waited
+// longer (a queue served in turn), near 0 when the latency has nothing to
+// do with the order (a service's own spread). Ties count as neither.
+func sendOrderTau(at []int64, lat []float64) float64 {
+	n := len(at)
+	if n < 2 {
+		return 0
+	}
+	s := 0
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			a, l := cmpSign(at[j]-at[i]), 0
+			switch {
+			case lat[j] > lat[i]:
+				l = 1
+			case lat[j] < lat[i]:
+				l = -1
+			}
+			s += a * l
+		}
+	}
+	return float64(s) / float64(n*(n-1)/2)
+}
+
+func cmpSign(d int64) int {
+	switch {
+	case d > 0:
+		return 1
+	case d < 0:
+		return -1
+	}
+	return 0
+}
+
 // firstRoundLocked decides on the first round, which has no base to
 // compare with; it reports whether it cut. When the start is above the
 // capacity, its quickest calls are those that found a free place and the
@@ -861,10 +979,11 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 // more than concFirstQueue times the quickest quarter's mean is a queue,
 // and that quarter is the base. (The median, not the mean: a slow call
 // of ten does not move it, where a queue that holds half the calls does.)
-func (c *Concurrency) firstRoundLocked(now time.Time, r concRound, first []float64, pressure float64) bool {
+func (c *Concurrency) firstRoundLocked(now time.Time, r concRound, first []float64, at []int64, pressure float64) bool {
 	if len(first) == 0 {
 		return false
 	}
+	order := sendOrderTau(at, first[:len(at)])
 	slices.Sort(first)
 	q := first[:max(1, len(first)/4)]
 	quick := 0.0
@@ -879,9 +998,11 @@ func (c *Concurrency) firstRoundLocked(now time.Time, r concRound, first []float
 		slow += l
 	}
 	slow /= float64(len(top))
-	if median <= concFirstQueue*quick || slow > concFirstTop*median {
+	if median <= concFirstQueue*quick || slow > concFirstTop*median || order < concFirstOrder {
 		// No queue, or a heavy tail: a queue's slowest quarter waited
-		// for at most as many places again as its median did.
+		// for at most as many places again as its median did, and its
+		// calls were served in the order they came, the later ones
+		// waiting longer; a service's own spread has no order.
 		return false
 	}
 	mean := 0.0
