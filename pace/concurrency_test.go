@@ -431,7 +431,7 @@ func TestConcurrencyFixed(t *testing.T) {
 // the best fixed limit's throughput (2xx answers a second after the
 // climb), measured alike, and, with no capacity behind them, never fall
 // back under its start once climbed. These are the figures of
-// cmd/bulkload's TestConcurrencyAutoRandomShapes, in simulated time, where
+// app's TestConcurrencyAutoRandomShapes, in simulated time, where
 // the host's load plays no part.
 func TestConcurrencyModelShapes(t *testing.T) {
 	const d, from = 120 * time.Second, 10 * time.Second
