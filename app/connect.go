@@ -40,7 +40,8 @@ func (u *uploader) connect(ctx context.Context, prove bool) (client *submitter.C
 		ConcurrencySettled: u.pace.concurrency > 0,
 
 		CallTimeout:     u.up.Timeout,
-		OutageWait:      max(u.up.OutageWait, time.Nanosecond),    // 0: stop at once
+		OutageWait:      max(u.up.OutageWait, time.Nanosecond), // 0: stop at once
+		MaxRetryWait:    u.up.MaxRetryWait,
 		PreflightWait:   max(u.up.PreflightWait, time.Nanosecond), // 0: ask once
 		OutageThreshold: cmp.Or(u.up.MaxConsecutiveFailures, -1),  // 0: no count
 		CreateDocument:  u.up.CreateDocument,

@@ -32,7 +32,7 @@ func authFlags(c token.Check) string {
 // reports and metrics advise: the libraries say what to do, the command
 // line which flag does it.
 func cliHints() summary.Hints {
-	return summary.Hints{Resume: "--resume", ResendChanged: "--resend-changed", MaxInvalid: "--max-invalid", Rate: "--rate", Concurrency: "--concurrency"}
+	return summary.Hints{Resume: "--resume", ResendChanged: "--resend-changed", MaxInvalid: "--max-invalid", Rate: "--rate", Concurrency: "--concurrency", RetryWait: "--max-retry-wait"}
 }
 
 // inputHints are the command line's words for the settings that read an

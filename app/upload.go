@@ -42,14 +42,18 @@ type UploadOptions struct {
 	DrainTimeout           time.Duration
 	MaxConsecutiveFailures int
 	OutageWait             time.Duration
-	PreflightWait          time.Duration
-	Resume                 bool
-	Overwrite              bool
-	NoSubmit               bool
-	CreateDocument         string
-	SubmitDocument         string
-	LeadDocument           string
-	Progress               string
+	// MaxRetryWait is the most a call waits between its attempts (its
+	// backoff and the service's Retry-After, summed): the interface shows
+	// no Retry-After, so this is an assumption, and a setting.
+	MaxRetryWait   time.Duration
+	PreflightWait  time.Duration
+	Resume         bool
+	Overwrite      bool
+	NoSubmit       bool
+	CreateDocument string
+	SubmitDocument string
+	LeadDocument   string
+	Progress       string
 	// AlreadySubmitted recognises a submitLead refusal that means the lead
 	// is submitted already (an earlier attempt whose answer was lost, or a
 	// partner with automatic submission). The interface does not show
@@ -97,6 +101,7 @@ func NewUploadOptions() *UploadOptions {
 		DrainTimeout:           30 * time.Second,
 		MaxConsecutiveFailures: submitter.DefaultOutageThreshold,
 		OutageWait:             submitter.DefaultOutageWait,
+		MaxRetryWait:           submitter.DefaultMaxRetryWait,
 		PreflightWait:          submitter.DefaultPreflightWait,
 		CreateDocument:         submitter.DefaultCreateDocument,
 		SubmitDocument:         submitter.DefaultSubmitDocument,
@@ -196,6 +201,8 @@ func (o *UploadOptions) check() error {
 		return UsageErrorf("--timeout %v: want a positive duration", o.Timeout)
 	case o.MaxConsecutiveFailures < 0:
 		return UsageErrorf("--max-consecutive-failures %d: want 0 (no count) or more", o.MaxConsecutiveFailures)
+	case o.MaxRetryWait <= 0:
+		return UsageErrorf("--max-retry-wait %v: want a positive duration", o.MaxRetryWait)
 	case o.OutageWait < 0:
 		return UsageErrorf("--outage-wait %v: want 0 (stop at once) or a positive duration", o.OutageWait)
 	case o.PreflightWait < 0:
@@ -660,6 +667,7 @@ func (u *uploader) settings(results string) map[string]any {
 	s["drainTimeout"] = u.up.DrainTimeout.String()
 	s["maxConsecutiveFailures"] = u.up.MaxConsecutiveFailures
 	s["outageWait"] = u.up.OutageWait.String()
+	s["maxRetryWait"] = u.up.MaxRetryWait.String()
 	s["preflightWait"] = u.up.PreflightWait.String()
 	s["createDocument"] = u.up.CreateDocument
 	s["submitDocument"] = u.up.SubmitDocument

@@ -15,8 +15,10 @@ import (
 	"github.com/bulkload/bulkload/token"
 )
 
-// maxRetryAfter bounds how long a Retry-After header can make a call wait.
-const maxRetryAfter = 10 * time.Minute
+// maxRetryAfter bounds what a Retry-After header is read as, so that no
+// sum of waits overflows. What a call waits is bounded far below it, by
+// Config.MaxRetryWait: a Retry-After past that is not waited at all.
+const maxRetryAfter = 7 * 24 * time.Hour
 
 // parseRetryAfter reads a Retry-After header, in seconds or as an HTTP date,
 // as a wait from now, at most maxRetryAfter. Seconds beyond any clock

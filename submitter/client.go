@@ -179,6 +179,14 @@ type Config struct {
 	// its identity provider (see Outage) before every call waiting for it
 	// ends with an *OutageError; default DefaultOutageWait.
 	OutageWait time.Duration
+	// MaxRetryWait is the most one call waits between its attempts, its
+	// backoff and the Retry-After of the answers summed. A wait that would
+	// take it past this is not waited: the call ends at once with a
+	// *DeferredError (the service asked it to come back later than the
+	// run waits for it), and a Retry-After longer than this slows no
+	// other call either. The interface shows no Retry-After, so this is
+	// an assumption; default DefaultMaxRetryWait.
+	MaxRetryWait time.Duration
 	// PreflightWait is how long Preflight asks the endpoint again while it
 	// answers 502, 503 or 504 without GraphQL errors (a gateway whose
 	// service is away, for now),
@@ -289,15 +297,17 @@ type Client struct {
 	callers    sync.Pool
 	bearer     atomic.Pointer[bearerHeader]
 	classifier classifier
-	// maxBody caps a reply's body; maxAttempts bounds a call's attempts.
-	maxBody     int64
-	maxAttempts int
-	endpoint    string // for messages: user info removed
-	tokenURL    string // for messages: user info removed
-	createDoc   string
-	submitDoc   string
-	leadDoc     string
-	tokens      TokenSource
+	// maxBody caps a reply's body; maxAttempts bounds a call's attempts,
+	// maxRetryWait its waits between them (Config.MaxRetryWait).
+	maxBody      int64
+	maxAttempts  int
+	maxRetryWait time.Duration
+	endpoint     string // for messages: user info removed
+	tokenURL     string // for messages: user info removed
+	createDoc    string
+	submitDoc    string
+	leadDoc      string
+	tokens       TokenSource
 	// tokenTimeout bounds one token request.
 	tokenTimeout time.Duration
 	rate         RateLimiter
@@ -397,7 +407,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	c.chain = &deadlineLayer{next: &bodyLimitLayer{next: base, max: cfg.MaxResponseBytes}, timeout: cfg.CallTimeout}
 	c.callers.New = func() any { return c.newCaller() }
 	c.classifier = classifier{refusals: refusalSet(cfg.RefusalCodes), ambiguous503: cfg.Ambiguous503}
-	c.maxBody, c.maxAttempts = cfg.MaxResponseBytes, cfg.MaxAttempts
+	c.maxBody, c.maxAttempts, c.maxRetryWait = cfg.MaxResponseBytes, cfg.MaxAttempts, cfg.MaxRetryWait
 	c.denied = codeSet(cfg.DeniedCodes, DefaultDeniedCodes)
 	return c, nil
 }
@@ -535,6 +545,9 @@ func (cfg *Config) setDefaults() {
 	}
 	if cfg.OutageWait <= 0 {
 		cfg.OutageWait = DefaultOutageWait
+	}
+	if cfg.MaxRetryWait <= 0 {
+		cfg.MaxRetryWait = DefaultMaxRetryWait
 	}
 	if cfg.PreflightWait <= 0 {
 		cfg.PreflightWait = DefaultPreflightWait

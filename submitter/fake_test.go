@@ -502,6 +502,7 @@ func TestFakeCancelledCall(t *testing.T) {
 	}}
 	c, _ := newFakeClient(t, f, func(cfg *Config) {
 		cfg.BackoffBase, cfg.BackoffMax = time.Hour, time.Hour
+		cfg.MaxRetryWait = 200 * time.Hour // the hour's backoff is waited, not deferred
 		cfg.MaxAttempts = 100
 	})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -78,6 +78,11 @@ type gate struct {
 	// outages (callEnded); failedSince is when the first of them ended.
 	failedCalls atomic.Int64
 	failedSince atomic.Int64
+	// deferredCalls counts the calls that ended, in a row, asked to come
+	// back later than the run waits (IsDeferred); deferredSince is when
+	// the first of them ended.
+	deferredCalls atomic.Int64
+	deferredSince atomic.Int64
 
 	mu          sync.Mutex
 	armed       bool
@@ -181,14 +186,25 @@ func (g *gate) failed(cause string, timeout bool, start time.Time) (down, silent
 // callEnded counts a call of a row (createLead, submitLead, lead) that
 // ended with err, for the rule of calls in a row: a call that failed as an
 // outage (IsOutage: its attempts ran out on failures that say the service
-// is gone, while the probes, if any, found it answering) counts, any other
-// end of a call starts the count over, and a call cut off by its context
-// or by the run's stop (ErrStopped) does neither. Threshold such calls in a row stop the run (stopAt): the
-// endpoint is wrong or the service half gone, and every further row would
-// only burn its attempts.
+// is gone, while the probes, if any, found it answering) counts; so does,
+// on a count of its own, a call asked to come back later than the run
+// waits (IsDeferred); any other end of a call starts both counts over,
+// and a call cut off by its context or by the run's stop (ErrStopped)
+// does neither. Threshold failed calls in a row stop the run (stopAt):
+// the endpoint is wrong or the service half gone, and every further row
+// would only burn its attempts; threshold deferred calls in a row too
+// (stopDeferred): the service sends every caller away.
 func (g *gate) callEnded(err error) {
 	switch {
 	case g.cfg.threshold <= 0:
+	case IsDeferred(err):
+		n := g.deferredCalls.Add(1)
+		if n == 1 {
+			g.deferredSince.Store(g.cfg.now().UnixNano())
+		}
+		if n == int64(g.cfg.threshold) {
+			g.stopDeferred(int(n), err)
+		}
 	case IsOutage(err):
 		n := g.failedCalls.Add(1)
 		if n == 1 {
@@ -200,7 +216,28 @@ func (g *gate) callEnded(err error) {
 	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrStopped)):
 	default:
 		g.failedCalls.Store(0)
+		g.deferredCalls.Store(0)
 	}
+}
+
+// stopDeferred stops the run after n calls in a row were asked to come
+// back later than the run waits, the last with err: the service sends
+// every caller away for longer than the run would wait out an outage.
+// Every wait, now and later, returns an *OutageError saying so.
+func (g *gate) stopDeferred(n int, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped != nil {
+		return
+	}
+	o := Outage{Start: time.Unix(0, g.deferredSince.Load()), End: g.cfg.now(), Cause: "Retry-After longer than the run waits", GaveUp: true}
+	// The service sends every caller away: an outage the run stops in.
+	// Nothing more is sent (parked): the calls that had a row leave at
+	// once, not sent, rather than each being sent away in turn.
+	g.history = append(g.history, o)
+	g.down.Store(true)
+	g.stopped = &OutageError{Calls: n, Last: err, Deferred: true, Outage: o}
+	g.cfg.log.Error("the service asks every call to come back later than the run waits for it: no new rows are taken, nothing more is sent", "consecutive_calls", n, "err", err)
 }
 
 // stopAt stops the run after n calls in a row failed as outages, the last

@@ -17,6 +17,13 @@ const (
 	// only hold a night's window (and the results file's lock) while
 	// nothing moves.
 	DefaultOutageWait = 10 * time.Minute
+	// DefaultMaxRetryWait is how long one call may wait between its
+	// attempts in all (Config.MaxRetryWait): a Retry-After longer than
+	// that, or one that would take the call's waits past it, is not waited
+	// out. It is the outage wait's: a service that asks a call to come
+	// back later than the run would wait for it if it were away is, for
+	// that call, away longer than the run waits.
+	DefaultMaxRetryWait = DefaultOutageWait
 	// DefaultOutageThreshold is how many attempts in a row, across all
 	// workers, may fail as outages (OutageClass) before the run calls it
 	// an outage without another sign.
@@ -89,13 +96,18 @@ type OutageError struct {
 	// Calls is the number of calls in a row that failed as outages
 	// (IsOutage), Last the last one's error, when that stopped the run; 0
 	// otherwise. Outage is then the failures' span, not an outage waited
-	// out.
-	Calls int
-	Last  error
+	// out. Deferred reports that those calls were each asked to come
+	// back later than the run waits (IsDeferred), not failed.
+	Calls    int
+	Last     error
+	Deferred bool
 }
 
 func (e *OutageError) Error() string {
 	o := e.Outage
+	if e.Calls > 0 && e.Deferred {
+		return fmt.Sprintf("the service sends every call away: %d calls in a row were asked to come back later than the run waits for it (the last: %v)", e.Calls, e.Last)
+	}
 	if e.Calls > 0 {
 		return fmt.Sprintf("%d calls in a row failed as if the service were gone (the last: %v)", e.Calls, e.Last)
 	}
@@ -110,4 +122,42 @@ func (e *OutageError) Error() string {
 func IsOutageStop(err error) bool {
 	var oe *OutageError
 	return errors.As(err, &oe)
+}
+
+// DeferredError is a call's error (in a *CallError's Err) when the service
+// asked it to come back (Retry-After) later than the call waits between
+// its attempts (Config.MaxRetryWait), or when its backoff would take it
+// past that: the call ends at once, not retried, and its row is not the
+// service's refusal nor a failure; the caller leaves it for a later run
+// (unless an earlier attempt may have reached the service: Ambiguous).
+type DeferredError struct {
+	// RetryAfter is the service's Retry-After (at most a week: one beyond
+	// reads as a week); 0 when the backoff alone would exceed Bound.
+	RetryAfter time.Duration
+	// Waited is what the call had waited between its attempts before.
+	Waited time.Duration
+	// Bound is Config.MaxRetryWait.
+	Bound time.Duration
+}
+
+func (e *DeferredError) Error() string {
+	if e.RetryAfter == 0 {
+		return fmt.Sprintf("its retries' backoff would take its waits past the %s the run waits for the service", e.Bound)
+	}
+	ra := e.RetryAfter.String()
+	if e.RetryAfter >= maxRetryAfter {
+		ra = "a week or more"
+	}
+	if e.Waited > 0 {
+		return fmt.Sprintf("the service asked to come back in %s (Retry-After) after %s waited already, longer than the run waits for it (%s)", ra, e.Waited.Round(time.Millisecond), e.Bound)
+	}
+	return fmt.Sprintf("the service asked to come back in %s (Retry-After), longer than the run waits for it (%s)", ra, e.Bound)
+}
+
+// IsDeferred reports whether err is (or wraps) a *DeferredError: the call
+// was not retried because the service asked it to come back later than
+// the run waits.
+func IsDeferred(err error) bool {
+	var de *DeferredError
+	return errors.As(err, &de)
 }

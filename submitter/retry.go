@@ -123,6 +123,13 @@ func (c *Client) retry(ctx context.Context, spec callSpec, req *graphql.Request)
 			continue
 		}
 		wait := max(token.Backoff(out.attempts-r.throttled-r.waived, c.backoffBase, c.backoffMax, rand.Float64()), v.retryAfter)
+		if r.waited+wait > c.maxRetryWait {
+			// The service asked the call to come back later than the run
+			// waits for it (or the backoff would take its waits past
+			// that): not retried, the row is left for a later run.
+			return fail(deferred(spec.op, out, &v, r.waited, c.maxRetryWait))
+		}
+		r.waited += wait
 		if err := c.pause(ctx, spec, out, &v, wait); err != nil {
 			return fail(err)
 		}
@@ -173,6 +180,9 @@ type retrier struct {
 	// waitedOut is set once the call has waited out an outage.
 	streak    time.Time
 	waitedOut bool
+	// waited sums the call's waits between attempts (backoff and
+	// Retry-After), which Config.MaxRetryWait bounds.
+	waited time.Duration
 }
 
 // parked waits for the gate instead of an attempt: nil when the service
@@ -310,6 +320,22 @@ var ErrStopped = errors.New("the run stopped while the call waited to retry")
 func stoppedWaiting(op string, out callOutcome, v *verdict) *CallError {
 	return &CallError{Op: op, Status: v.status, Message: "stopped while waiting to retry (the run is stopping; the last attempt: " + redact.URLsIn(verdictCause(v)) + ")",
 		Attempts: out.attempts, Ambiguous: out.ambiguous, Interrupted: true, Err: ErrStopped}
+}
+
+// deferred is the error of a call whose next wait, after the failed
+// attempt v, would take its waits past bound (waited so far): the service
+// asked it to come back later than the run waits, or its backoff would.
+func deferred(op string, out callOutcome, v *verdict, waited, bound time.Duration) *CallError {
+	de := &DeferredError{Waited: waited, Bound: bound}
+	if v.retryAfter > 0 && waited+v.retryAfter > bound {
+		de.RetryAfter = v.retryAfter
+	}
+	what := redact.URLsIn(verdictCause(v))
+	if v.status != 0 {
+		what = "HTTP " + v.statusText
+	}
+	return &CallError{Op: op, Status: v.status, Message: what + "; not retried: " + de.Error(), Retryable: true,
+		Attempts: out.attempts, Ambiguous: out.ambiguous, Err: de}
 }
 
 func interrupted(op string, out callOutcome, err error) *CallError {

@@ -125,6 +125,12 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 	learn := ctx.Err() == nil && err == nil
 	if err == nil {
 		o.Status, o.RetryAfter, o.Timeout = v.status, v.retryAfter, v.timeout
+		if o.RetryAfter > c.maxRetryWait {
+			// Longer than any call waits: the call leaves (deferred), and
+			// no other call is held back for it, not even when every
+			// answer says so (the gate stops the run then: callEnded).
+			o.RetryAfter = 0
+		}
 		v.sent = start // for the outage gate
 		// A timeout while the gate suspects an outage teaches the limit
 		// nothing (gate.suspects).
@@ -139,7 +145,7 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 	if err != nil {
 		return v, err // no attempt was made: the rate learns nothing
 	}
-	ro := pace.Outcome{Start: rateStart, Latency: c.now().Sub(rateStart), Op: spec.op, Status: v.status, RetryAfter: v.retryAfter}
+	ro := pace.Outcome{Start: rateStart, Latency: c.now().Sub(rateStart), Op: spec.op, Status: v.status, RetryAfter: o.RetryAfter}
 	if v.latency > 0 {
 		ro.Latency = v.latency
 	}

@@ -60,6 +60,7 @@ func (s *Summary) add(o *Summary) {
 	s.TokensFetched += o.TokensFetched
 	s.NoLeadID.merge(o.NoLeadID)
 	s.KeptLeads.merge(o.KeptLeads)
+	s.Deferred.merge(o.Deferred)
 	s.ResultCodes = addByKey(s.ResultCodes, o.ResultCodes, func(c CodeCount) int { return c.Code },
 		func(c *CodeCount, o CodeCount) { c.Count, c.BidCents = c.Count+o.Count, c.BidCents+o.BidCents })
 	s.BidBuckets = addByKey(s.BidBuckets, o.BidBuckets, func(b BidBucket) int64 { return b.FromCents },

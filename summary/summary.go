@@ -109,6 +109,12 @@ type Summary struct {
 	// stopped (interrupted, or a fatal error); the caller sets it, and
 	// --resume sends them.
 	NotSent int `json:"notSent"`
+	// Deferred names the rows among NotSent that the service asked to
+	// come back (Retry-After) later than the run waits for it: their call
+	// was not retried, and --resume sends them. A row whose createLead may
+	// have reached the service first is unverified instead, and one whose
+	// lead was created stays created (its submitLead was the call asked).
+	Deferred RowList `json:"deferred"`
 	// OtherShards counts rows read that belong to another shard of a
 	// sharded run (--shard): not sent by this one.
 	OtherShards int `json:"skippedOtherShards"`
@@ -598,6 +604,7 @@ type Hints struct {
 	MaxInvalid    string // the limit on invalid rows
 	Rate          string // the rate of calls
 	Concurrency   string // the limit on calls in flight
+	RetryWait     string // the most a call waits to retry
 }
 
 // ResumeRun words "run the same command again, resumed": cmd with the
@@ -660,6 +667,13 @@ func (s *Summary) WriteText(w io.Writer, h Hints) error {
 				note += " and pass " + h.ResendChanged + " to send the new content"
 			}
 			line("conflict", s.Conflict, note)
+		}
+		if s.Deferred.Count != 0 {
+			note := s.Deferred.String() + ": the service asked them to come back (Retry-After) later than the run waits for it"
+			if h.RetryWait != "" {
+				note += " (" + h.RetryWait + ")"
+			}
+			line("deferred", s.Deferred.Count, note+"; not retried: "+cmp.Or(h.Resume, "a resumed run")+" sends them")
 		}
 		if s.NoLeadID.Count != 0 {
 			line("no lead id", s.NoLeadID.Count, s.NoLeadID.String()+": the service answered with a result code but no lead id, so the lead cannot be submitted or read by id; reconcile by leadId")

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,11 @@ type engine struct {
 	// notSent counts rows read but deliberately not sent because the run
 	// stopped; the accounting adds them, so that it stays a real check.
 	notSent atomic.Int64
+	// deferred names the rows not sent because the service asked a call
+	// of theirs to come back later than the run waits (deferRow); under
+	// deferMu, into the summary when the pipeline ends.
+	deferMu  sync.Mutex
+	deferred summary.RowList
 	// incomplete is the input's end before its last row, which the file
 	// still being written cut short (source.ErrInputIncomplete): the rows
 	// before it go on as at the end of the input, and Run returns it.
@@ -253,11 +259,40 @@ func (e *engine) outageStop(err error) {
 	var oe *submitter.OutageError
 	switch {
 	case !errors.As(err, &oe), oe.Stopped:
+	case oe.Calls > 0 && oe.Deferred:
+		e.halt(fmt.Errorf("%w: %w; rows not sent stay for a resumed run", ErrOutage, oe))
 	case oe.Calls > 0:
 		e.halt(fmt.Errorf("%w: %d calls in a row failed (the last: %w); rows not sent stay for a resumed run", ErrUnreachable, oe.Calls, oe.Last))
 	default:
 		e.halt(fmt.Errorf("%w: %w; rows not sent stay for a resumed run", ErrOutage, oe))
 	}
+}
+
+// deferredRow reports whether err is a call the service asked to come
+// back later than the run waits (submitter.IsDeferred) with nothing of it
+// known to have reached the service: the row leaves without a line, not
+// sent (deferRow), for --resume. One that may have reached the service
+// (Ambiguous) is not: its lead may exist (unverified).
+func deferredRow(err error) bool {
+	var ce *submitter.CallError
+	return submitter.IsDeferred(err) && errors.As(err, &ce) && !ce.Ambiguous
+}
+
+// deferRow counts row as left for a resumed run because the service asked
+// its call (err) to come back later than the run waits, and says so: the
+// first at WARN, the others at DEBUG (a tenth of a large file would be
+// thousands of lines; the summary names them).
+func (e *engine) deferRow(row *lead.Row, err error) {
+	e.deferMu.Lock()
+	e.deferred.Add(row.Row)
+	first := e.deferred.Count == 1
+	e.deferMu.Unlock()
+	msg := "row left for a resumed run: the service asked it to come back later than the run waits"
+	if first {
+		e.log.Warn(msg+"; the summary names every such row", "row", row.Row, "leadId", row.LeadID, "err", err)
+		return
+	}
+	e.log.Debug(msg, "row", row.Row, "leadId", row.LeadID, "err", err)
 }
 
 // stopped reports whether err ends a row's work without a final line:
@@ -419,7 +454,7 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		row.Attempts = j.prior.Attempts
 	} else {
 		res, attempts, unverified, err := e.create(ctx, j, &row, red)
-		if submitter.IsOutageStop(err) || cutOff(err) {
+		if submitter.IsOutageStop(err) || cutOff(err) || deferredRow(err) {
 			e.outageStop(err)
 			return nil
 		}
@@ -469,12 +504,15 @@ func (e *engine) work(ctx context.Context, j job, lines chan<- line) error {
 		return nil
 	}
 	res, _, err := e.api.Submit(ctx, row.ID, red)
-	if submitter.IsOutageStop(err) || submitter.IsInterrupted(err) || submitter.IsAccessDenied(err) {
+	if submitter.IsOutageStop(err) || submitter.IsInterrupted(err) || submitter.IsAccessDenied(err) || submitter.IsDeferred(err) {
 		// The lead's created line stands: --resume submits it (a
 		// submitLead cut off on the wire may have gone through: the
 		// service then answers that it is submitted already). Refused
 		// access stops the run (runPool).
 		e.notSent.Add(1)
+		if submitter.IsDeferred(err) {
+			e.deferRow(&row, err)
+		}
 		e.outageStop(err)
 		if submitter.IsAccessDenied(err) {
 			return err
@@ -766,6 +804,13 @@ func (e *engine) create(ctx context.Context, j job, row *lead.Row, red *redact.R
 	created, call, err := e.api.Create(ctx, j.input, red)
 	res.Result = created
 	if err != nil {
+		if deferredRow(err) {
+			// Asked to come back later than the run waits: --resume
+			// sends it, as a row the stop found waiting to retry.
+			e.notSent.Add(1)
+			e.deferRow(row, err)
+			return res, call.Attempts, false, err
+		}
 		if stopped(err) || cutOff(err) {
 			// No token, caught in an outage the run stopped waiting out,
 			// or cut off by the stop before it reached the service:
@@ -774,13 +819,14 @@ func (e *engine) create(ctx context.Context, j job, row *lead.Row, red *redact.R
 			e.notSent.Add(1)
 			return res, call.Attempts, false, err
 		}
-		if submitter.IsInterrupted(err) {
+		if submitter.IsInterrupted(err) || submitter.IsDeferred(err) {
 			// Cut off on the wire: no answer, and the lead may exist. Or
-			// stopped while it waited to retry after an attempt that may
-			// have reached the service: its answer was lost.
+			// stopped while it waited to retry, or asked to come back
+			// later than the run waits, after an attempt that may have
+			// reached the service: its answer was lost.
 			row.Status, row.Attempts, row.Ambiguous = lead.StatusUnverified, call.Attempts, true
 			row.Error = err.Error() + " (on the wire when the run stopped, no answer: the lead may exist)"
-			if errors.Is(err, submitter.ErrStopped) {
+			if errors.Is(err, submitter.ErrStopped) || submitter.IsDeferred(err) {
 				row.Error = err.Error() + " (an attempt may have reached the service, its answer lost: the lead may exist)"
 			}
 			return res, call.Attempts, false, nil

@@ -280,6 +280,7 @@ func Run(ctx context.Context, cfg Config, src Source, api API, journal Journal) 
 	e.sum.RowsRead = e.read
 	e.sum.OtherShards = e.otherShards
 	e.sum.NotSent = int(e.notSent.Load())
+	e.sum.Deferred = e.deferred
 	e.sum.Interrupted = interrupted
 	e.sum.End = time.Now()
 	e.sum.Timeline = e.timeline.Timeline()

@@ -45,6 +45,7 @@ func registerUpload(fs *flag.FlagSet, o *app.UploadOptions) {
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", o.DrainTimeout, "how long calls in flight may take to finish after SIGINT/SIGTERM/SIGHUP")
 	fs.IntVar(&o.MaxConsecutiveFailures, "max-consecutive-failures", o.MaxConsecutiveFailures, "an outage begins after this many attempts in a row failed as if the service were gone (0: no count)")
 	fs.DurationVar(&o.OutageWait, "outage-wait", o.OutageWait, "how long to wait out an outage of the service or identity provider before stopping (exit 4)")
+	fs.DurationVar(&o.MaxRetryWait, "max-retry-wait", o.MaxRetryWait, "the most a call waits to retry (backoff and Retry-After, summed); past it the row is left for --resume")
 	fs.DurationVar(&o.PreflightWait, "preflight-wait", o.PreflightWait, "before the first row, how long to ask again while a gateway answers 502, 503 or 504, before exit 4")
 	fs.BoolVar(&o.Resume, "resume", o.Resume, "continue the run recorded in the results file, sending only what is unfinished")
 	fs.BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "start over on a results file of outcomes (a lead the ledger holds is sent again only with --resend)")

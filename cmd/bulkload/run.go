@@ -420,7 +420,7 @@ var flagGroups = []struct {
 	{"Settings", []string{"config"}},
 	{"Input: what is read, and how", []string{"format", "delimiter", "encoding", "date-order", "mapping", "require-columns", "allow-no-ssn", "shard"}},
 	{"Service and authentication (usually in the --config file)", []string{"simulate", "endpoint", "token-url", "auth-url", "tenant-id", "client-id", "client-secret-file", "app-id", "scope", "allow-insecure-http", "timeout"}},
-	{"Pacing, retries and outages", []string{"concurrency", "max-concurrency", "rate", "max-rate", "max-attempts", "preflight-wait", "max-consecutive-failures", "outage-wait", "drain-timeout"}},
+	{"Pacing, retries and outages", []string{"concurrency", "max-concurrency", "rate", "max-rate", "max-attempts", "preflight-wait", "max-consecutive-failures", "outage-wait", "max-retry-wait", "drain-timeout"}},
 	{"Outputs", []string{"results", "rejects", "refusals", "summary-json", "report", "o", "metrics-file", "pushgateway", "pushgateway-job", "job-name", "progress", "log-format", "log-level"}},
 	{"Resume and overwrite", []string{"resume", "overwrite"}},
 	{"The ledger: what earlier runs sent, kept across nights", []string{"ledger", "resend", "resend-changed"}},
