@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -107,11 +106,7 @@ const answerLinger = 200 * time.Millisecond
 const claimChunk = 64
 
 // The columns of the many-row statements, and what an answer does to a
-// lead the ledger holds (an empty value keeps what is there). Their
-// parameters are plain ?s, one for each value of each row: modernc.org/sqlite
-// looks a numbered parameter's name up in a list as long as the statement's
-// parameters, for each parameter (a statement of 64 answers with its
-// shared values numbered cost half again the ledger's CPU).
+// lead the ledger holds (an empty value keeps what is there).
 const (
 	claimCols  = `account_id, lead_key, lead_id, content_hash, state, run_id, row_no, claimed_at`
 	answerCols = `account_id, lead_key, lead_id, content_hash, state, ambiguous, service_id, result_code, bid, run_id, row_no, claimed_at, answered_at, sent_run_id, sent_at`
@@ -131,12 +126,6 @@ WHERE leads.account_id = ? AND leads.lead_key = ?`
 	content_hash = CASE WHEN ? <> '' THEN ? ELSE content_hash END
 WHERE account_id = ? AND lead_key = ?`
 )
-
-// values is n rows of cols placeholders: "(?, ?), (?, ?)".
-func values(n, cols int) string {
-	row := "(?" + strings.Repeat(", ?", cols-1) + ")"
-	return row + strings.Repeat(", "+row, n-1)
-}
 
 // stmts are a run's prepared statements of the claim of a lead the
 // ledger holds already (Run.claimHeld): its select and its update.

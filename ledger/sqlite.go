@@ -192,13 +192,16 @@ func sqliteChunk(n int) int {
 // sqliteBatch is the SQLite store's batcher: for each chunk size the
 // claims' insert and the answers' upsert, prepared on the driver's
 // connection the first time it is met, and their arguments, reused from
-// one statement to the next. The parameters are plain ?s, one for each
-// value of each row: modernc.org/sqlite looks a numbered parameter's
-// name up for each parameter (a statement of 64 answers with its shared
-// values numbered cost half again the ledger's CPU).
+// one statement to the next. The values every row of the run has (its
+// account, its id, a claim's state) are in the statements' text, the
+// others are plain ?s, one for each value of each row: modernc.org/sqlite
+// binds each parameter apart, and looks a numbered parameter's name up
+// for each (a statement of 64 answers with its shared values numbered
+// cost half again the ledger's CPU).
 type sqliteBatch struct {
-	// acct and run are the values every row has, boxed once.
-	acct, run any
+	acct, run int64
+	// runV is run, boxed once.
+	runV any
 	// dc is the connection the statements were prepared on; nil: none.
 	// A connection database/sql closed (it broke) took its statements
 	// with it: they are prepared anew on the next.
@@ -208,7 +211,7 @@ type sqliteBatch struct {
 }
 
 func (d *sqliteDialect) batcher(account, run int64) batcher {
-	return &sqliteBatch{acct: account, run: run}
+	return &sqliteBatch{acct: account, run: run, runV: run}
 }
 
 func (b *sqliteBatch) claimChunk(n int) int  { return sqliteChunks()[sqliteChunk(n)] }
@@ -227,8 +230,10 @@ func (b *sqliteBatch) prepare(ctx context.Context, dc any) error {
 	b.claimIns, b.answer = [3]driver.Stmt{}, [3]driver.Stmt{}
 	for i, n := range sqliteChunks() {
 		var err error
-		if b.claimIns[i], err = p.PrepareContext(ctx, `INSERT INTO leads (`+claimCols+`) VALUES `+values(n, 8)+` ON CONFLICT (account_id, lead_key) DO NOTHING`); err == nil {
-			b.answer[i], err = p.PrepareContext(ctx, `INSERT INTO leads (`+answerCols+`) VALUES `+values(n, 15)+answerSet)
+		claimRow := fmt.Sprintf("(%d, ?, ?, ?, '%s', %d, ?, ?)", b.acct, StateClaimed, b.run)
+		answerRow := fmt.Sprintf("(%d, ?, ?, ?, ?, ?, ?, ?, ?, %d, ?, ?, ?, ?, ?)", b.acct, b.run)
+		if b.claimIns[i], err = p.PrepareContext(ctx, `INSERT INTO leads (`+claimCols+`) VALUES `+repeatRow(claimRow, n)+` ON CONFLICT (account_id, lead_key) DO NOTHING`); err == nil {
+			b.answer[i], err = p.PrepareContext(ctx, `INSERT INTO leads (`+answerCols+`) VALUES `+repeatRow(answerRow, n)+answerSet)
 		}
 		if err != nil {
 			b.dc = dc
@@ -263,14 +268,11 @@ func (b *sqliteBatch) claims(ctx context.Context, dc any, items []ClaimItem, now
 	if err := b.prepare(ctx, dc); err != nil {
 		return 0, err
 	}
-	at, claimed := any(now), any(string(StateClaimed))
+	at := any(now)
 	for _, it := range items {
-		b.add(b.acct)
 		b.add(it.Key.Lead)
 		b.add(it.Key.LeadID)
 		b.add(it.Key.Hash)
-		b.add(claimed)
-		b.add(b.run)
 		b.add(int64(it.Row))
 		b.add(at)
 	}
@@ -285,9 +287,8 @@ func (b *sqliteBatch) answers(ctx context.Context, dc any, answers []Answer, now
 	for _, a := range answers {
 		sentRun, sentAt := zero, zero
 		if a.Created {
-			sentRun, sentAt = b.run, at
+			sentRun, sentAt = b.runV, at
 		}
-		b.add(b.acct)
 		b.add(a.Key.Lead)
 		b.add(a.Key.LeadID)
 		b.add(a.Key.Hash)
@@ -296,7 +297,6 @@ func (b *sqliteBatch) answers(ctx context.Context, dc any, answers []Answer, now
 		b.add(a.ServiceID)
 		b.add(int64(a.ResultCode))
 		b.add(a.Bid)
-		b.add(b.run)
 		b.add(int64(a.Row))
 		b.add(at)
 		b.add(at)
@@ -305,6 +305,11 @@ func (b *sqliteBatch) answers(ctx context.Context, dc any, answers []Answer, now
 	}
 	_, err := b.exec(ctx, &b.answer, len(answers))
 	return err
+}
+
+// repeatRow is n rows row: "(1, ?), (1, ?)".
+func repeatRow(row string, n int) string {
+	return row + strings.Repeat(", "+row, n-1)
 }
 
 func (b *sqliteBatch) close(dc any) {
