@@ -219,7 +219,7 @@ func (b *sqliteBatch) answerChunk(n int) int { return sqliteChunks()[sqliteChunk
 
 // prepare prepares the statements on dc, unless they are.
 func (b *sqliteBatch) prepare(ctx context.Context, dc any) error {
-	if b.dc == dc {
+	if dc != nil && b.dc == dc {
 		return nil
 	}
 	b.dc = nil
@@ -228,10 +228,10 @@ func (b *sqliteBatch) prepare(ctx context.Context, dc any) error {
 		return fmt.Errorf("the SQLite driver's connection (%T) prepares no statement", dc)
 	}
 	b.claimIns, b.answer = [3]driver.Stmt{}, [3]driver.Stmt{}
+	claimRow := fmt.Sprintf("(%d, ?, ?, ?, '%s', %d, ?, ?)", b.acct, StateClaimed, b.run)
+	answerRow := fmt.Sprintf("(%d, ?, ?, ?, ?, ?, ?, ?, ?, %d, ?, ?, ?, ?, ?)", b.acct, b.run)
 	for i, n := range sqliteChunks() {
 		var err error
-		claimRow := fmt.Sprintf("(%d, ?, ?, ?, '%s', %d, ?, ?)", b.acct, StateClaimed, b.run)
-		answerRow := fmt.Sprintf("(%d, ?, ?, ?, ?, ?, ?, ?, ?, %d, ?, ?, ?, ?, ?)", b.acct, b.run)
 		if b.claimIns[i], err = p.PrepareContext(ctx, `INSERT INTO leads (`+claimCols+`) VALUES `+repeatRow(claimRow, n)+` ON CONFLICT (account_id, lead_key) DO NOTHING`); err == nil {
 			b.answer[i], err = p.PrepareContext(ctx, `INSERT INTO leads (`+answerCols+`) VALUES `+repeatRow(answerRow, n)+answerSet)
 		}
