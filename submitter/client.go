@@ -329,6 +329,9 @@ type Client struct {
 	// *AccessError seen, which every later call returns at once.
 	denied    map[string]bool
 	deniedErr atomic.Pointer[AccessError]
+	// longWaitSaid is set once the log has said that the service asks
+	// calls to wait long (longRetryAfter) before their next attempt.
+	longWaitSaid atomic.Bool
 }
 
 // New validates cfg and builds a Client. It does no network I/O. ctx bounds

@@ -13,6 +13,11 @@ import (
 	"github.com/bulkload/bulkload/token"
 )
 
+// longRetryAfter is a Retry-After long enough for the log to say, once a
+// run, that calls wait it out: longer than the longest backoff of
+// production (DefaultBackoffMax).
+const longRetryAfter = time.Minute
+
 // throttledAttemptsFactor bounds the 429s in a row a call takes while no
 // other call is answered: at most this many times MaxAttempts.
 const throttledAttemptsFactor = 4
@@ -130,6 +135,11 @@ func (c *Client) retry(ctx context.Context, spec callSpec, req *graphql.Request)
 			return fail(deferred(spec.op, out, &v, r.waited, c.maxRetryWait))
 		}
 		r.waited += wait
+		if v.retryAfter >= longRetryAfter && c.longWaitSaid.CompareAndSwap(false, true) {
+			// Not silent: rows sit out minutes. Once a run: a tenth of a
+			// large file would be thousands of lines.
+			c.log.Warn("the service asks calls to wait before their next attempt (Retry-After): each waits it out while the other rows go on, up to the most a call waits", "op", spec.op, "retry_after", v.retryAfter, "max_retry_wait", c.maxRetryWait)
+		}
 		if err := c.pause(ctx, spec, out, &v, wait); err != nil {
 			return fail(err)
 		}

@@ -15,7 +15,8 @@ import (
 // TestSimStopEndsTheWaitToRetry: a call that waits out a Retry-After (5
 // minutes) between its attempts leaves at once when the run stops
 // (StopWaiting), interrupted with ErrStopped and no further attempt sent,
-// whatever its context: it is not on the wire. It is Ambiguous when its
+// whatever its context: it is not on the wire. That a call waits minutes is
+// said once, at WARN. It is Ambiguous when its
 // attempt may have reached the service (a proxy's 503 after the commit),
 // and a call that gets its answer after the stop does not begin a wait.
 func TestSimStopEndsTheWaitToRetry(t *testing.T) {
@@ -54,6 +55,10 @@ func TestSimStopEndsTheWaitToRetry(t *testing.T) {
 			if !strings.Contains(err.Error(), "stopped while waiting to retry") {
 				t.Errorf("error %q does not say it stopped while waiting to retry", err)
 			}
+			// A wait of minutes is not silent: said once, at WARN.
+			if n := strings.Count(waiting.String(), "level=WARN msg=\"the service asks calls to wait before their next attempt (Retry-After)"); n != 1 {
+				t.Errorf("the log said %d times that calls wait out a Retry-After of 5 minutes, want once:\n%s", n, waiting)
+			}
 			// The run has stopped: a call answered now does not wait.
 			if _, _, err := env.c.Create(context.Background(), simLead(2, true), nil); !errors.Is(err, ErrStopped) {
 				t.Errorf("Create after the stop = %v, want ErrStopped after its first answer", err)
@@ -66,18 +71,29 @@ func TestSimStopEndsTheWaitToRetry(t *testing.T) {
 }
 
 // lineWatch is a log's writer that closes seen at the first line holding
-// want.
+// want, and keeps every line.
 type lineWatch struct {
 	want string
 	seen chan struct{}
 	once sync.Once
+	mu   sync.Mutex
+	text strings.Builder
 }
 
 func (w *lineWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.text.Write(p)
+	w.mu.Unlock()
 	if strings.Contains(string(p), w.want) {
 		w.once.Do(func() { close(w.seen) })
 	}
 	return len(p), nil
+}
+
+func (w *lineWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.text.String()
 }
 
 // TestSimRetryAfterLongerThanTheCallWaits: a call asked to come back
