@@ -538,6 +538,8 @@ func TestRefusedCombinations(t *testing.T) {
 		{"resume and overwrite", []string{"upload", "--simulate", "--resume", "--overwrite", "--results", filepath.Join(dir, "r.csv"), input}, "--resume and --overwrite"},
 		{"negative drain", []string{"upload", "--simulate", "--drain-timeout", "-1s", "--results", filepath.Join(dir, "r.csv"), input}, "--drain-timeout -1s: a duration may not be negative"},
 		{"negative auth timeout", []string{"auth", "check", "--simulate", "--timeout", "-5s"}, "--timeout -5s: a duration may not be negative"},
+		{"no retry wait", []string{"upload", "--simulate", "--max-retry-wait", "0", "--results", filepath.Join(dir, "r.csv"), input}, "--max-retry-wait 0s: want a positive duration"},
+		{"negative retry wait", []string{"upload", "--simulate", "--max-retry-wait", "-1s", "--results", filepath.Join(dir, "r.csv"), input}, "--max-retry-wait -1s: a duration may not be negative"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -38,7 +38,7 @@ func exitMeaning(cmd string, code int) string {
 	case code == app.ExitRowsFailed && cmd == "summary":
 		return "some rows failed, are unverified, still to submit, only validated, or in no results file (a shard that did not run); with --strict, or invalid"
 	case code == app.ExitRowsFailed && cmd == "upload":
-		return "the run finished, but some rows failed, are unverified or still to submit (see the results file), or, with --strict, are invalid; or nothing was sent: more rows invalid than --max-invalid, or no rows"
+		return "the run finished, but some rows failed, are unverified or still to submit (see the results file), or were left for --resume because the service asked them to come back later than --max-retry-wait (deferred), or, with --strict, are invalid; or nothing was sent: more rows invalid than --max-invalid, or no rows"
 	case code == app.ExitRowsFailed:
 		return "the run finished, but some rows failed or are unverified (see the results file), or are invalid (validate, upload --strict); or nothing was sent: more rows invalid than --max-invalid, or no rows"
 	case code == app.ExitUsage && cmd == "sim":
@@ -56,7 +56,7 @@ func exitMeaning(cmd string, code int) string {
 	case code == app.ExitUnreachable && cmd == "auth check":
 		return "token endpoint unreachable, too slow, or not a token endpoint (check --auth-url and --tenant-id, or --token-url); with --endpoint, the service failed the preflight query as upload's would"
 	case code == app.ExitUnreachable:
-		return "service, token endpoint or PostgreSQL ledger unreachable, too slow, or not what it should be (check --endpoint, --auth-url/--tenant-id or --token-url); or it went away mid-run for longer than --outage-wait. Nothing was sent, or rows not sent have no line: rerun the same command with --resume once it answers"
+		return "service, token endpoint or PostgreSQL ledger unreachable, too slow, or not what it should be (check --endpoint, --auth-url/--tenant-id or --token-url); or it went away mid-run for longer than --outage-wait, or sent every call away (a Retry-After longer than --max-retry-wait). Nothing was sent, or rows not sent have no line: rerun the same command with --resume once it answers"
 	case code == app.ExitIO:
 		return "reading the input or writing an output failed during the run (disk, permission, network file system; a gzip stream on standard input corrupt after rows were sent; the input changed while it was read); what was written is valid for --resume"
 	case code == app.ExitInterrupted && cmd == "upload":
