@@ -28,7 +28,11 @@ import (
 // test is about.
 func TestBoundByASlowFeed(t *testing.T) {
 	t.Parallel()
-	s := startTestSim(t, leadsim.Options{Fail503: 0.3, Fail503RetryAfter: "0.1"})
+	// A Retry-After of 0.4 s, long beside a call even under -race on a
+	// loaded host (at 0.1 s, calls of tens of ms there brought the
+	// errors' share to 0.20), and a feed slower still, so that the
+	// reader's wait stays most of the run's time.
+	s := startTestSim(t, leadsim.Options{Fail503: 0.3, Fail503RetryAfter: "0.4"})
 	dir := t.TempDir()
 	input := filepath.Join(dir, "leads.csv")
 	opts := synth.Defaults()
@@ -44,11 +48,11 @@ func TestBoundByASlowFeed(t *testing.T) {
 	lines := strings.SplitAfter(string(data), "\n")
 	pr, pw := io.Pipe()
 	go func() {
-		// A feed that trickles: a row every 100 ms (the header and
+		// A feed that trickles: a row every 250 ms (the header and
 		// the first row at once).
 		for i, l := range lines {
 			if i > 1 {
-				time.Sleep(100 * time.Millisecond)
+				time.Sleep(250 * time.Millisecond)
 			}
 			if _, err := io.WriteString(pw, l); err != nil {
 				return
