@@ -54,6 +54,8 @@ const (
 	autoRebook         = 1.1                    // a rate this much above the one the bucket was made at makes a new bucket
 	autoAcceptedAlpha  = 1.0 / 40               // per bucket: the accepted rate averages over 40 buckets, 5 s
 	autoAcceptedUse    = 0.5                    // a bucket counts towards it if the window's answers used this share of the rate
+	autoOpening        = 8                      // while open, the opening round: calls sent at once before the others wait for their answers
+	autoOpeningMax     = time.Second            // the opening lasts this long at most
 )
 
 // AutoConfig configures an Adaptive rate. Zero values take the defaults.
@@ -126,6 +128,11 @@ type Adaptive struct {
 	// The episode: answers to calls sent since the last cut.
 	epOK, ep429 int
 	probeFrom   float64 // the rate held before the probe
+	// The opening round, while open: the calls sent in it and their
+	// answers, when the first went; opened once it is over.
+	openSent, openAnswered int
+	openFrom               time.Time
+	opened                 bool
 }
 
 // NewAdaptive returns an Adaptive rate: open (no limit) unless cfg gives a
@@ -185,9 +192,58 @@ func (a *Adaptive) reserve() (d time.Duration, paused bool, rebuilt <-chan struc
 	}
 	a.stepLocked(now)
 	if a.lim == nil {
+		if d := a.openingLocked(now); d > 0 {
+			return d, true, a.rebuilt
+		}
 		return 0, false, a.rebuilt
 	}
 	return a.lim.ReserveN(now, 1).DelayFrom(now), false, a.rebuilt
+}
+
+// openingLocked takes a call's turn in the opening round while open: the
+// first autoOpening calls go at once, and the others wait (the duration
+// returned: the opening's end at the latest; rebuilt closes earlier) until
+// those have been answered, or autoOpeningMax after the first; then every
+// call goes at once until a 429. A 429 among the round's answers sets the
+// rate (closeLocked), and the calls waiting take their turns at it. A
+// fixed --concurrency 32 against a service that shows its limit only by
+// refusing would otherwise send 32 calls before the first answer could
+// set a rate (bench/rate.sh's r50s, a bucket of 5: 27 refused at once).
+// The round is as many calls as --concurrency auto starts with; the bound
+// keeps a call that never comes back (no token, cancelled) from holding
+// the others, and what the opening costs a service with no limit is one
+// latency of the round.
+func (a *Adaptive) openingLocked(now time.Time) time.Duration {
+	if a.phase != phaseOpen || a.opened {
+		return 0
+	}
+	if a.openFrom.IsZero() {
+		a.openFrom = now
+	}
+	end := a.openFrom.Add(autoOpeningMax)
+	if !now.Before(end) {
+		a.opened = true
+		return 0
+	}
+	if a.openSent < autoOpening {
+		a.openSent++
+		return 0
+	}
+	return end.Sub(now)
+}
+
+// openAnsweredLocked counts an answer in the opening round: once the
+// round is answered the opening is over, and the calls waiting for it go.
+func (a *Adaptive) openAnsweredLocked() {
+	if a.phase != phaseOpen || a.opened || a.openFrom.IsZero() {
+		return
+	}
+	if a.openAnswered++; a.openAnswered < autoOpening {
+		return
+	}
+	a.opened = true
+	close(a.rebuilt)
+	a.rebuilt = make(chan struct{})
 }
 
 // Rate is the rate in calls per second now; 0 while open (no limit).
@@ -232,6 +288,7 @@ func (a *Adaptive) Observe(o Outcome) (float64, bool) {
 	a.stepLocked(now)
 	a.rollLocked(now)
 	a.answers[autoBuckets-1]++
+	a.openAnsweredLocked()
 	if o.RetryAfter > 0 {
 		a.gotRA[autoBuckets-1]++
 		a.retryAfterLocked(now, o.RetryAfter)

@@ -61,6 +61,7 @@ func (s autoSim) run(a *Adaptive, clk *fakeclock.Clock) autoRun {
 		doneAt           time.Time
 		status           int
 		rebuilt          <-chan struct{}
+		pausedOn         <-chan struct{} // while paused: closed when the wait ends early
 	}
 	var srv *rate.Limiter
 	if s.limit > 0 {
@@ -98,6 +99,16 @@ func (s autoSim) run(a *Adaptive, clk *fakeclock.Clock) autoRun {
 				}
 				a.Observe(Outcome{Start: w.startAt, Latency: now.Sub(w.startAt), Status: w.status, RetryAfter: ra})
 			}
+			if w.pausedOn != nil {
+				select {
+				case <-w.pausedOn:
+					w.readyAt = now
+				default:
+				}
+				if !w.readyAt.After(now) {
+					w.pausedOn = nil
+				}
+			}
 			if w.waiting {
 				select {
 				case <-w.rebuilt: // booked on a bucket that is gone: book again
@@ -108,7 +119,9 @@ func (s autoSim) run(a *Adaptive, clk *fakeclock.Clock) autoRun {
 			if !w.busy && !w.waiting && !w.readyAt.After(now) {
 				d, paused, rebuilt := a.reserve()
 				if paused {
-					w.readyAt = now.Add(d)
+					// As Wait does: back at the pause's end, or when
+					// rebuilt closes (the opening round answered).
+					w.readyAt, w.pausedOn = now.Add(d), rebuilt
 					continue
 				}
 				w.waiting, w.startAt, w.rebuilt = true, now.Add(d), rebuilt
@@ -491,5 +504,46 @@ func TestAdaptiveSettledNeverAboveWhatWasAccepted(t *testing.T) {
 	}
 	if r, _ := a.Settled(); r < 45 || r > 55 {
 		t.Errorf("Settled() after a tail of 5 calls/s = %v, want still about 50", r)
+	}
+}
+
+// TestAdaptiveOpeningRound: while open, a fixed --concurrency 32 sends the
+// opening round (autoOpening calls) and waits for its answers before the
+// rest go, so that a service that shows its limit only by refusing
+// (bench/rate.sh's r50s: 50 calls/s, a bucket of 5; or one drained)
+// refuses part of a round, not 32 calls at once. Against no limit the
+// round costs one latency. (A full bucket of 50, r50b, is not helped: the
+// round passes, and the rate the first 429 sets after the burst is far
+// above the limit: see bench/README.md.)
+func TestAdaptiveOpeningRound(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sim      autoSim
+		maxFirst int     // 429s in the first second at most
+		maxShare float64 // 429s over the run at most
+		minCalls int     // answers over the run at least
+	}{
+		{"smooth 50/s, bucket 5", autoSim{limit: 50, burst: 5, conc: 32, latency: 20 * time.Millisecond, dur: 40 * time.Second}, autoOpening - 5, 0.01, 0},
+		{"50/s, bucket drained", autoSim{limit: 50, burst: 1, conc: 32, latency: 20 * time.Millisecond, dur: 40 * time.Second}, autoOpening, 0.01, 0},
+		// The sim's calls take a tick more than their latency: 32 workers
+		// for 2 s, less one round of the workers that waited.
+		{"no limit", autoSim{conc: 32, latency: 20 * time.Millisecond, dur: 2 * time.Second}, 0, 0, 32*2000/21 - 32},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, clk := newTestAdaptive(AutoConfig{})
+			run := tc.sim.run(a, clk)
+			ok, throttled := run.totals()
+			share := float64(throttled) / float64(ok+throttled)
+			t.Logf("first second: %d 2xx, %d 429; run: %d 2xx, %d 429 (%.2f%%)", run.ok[0], run.throttled[0], ok, throttled, 100*share)
+			if run.throttled[0] > tc.maxFirst {
+				t.Errorf("429s in the first second = %d, want at most %d (the opening round's)", run.throttled[0], tc.maxFirst)
+			}
+			if share > tc.maxShare {
+				t.Errorf("429s over the run = %.2f%%, want at most %.2f%%", 100*share, 100*tc.maxShare)
+			}
+			if ok < tc.minCalls {
+				t.Errorf("answers = %d, want at least %d (every worker busy after the round)", ok, tc.minCalls)
+			}
+		})
 	}
 }
