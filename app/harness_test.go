@@ -100,6 +100,9 @@ type runOpts struct {
 	deps *Deps             // nil: testDeps
 	now  func() time.Time  // nil: time.Now
 	json bool              // --log-format json
+	// secret is the client secret instead of the simulator's (a wrong
+	// one), as BULKLOAD_CLIENT_SECRET gives it.
+	secret string
 	// stdin is what the run reads as standard input (an input "-").
 	stdin []byte
 	// endpoint is the service's URL instead of the simulator's (a dead
@@ -121,6 +124,9 @@ func runUpload(t testing.TB, s *simtest.Server, j *UploadJob, o ...runOpts) runR
 	}
 	if r.opt.endpoint != "" {
 		creds.Endpoint = r.opt.endpoint
+	}
+	if r.opt.secret != "" {
+		creds.Secret = r.opt.secret
 	}
 	var sum *summary.Summary
 	err := j.Prepare(r.e)
