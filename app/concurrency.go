@@ -231,7 +231,7 @@ func errorsBound(b *summary.BoundBy, st submitter.Stats, up *UploadOptions, call
 			answers = append(answers, fmt.Sprintf("%.1f%% answered 429", share(st.Status429)))
 		}
 		if n := st.CreateLead.Network + st.SubmitLead.Network + st.Lead.Network + st.Preflight.Network; n > 0 {
-			answers = append(answers, fmt.Sprintf("%.1f%% no reply (timeouts, resets)", share(n)))
+			answers = append(answers, fmt.Sprintf("%.1f%% got no reply", share(n)))
 		}
 	}
 	what := "errors"

@@ -63,7 +63,7 @@ func TestBoundByErrorsOrInput(t *testing.T) {
 		// A tenth of the calls time out after 5 s: the time goes to the
 		// failed attempts on the wire, not to the backoff.
 		{"auto, timeouts", submitter.Stats{Attempts: 660, Retries: 66, CreateLead: submitter.OpStats{Network: 66}, BackoffWaited: 10 * time.Second, Wire: 357 * time.Second, FailedWire: 330 * time.Second,
-			Concurrency: auto(0, 60)}, 0, autoUp, summary.BoundErrors, []string{"10.0% no reply (timeouts, resets)", "5m30s on failed attempts"}},
+			Concurrency: auto(0, 60)}, 0, autoUp, summary.BoundErrors, []string{"10.0% got no reply", "5m30s on failed attempts"}},
 		{"an error share of a quarter", submitter.Stats{Attempts: 1000, Retries: 50, Status503: 50, BackoffWaited: 10 * time.Second, Wire: 30 * time.Second,
 			Concurrency: auto(0, 30)}, 0, autoUp, summary.BoundErrors, nil},
 

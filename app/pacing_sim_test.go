@@ -321,3 +321,30 @@ func TestBoundByTheServicesErrorsAuto(t *testing.T) {
 		t.Errorf("the HTML report does not show the bound-by line %q", b.Text)
 	}
 }
+
+// TestBoundByTimeouts: a tenth of the createLeads take 2 s against a
+// --timeout of 100 ms, whatever the load (one slow backend): the rows'
+// time goes to the attempts that time out, and "bound by" names the
+// service's errors and the calls that got no reply, not the input (the
+// waits of 1 ms backoff alone are no share of the rows' time: the failed
+// attempts' time on the wire is what counts), and advises no pin.
+func TestBoundByTimeouts(t *testing.T) {
+	// Not parallel: what bound the run comes from the time calls took.
+	s := startSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: time.Millisecond,
+		Dist: leadsim.LatencyDist{Kind: leadsim.DistBimodal, Fast: time.Millisecond, Slow: 2 * time.Second, Share: 0.1}}, Seed: 5})
+	res, _, sum := uploadAuto(t, s, 60, func(j *UploadJob) {
+		j.Up.Rate = Rate{Auto: true}
+		j.Up.Timeout = 100 * time.Millisecond
+		j.Up.MaxAttempts = 20
+	})
+	if res.code != ExitOK {
+		t.Fatalf("upload exit = %d\nstderr:\n%s", res.code, res.stderr)
+	}
+	b := sum.BoundBy
+	if b == nil || b.Kind != summary.BoundErrors || !strings.Contains(b.Text, "got no reply") || strings.Contains(b.Text, "pin it") {
+		t.Fatalf("summary boundBy = %+v, want the service's errors, the calls that got no reply, no pin", b)
+	}
+	if b.ErrorShare < errorBound {
+		t.Errorf("boundBy errorShare %.2f, want at least %v", b.ErrorShare, errorBound)
+	}
+}
