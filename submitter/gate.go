@@ -103,6 +103,9 @@ type gate struct {
 	// Retry-After (retry).
 	quit     chan struct{}
 	quitOnce sync.Once
+	// quitting is set when quit is closed: a createLead attempt that gets
+	// its place after the stop is not sent (Client.attempt).
+	quitting atomic.Bool
 }
 
 func newGate(ctx context.Context, cfg gateConfig, probe func(context.Context) (bool, string, error)) *gate {
@@ -387,9 +390,13 @@ func (g *gate) wait(ctx context.Context) error {
 
 // stop makes every wait, now and later, return an *OutageError: the run
 // stops and takes no new rows, so no call should wait for the service.
-// It closes quit: no call waits out a backoff or a Retry-After either.
+// It closes quit: no call waits out a backoff or a Retry-After either, and
+// no createLead attempt is sent that had not gone out yet.
 func (g *gate) stop() {
-	g.quitOnce.Do(func() { close(g.quit) })
+	g.quitOnce.Do(func() {
+		g.quitting.Store(true)
+		close(g.quit)
+	})
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.stopped != nil {

@@ -86,6 +86,10 @@ func (c *Client) retry(ctx context.Context, spec callSpec, req *graphql.Request)
 			}
 			continue
 		}
+		if errors.Is(err, errStopping) {
+			return fail(&CallError{Op: spec.op, Message: "not sent: the run is stopping", Attempts: out.attempts,
+				Ambiguous: out.ambiguous, Interrupted: true, Err: ErrStopped})
+		}
 		if err == nil {
 			out.attempts++ // made, not stopped before by the rate or the token
 			if out.attempts > 1 {
@@ -320,9 +324,10 @@ func unattempted(op string, out callOutcome, ctx context.Context, err error) err
 
 // ErrStopped is the cause (CallError.Err) of a call that the run's stop
 // (StopWaiting) found waiting between its attempts, out of a backoff or a
-// Retry-After: an interrupted call (IsInterrupted) whose next attempt was
-// never sent. When Ambiguous, an earlier attempt may have reached the
-// service.
+// Retry-After, or a createLead still waiting for its turn at the rate or
+// its place in flight: an interrupted call (IsInterrupted) whose next
+// attempt was never sent. When Ambiguous, an earlier attempt may have
+// reached the service.
 var ErrStopped = errors.New("the run stopped while the call waited to retry")
 
 // stoppedWaiting is the error of a call the run's stop found waiting to

@@ -59,12 +59,17 @@ func TestSimStopEndsTheWaitToRetry(t *testing.T) {
 			if n := strings.Count(waiting.String(), "level=WARN msg=\"the service asks calls to wait before their next attempt (Retry-After)"); n != 1 {
 				t.Errorf("the log said %d times that calls wait out a Retry-After of 5 minutes, want once:\n%s", n, waiting)
 			}
-			// The run has stopped: a call answered now does not wait.
-			if _, _, err := env.c.Create(context.Background(), simLead(2, true), nil); !errors.Is(err, ErrStopped) {
-				t.Errorf("Create after the stop = %v, want ErrStopped after its first answer", err)
+			// The run has stopped: a createLead is not sent now, a
+			// submitLead is (it settles a lead that exists), and is not
+			// retried.
+			if _, call, err := env.c.Create(context.Background(), simLead(2, true), nil); !errors.Is(err, ErrStopped) || !IsInterrupted(err) || call.Attempts != 0 {
+				t.Errorf("Create after the stop = %v after %d attempts, want ErrStopped, interrupted, unsent", err, call.Attempts)
 			}
-			if n := env.srv.Stats().Rejections[tc.reject]; n != 2 {
-				t.Errorf("%d createLeads answered, want 2: one attempt each, none after the stop", n)
+			if n := env.srv.Stats().Rejections[tc.reject]; n != 1 {
+				t.Errorf("%d createLeads answered, want 1: none sent after the stop", n)
+			}
+			if _, call, err := env.c.Submit(context.Background(), "0b8e1c9a-0000-4000-8000-000000000001", nil); !errors.Is(err, ErrStopped) || call.Attempts != 1 {
+				t.Errorf("Submit after the stop = %v after %d attempts, want ErrStopped after its one attempt", err, call.Attempts)
 			}
 		})
 	}

@@ -111,6 +111,14 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 		c.conc.Release(ticket, pace.Outcome{}, false)
 		return verdict{}, errParked
 	}
+	if spec.op == "createLead" && c.gate.quitting.Load() {
+		// The run is stopping: a row that was waiting for its turn or
+		// its place is not on the wire, and starts nothing new now (a
+		// submitLead or a lead read still goes: it settles a lead that
+		// exists).
+		c.conc.Release(ticket, pace.Outcome{}, false)
+		return verdict{}, errStopping
+	}
 	c.gate.sending()
 	start := c.now()
 	v, err := c.exchange(ctx, spec.op, req)
@@ -204,6 +212,10 @@ type TokenSource interface {
 // run waits out an outage: it was not sent, and the call waits for the
 // gate instead.
 var errParked = errors.New("parked: the service is away")
+
+// errStopping is attempt's answer when a createLead attempt got its place
+// after the run's stop (StopWaiting): it was not sent.
+var errStopping = errors.New("not sent: the run is stopping")
 
 // exchange sends one attempt of operation op through the library and the
 // transport, reads the reply (once, in the capture) and classifies it;

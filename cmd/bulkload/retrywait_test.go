@@ -85,3 +85,45 @@ func TestUploadStopLeavesRowsWaitingToRetry(t *testing.T) {
 		})
 	}
 }
+
+// TestUploadStopLeavesRowsQueuedForAPlace: under --concurrency auto, the
+// rows taken by the workers beyond the limit wait for a place in flight;
+// at the first SIGTERM they are not on the wire, and leave at once, not
+// sent, instead of going out one after another through the drain (issue
+// 27 item 4: only the calls on the wire wait for the drain). createLead
+// takes 2 s; the signal comes once calls are on the wire. On main every
+// row queued was sent during the drain: 50 createLeads of 50 rows.
+func TestUploadStopLeavesRowsQueuedForAPlace(t *testing.T) {
+	t.Parallel()
+	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 2 * time.Second}})
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.csv")
+	summaryPath := filepath.Join(dir, "summary.json")
+	cmd, out := subprocess(t, uploadArgs(s, "", results, filepath.Join(samples, "leads.csv"), "--concurrency", "auto", "--drain-timeout", "10m", "--summary-json", summaryPath)...)
+	for deadline := time.Now().Add(60 * time.Second); len(s.Stats().CreateCalls) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no createLead reached the simulator\n%s", out)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
+		t.Fatalf("exit = %d, want %d\n%s", code, app.ExitInterrupted, out)
+	}
+	sent := len(s.Stats().CreateCalls)
+	sj := readSummaryJSON(t, summaryPath)
+	rows := readResults(t, results)
+	t.Logf("%d createLeads sent, %d lines, %v not sent", sent, len(rows), sj["notSent"])
+	if sent >= 50 || sj["notSent"].(float64) == 0 {
+		t.Errorf("%d createLeads of 50 rows, %v not sent: want the rows queued for a place not sent", sent, sj["notSent"])
+	}
+	if sj["accountingOK"] != true || sj["failed"] != 0.0 || sj["unverified"] != 0.0 {
+		t.Errorf("summary accounting %v, failed %v, unverified %v; want OK, none failed or unverified", sj["accounting"], sj["failed"], sj["unverified"])
+	}
+	for _, r := range rows {
+		if r["status"] != "processed" && r["status"] != "submitted" {
+			t.Errorf("row %s = %s (%s): want the calls on the wire answered", r["row"], r["status"], r["error"])
+		}
+	}
+}
