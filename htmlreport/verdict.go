@@ -87,6 +87,7 @@ func verdict(s *summary.Summary, parts []Part, h summary.Hints) (string, string)
 		add(s.SubmitFailed, "not submitted", again+" to submit them")
 		add(s.Created, "created but not submitted", again+" to submit them")
 		add(s.NotSent, "not sent", "run the shard or "+h.ResumeRun("run again", "resume the run")+" to send the rows not sent")
+		add(s.Deferred.Count, "of them asked by the service to come back later than the run waits (Retry-After)", "")
 		add(s.NotReached, "never read (the run stopped first)", h.ResumeRun("run again", "resume the run")+" to send the rows not reached")
 		add(s.Unverified, "unverified", unverifiedNext(s, h))
 		conflict := "compare the conflict rows with what was sent before (bulkload history)"

@@ -39,6 +39,8 @@ func TestVerdict(t *testing.T) {
 			[]string{"exit 1", "the accounting does not add up", "accounting check and the notes below"}, "warn"},
 		{"combined, every row settled but a run ended with exit 5", summary.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 5, Counts: lead.Counts{Submitted: 5}, Notes: []string{"the last run on r.csv ended with exit 5"}},
 			[]string{"exit 1", "Not every run ended well", "notes below"}, "warn"},
+		{"rows asked to come back later", summary.Summary{Mode: "upload", ExitCode: code(1), RowsRead: 10, Counts: lead.Counts{Submitted: 7}, NotSent: 3, Deferred: summary.RowList{Count: 3, Rows: []int{2, 5, 9}}},
+			[]string{"exit 1", "3 not sent, 3 of them asked by the service to come back later than the run waits (Retry-After)", "--resume"}, "warn"},
 		{"combined, a shard missing", summary.Summary{Mode: "upload", RowsRead: 10, Counts: lead.Counts{Submitted: 5}, NotSent: 5}, []string{"exit 1", "5 not sent"}, "warn"},
 	}
 	for _, tc := range tests {

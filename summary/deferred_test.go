@@ -29,6 +29,15 @@ func TestDeferredRows(t *testing.T) {
 	if strings.Contains(b.String(), "deferred") {
 		t.Errorf("a summary without deferred rows has the line:\n%s", b.String())
 	}
+	if err := s.Validate(); err != nil {
+		t.Errorf("Validate() = %v, want nil", err)
+	}
+	for _, bad := range []RowList{{Count: -1}, {Count: 1, Rows: []int{1, 2}}} {
+		b := Summary{Deferred: bad}
+		if err := b.Validate(); err == nil || !strings.Contains(err.Error(), "deferred.") {
+			t.Errorf("Validate() of deferred %+v = %v, want it refused", bad, err)
+		}
+	}
 	other := Summary{}
 	other.Deferred.Add(5)
 	m := Merge([]*Summary{&s, &other}, make([]*outfile.Meta, 2))

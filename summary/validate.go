@@ -58,6 +58,7 @@ func (s *Summary) Validate() error {
 		{"apiCalls", int64(s.APICalls)}, {"retries", int64(s.Retries)}, {"tokensFetched", int64(s.TokensFetched)},
 		{"inputBytes", s.InputBytes}, {"inputGrewBytes", s.InputGrewBytes},
 		{"noLeadId.count", int64(s.NoLeadID.Count)}, {"keptLeads.count", int64(s.KeptLeads.Count)},
+		{"deferred.count", int64(s.Deferred.Count)},
 	}
 	for _, c := range counts {
 		if !countOK(c.n) {
@@ -72,6 +73,9 @@ func (s *Summary) Validate() error {
 	}
 	if len(s.KeptLeads.Rows) > s.KeptLeads.Count {
 		return bad("keptLeads.rows", fmt.Sprintf("%d rows named of %d", len(s.KeptLeads.Rows), s.KeptLeads.Count))
+	}
+	if len(s.Deferred.Rows) > s.Deferred.Count {
+		return bad("deferred.rows", fmt.Sprintf("%d rows named of %d", len(s.Deferred.Rows), s.Deferred.Count))
 	}
 	for i, c := range s.ResultCodes {
 		if !countOK(int64(c.Count)) || !centsOK(c.BidCents) {
