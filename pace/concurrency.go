@@ -35,7 +35,7 @@ const (
 	concFirstKeep   = 3 * time.Second        // the first round's quickest quarter stands for the base this long: by then rounds at the limit it cut to show it
 	concFirstTop    = 2.0                    // the first round's slowest quarter past this times its median: a heavy tail, no queue
 	concFirstQueue  = 1.5                    // the first round's median past this times its quickest quarter's: the start is above the capacity
-	concFirstOrder  = 0.55                   // ... and the rank correlation of its calls' latencies with their order of sending at least this (see sendOrderTau)
+	concFirstFall   = 0.75                   // the median after the first rounds' cut under this times theirs (and half way to the quickest quarter): the cut found a queue
 	concUnder       = 0.95                   // a latency cut lands this much under the capacity it estimates, to see the base again
 	concGrowth      = 0.05                   // after slow start, the limit's share added per round that binds
 	concCut503      = 0.75                   // share kept after a round whose overload answers (503, 504, timeouts) rose past the usual share
@@ -137,8 +137,8 @@ type Concurrency struct {
 	baseN       int     // the answers of a typical round
 	usual       float64 // the usual share of overload answers
 
-	first         [2][]float64 // the first round's latencies (seconds) as lat, for its base
-	firstAt       [2][]int64   // when each answered one was written (ns: its answer's time less its latency), for their order
+	first         [2][]float64 // the first round's latencies (seconds) as lat, for its base (and the second's, when the first is held)
+	held          heldFirst    // the first round looked like a queue: the second tells
 	firstDone     bool
 	latencyCuts   int
 	pressureCuts  int
@@ -191,6 +191,13 @@ type cutCheck struct {
 	// its median, though no call queued).
 	median  float64
 	samples []float64
+}
+
+// heldFirst is a first round that looked like a queue, held until the
+// second round, at the same limit, tells whether it was one.
+type heldFirst struct {
+	on            bool
+	quick, median float64 // its quickest quarter's mean latency and its median (seconds)
 }
 
 type concWaiter struct {
@@ -565,11 +572,6 @@ func (c *Concurrency) learnLocked(o Outcome) {
 		}
 		if !c.firstDone {
 			c.first[k] = append(c.first[k], l)
-			// When the request was written: the latency is the
-			// trace's, from then to the reply; the attempt's Start is
-			// before its connection was dialled, and the first calls
-			// dial at once, in any order.
-			c.firstAt[k] = append(c.firstAt[k], c.now().Add(-o.Latency).UnixNano())
 		}
 		if c.check.on && !c.roundStart.Before(c.check.at) {
 			c.check.lat[k].add(min(l, concClip*c.check.base))
@@ -792,13 +794,17 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		return
 	}
 	if !c.firstDone {
-		c.firstDone = true
-		first, at := c.first[1], c.firstAt[1]
+		first := c.first[1]
 		if c.lat[0].ok > 0 {
-			first, at = c.first[0], c.firstAt[0]
+			first = c.first[0]
 		}
-		c.first, c.firstAt = [2][]float64{}, [2][]int64{}
-		if c.firstRoundLocked(now, r, first, at, pressure) {
+		c.first = [2][]float64{}
+		if c.held.on {
+			c.firstDone = true
+			if c.heldRoundLocked(now, r, first, pressure) {
+				return
+			}
+		} else if c.firstRoundLocked(now, r, first, pressure) {
 			return
 		}
 	}
@@ -823,11 +829,16 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		}
 		fell := got < was*(1-concTolerance)
 		if c.check.median > 0 && len(c.check.samples) > 0 {
-			// The first round's cut: its median must fall half way to
-			// its quickest quarter's mean.
+			// The first rounds' cut: the median must fall half way to
+			// the first round's quickest quarter's mean, and by a
+			// quarter at least. Half way alone, a heavy tail's median
+			// of 8 answers fell there by chance one check in three
+			// (Pareto α 1.5, a quickest quarter 2/3 of the median), and
+			// the cut stood; the answers behind a queue the held round
+			// confirmed (its calls all queued) fall by half or more.
 			slices.Sort(c.check.samples)
 			got = c.check.samples[(len(c.check.samples)-1)/2]
-			fell = got < (c.check.median+c.check.base)/2
+			fell = got < min((c.check.median+c.check.base)/2, concFirstFall*c.check.median)
 		}
 		c.check.lat, c.check.samples = [2]latencySum{}, c.check.samples[:0]
 		switch {
@@ -937,53 +948,23 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 	}
 }
 
-// sendOrderTau is Kendall's rank correlation between when the answered
-// calls were sent and their latencies: near 1 when the later ones waited
-// longer (a queue served in turn), near 0 when the latency has nothing to
-// do with the order (a service's own spread). Ties count as neither.
-func sendOrderTau(at []int64, lat []float64) float64 {
-	n := len(at)
-	if n < 2 {
-		return 0
-	}
-	s := 0
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			a, l := cmpSign(at[j]-at[i]), 0
-			switch {
-			case lat[j] > lat[i]:
-				l = 1
-			case lat[j] < lat[i]:
-				l = -1
-			}
-			s += a * l
-		}
-	}
-	return float64(s) / float64(n*(n-1)/2)
-}
-
-func cmpSign(d int64) int {
-	switch {
-	case d > 0:
-		return 1
-	case d < 0:
-		return -1
-	}
-	return 0
-}
-
 // firstRoundLocked decides on the first round, which has no base to
-// compare with; it reports whether it cut. When the start is above the
-// capacity, its quickest calls are those that found a free place and the
-// others queued behind them, a whole service time per place: a median
-// more than concFirstQueue times the quickest quarter's mean is a queue,
-// and that quarter is the base. (The median, not the mean: a slow call
-// of ten does not move it, where a queue that holds half the calls does.)
-func (c *Concurrency) firstRoundLocked(now time.Time, r concRound, first []float64, at []int64, pressure float64) bool {
+// compare with; it reports whether it held the round or cut. When the
+// start is above the capacity, its quickest calls are those that found a
+// free place and the others queued behind them, a whole service time per
+// place: a median more than concFirstQueue times the quickest quarter's
+// mean is a queue, and that quarter is the base. (The median, not the
+// mean: a slow call of ten does not move it, where a queue that holds
+// half the calls does.) A heavy tail looks like that too, one first
+// round of eight in six to ten (Pareto α 1.5, lognormal σ 1), and a cut
+// for it cost a short run a third of its time: such a round is held,
+// the limit kept, and the second round tells (heldRoundLocked). With
+// overload answers past their usual share it cuts at once.
+func (c *Concurrency) firstRoundLocked(now time.Time, r concRound, first []float64, pressure float64) bool {
+	c.firstDone = true
 	if len(first) == 0 {
 		return false
 	}
-	order := sendOrderTau(at, first[:len(at)])
 	slices.Sort(first)
 	q := first[:max(1, len(first)/4)]
 	quick := 0.0
@@ -998,13 +979,43 @@ func (c *Concurrency) firstRoundLocked(now time.Time, r concRound, first []float
 		slow += l
 	}
 	slow /= float64(len(top))
-	if median <= concFirstQueue*quick || slow > concFirstTop*median || order < concFirstOrder {
+	if median <= concFirstQueue*quick || slow > concFirstTop*median {
 		// No queue, or a heavy tail: a queue's slowest quarter waited
-		// for at most as many places again as its median did, and its
-		// calls were served in the order they came, the later ones
-		// waiting longer; a service's own spread has no order.
+		// for at most as many places again as its median did.
 		return false
 	}
+	if pressure == 1 {
+		c.firstDone, c.held = false, heldFirst{on: true, quick: quick, median: median}
+		return true
+	}
+	c.firstCutLocked(now, r, first, quick, median, pressure)
+	return true
+}
+
+// heldRoundLocked decides on the second round after a first one held:
+// it reports whether it cut. Against a queue the second round's calls
+// all wait behind those sent before them, and even the quickest is past
+// the first round's median (K=2 at 8 in flight: 4 service times against
+// 2.5; K=4: 2 against 1.5); against a service's own spread the second
+// round's eight calls are all past the first's median one time in 26 at
+// most, whatever the distribution (the four quickest of the 16 calls all
+// in the first round: 70 ways in 1,820). Then it cuts, as the first
+// round would have, at the second round's latency.
+func (c *Concurrency) heldRoundLocked(now time.Time, r concRound, first []float64, pressure float64) bool {
+	held := c.held
+	c.held = heldFirst{}
+	if len(first) == 0 || slices.Min(first) < held.median {
+		return false
+	}
+	slices.Sort(first)
+	c.firstCutLocked(now, r, first, held.quick, (first[(len(first)-1)/2]+first[len(first)/2])/2, pressure)
+	return true
+}
+
+// firstCutLocked cuts the limit for a queue the first rounds found: their
+// latencies first (sorted), the quickest quarter's of the first round
+// quick, the median of those that showed the queue median.
+func (c *Concurrency) firstCutLocked(now time.Time, r concRound, first []float64, quick, median, pressure float64) {
 	mean := 0.0
 	for _, l := range first {
 		mean += min(l, concClip*quick)
@@ -1015,7 +1026,6 @@ func (c *Concurrency) firstRoundLocked(now time.Time, r concRound, first []float
 	c.rosePast = c.capLocked()
 	c.check = cutCheck{on: true, from: c.limit, slowStart: c.slowStart, mean: mean, base: quick, at: now, median: median}
 	c.cutLocked(now, max(min(c.limit*quick/mean*concUnder, c.limit*pressure), 1))
-	return true
 }
 
 func (c *Concurrency) cutLocked(now time.Time, to float64) {
