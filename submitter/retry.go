@@ -59,8 +59,11 @@ type callOutcome struct {
 // reply that is not GraphQL): the endpoint answered before, so it is
 // away, not wrong. While the run waits out an outage, or has stopped in
 // one, no attempt is sent: the call is parked, and leaves at once with an
-// *OutageError when the run stops waiting. Retries are the attempts made
-// after the first.
+// *OutageError when the run stops waiting. A wait between attempts that
+// would take the call's waits past MaxRetryWait is not waited: the call
+// ends with a *DeferredError (deferred). The run's stop (StopWaiting) ends
+// a wait between attempts at once, and sends no createLead that had not
+// gone out (ErrStopped). Retries are the attempts made after the first.
 func (c *Client) retry(ctx context.Context, spec callSpec, req *graphql.Request) callOutcome {
 	var out callOutcome
 	fail := func(err error) callOutcome {
@@ -349,8 +352,18 @@ func deferred(op string, out callOutcome, v *verdict, waited, bound time.Duratio
 	if v.status != 0 {
 		what = "HTTP " + v.statusText
 	}
-	return &CallError{Op: op, Status: v.status, Message: what + "; not retried: " + de.Error(), Retryable: true,
-		Attempts: out.attempts, Ambiguous: out.ambiguous, Err: de}
+	if len(v.errs) > 0 {
+		what += ": " + joinGraphQLErrors(v.errs)
+	}
+	// The reply's GraphQL errors are kept (a caller tells the service's
+	// own answer from a gateway's by them), but the message says why the
+	// call ended.
+	ce := &CallError{Op: op, Status: v.status, Message: what + "; not retried: " + de.Error(), Retryable: true,
+		Attempts: out.attempts, Ambiguous: out.ambiguous, Errors: v.errs, Err: de}
+	if len(v.errs) > 0 {
+		ce.Code = v.errs[0].Code
+	}
+	return ce
 }
 
 func interrupted(op string, out callOutcome, err error) *CallError {
