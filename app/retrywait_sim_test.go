@@ -42,7 +42,7 @@ func TestUploadRetryAfterLongerThanTheRunWaits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // a simulator and a folder of its own
 			s := startSim(t, leadsim.Options{Fail503: 0.2, Fail503RetryAfter: tc.form, Seed: 3})
-			res, rows, sum := uploadLeft(t, s, n, func(j *UploadJob) {
+			res, rows, sum, job := uploadLeft(t, s, n, func(j *UploadJob) {
 				j.Up.NoSubmit = true
 				if tc.bound > 0 {
 					j.Up.MaxRetryWait = tc.bound
@@ -81,6 +81,20 @@ func TestUploadRetryAfterLongerThanTheRunWaits(t *testing.T) {
 			if !strings.Contains(res.stderr, "the service asked them to come back (Retry-After) later than the run waits for it (--max-retry-wait)") {
 				t.Errorf("the summary does not say why rows were not sent:\n%s", res.stderr)
 			}
+			if tc.name != "huge" {
+				return
+			}
+			// --resume sends the rows left, and only those (the service
+			// asks some of them to come back later again).
+			job.Up.Resume = true
+			res, rows, sum = rerunLeft(t, s, job)
+			if creates := sumOf(s.Stats().Requests[leadsim.OpCreateLead]); creates != n+answered {
+				t.Errorf("%d createLeads after --resume, want %d: the %d rows left sent once more, no other", creates, n+answered, answered)
+			}
+			again := s.Stats().Rejections[leadsim.RejectFault503] - answered
+			if sum.Deferred.Count != again || len(rows)+again != n || sum.Failed != 0 {
+				t.Errorf("--resume: %d deferred, %d lines, %d failed; want the %d answered with the Retry-After again deferred, the other rows' lines, none failed\n%s", sum.Deferred.Count, len(rows), sum.Failed, again, res.stderr)
+			}
 		})
 	}
 }
@@ -94,7 +108,7 @@ func TestUploadRetryAfterLongerThanTheRunWaits(t *testing.T) {
 func TestUploadEveryCallToldToComeBackLater(t *testing.T) {
 	t.Parallel()
 	s := startSim(t, leadsim.Options{Fail503: 1, Fail503RetryAfter: "7200"})
-	res, rows, sum := uploadLeft(t, s, 40, func(j *UploadJob) {
+	res, rows, sum, _ := uploadLeft(t, s, 40, func(j *UploadJob) {
 		j.Up.Concurrency = Concurrency{N: 2}
 		j.Up.MaxConsecutiveFailures = 5
 	})
@@ -123,7 +137,7 @@ func sumOf(m map[int]int) int {
 
 // uploadLeft is uploadAuto for a run that may leave rows without a line:
 // the run, the results file's lines and the summary JSON.
-func uploadLeft(t *testing.T, s *simtest.Server, n int, change func(j *UploadJob)) (runResult, []resultRow, summary.Summary) {
+func uploadLeft(t *testing.T, s *simtest.Server, n int, change func(j *UploadJob)) (runResult, []resultRow, summary.Summary, *UploadJob) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "leads.csv")
@@ -134,6 +148,14 @@ func uploadLeft(t *testing.T, s *simtest.Server, n int, change func(j *UploadJob
 	}
 	j := uploadJob(input, filepath.Join(dir, "results.csv"), change)
 	j.In.SummaryJSON = filepath.Join(dir, "summary.json")
+	res, rows, sum := rerunLeft(t, s, j)
+	return res, rows, sum, j
+}
+
+// rerunLeft runs j (again) and returns the run, the results file's lines
+// and the summary JSON.
+func rerunLeft(t *testing.T, s *simtest.Server, j *UploadJob) (runResult, []resultRow, summary.Summary) {
+	t.Helper()
 	res := runUpload(t, s, j)
 	b, err := os.ReadFile(j.In.SummaryJSON)
 	if err != nil {
