@@ -120,8 +120,12 @@ func TestUploadRetryAfterDelaysItsRowOnly(t *testing.T) {
 // (a capacity far above the start, K=200, and K=2 behind a short queue)
 // and TestConcurrencyStartsSettled in package pace.
 func TestConcurrencyAutoFindsCapacity(t *testing.T) {
-	// Not parallel: the limit found comes from the calls' latency, which
-	// other tests' CPU would lengthen.
+	// Parallel, its two services side by side: the limit found comes from
+	// the calls' latency, which other tests' CPU lengthens, but the limit
+	// is not asserted here (see above); what is (every row sent, fewer
+	// than 5 attempts each, the summary's fields within the cap) holds
+	// whatever the load, as TestConcurrencyAutoRandomShapes's does.
+	t.Parallel()
 	tests := []struct {
 		name string
 		opts leadsim.Options
@@ -132,6 +136,7 @@ func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a simulator and a folder of its own
 			s := startSim(t, tc.opts)
 			res, rows, sum := uploadAuto(t, s, tc.rows, nil)
 			if res.code != ExitOK {
