@@ -168,6 +168,17 @@ func boundBy(st submitter.Stats, inputWaited time.Duration, up *UploadOptions) *
 	return b
 }
 
+// pinSteadyTime and pinSteadyAttempts: the least steady part a pin is
+// advised from. A run of under a second (rahuge: 58 rows deferred in
+// 0.2 s) cut once on a loaded host and advised "pin it with
+// --concurrency 14" from 162 ms: a point of the first sawtooth's tooth,
+// not a capacity. Five seconds is several rounds even of slow calls
+// (1.4 s), and 100 calls several rounds at the start of 8.
+const (
+	pinSteadyTime     = 5 * time.Second
+	pinSteadyAttempts = 100
+)
+
 // steadyShare is the share of the run its steady part must cover to speak
 // for it: a run that climbed most of its time is told by the whole.
 const steadyShare = 0.25
@@ -188,6 +199,8 @@ func concurrencyBound(b *summary.BoundBy, st submitter.Stats, callsPerSecond flo
 	switch {
 	case st.Outages > 0:
 		pin = "; the run met an outage: its limits say nothing of the capacity, no pin advised"
+	case settled > 0 && (c.Steady < pinSteadyTime || c.SteadyAttempts < pinSteadyAttempts):
+		pin = fmt.Sprintf("; %s and %d calls after the climb, too few to advise a pin", c.Steady.Round(time.Millisecond), c.SteadyAttempts)
 	case settled > 0:
 		pin = fmt.Sprintf("; pin it with --concurrency %d", settled)
 	}

@@ -153,6 +153,12 @@ func TestBoundBySteady(t *testing.T) {
 			c.Steady, c.SteadyWaited, c.SteadyAttempts = 10*time.Second, 0, 480
 			return c
 		}()}, summary.BoundCapacity, []string{"50 calls/s"}, nil, 0.68},
+		{"a steady part under a second: no pin", submitter.Stats{Attempts: 60, Concurrency: func() pace.ConcurrencySnapshot {
+			c := steady
+			c.Waited, c.Since = 100*time.Millisecond, 200*time.Millisecond
+			c.Steady, c.SteadyWaited, c.SteadyAttempts = 162*time.Millisecond, 81*time.Millisecond, 40
+			return c
+		}()}, summary.BoundCapacity, []string{"162ms and 40 calls after the climb, too few to advise a pin"}, []string{"pin it with"}, 0.5},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
