@@ -156,10 +156,19 @@ func boundBy(st submitter.Stats, inputWaited time.Duration, up *UploadOptions) *
 	switch {
 	case !rateBinds && !concBinds && b.ErrorShare >= errorBound && b.InputWaitShare < boundShare:
 		errorsBound(b, st, up, callsPerSecond)
-	case !rateBinds && !concBinds:
+	case !rateBinds && !concBinds && b.InputWaitShare >= boundShare:
 		b.Kind = summary.BoundInput
-		b.Text = fmt.Sprintf("the input: rows came slower than the service took them (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
-			callsPerSecond, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
+		b.Text = fmt.Sprintf("the input: rows came slower than the service took them (%.0f calls/s; the reader waited for rows %.0f%% of the time, every place in flight taken %.0f%%, calls waiting for the rate %.0f%%)",
+			callsPerSecond, 100*b.InputWaitShare, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
+	case !rateBinds && !concBinds:
+		// Nothing held the calls back and the reader did not wait for
+		// rows either: the rows went as fast as the client read, checked
+		// and sent them, or the run was too short for any limit to
+		// bind. Kind input still (nothing for the service's owner or the
+		// limits), in words that do not blame the file.
+		b.Kind = summary.BoundInput
+		b.Text = fmt.Sprintf("the client's own pace: no limit held the calls back and the reader waited for rows only %.0f%% of the time, so rows went as fast as bulkload read, checked and sent them (%.0f calls/s; every place in flight taken %.0f%% of the time, calls waiting for the rate %.0f%%)",
+			100*b.InputWaitShare, callsPerSecond, 100*b.ConcurrencyWaitShare, 100*b.RateWaitShare)
 	case concBinds && (!rateBinds || concFound && !rateFound || concFound == rateFound && b.ConcurrencyWaitShare >= b.RateWaitShare):
 		concurrencyBound(b, st, callsPerSecond)
 	default:

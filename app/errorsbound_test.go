@@ -71,13 +71,13 @@ func TestBoundByErrorsOrInput(t *testing.T) {
 		// the run, and the rows' Retry-After cost it nothing more than
 		// a worker, of which there were 256.
 		{"slow standard input, 503s with Retry-After", submitter.Stats{Attempts: 66, Retries: 6, Status503: 6, BackoffWaited: 12 * time.Second, Wire: 3 * time.Second,
-			Concurrency: auto(0, 8)}, 9500 * time.Millisecond, autoUp, summary.BoundInput, []string{"rows came slower"}},
+			Concurrency: auto(0, 8)}, 9500 * time.Millisecond, autoUp, summary.BoundInput, []string{"rows came slower", "the reader waited for rows 95%"}},
 		{"a source that trickles, fixed concurrency, 503s", submitter.Stats{Attempts: 300, Retries: 60, Status503: 60, BackoffWaited: 30 * time.Second, Wire: 15 * time.Second,
 			Concurrency: fixed(8, 0)}, 6 * time.Second, fixed8, summary.BoundInput, nil},
 		{"the reader waited half the run", submitter.Stats{Attempts: 300, Retries: 60, Status503: 60, BackoffWaited: 30 * time.Second, Wire: 15 * time.Second,
 			Concurrency: auto(0, 30)}, 5 * time.Second, autoUp, summary.BoundInput, nil},
 		{"a few retries", submitter.Stats{Attempts: 660, Retries: 6, Status503: 6, BackoffWaited: 1500 * time.Millisecond, Wire: 27 * time.Second,
-			Concurrency: auto(0, 60)}, 0, autoUp, summary.BoundInput, nil},
+			Concurrency: auto(0, 60)}, 0, autoUp, summary.BoundInput, []string{"the client's own pace", "waited for rows only 0%"}},
 
 		// A limit that held the calls back comes first.
 		{"the rate limit, 429s waited out", submitter.Stats{Attempts: 1400, Retries: 100, Status429: 100, BackoffWaited: 50 * time.Second, Wire: 20 * time.Second,
