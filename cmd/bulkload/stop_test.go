@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -48,47 +45,6 @@ func (o *outageSwitch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o.h.ServeHTTP(w, r)
-}
-
-// TestUploadCorruptInputDrains: a .gz cut off mid-stream stops the reading
-// only: the calls in flight finish and are recorded, as on SIGTERM, and the
-// run then reports the input error. (A regular file is read through before
-// the first call, so its error stops the run with nothing sent; a stream
-// with --max-invalid 100% is sent as it comes, which is the case here.)
-func TestUploadCorruptInputDrains(t *testing.T) {
-	t.Parallel()
-	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 150 * time.Millisecond}})
-	dir := t.TempDir()
-	raw, err := os.ReadFile(filepath.Join(samples, "leads.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(raw)
-	zw.Close()
-	results := filepath.Join(dir, "results.csv")
-	// --ledger off: with a ledger, the rows read go to the workers once
-	// claimed (a transaction), and the error, a few rows later, may stop
-	// the taking of rows before any call is in flight: nothing to drain.
-	res := runStdin(t, gz.Bytes()[:gz.Len()*2/3], uploadArgs(s, "", results, "-", "--format", "csv", "--max-invalid", "100%", "--concurrency", "4", "--ledger", "off")...)
-	if res.code == app.ExitOK || res.code == app.ExitInterrupted {
-		t.Fatalf("exit = %d, want the input error's\n%s", res.code, res.stderr)
-	}
-	if !strings.Contains(res.stderr, "rows read") {
-		t.Errorf("no summary after the input error:\n%s", res.stderr)
-	}
-	rows := readResults(t, results)
-	if len(rows) == 0 {
-		t.Fatalf("no row recorded: the test tests nothing\n%s", res.stderr)
-	}
-	for _, r := range rows {
-		switch r["status"] {
-		case "processed", "submitted", "invalid":
-		default:
-			t.Errorf("row %s ended %s (%s): want the calls in flight finished, not cut off", r["row"], r["status"], r["error"])
-		}
-	}
 }
 
 // TestUploadSignalsTogetherCountAsOne: `timeout -s INT` signals the process
@@ -189,49 +145,6 @@ func TestUploadSecondSignalStopsCallsInFlight(t *testing.T) {
 			t.Errorf("row %s = %s note %q error %q: want unverified and marked ambiguous (cut off in flight)", r["row"], r["status"], r["note"], r["error"])
 		}
 	}
-}
-
-// TestUploadCompactionFails: every row is uploaded but the results file
-// cannot be compacted (its directory vanished under it: the compacted copy
-// has nowhere to go). The run exits 1, not 2, says the journal is intact
-// and valid for --resume, and never claims "results written"; --resume then
-// finishes the job.
-func TestUploadCompactionFails(t *testing.T) {
-	t.Parallel()
-	s := startTestSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 30 * time.Millisecond}})
-	base := t.TempDir()
-	dir := filepath.Join(base, "out")
-	moved := filepath.Join(base, "moved")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	results := filepath.Join(dir, "results.csv")
-	input := filepath.Join(samples, "leads.csv")
-	args := uploadArgs(s, "", results, input, "--concurrency", "1")
-	var res cliResult
-	var wg sync.WaitGroup
-	wg.Go(func() { res = runCLI(t, secretEnv(), args...) })
-	waitForLines(t, results, 3, 60*time.Second)
-	if err := os.Rename(dir, moved); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	if res.code != app.ExitRowsFailed {
-		t.Fatalf("exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
-	}
-	if !strings.Contains(res.stderr, "could not be compacted") || !strings.Contains(res.stderr, "valid for --resume") {
-		t.Errorf("stderr does not say the journal is intact and valid for --resume:\n%s", res.stderr)
-	}
-	if strings.Contains(res.stderr, "results written") {
-		t.Errorf("\"results written\" logged although they were not:\n%s", res.stderr)
-	}
-	if err := os.Rename(moved, dir); err != nil {
-		t.Fatal(err)
-	}
-	if res := runCLI(t, secretEnv(), append(args[:len(args)-1], "--resume", input)...); res.code != app.ExitOK {
-		t.Fatalf("--resume: exit = %d, want 0\n%s", res.code, res.stderr)
-	}
-	finalByRow(t, results, 50)
 }
 
 // TestTokenEndpointUnreachable: an identity provider that is down (no
