@@ -11,6 +11,8 @@
 #   bench/short.sh                                   # pareto:50ms,1.5, 400 rows, 5 pairs, base main
 #   BASE=<ref> PAIRS=3 ROWS=400 DIST=lognormal:100ms,1 bench/short.sh
 #   SEED=5 bench/short.sh                            # the simulator's seed (default 0, the house check's)
+#   DIST= ROWS=60 SIMFLAGS="--capacity 2 --queue-limit 8 --create-latency 200ms --submit-latency 200ms" bench/short.sh
+#                                                    # a start above a small capacity: auto must cut (the c32 runs only queue)
 #
 # Needs only Go and python3 (to read the summary JSON). Output in
 # bench/out/short/ (gitignored): per run its summary JSON and stderr.
@@ -22,8 +24,9 @@ OUT=bench/out/short
 BASE=${BASE:-main}
 PAIRS=${PAIRS:-5}
 ROWS=${ROWS:-400}
-DIST=${DIST:-pareto:50ms,1.5}
+DIST=${DIST-pareto:50ms,1.5}
 SEED=${SEED:-0}
+SIMFLAGS=${SIMFLAGS:-} # more flags of bulkload sim, split on spaces
 PORT=${PORT:-19300}
 mkdir -p "$OUT"
 go build -o "$OUT/bulkload" ./cmd/bulkload
@@ -42,7 +45,8 @@ one() {
   shift 2
   local d="$OUT/$name"
   rm -rf "$d" && mkdir -p "$d"
-  timeout 120 "$OUT/bulkload" sim --addr "127.0.0.1:$PORT" --seed "$SEED" --create-latency-dist "$DIST" >"$d/sim.log" 2>&1 &
+  # shellcheck disable=SC2086 # SIMFLAGS is a list of flags
+  timeout 120 "$OUT/bulkload" sim --addr "127.0.0.1:$PORT" --seed "$SEED" ${DIST:+--create-latency-dist "$DIST"} $SIMFLAGS >"$d/sim.log" 2>&1 &
   local sp=$!
   local secret=""
   for _ in $(seq 50); do
@@ -74,7 +78,7 @@ print(f"{name:<14} exit {code:>2} {float(t1)-float(t0):6.1f}s  in flight {inf:5.
 PY
 }
 
-echo "== bench/short.sh: $ROWS rows, $DIST (seed $SEED), $PAIRS pairs, base $BASE ($(git rev-parse --short "$BASE")) against $(git rev-parse --short HEAD)$(git diff --quiet || echo +changes), on $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+echo "== bench/short.sh: $ROWS rows, ${DIST:-no latency distribution} $SIMFLAGS (seed $SEED), $PAIRS pairs, base $BASE ($(git rev-parse --short "$BASE")) against $(git rev-parse --short HEAD)$(git diff --quiet || echo +changes), on $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 for i in $(seq "$PAIRS"); do
   one "$OUT/bulkload-base" "base-auto-$i"
   one "$OUT/bulkload" "new-auto-$i"
