@@ -154,9 +154,16 @@ func NewAdaptive(cfg AutoConfig) *Adaptive {
 	return a
 }
 
-// Wait blocks until the shared rate allows one more attempt, or ctx ends.
-func (a *Adaptive) Wait(ctx context.Context) error {
+// Wait blocks until the shared rate allows one more attempt, or ctx ends,
+// or stop is closed (ErrStopped; a nil stop never is): a pause of every
+// call (a Retry-After most answers carry) or a turn far off holds no stop.
+func (a *Adaptive) Wait(ctx context.Context, stop <-chan struct{}) error {
 	for {
+		select {
+		case <-stop:
+			return ErrStopped
+		default:
+		}
 		d, paused, rebuilt := a.reserve()
 		if d <= 0 {
 			return ctx.Err()
@@ -175,6 +182,9 @@ func (a *Adaptive) Wait(ctx context.Context) error {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
+		case <-stop:
+			t.Stop()
+			return ErrStopped
 		}
 	}
 }

@@ -476,7 +476,7 @@ func TestAdaptiveWaitHonoursContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := a.Wait(ctx); err == nil {
+	if err := a.Wait(ctx, nil); err == nil {
 		t.Error("Wait with a cancelled context during a pause = nil, want the context's error")
 	}
 }

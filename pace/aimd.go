@@ -2,6 +2,7 @@ package pace
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -52,9 +53,20 @@ func NewAIMD(configured float64, now func() time.Time) *AIMD {
 	return r
 }
 
+// ErrStopped is a rate's Wait's answer (AIMD, Adaptive) when its stop
+// channel was closed before the rate allowed the attempt: the attempt is
+// not to be made.
+var ErrStopped = errors.New("stopped while waiting for the rate")
+
 // wait blocks until the shared rate allows one more HTTP attempt, or ctx
-// ends.
-func (r *AIMD) wait(ctx context.Context) error {
+// ends, or stop is closed (ErrStopped). A turn taken and not used (ctx,
+// stop) is given back to the bucket, as rate.Limiter's Wait does.
+func (r *AIMD) wait(ctx context.Context, stop <-chan struct{}) error {
+	select {
+	case <-stop:
+		return ErrStopped
+	default:
+	}
 	r.mu.Lock()
 	now := r.now()
 	r.observeLocked(now)
@@ -64,7 +76,27 @@ func (r *AIMD) wait(ctx context.Context) error {
 	if unlimited {
 		return ctx.Err()
 	}
-	return r.lim.Wait(ctx)
+	if stop == nil {
+		return r.lim.Wait(ctx)
+	}
+	t0 := time.Now() // the bucket's clock: rate.Limiter's Wait reads it too
+	res := r.lim.ReserveN(t0, 1)
+	d := res.DelayFrom(t0)
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		res.Cancel()
+		return ctx.Err()
+	case <-stop:
+		res.Cancel()
+		return ErrStopped
+	}
 }
 
 // observeLocked counts one call towards the observed call rate.
@@ -140,8 +172,8 @@ func (r *AIMD) rate() float64 {
 }
 
 // Wait blocks until the shared rate allows one more HTTP attempt, or ctx
-// ends.
-func (r *AIMD) Wait(ctx context.Context) error { return r.wait(ctx) }
+// ends, or stop is closed (ErrStopped; a nil stop never is).
+func (r *AIMD) Wait(ctx context.Context, stop <-chan struct{}) error { return r.wait(ctx, stop) }
 
 // Observe lowers the rate on a 429; nothing else moves it.
 func (r *AIMD) Observe(o Outcome) (float64, bool) {

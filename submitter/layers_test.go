@@ -25,7 +25,7 @@ type recordingLimiter struct {
 	observed []pace.Outcome
 }
 
-func (l *recordingLimiter) Wait(ctx context.Context) error {
+func (l *recordingLimiter) Wait(ctx context.Context, _ <-chan struct{}) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.waits++

@@ -17,7 +17,7 @@ type openRate struct {
 	waits int
 }
 
-func (o *openRate) Wait(ctx context.Context) error {
+func (o *openRate) Wait(ctx context.Context, _ <-chan struct{}) error {
 	o.mu.Lock()
 	o.waits++
 	o.mu.Unlock()

@@ -67,9 +67,11 @@ func (c *Client) newCaller() *caller {
 // classify's verdict, from which the limiters, the histogram of attempt
 // latencies and the outage gate's count of attempts on the wire learn. It
 // returns an error when no attempt was made: the run waits out an outage
-// (errParked: the attempt got its place while the gate was down), ctx
-// ended while the attempt waited for its turn or place, or there was no
-// token (a *tokenError).
+// (errParked: the attempt got its place while the gate was down), the
+// run stopped a createLead before it went out (errStopping: while it
+// waited for its turn at the rate, or it got its place after the stop),
+// ctx ended while the attempt waited for its turn or place, or there was
+// no token (a *tokenError).
 func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Request) (verdict, error) {
 	if spec.probe {
 		return c.exchange(ctx, spec.op, req)
@@ -78,12 +80,24 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 		ticket    int64
 		rateStart time.Time
 	)
+	// A createLead's turn at the rate ends at the run's stop (the gate's
+	// quit): the row is not on the wire, and a pause of every call (a
+	// Retry-After most answers carry) or a low rate would hold the stop
+	// for its length. A submitLead or a lead read waits its turn: it
+	// settles a lead that exists. A nil channel never ends a wait.
+	var stop <-chan struct{}
+	if spec.op == "createLead" {
+		stop = c.gate.quit
+	}
 	for {
 		c.rateWait.enter()
-		err := c.rate.Wait(ctx)
+		err := c.rate.Wait(ctx, stop)
 		c.rateWait.leave()
 		r := c.rate.Rate()
 		c.allowed.note(r)
+		if errors.Is(err, pace.ErrStopped) {
+			return verdict{}, errStopping
+		}
 		if err != nil {
 			return verdict{}, err
 		}
@@ -169,8 +183,10 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 // Client calls Wait before each attempt and Observe after it.
 // Implementations are safe for concurrent use.
 type RateLimiter interface {
-	// Wait blocks until one more attempt may start, or ctx ends.
-	Wait(ctx context.Context) error
+	// Wait blocks until one more attempt may start, or ctx ends, or stop
+	// is closed: then it returns pace.ErrStopped, and the attempt is not
+	// made. A nil stop never ends the wait.
+	Wait(ctx context.Context, stop <-chan struct{}) error
 	// Observe reports one attempt's outcome; lowered is true when it made
 	// the shared rate lower (the Client logs it), now is the new rate.
 	Observe(o pace.Outcome) (now float64, lowered bool)
@@ -213,8 +229,9 @@ type TokenSource interface {
 // gate instead.
 var errParked = errors.New("parked: the service is away")
 
-// errStopping is attempt's answer when a createLead attempt got its place
-// after the run's stop (StopWaiting): it was not sent.
+// errStopping is attempt's answer when the run's stop (StopWaiting) found
+// a createLead attempt waiting for its turn at the rate, or it got its
+// place after the stop: it was not sent.
 var errStopping = errors.New("not sent: the run is stopping")
 
 // exchange sends one attempt of operation op through the library and the

@@ -1,0 +1,100 @@
+package pace
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// waiter is the rate's Wait, as the submitter calls it.
+type waiter interface {
+	Wait(ctx context.Context, stop <-chan struct{}) error
+}
+
+// TestWaitEndsAtStop: a call waiting for its turn at the rate (a pause of
+// every call under --rate auto, or a turn far off at a fixed rate) leaves
+// when its stop channel is closed, with ErrStopped (issue 27 item 4: at a
+// stop, only the calls on the wire wait for the drain), and one whose
+// stop is already closed does not wait; a nil stop ends no wait. A fixed
+// rate's turn not used is given back to the bucket.
+func TestWaitEndsAtStop(t *testing.T) {
+	paused := func(t *testing.T) waiter {
+		a, _ := newTestAdaptive(AutoConfig{Start: 100})
+		for range autoRetryAfterMin {
+			a.Observe(Outcome{Start: autoEpoch, Status: 503, RetryAfter: time.Hour})
+		}
+		if _, p, _ := a.reserve(); !p {
+			t.Fatal("not paused by answers that all carry a Retry-After of an hour")
+		}
+		return a
+	}
+	farTurn := func(t *testing.T) waiter {
+		r := NewAIMD(0.0001, time.Now) // a turn every 10,000 s
+		if err := r.Wait(context.Background(), nil); err != nil {
+			t.Fatalf("the first turn: %v", err)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		lim  func(*testing.T) waiter
+	}{
+		{"adaptive paused by Retry-After", paused},
+		{"fixed rate, a turn far off", farTurn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lim := tc.lim(t)
+			stop := make(chan struct{})
+			done := make(chan error, 1)
+			go func() { done <- lim.Wait(context.Background(), stop) }()
+			select {
+			case err := <-done:
+				t.Fatalf("Wait ended before the stop: %v", err)
+			case <-time.After(20 * time.Millisecond): // waiting (or about to): either way the stop ends it
+			}
+			close(stop)
+			if err := <-done; !errors.Is(err, ErrStopped) {
+				t.Errorf("Wait at the stop = %v, want ErrStopped", err)
+			}
+			if err := lim.Wait(context.Background(), stop); !errors.Is(err, ErrStopped) {
+				t.Errorf("Wait after the stop = %v, want ErrStopped", err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { done <- lim.Wait(ctx, nil) }()
+			select {
+			case err := <-done:
+				t.Fatalf("Wait with no stop ended before its turn: %v", err)
+			case <-time.After(20 * time.Millisecond):
+			}
+			cancel()
+			if err := <-done; err == nil || errors.Is(err, ErrStopped) {
+				t.Errorf("Wait with no stop, its context cancelled = %v, want the context's error", err)
+			}
+		})
+	}
+}
+
+// TestAIMDStopGivesTheTurnBack: a turn taken at a fixed rate and left at
+// the stop is given back, as rate.Limiter's Wait gives back one its
+// context ended: the bucket is as it was before.
+func TestAIMDStopGivesTheTurnBack(t *testing.T) {
+	r := NewAIMD(0.0001, time.Now) // a turn every 10,000 s
+	stop := make(chan struct{})
+	if err := r.Wait(context.Background(), stop); err != nil {
+		t.Fatalf("the first turn: %v", err)
+	}
+	before := r.lim.Tokens()
+	done := make(chan error, 1)
+	go func() { done <- r.Wait(context.Background(), stop) }()
+	for r.lim.Tokens() > before-0.5 { // the second call has booked its turn
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	if err := <-done; !errors.Is(err, ErrStopped) {
+		t.Fatalf("Wait at the stop = %v, want ErrStopped", err)
+	}
+	if got := r.lim.Tokens(); got < before-1e-3 {
+		t.Errorf("tokens after the stop = %v, want %v as before the second turn: it was not given back", got, before)
+	}
+}
