@@ -98,3 +98,34 @@ func TestAIMDStopGivesTheTurnBack(t *testing.T) {
 		t.Errorf("tokens after the stop = %v, want %v as before the second turn: it was not given back", got, before)
 	}
 }
+
+// TestWaitWithStopAllocatesNothing: the stop costs no allocation per
+// call where nothing limits the calls (--rate 0, and --rate auto before
+// the service shows a limit), the path of every call of a fast run (issue
+// 27 item 7: the client's CPU per call).
+func TestWaitWithStopAllocatesNothing(t *testing.T) {
+	open, _ := newTestAdaptive(AutoConfig{})
+	for range autoOpening + 1 { // the opening round, answered
+		if err := open.Wait(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		open.Observe(Outcome{Start: autoEpoch, Status: 200, Latency: time.Millisecond})
+	}
+	stop := make(chan struct{})
+	for _, tc := range []struct {
+		name string
+		lim  waiter
+	}{
+		{"AIMD, no rate", NewAIMD(0, time.Now)},
+		{"Adaptive, open", open},
+	} {
+		ctx := context.Background()
+		if n := testing.AllocsPerRun(200, func() {
+			if err := tc.lim.Wait(ctx, stop); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s: %v allocations a Wait with a stop, want 0", tc.name, n)
+		}
+	}
+}
