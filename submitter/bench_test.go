@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -34,6 +35,15 @@ const simServerEnv = "SUBMITTER_BENCH_SIM_SERVER"
 func TestMain(m *testing.M) {
 	if v := os.Getenv(simServerEnv); v != "" {
 		os.Exit(serveSim(v))
+	}
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		// The parallel tests wait on simulators, not on the CPU: up to 8
+		// at once, as app's and cmd/bulkload's (the default, GOMAXPROCS,
+		// is 2 on a 2-CPU CI machine). The serial ones stay serial.
+		flag.Set("test.parallel", "8")
 	}
 	os.Exit(m.Run())
 }
