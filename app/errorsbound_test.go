@@ -77,7 +77,7 @@ func TestBoundByErrorsOrInput(t *testing.T) {
 		{"the reader waited half the run", submitter.Stats{Attempts: 300, Retries: 60, Status503: 60, BackoffWaited: 30 * time.Second, Wire: 15 * time.Second,
 			Concurrency: auto(0, 30)}, 5 * time.Second, autoUp, summary.BoundInput, nil},
 		{"a few retries", submitter.Stats{Attempts: 660, Retries: 6, Status503: 6, BackoffWaited: 1500 * time.Millisecond, Wire: 27 * time.Second,
-			Concurrency: auto(0, 60)}, 0, autoUp, summary.BoundInput, []string{"the client's own pace", "waited for rows only 0%"}},
+			Concurrency: auto(0, 60)}, 0, autoUp, summary.BoundLatency, []string{"the calls' own time", "the reader waited for rows 0%"}},
 
 		// A limit that held the calls back comes first.
 		{"the rate limit, 429s waited out", submitter.Stats{Attempts: 1400, Retries: 100, Status429: 100, BackoffWaited: 50 * time.Second, Wire: 20 * time.Second,

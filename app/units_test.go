@@ -69,46 +69,52 @@ func TestBoundBy(t *testing.T) {
 		st   submitter.Stats
 		up   *UploadOptions
 		want string
+		// input is the time the reader waited for rows, of the 100 s.
+		input time.Duration
 	}{
-		{"capacity", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 52, 256, 3), RateWaited: 95 * time.Second, RateAllowed: 200}, auto, summary.BoundCapacity},
+		{"capacity", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 52, 256, 3), RateWaited: 95 * time.Second, RateAllowed: 200}, auto, summary.BoundCapacity, 0},
 		// cap8 (L 20 ms, K 8): 256 workers wait for the rate while 9 are
 		// in flight, and --rate auto, never answered 429, has climbed to
 		// 516/s: the capacity the concurrency found bound the run, not
 		// the climb.
-		{"capacity found, rate climbing and waited longer", submitter.Stats{Attempts: 37000, Concurrency: conc(0.8, 9, 256, 5), RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516}, auto, summary.BoundCapacity},
-		{"both climbing, rate waited longer", submitter.Stats{Attempts: 37000, Concurrency: conc(0.8, 64, 256, 0), RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516}, auto, summary.BoundRateClimb},
-		{"rate limit found, concurrency climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.9, 64, 256, 0), RateWaited: 80 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, summary.BoundRateLimit},
+		{"capacity found, rate climbing and waited longer", submitter.Stats{Attempts: 37000, Concurrency: conc(0.8, 9, 256, 5), RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516}, auto, summary.BoundCapacity, 0},
+		{"both climbing, rate waited longer", submitter.Stats{Attempts: 37000, Concurrency: conc(0.8, 64, 256, 0), RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516}, auto, summary.BoundRateClimb, 0},
+		{"rate limit found, concurrency climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.9, 64, 256, 0), RateWaited: 80 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, summary.BoundRateLimit, 0},
 		{"fixed concurrency, rate climbing", submitter.Stats{Attempts: 37000, Concurrency: pace.ConcurrencySnapshot{Limit: 9, Max: 9, Waited: 80 * time.Second, Since: 100 * time.Second}, RateWaited: 98 * time.Second, RateAllowed: 450, CurrentRate: 516},
-			&UploadOptions{Concurrency: Concurrency{N: 9}, Rate: Rate{Auto: true}}, summary.BoundConcurrency},
-		{"max-concurrency", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 256, 256, 0)}, auto, summary.BoundMaxConcurrency},
-		{"concurrency climbing", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 64, 256, 0)}, auto, summary.BoundConcurrencyClimb},
-		{"rate limit", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, summary.BoundRateLimit},
-		{"rate climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundRateClimb},
-		{"waits for the rate it does not use", submitter.Stats{Attempts: 5000, Concurrency: conc(0.2, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundInput},
-		{"input", submitter.Stats{Attempts: 500, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundInput},
-		{"input, a few retries", submitter.Stats{Attempts: 500, Retries: 5, Status503: 5, BackoffWaited: 2 * time.Second, Wire: 25 * time.Second, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundInput},
+			&UploadOptions{Concurrency: Concurrency{N: 9}, Rate: Rate{Auto: true}}, summary.BoundConcurrency, 0},
+		{"max-concurrency", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 256, 256, 0)}, auto, summary.BoundMaxConcurrency, 0},
+		{"concurrency climbing", submitter.Stats{Attempts: 5000, Concurrency: conc(0.9, 64, 256, 0)}, auto, summary.BoundConcurrencyClimb, 0},
+		{"rate limit", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150, LimitFound: true, SettledRate: 145}, auto, summary.BoundRateLimit, 0},
+		{"rate climbing", submitter.Stats{Attempts: 14000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundRateClimb, 0},
+		{"waits for the rate it does not use", submitter.Stats{Attempts: 5000, Concurrency: conc(0.2, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 150}, auto, summary.BoundInput, 60 * time.Second},
+		// Nothing held the calls back and the reader did not wait:
+		// every row at hand, the calls' own time set the pace (400 rows
+		// against random 2 s calls said "the input: rows came slower").
+		{"rows at hand, no limit held", submitter.Stats{Attempts: 500, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundLatency, 0},
+		{"input", submitter.Stats{Attempts: 500, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundInput, 60 * time.Second},
+		{"input, a few retries", submitter.Stats{Attempts: 500, Retries: 5, Status503: 5, BackoffWaited: 2 * time.Second, Wire: 25 * time.Second, Concurrency: conc(0.1, 64, 256, 0)}, auto, summary.BoundInput, 60 * time.Second},
 		// fail20-c8 on the 16-core run: 20% of the calls 503, 8 workers,
 		// every place taken 0% of the time: the rows waited out their
 		// backoff, they did not come slower.
 		{"fixed concurrency, 503s and their backoff", submitter.Stats{Attempts: 6900, Retries: 1300, Status503: 1300, BackoffWaited: 480 * time.Second, Wire: 345 * time.Second,
 			Concurrency: pace.ConcurrencySnapshot{Limit: 8, Max: 8, Waited: 0, Since: 100 * time.Second}},
-			&UploadOptions{Concurrency: Concurrency{N: 8}, Rate: Rate{Auto: true}}, summary.BoundErrors},
+			&UploadOptions{Concurrency: Concurrency{N: 8}, Rate: Rate{Auto: true}}, summary.BoundErrors, 0},
 		// fail20 with no tuning flag: 256 workers, 11% of the time every
 		// place taken.
-		{"auto, 503s and their backoff", submitter.Stats{Attempts: 240000, Retries: 48000, Status503: 48000, BackoffWaited: 12000 * time.Second, Wire: 12000 * time.Second, Concurrency: conc(0.11, 133, 256, 0)}, auto, summary.BoundErrors},
+		{"auto, 503s and their backoff", submitter.Stats{Attempts: 240000, Retries: 48000, Status503: 48000, BackoffWaited: 12000 * time.Second, Wire: 12000 * time.Second, Concurrency: conc(0.11, 133, 256, 0)}, auto, summary.BoundErrors, 0},
 		{"fixed concurrency", submitter.Stats{Attempts: 500, Concurrency: pace.ConcurrencySnapshot{Limit: 8, Max: 8, Waited: 80 * time.Second, Since: 100 * time.Second}},
-			&UploadOptions{Concurrency: Concurrency{N: 8}, Rate: Rate{Auto: true}}, summary.BoundConcurrency},
+			&UploadOptions{Concurrency: Concurrency{N: 8}, Rate: Rate{Auto: true}}, summary.BoundConcurrency, 0},
 		{"fixed rate", submitter.Stats{Attempts: 2000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 20},
-			&UploadOptions{Concurrency: Concurrency{Auto: true}, Rate: Rate{PerSecond: 20}}, summary.BoundRate},
+			&UploadOptions{Concurrency: Concurrency{Auto: true}, Rate: Rate{PerSecond: 20}}, summary.BoundRate, 0},
 		{"max rate", submitter.Stats{Attempts: 10000, Concurrency: conc(0.1, 64, 256, 0), RateWaited: 90 * time.Second, RateAllowed: 100, CurrentRate: 100},
-			&UploadOptions{Concurrency: Concurrency{Auto: true}, Rate: Rate{Auto: true}, MaxRate: 100}, summary.BoundMaxRate},
+			&UploadOptions{Concurrency: Concurrency{Auto: true}, Rate: Rate{Auto: true}, MaxRate: 100}, summary.BoundMaxRate, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.st.RateAllowed > 0 {
 				tc.st.RateLimited = tc.st.Concurrency.Since // a rate in force the whole run
 			}
-			b := boundBy(tc.st, 0, tc.up)
+			b := boundBy(tc.st, tc.input, tc.up)
 			if b == nil || b.Kind != tc.want {
 				t.Fatalf("boundBy = %+v, want kind %s", b, tc.want)
 			}
@@ -504,7 +510,9 @@ func TestBoundTrackerSpeaksOfItsInterval(t *testing.T) {
 	if got := tr.note(); !strings.Contains(got, "bound by "+summary.BoundErrors) {
 		t.Errorf("first interval (rows in backoff 62%% of the workers' time): %q, want bound by %s", got, summary.BoundErrors)
 	}
-	if got := tr.note(); !strings.Contains(got, "bound by "+summary.BoundInput) {
-		t.Errorf("second interval (no retry in it): %q, want bound by %s", got, summary.BoundInput)
+	// The second: no retry, no limit held, the reader never waited
+	// (no input clock given): the calls' own time.
+	if got := tr.note(); !strings.Contains(got, "bound by "+summary.BoundLatency) {
+		t.Errorf("second interval (no retry in it): %q, want bound by %s", got, summary.BoundLatency)
 	}
 }

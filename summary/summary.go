@@ -386,6 +386,7 @@ const (
 	BoundRate             = "rate"              // a fixed --rate
 	BoundConcurrency      = "concurrency"       // a fixed --concurrency
 	BoundInput            = "input"             // rows came slower than the service took them
+	BoundLatency          = "latency"           // no limit held the calls back and every row was at hand: the calls' own time (a short file's slowest answers) or the client's work set the pace
 	BoundErrors           = "errors"            // the service's errors (503s, 429s, timeouts) and the retries' waits cost the rows a quarter or more of their time, and the input kept them waiting less than half of it
 	BoundRateClimb        = "rate-climb"        // --rate auto still climbing when the run ended
 	BoundConcurrencyClimb = "concurrency-climb" // --concurrency auto still climbing when the run ended
