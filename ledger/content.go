@@ -2,8 +2,8 @@ package ledger
 
 import (
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/bulkload/bulkload/internal/jsonstr"
 	"github.com/bulkload/bulkload/lead"
 )
 
@@ -58,7 +58,7 @@ func appendStr(b []byte, n int, name, v string, omitEmpty bool) []byte {
 	if omitEmpty && v == "" {
 		return b
 	}
-	return appendJSONString(appendName(b, n, name), v)
+	return jsonstr.Append(appendName(b, n, name), v, true)
 }
 
 func appendInt(b []byte, n int, name string, v *int) []byte {
@@ -73,58 +73,4 @@ func appendBool(b []byte, n int, name string, v *bool) []byte {
 		return b
 	}
 	return strconv.AppendBool(appendName(b, n, name), *v)
-}
-
-// appendJSONString is encoding/json's string encoding with HTML escaping
-// (its appendString, as json.Marshal calls it).
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -12,8 +12,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/bulkload/bulkload/internal/jsonstr"
 	"github.com/bulkload/bulkload/lead"
 )
 
@@ -178,7 +178,7 @@ func (e *encoder) appendJSON(b []byte, r *lead.Row) []byte {
 		case kindCount:
 			b = appendJSONIntOrNull(b, n)
 		default:
-			b = appendJSONString(b, text)
+			b = jsonstr.Append(b, text, false)
 		}
 	}
 	return append(b, "}\n"...)
@@ -189,62 +189,6 @@ func appendJSONIntOrNull(b []byte, n int) []byte {
 		return append(b, "null"...)
 	}
 	return strconv.AppendInt(b, int64(n), 10)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string, escaping as encoding/json does
-// (without HTML escaping); invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 func atoiEmpty(col, s string) (int, error) {

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -70,25 +69,6 @@ func FuzzLoadState(f *testing.F) {
 		defer s.Close()
 		if got, ok := s.Get(maxRow); !ok || got.Error != "x" || s.IgnoredPartialLines() != 0 || s.Len() < n {
 			t.Fatalf("after resume: Get(maxRow) = %+v, %v; partial %d, Len %d (was %d)", got, ok, s.IgnoredPartialLines(), s.Len(), n)
-		}
-	})
-}
-
-// FuzzAppendJSONString checks the hand-written JSON string encoder against
-// encoding/json (HTML escaping off), byte for byte.
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "a\"b\\c", "\x00\x1f\x7f", "é\u2028\xff", "\n\r\t\b\f"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-		if got := string(appendJSONString(nil, s)) + "\n"; got != want.String() {
-			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want.String())
 		}
 	})
 }

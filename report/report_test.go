@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -134,23 +133,6 @@ func TestWriterJSONLText(t *testing.T) {
 		`{"row":3,"leadId":"","ref":"","status":"invalid","id":"","resultCode":null,"note":"","bidValue":"","attempts":null,"error":"zipCode: must be 5 digits"}` + "\n"
 	if b.String() != want {
 		t.Errorf("JSONL = %s, want %s", b.String(), want)
-	}
-}
-
-// TestAppendJSONString compares the hand-written JSON string encoder with
-// encoding/json (HTML escaping off).
-func TestAppendJSONString(t *testing.T) {
-	for _, s := range []string{"", "plain", `q"b\`, "\x00\x01\x1f\x7f", "\n\r\t\b\f", "é✓😀", "\u2028\u2029", "bad\xffutf8\xc3", "<&>"} {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-		got := string(appendJSONString(nil, s)) + "\n"
-		if got != want.String() {
-			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want.String())
-		}
 	}
 }
 
