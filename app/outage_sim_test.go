@@ -81,12 +81,12 @@ func checkSampleDone(t *testing.T, s *simtest.Server, rows map[int]resultRow) {
 	for row, e := range readExpected(t) {
 		r := rows[row]
 		want := "processed"
-		if e.submitted {
+		if e.Submitted {
 			want = "submitted"
 			wantSubmitted++
 		}
-		if r["status"] != want || r["resultCode"] != strconv.Itoa(e.resultCode) {
-			t.Errorf("row %d = %s %s (%s %s), want %s %d", row, r["status"], r["resultCode"], r["error"], r["note"], want, e.resultCode)
+		if r["status"] != want || r["resultCode"] != strconv.Itoa(e.ResultCode) {
+			t.Errorf("row %d = %s %s (%s %s), want %s %d", row, r["status"], r["resultCode"], r["error"], r["note"], want, e.ResultCode)
 		}
 	}
 	if got := s.Stats().Submissions; got != wantSubmitted {

@@ -181,7 +181,7 @@ func TestUploadDroppedConnections(t *testing.T) {
 	// lost: a createLead whose answer was lost is retried, answered as a
 	// duplicate, and the lead the first attempt created is submitted.
 	for row, e := range readExpected(t) {
-		if e.submitted && rows[row]["status"] != "submitted" {
+		if e.Submitted && rows[row]["status"] != "submitted" {
 			t.Errorf("row %d (qualified) ended %q after dropped connections: note %q error %q", row, rows[row]["status"], rows[row]["note"], rows[row]["error"])
 		}
 	}

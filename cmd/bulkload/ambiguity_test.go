@@ -118,7 +118,7 @@ func qualifyingRows(t *testing.T, dir string, n int) string {
 	exp := readExpected(t)
 	out := [][]string{recs[0]}
 	for i, rec := range recs[1:] {
-		if exp[i+1].submitted && len(out) <= n {
+		if exp[i+1].Submitted && len(out) <= n {
 			out = append(out, rec)
 		}
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/app"
+	"github.com/bulkload/bulkload/internal/resultstest"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/leadsim/simtest"
 )
@@ -216,131 +215,24 @@ func waitForLines(t *testing.T, path string, n int, limit time.Duration) {
 	t.Fatalf("%s did not reach %d lines within %v", path, n, limit)
 }
 
-// resultRow is one line of a results file, read independently of report.
-type resultRow map[string]string
+// The results-file readers are internal/resultstest's, shared with the
+// other package of end-to-end tests.
+type (
+	resultRow   = resultstest.Row
+	expectation = resultstest.Expectation
+)
 
-// readResults reads every line of a CSV results file.
-func readResults(t *testing.T, path string) []resultRow {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("open results: %v", err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("read results %s: %v", path, err)
-	}
-	if len(recs) == 0 {
-		t.Fatalf("results %s is empty", path)
-	}
-	want := "row,leadId,ref,status,id,resultCode,note,bidValue,attempts,error"
-	if got := strings.Join(recs[0], ","); got != want {
-		t.Fatalf("results header = %q, want %q", got, want)
-	}
-	var rows []resultRow
-	for _, rec := range recs[1:] {
-		r := resultRow{}
-		for i, h := range recs[0] {
-			r[h] = rec[i]
-		}
-		rows = append(rows, r)
-	}
-	return rows
-}
-
-// finalByRow checks that a compacted results file has exactly one line per
-// row 1..n, in order, with a final status, and returns them by row.
+func readResults(t *testing.T, path string) []resultRow { return resultstest.ReadResults(t, path) }
 func finalByRow(t *testing.T, path string, n int) map[int]resultRow {
-	t.Helper()
-	rows := readResults(t, path)
-	if len(rows) != n {
-		t.Fatalf("results has %d lines, want one per input row (%d)", len(rows), n)
-	}
-	out := map[int]resultRow{}
-	for i, r := range rows {
-		row, _ := strconv.Atoi(r["row"])
-		if row != i+1 {
-			t.Fatalf("results line %d is row %q, want row %d (input order)", i+1, r["row"], i+1)
-		}
-		switch r["status"] {
-		case "invalid", "processed", "submitted", "submit_failed", "failed", "unverified", "already_sent", "conflict":
-		default:
-			t.Errorf("row %d has status %q, want a final status", row, r["status"])
-		}
-		out[row] = r
-	}
-	return out
+	return resultstest.FinalByRow(t, path, n)
 }
-
-// expectation is one line of samples/leads.expected.csv.
-type expectation struct {
-	leadID     string
-	resultCode int
-	bidValue   string
-	submitted  bool
-}
-
-// readCSVFile reads a whole CSV file as records, header first.
-func readCSVFile(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
-}
-
+func readCSVFile(t *testing.T, path string) [][]string { return resultstest.ReadCSVFile(t, path) }
 func readExpected(t *testing.T) map[int]expectation {
-	t.Helper()
-	recs := readCSVFile(t, filepath.Join(samples, "leads.expected.csv"))
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
-	out := map[int]expectation{}
-	for _, rec := range recs[1:] {
-		row, _ := strconv.Atoi(rec[col["row"]])
-		code, _ := strconv.Atoi(rec[col["resultCode"]])
-		out[row] = expectation{
-			leadID:     rec[col["leadId"]],
-			resultCode: code,
-			bidValue:   rec[col["bidValue"]],
-			submitted:  rec[col["submitted"]] == "true",
-		}
-	}
-	if len(out) == 0 {
-		t.Fatal("leads.expected.csv has no rows")
-	}
-	return out
+	return resultstest.ReadExpected(t, filepath.Join(samples, "leads.expected.csv"))
 }
-
-// countStatus counts final statuses.
-func countStatus(rows map[int]resultRow) map[string]int {
-	c := map[string]int{}
-	for _, r := range rows {
-		c[r["status"]]++
-	}
-	return c
-}
-
-// readSummaryJSON decodes a --summary-json file into a generic map.
+func countStatus(rows map[int]resultRow) map[string]int { return resultstest.CountStatus(rows) }
 func readSummaryJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("summary json: %v", err)
-	}
-	return m
+	return resultstest.ReadSummaryJSON(t, path)
 }
 
 // sensitiveValues returns every SSN and date of birth of a sample CSV, as

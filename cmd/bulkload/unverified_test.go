@@ -19,7 +19,7 @@ func qualifyingInput(t *testing.T, dir string) string {
 	exp := readExpected(t)
 	out := [][]string{recs[0]}
 	for i, rec := range recs[1:] {
-		if exp[i+1].submitted {
+		if exp[i+1].Submitted {
 			out = append(out, rec)
 		}
 	}

@@ -48,17 +48,17 @@ func TestUploadCleanSample(t *testing.T) {
 	wantSubmitted := 0
 	for row, e := range exp {
 		r := rows[row]
-		if r["leadId"] != e.leadID {
-			t.Errorf("row %d leadId = %q, want %q", row, r["leadId"], e.leadID)
+		if r["leadId"] != e.LeadID {
+			t.Errorf("row %d leadId = %q, want %q", row, r["leadId"], e.LeadID)
 		}
-		if got := r["resultCode"]; got != strconv.Itoa(e.resultCode) {
-			t.Errorf("row %d resultCode = %s, want %d", row, got, e.resultCode)
+		if got := r["resultCode"]; got != strconv.Itoa(e.ResultCode) {
+			t.Errorf("row %d resultCode = %s, want %d", row, got, e.ResultCode)
 		}
-		if r["bidValue"] != e.bidValue {
-			t.Errorf("row %d bidValue = %q, want %q", row, r["bidValue"], e.bidValue)
+		if r["bidValue"] != e.BidValue {
+			t.Errorf("row %d bidValue = %q, want %q", row, r["bidValue"], e.BidValue)
 		}
 		want := "processed"
-		if e.submitted {
+		if e.Submitted {
 			want = "submitted"
 			wantSubmitted++
 		}
@@ -324,7 +324,7 @@ func TestUploadKilledThenResumed(t *testing.T) {
 	exp := readExpected(t)
 	rows := finalByRow(t, results, len(exp))
 	for row, e := range exp {
-		if e.submitted && rows[row]["status"] != "submitted" {
+		if e.Submitted && rows[row]["status"] != "submitted" {
 			t.Errorf("row %d (qualified) ended %q, want submitted", row, rows[row]["status"])
 		}
 	}

@@ -33,8 +33,8 @@ func TestValidateCleanSample(t *testing.T) {
 			exp := readExpected(t)
 			rows := finalByRowStatus(t, results, len(exp), "valid")
 			for row, e := range exp {
-				if rows[row]["leadId"] != e.leadID {
-					t.Errorf("row %d leadId = %q, want %q", row, rows[row]["leadId"], e.leadID)
+				if rows[row]["leadId"] != e.LeadID {
+					t.Errorf("row %d leadId = %q, want %q", row, rows[row]["leadId"], e.LeadID)
 				}
 			}
 			if !strings.Contains(res.stderr, "OK") {

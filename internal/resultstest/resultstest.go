@@ -1,0 +1,143 @@
+// Package resultstest reads what an upload wrote, for the end-to-end tests
+// of app and cmd/bulkload: a CSV results file line by line (independently
+// of report, so that a fault in report's reader cannot hide one in its
+// writer), its final line per row, the summary JSON, and the expected
+// outcomes of samples/leads.csv. Both test packages had a copy of each.
+package resultstest
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Row is one line of a results file, read independently of report.
+type Row map[string]string
+
+// ReadResults reads every line of a CSV results file.
+func ReadResults(t *testing.T, path string) []Row {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("open results: %v", err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("read results %s: %v", path, err)
+	}
+	if len(recs) == 0 {
+		t.Fatalf("results %s is empty", path)
+	}
+	want := "row,leadId,ref,status,id,resultCode,note,bidValue,attempts,error"
+	if got := strings.Join(recs[0], ","); got != want {
+		t.Fatalf("results header = %q, want %q", got, want)
+	}
+	var rows []Row
+	for _, rec := range recs[1:] {
+		r := Row{}
+		for i, h := range recs[0] {
+			r[h] = rec[i]
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// FinalByRow checks that a compacted results file has exactly one line per
+// row 1..n, in order, with a final status, and returns them by row.
+func FinalByRow(t *testing.T, path string, n int) map[int]Row {
+	t.Helper()
+	rows := ReadResults(t, path)
+	if len(rows) != n {
+		t.Fatalf("results has %d lines, want one per input row (%d)", len(rows), n)
+	}
+	out := map[int]Row{}
+	for i, r := range rows {
+		row, _ := strconv.Atoi(r["row"])
+		if row != i+1 {
+			t.Fatalf("results line %d is row %q, want row %d (input order)", i+1, r["row"], i+1)
+		}
+		switch r["status"] {
+		case "invalid", "processed", "submitted", "submit_failed", "failed", "unverified", "already_sent", "conflict":
+		default:
+			t.Errorf("row %d has status %q, want a final status", row, r["status"])
+		}
+		out[row] = r
+	}
+	return out
+}
+
+// Expectation is one line of samples/leads.expected.csv.
+type Expectation struct {
+	LeadID     string
+	ResultCode int
+	BidValue   string
+	Submitted  bool
+}
+
+// ReadCSVFile reads a whole CSV file as records, header first.
+func ReadCSVFile(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// ReadExpected reads samples/leads.expected.csv at path, by row.
+func ReadExpected(t *testing.T, path string) map[int]Expectation {
+	t.Helper()
+	recs := ReadCSVFile(t, path)
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	out := map[int]Expectation{}
+	for _, rec := range recs[1:] {
+		row, _ := strconv.Atoi(rec[col["row"]])
+		code, _ := strconv.Atoi(rec[col["resultCode"]])
+		out[row] = Expectation{
+			LeadID:     rec[col["leadId"]],
+			ResultCode: code,
+			BidValue:   rec[col["bidValue"]],
+			Submitted:  rec[col["submitted"]] == "true",
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("leads.expected.csv has no rows")
+	}
+	return out
+}
+
+// CountStatus counts final statuses.
+func CountStatus(rows map[int]Row) map[string]int {
+	c := map[string]int{}
+	for _, r := range rows {
+		c[r["status"]]++
+	}
+	return c
+}
+
+// ReadSummaryJSON decodes a --summary-json file into a generic map.
+func ReadSummaryJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("summary json: %v", err)
+	}
+	return m
+}
