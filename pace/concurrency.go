@@ -180,6 +180,10 @@ type cutCheck struct {
 	base      float64 // the base then
 	at        time.Time
 	misses    int
+	// last is the latency of the last window judged (0: none since the
+	// cut): a window slower than it, at the same limit or a lower one,
+	// found a service that got slower meanwhile.
+	last float64
 	// lat sums the latencies of the 2xx answers to calls sent since, as
 	// the round's (createLead's, the others'), each at most concClip
 	// times base: the same measure as mean, whatever the base does
@@ -694,7 +698,12 @@ func (c *Concurrency) baseFromHistoryLocked() {
 
 // baseBelowLocked is the base for a round at level: the latency with no
 // queue, as the rounds kept at lower limits show it (all of them when
-// there are none, or level is 0); 0 when there are none. It is the lowest
+// there are none, or level is 0), and the rounds at higher limits that
+// showed no queue (calm); 0 when there are none. (Without those: once a
+// capacity halved, the rounds at the limits under the last were over
+// the new capacity too, their queue made the base, and the limit climbed
+// on it: K 64 -> 32, queue wait 205-253 ms from 5 s after in 4 draws of
+// 24.) It is the lowest
 // of their means, or, against a heavy-tailed service, a low quantile
 // (concBaseQuant): the lowest would be a round's luck to have none of the
 // slow calls, and every typical round would look like a queue. Rounds of
@@ -711,7 +720,7 @@ func (c *Concurrency) baseBelowLocked(level int) float64 {
 	var means []float64
 	var chunk latencySum
 	for _, h := range c.history {
-		if lower && h.level >= level {
+		if lower && h.level >= level && !h.calm {
 			continue
 		}
 		if h.firstQuarter {
@@ -811,6 +820,7 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 	base := c.baseBelowLocked(c.roundLevel)
 	noise := c.noiseLocked(ok, varW)
 	threshold := base*(1+concTolerance) + concSlack.Seconds() + noise
+	rose := false
 	if c.check.on && c.check.lat[0].ok+c.check.lat[1].ok >= concBaseAnswers {
 		// The answers to calls sent after a latency cut, by
 		// concBaseAnswers: if they are quicker than those that caused
@@ -818,7 +828,13 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		// was not the calls' doing (a service slower by itself, a stall
 		// of the client's machine, a heavy tail the first round took
 		// for a queue): the cut is undone, and the rounds before it no
-		// longer make the base.
+		// longer make the base. A window slower than the one before it
+		// (or than the latency that caused the cut) says nothing of the
+		// cut: with the calls in flight the same or fewer, the service
+		// got slower meanwhile, its capacity fell (the queue behind it
+		// still growing) or its own latency rose. It is no miss; the
+		// windows after it are judged against it, and it alone may cut
+		// again while the cut is checked (rose).
 		l := c.check.lat[0]
 		if l.ok == 0 {
 			l = c.check.lat[1]
@@ -828,6 +844,10 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 			got = l.sum / float64(l.ok)
 		}
 		fell := got < was*(1-concTolerance)
+		prev := was
+		if c.check.last > 0 {
+			prev = c.check.last
+		}
 		if c.check.median > 0 && len(c.check.samples) > 0 {
 			// The first rounds' cut: the median must fall half way to
 			// the first round's quickest quarter's mean, and by a
@@ -845,6 +865,12 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		case l.ok == 0:
 		case fell:
 			c.check = cutCheck{}
+		case c.check.median == 0 && got > prev*(1+concTolerance/2):
+			// Judged against the cut's latency, the answers behind a
+			// capacity that halved just after the cut were no quicker,
+			// twice, and the cut was undone into the new queue (K 64 ->
+			// 32, queue 64: 3 draws of 8, queue wait 516-728 ms).
+			c.check.mean, c.check.misses, c.check.last, rose = got, 0, got, true
 		case c.check.misses+1 >= concCutMisses:
 			// The rounds before the cut quicker than these are of a
 			// service that was quicker then (or of a first round's
@@ -865,6 +891,7 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 			return
 		default:
 			c.check.misses++
+			c.check.last = got
 		}
 	}
 	exceeded := c.exceeded
@@ -881,13 +908,18 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		return
 	}
 	switch {
-	case base > 0 && mean > threshold && c.check.on && c.check.median > 0:
-		// The first round's cut is checked: its base is that round's
+	case base > 0 && mean > threshold && c.check.on && (c.check.median > 0 || !rose):
+		// A cut is checked. The first round's: its base is that round's
 		// quickest quarter, far under the typical answer of a heavy
 		// tail. Until the answers at the limit it cut to tell a queue
 		// (they are quicker) from the service's spread (they are not:
 		// the cut is undone), no round cuts against that base: each did,
-		// and a lognormal service went from 8 to 1 in a second.
+		// and a lognormal service went from 8 to 1 in a second. Any
+		// other: only a window slower than the last cuts again (rose).
+		// A service slower by itself is past the threshold in every
+		// round until the check undoes the cut; a cut at each (0d751c1)
+		// took K 32, L 1 s -> 1.5 s from 34 to 6 and to 3 in two draws
+		// of 8, before the undo came 25 s later.
 		return
 	case base > 0 && mean > threshold && !exceeded && !c.tight && mean <= base*(1+concEarly)+concSlack.Seconds()+noise:
 		// Past the threshold, not by much, against a service whose
@@ -911,7 +943,7 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 			// (K 64 -> 32, queue 64: undone in 5 draws of 8, queue wait
 			// 478-926 ms). An undo still goes back to the limit before
 			// the first (a service slower by itself draws cuts in a row).
-			c.check.mean, c.check.base, c.check.at = mean, base, now
+			c.check.mean, c.check.base, c.check.at, c.check.last = mean, base, now, 0
 			c.check.lat, c.check.median, c.check.samples = [2]latencySum{}, 0, c.check.samples[:0]
 		}
 		// Latency cuts in a row (one a round) compound: a stall of the
