@@ -160,7 +160,11 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.limiter != nil && !s.limiter.Allow() {
 		status = http.StatusTooManyRequests
 		s.stats.reject(RejectRateLimited)
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(s.rateLimit())))
+		if s.opts.RateLimitRetryAfter != "" {
+			w.Header().Set("Retry-After", retryAfterValue(s.opts.RateLimitRetryAfter, s.opts.Now()))
+		} else {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter(s.rateLimit())))
+		}
 		writeRaw(w, status, bodyRateLimited)
 		return
 	}

@@ -127,6 +127,41 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// TestRateLimitRetryAfter: RateLimitRetryAfter is the Retry-After of the
+// 429s, in each form, in place of the whole seconds until the bucket holds
+// a token; New refuses what is no form.
+func TestRateLimitRetryAfter(t *testing.T) {
+	tests := []struct{ form, want string }{
+		{"", "2"}, // 1/rate
+		{"0.05", "0.05"},
+		{"3", "3"},
+		{"date+2s", "Sun, 22 Nov 2026 05:00:02 GMT"}, // the test clock's start plus 2 s
+	}
+	for _, tc := range tests {
+		t.Run(tc.form, func(t *testing.T) {
+			s := newSim(t, Options{RateLimit: 0.5, RateBurst: 1, RateLimitRetryAfter: tc.form})
+			tok := s.defaultToken(t)
+			const doc = `query { lead(id: "x") { id } }`
+			if r := s.post(t, "/graphql", tok, doc, nil); r.status != http.StatusOK {
+				t.Fatalf("request within the burst = %d, want 200", r.status)
+			}
+			r := s.post(t, "/graphql", tok, doc, nil)
+			if r.status != http.StatusTooManyRequests || r.code() != "RATE_LIMITED" {
+				t.Fatalf("request past the burst = %d %s, want 429 RATE_LIMITED", r.status, r.raw)
+			}
+			if got := r.header.Get("Retry-After"); got != tc.want {
+				t.Errorf("Retry-After = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{"-1", "50ms", "date+x"} {
+		if s, err := New(Options{RateLimit: 1, RateLimitRetryAfter: bad, SigningKey: testKey(t)}); err == nil {
+			s.Close()
+			t.Errorf("New(RateLimitRetryAfter %q) succeeded, want an error", bad)
+		}
+	}
+}
+
 // TestRateLimitChange: the limit changes at the times of RateChanges, on
 // the Now clock: none at first, 0.5/s after 30 s, none again after 60 s.
 func TestRateLimitChange(t *testing.T) {
@@ -437,6 +472,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--rotate-key-every", "1m", "--max-body", "2048", "--seed", "7", "--rate-limit-change", "150@30s, 0@1m",
 		"--echo-pii", "--create-latency-dist", "bimodal:50ms,2s,0.1", "--fail-503-retry-after", "date+2s",
 		"--proxy-reset", "0.2", "--proxy-reset-status", "504", "--proxy-reset-body", "html", "--proxy-reset-retry-after", "1.5",
+		"--rate-limit-retry-after", "0.05",
 	})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -448,7 +484,7 @@ func TestRegisterFlags(t *testing.T) {
 	}{
 		{"tenant", o.TenantID, "t1"}, {"app", o.AppID, "a1"}, {"client id", c.ID, "c1"}, {"secret", c.Secret, "s1"},
 		{"auto submit", c.AutoSubmit, true}, {"granted", c.Granted, true}, {"lifetime", o.TokenLifetime, 5 * time.Second},
-		{"create latency", o.CreateLatency, Latency{Fixed: 2 * time.Second, Jitter: time.Second, Dist: LatencyDist{Kind: DistBimodal, Fast: 50 * time.Millisecond, Slow: 2 * time.Second, Share: 0.1}}}, {"503 retry-after", o.Fail503RetryAfter, "date+2s"}, {"proxy retry-after", o.ProxyResetRetryAfter, "1.5"}, {"submit latency", o.SubmitLatency.Fixed, 300 * time.Millisecond},
+		{"create latency", o.CreateLatency, Latency{Fixed: 2 * time.Second, Jitter: time.Second, Dist: LatencyDist{Kind: DistBimodal, Fast: 50 * time.Millisecond, Slow: 2 * time.Second, Share: 0.1}}}, {"503 retry-after", o.Fail503RetryAfter, "date+2s"}, {"proxy retry-after", o.ProxyResetRetryAfter, "1.5"}, {"429 retry-after", o.RateLimitRetryAfter, "0.05"}, {"submit latency", o.SubmitLatency.Fixed, 300 * time.Millisecond},
 		{"rate", o.RateLimit, 50.0}, {"503", o.Fail503, 0.1}, {"500", o.Fail500, 0.05}, {"drop", o.DropAfter, 0.01},
 		{"rotate", o.RotateKeyEvery, time.Minute}, {"max body", o.MaxBodyBytes, int64(2048)}, {"seed", o.Seed, int64(7)},
 		{"rate changes", fmt.Sprint(o.RateChanges), fmt.Sprint([]RateChange{{30 * time.Second, 150}, {time.Minute, 0}})},

@@ -176,6 +176,12 @@ type Options struct {
 	// The burst stays RateBurst when that is set, else becomes
 	// max(1, Limit/10). At must increase from one change to the next.
 	RateChanges []RateChange
+	// RateLimitRetryAfter, when set, is the Retry-After of the 429s of
+	// RateLimit, in Fail503RetryAfter's forms; empty: the whole seconds
+	// until the bucket holds a token, at least 1. Tests give a fraction
+	// of a second ("0.05"), so that a client that honours it retries in
+	// milliseconds instead of waiting a second for each 429.
+	RateLimitRetryAfter string
 
 	// Capacity is how many GraphQL requests (both endpoints) are
 	// processed at once, after the rate limit and authentication; the rest
@@ -374,6 +380,9 @@ func (o Options) withDefaults() (Options, error) {
 	if err := checkRetryAfter(o.ProxyResetRetryAfter); err != nil {
 		return o, fmt.Errorf("leadsim options: proxy-reset %w", err)
 	}
+	if err := checkRetryAfter(o.RateLimitRetryAfter); err != nil {
+		return o, fmt.Errorf("leadsim options: rate-limit %w", err)
+	}
 	if o.MaxBodyBytes < 0 {
 		return o, errors.New("leadsim options: max body size is negative: use 0 (no limit) or a size > 0")
 	}
@@ -425,6 +434,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.ReadLatency.Fixed, "read-latency", o.ReadLatency.Fixed, "fixed latency of each lead or creditReport query")
 	fs.Float64Var(&o.RateLimit, "rate-limit", o.RateLimit, "GraphQL requests per second over both endpoints (token bucket); over it: 429 with Retry-After; 0 = unlimited")
 	fs.IntVar(&o.RateBurst, "rate-burst", o.RateBurst, "token bucket size of --rate-limit; 0 = max(1, rate/10)")
+	fs.StringVar(&o.RateLimitRetryAfter, "rate-limit-retry-after", o.RateLimitRetryAfter, "Retry-After of --rate-limit's 429s, in --fail-503-retry-after's forms; empty: the whole seconds until the bucket holds a token, at least 1")
 	fs.Func("rate-limit-change", "change --rate-limit while running: LIMIT@AT[,LIMIT@AT...], AT counted from the start, e.g. 150@30s (0 = unlimited)", func(v string) error {
 		c, err := ParseRateChanges(v)
 		if err == nil {

@@ -184,7 +184,7 @@ func (f distFlag) Set(v string) error {
 var retryAfterForm = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
 // checkRetryAfter reports a Retry-After form (Fail503RetryAfter,
-// ProxyResetRetryAfter) that New must refuse.
+// ProxyResetRetryAfter, RateLimitRetryAfter) that New must refuse.
 func checkRetryAfter(v string) error {
 	if v == "" || retryAfterForm.MatchString(v) {
 		return nil
@@ -197,7 +197,8 @@ func checkRetryAfter(v string) error {
 	return fmt.Errorf("Retry-After %q: want delta seconds (2, 1.5, 99999999999999999999) or date+DURATION (date+2s, an HTTP-date)", v)
 }
 
-// retryAfterValue is the header of an injected 503 answered at now.
+// retryAfterValue is the header of an injected 503 (or a 429 of
+// RateLimitRetryAfter) answered at now.
 func retryAfterValue(form string, now time.Time) string {
 	if d, ok := strings.CutPrefix(form, "date+"); ok {
 		dur, _ := time.ParseDuration(d) // checked by New
