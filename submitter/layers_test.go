@@ -142,6 +142,10 @@ func TestCallComposes(t *testing.T) {
 // TestAttemptBounds: the deadline and body limit layers bound each
 // attempt, and the outcome of each is classified once.
 func TestAttemptBounds(t *testing.T) {
+	// Parallel: a scripted transport, no service; the timeouts are the
+	// test's own (200 ms against a reply that never comes), no healthy
+	// call must meet them.
+	t.Parallel()
 	tests := []struct {
 		name         string
 		reply        func(n int, r *http.Request) (*http.Response, error)
@@ -175,6 +179,7 @@ func TestAttemptBounds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := composed(t, &scriptedBase{reply: tc.reply}, &recordingLimiter{}, nil)
 			_, call, err := c.Create(context.Background(), testInput(), nil)
 			var ce *CallError

@@ -276,6 +276,10 @@ func TestSimHangNoticedInOneTimeout(t *testing.T) {
 		limit int
 	}{{leadsim.HangHeld, 8}, {leadsim.HangUnread, 8}, {leadsim.HangHeld, 0}, {leadsim.HangHeld, 1}} {
 		t.Run(fmt.Sprintf("%s limit %d", tc.mode, tc.limit), func(t *testing.T) {
+			// The cases side by side, each against a simulator of its
+			// own: they wait out a hang, and the test, serial, runs
+			// alone.
+			t.Parallel()
 			env := hangClient(t, tc.mode, tc.limit)
 			_, errs := createAll(env.c, 0, 64)
 			for i, err := range errs {

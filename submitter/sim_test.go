@@ -539,12 +539,12 @@ func TestSimAutoRate(t *testing.T) {
 		wantOpen bool
 	}{
 		{"limit far above the calls", 2000, 200, 150, true},
-		{"limit below the calls", 8, 1, 40, false},
+		{"limit below the calls", 8, 1, 24, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := startSim(t, leadsim.Options{RateLimit: tc.limit, RateBurst: tc.burst}, func(c *Config) {
+			env := startSim(t, leadsim.Options{RateLimit: tc.limit, RateBurst: tc.burst, RateLimitRetryAfter: "0.05"}, func(c *Config) {
 				c.RateAuto = true
 				c.MaxAttempts = 3
 			})

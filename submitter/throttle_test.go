@@ -14,7 +14,7 @@ import (
 // answered all along.
 func TestSimSteadyLimitFarBelowRate(t *testing.T) {
 	t.Parallel()
-	env := startSim(t, leadsim.Options{RateLimit: 20, RateBurst: 1, SigningKey: sharedKey(t)}, func(c *Config) {
+	env := startSim(t, leadsim.Options{RateLimit: 20, RateBurst: 1, RateLimitRetryAfter: "0.05", SigningKey: sharedKey(t)}, func(c *Config) {
 		c.Rate = 1000
 		c.MaxAttempts = 1
 	})
