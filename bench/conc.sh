@@ -12,6 +12,8 @@
 #            ≤ 1% 429
 #   halve    L 1 s ±0.2, K 64 → 32 at 25 s (queue 32), 45 s: back to ≤ 10%
 #            queue wait within 5 s, ≤ 2% shed
+#   halve64  halve with a queue of 64 (not run by default): the deeper queue
+#            behind which a latency cut used to be undone (pace's model)
 #   mem512   L 1 s, no capacity, --max-concurrency 512, 30 s: peak RSS ≤ 64 MiB
 #            at 512 calls in flight
 #   cap8c8, cap8c9, cap8c10  cap8 with --concurrency 8, 9, 10 (not run by

@@ -105,6 +105,7 @@ func scenarios() []scenario {
 		{name: "cap8c10", what: "L 20 ms, K 8, queue 8, --concurrency 10", lat: 20 * time.Millisecond, capacity: 8, queue: 8, aim: 400, duration: 30 * time.Second, upload: []string{"--concurrency", "10"}},
 		{name: "rate150", what: "L 300 ms ±100, R 150/s, K none", lat: 300 * time.Millisecond, jit: 200 * time.Millisecond, rate: 150, aim: 150, duration: 40 * time.Second},
 		{name: "halve", what: "L 1 s ±0.2, K 64 → 32 at 25 s, queue 32", lat: time.Second, jit: 400 * time.Millisecond, capacity: 64, queue: 32, capAfter: 32, changeAt: 25 * time.Second, aim: 32, duration: 45 * time.Second},
+		{name: "halve64", what: "L 1 s ±0.2, K 64 → 32 at 25 s, queue 64", lat: time.Second, jit: 400 * time.Millisecond, capacity: 64, queue: 64, capAfter: 32, changeAt: 25 * time.Second, aim: 32, duration: 45 * time.Second},
 		{name: "mem512", what: "L 1 s, K none, --max-concurrency 512 --rate 0", lat: time.Second, aim: 512, duration: 30 * time.Second, upload: []string{"--max-concurrency", "512", "--rate", "0"}},
 		{name: "fast", what: "no latency, no limit, 10,000 leads, defaults", complete: true, duration: 3 * time.Minute},
 		{name: "fast8", what: "the same, --concurrency 8 (the old default)", complete: true, duration: 3 * time.Minute, upload: []string{"--concurrency", "8"}},
