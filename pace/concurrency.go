@@ -184,6 +184,14 @@ type cutCheck struct {
 	// cut): a window slower than it, at the same limit or a lower one,
 	// found a service that got slower meanwhile.
 	last float64
+	// round is the round whose end made the cut, and before sums the
+	// latencies of the 2xx answers to its calls sent after its own
+	// (sent last at the limit before the cut, answered after it), as
+	// lat: the latency at that limit once its queue had built, where
+	// the round's own mean (mean) is of calls sent a base earlier, only
+	// partly queued.
+	round  int64
+	before [2]latencySum
 	// lat sums the latencies of the 2xx answers to calls sent since, as
 	// the round's (createLead's, the others'), each at most concClip
 	// times base: the same measure as mean, whatever the base does
@@ -516,6 +524,13 @@ func (c *Concurrency) Release(ticket int64, o Outcome, learn bool) {
 	if learn && inRound {
 		c.learnLocked(o)
 	}
+	if learn && ticket < 0 && c.check.on && ticket == -c.check.round && o.Status >= 200 && o.Status < 300 && o.Op != "preflight" {
+		k := 1
+		if o.Op == "createLead" {
+			k = 0
+		}
+		c.check.before[k].add(min(o.Latency.Seconds(), concClip*c.check.base))
+	}
 	if learn && ticket != 0 && ticket == -c.round && isOverload(o) && o.Op != "preflight" {
 		c.outHard++
 	}
@@ -835,13 +850,19 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		// still growing) or its own latency rose. It is no miss; the
 		// windows after it are judged against it, and it alone may cut
 		// again while the cut is checked (rose).
-		l := c.check.lat[0]
-		if l.ok == 0 {
-			l = c.check.lat[1]
+		k := 0
+		if c.check.lat[0].ok == 0 {
+			k = 1
 		}
+		l, b := c.check.lat[k], c.check.before[k]
 		got, was := 0.0, c.check.mean
 		if l.ok > 0 {
 			got = l.sum / float64(l.ok)
+		}
+		if b.ok >= concBaseAnswers {
+			// The calls sent last before the cut, as late as those
+			// after it: their queue was the limit's whole queue.
+			was = max(was, b.sum/float64(b.ok))
 		}
 		fell := got < was*(1-concTolerance)
 		prev := was
@@ -871,6 +892,7 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 			// twice, and the cut was undone into the new queue (K 64 ->
 			// 32, queue 64: 3 draws of 8, queue wait 516-728 ms).
 			c.check.mean, c.check.misses, c.check.last, rose = got, 0, got, true
+			c.check.round, c.check.before = 0, [2]latencySum{}
 		case c.check.misses+1 >= concCutMisses:
 			// The rounds before the cut quicker than these are of a
 			// service that was quicker then (or of a first round's
@@ -932,7 +954,7 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		c.latencyCuts++
 		c.rosePast = c.capLocked()
 		if !c.check.on {
-			c.check = cutCheck{on: true, from: c.limit, slowStart: c.slowStart, mean: mean, base: base, at: now}
+			c.check = cutCheck{on: true, from: c.limit, slowStart: c.slowStart, mean: mean, base: base, at: now, round: c.round}
 		} else {
 			// A cut while an earlier one is checked: the answers from
 			// now on are judged against the latency that caused this
@@ -944,6 +966,7 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 			// 478-926 ms). An undo still goes back to the limit before
 			// the first (a service slower by itself draws cuts in a row).
 			c.check.mean, c.check.base, c.check.at, c.check.last = mean, base, now, 0
+			c.check.round, c.check.before = c.round, [2]latencySum{}
 			c.check.lat, c.check.median, c.check.samples = [2]latencySum{}, 0, c.check.samples[:0]
 		}
 		// Latency cuts in a row (one a round) compound: a stall of the

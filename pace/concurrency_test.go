@@ -430,6 +430,32 @@ func TestConcurrencyModelChanges(t *testing.T) {
 	})
 }
 
+// TestConcurrencyModelSlowStartCut: the cut that ends slow start past a
+// capacity (K 64, queue 64, L 1 s ±0.4: 64 -> 128 in flight) stands. Its
+// round's calls were sent as the queue began, its mean under the
+// latency at 128 once the queue had built; the calls after the cut, at
+// 84, were no quicker than that mean, twice, and the cut was undone,
+// back to 128, the rounds at the base dropped with it (a91a4da: draw 10
+// of PCG(seed, 123), limits 128 -> 84 -> 128 -> 87-105, queue wait
+// 421 ms over 20-40 s; on bench/conc.sh's halve64 against the real
+// client, the same at 9-14 s; 0d751c1, which cut again at 84, undid a
+// cut at 16 s in draw 1). The check now compares them with the calls
+// sent last before the cut.
+func TestConcurrencyModelSlowStartCut(t *testing.T) {
+	for seed := uint64(1); seed <= 16; seed++ {
+		m := queueModel{cap: 64, queueLimit: 64, lat: time.Second, jit: 400 * time.Millisecond, rnd: rand.New(rand.NewPCG(seed, 123))}
+		run := runModel(t, m, 40*time.Second, ConcurrencyConfig{})
+		wait := run.meanWait(20*time.Second, 40*time.Second)
+		t.Logf("draw %d: undone at %v, queue wait 20-40 s %v, limits %v", seed, run.undoneAt, wait, run.limits)
+		if len(run.undoneAt) > 0 && run.undoneAt[0] < 20*time.Second {
+			t.Errorf("draw %d: a latency cut undone at %v, in the first 20 s (limits by second %v)", seed, run.undoneAt[0], run.limits)
+		}
+		if wait > 200*time.Millisecond {
+			t.Errorf("draw %d: mean queue wait over 20-40 s %v, want at most 20%% of L", seed, wait)
+		}
+	}
+}
+
 // TestConcurrencyFixed: a fixed limit lets exactly N attempts in at once,
 // the next waits until one gives its place back, and a waiter whose
 // context ends leaves the line.
