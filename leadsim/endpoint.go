@@ -192,7 +192,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	drop, reset := false, false
-	if s.faults && (op == OpCreateLead || op == OpSubmitLead) {
+	if s.faults && (op == OpCreateLead || op == OpSubmitLead) && (s.opts.FaultOp == "" || s.opts.FaultOp == op) {
 		switch u := s.rnd.Float64(); {
 		case u < s.opts.Fail503:
 			status = http.StatusServiceUnavailable

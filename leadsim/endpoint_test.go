@@ -473,6 +473,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--echo-pii", "--create-latency-dist", "bimodal:50ms,2s,0.1", "--fail-503-retry-after", "date+2s",
 		"--proxy-reset", "0.2", "--proxy-reset-status", "504", "--proxy-reset-body", "html", "--proxy-reset-retry-after", "1.5",
 		"--rate-limit-retry-after", "0.05",
+		"--fault-op", "submitLead",
 	})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -490,6 +491,7 @@ func TestRegisterFlags(t *testing.T) {
 		{"rate changes", fmt.Sprint(o.RateChanges), fmt.Sprint([]RateChange{{30 * time.Second, 150}, {time.Minute, 0}})},
 		{"echo pii", o.EchoPII, true},
 		{"proxy reset", o.ProxyReset, 0.2}, {"proxy reset status", o.ProxyResetStatus, 504}, {"proxy reset body", o.ProxyResetBody, ProxyBodyHTML},
+		{"fault op", o.FaultOp, OpSubmitLead},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

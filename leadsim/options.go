@@ -201,6 +201,12 @@ type Options struct {
 	// draw in that order, so their sum should not exceed 1.
 	Fail503, Fail500, DropAfter float64
 	TokenFail503                float64 // fraction of token requests answered 503
+	// FaultOp, when set, is the one operation, OpCreateLead or
+	// OpSubmitLead, that Fail503, Fail500, DropAfter and ProxyReset draw
+	// for; the other is never faulted. "" (the default) is both. A
+	// submitLead served by a backend or a limit of its own fails as its
+	// createLead does not.
+	FaultOp string
 	// Fail503RetryAfter, when set, is the Retry-After of the 503s of
 	// Fail503: delta seconds as written ("2", "1.5", "99999999999999999999")
 	// or "date+DUR", an HTTP-date DUR after the answer ("date+2s").
@@ -374,6 +380,9 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("leadsim options: %s fraction %v is outside [0,1]", name, f)
 		}
 	}
+	if o.FaultOp != "" && o.FaultOp != OpCreateLead && o.FaultOp != OpSubmitLead {
+		return o, fmt.Errorf("leadsim options: fault op %q: use %s, %s or \"\" (both)", o.FaultOp, OpCreateLead, OpSubmitLead)
+	}
 	if err := checkRetryAfter(o.Fail503RetryAfter); err != nil {
 		return o, fmt.Errorf("leadsim options: fail-503 %w", err)
 	}
@@ -451,6 +460,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.ProxyResetStatus, "proxy-reset-status", o.ProxyResetStatus, "status of --proxy-reset's answers: 503, 502 or 504 (0 = 503)")
 	fs.StringVar(&o.ProxyResetBody, "proxy-reset-body", o.ProxyResetBody, "body of --proxy-reset's answers: text (Envoy's line), html (a gateway's page) or empty")
 	fs.StringVar(&o.ProxyResetRetryAfter, "proxy-reset-retry-after", o.ProxyResetRetryAfter, "Retry-After of --proxy-reset's answers, in --fail-503-retry-after's forms; empty: none")
+	fs.StringVar(&o.FaultOp, "fault-op", o.FaultOp, "the one operation --fail-503, --fail-500, --drop-after and --proxy-reset apply to: createLead or submitLead; empty: both")
 	fs.Float64Var(&o.TokenFail503, "token-fail-503", o.TokenFail503, "fraction of token requests answered 503")
 	fs.Var(windowFlag{&o.TokenOutage}, "token-outage", "an identity provider outage: token requests answered 503 temporarily_unavailable from START for DUR (START:DUR, e.g. 3s:12s, counted from the start)")
 	fs.Var(windowFlag{&o.Outage}, "outage", "a lead endpoint outage: GraphQL requests answered 502 with an HTML body from START for DUR (START:DUR, e.g. 30s:20s)")

@@ -140,3 +140,37 @@ func TestFail503RetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultOp: FaultOp keeps the injected faults to one operation. With
+// every call failing, a createLead goes through and its submitLead is
+// answered 503 with the Retry-After (submitLead), or the createLead is
+// answered 503 (createLead); New refuses any other operation.
+func TestFaultOp(t *testing.T) {
+	s := newSim(t, Options{Fail503: 1, Fail503RetryAfter: "300", FaultOp: OpSubmitLead})
+	tok := s.defaultToken(t)
+	l := s.create(t, tok, applicant("fo-1", "123450400"))
+	if l.ID == "" {
+		t.Fatalf("createLead = %+v, want a lead: only submitLead is faulted", l)
+	}
+	r := s.post(t, "/graphql", tok, submitDoc, map[string]any{"id": l.ID})
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "300" {
+		t.Errorf("submitLead = %d Retry-After %q, want 503 and 300", r.status, r.header.Get("Retry-After"))
+	}
+	if st := s.Stats(); st.Submissions != 0 || st.Rejections[RejectFault503] != 1 {
+		t.Errorf("Stats: %d submissions, %d 503s; want 0 and 1", st.Submissions, st.Rejections[RejectFault503])
+	}
+
+	s = newSim(t, Options{Fail503: 1, FaultOp: OpCreateLead})
+	tok = s.defaultToken(t)
+	r = s.post(t, "/graphql", tok, createDoc, map[string]any{"input": applicant("fo-2", "")})
+	if r.status != http.StatusServiceUnavailable {
+		t.Errorf("createLead = %d, want 503", r.status)
+	}
+
+	for _, bad := range []string{"lead", "CreateLead", "both"} {
+		if s, err := New(Options{Fail503: 0.1, FaultOp: bad, SigningKey: testKey(t)}); err == nil {
+			s.Close()
+			t.Errorf("New(FaultOp %q) succeeded, want an error", bad)
+		}
+	}
+}
