@@ -108,6 +108,10 @@ type runOpts struct {
 	// endpoint is the service's URL instead of the simulator's (a dead
 	// port, a page that is no GraphQL endpoint), as --endpoint gives it.
 	endpoint string
+	// ctx is the run's context instead of one that never ends: its end is
+	// the first SIGINT/SIGTERM, as cmd/bulkload's signal handling cancels
+	// it.
+	ctx context.Context
 }
 
 // runUpload runs j against the simulator s as `bulkload upload` runs it
@@ -171,6 +175,9 @@ func newTestRun(t testing.TB, o []runOpts) *testRun {
 	r := &testRun{ctx: context.Background(), out: &syncBuffer{}, errb: &syncBuffer{}}
 	if len(o) > 0 {
 		r.opt = o[0]
+	}
+	if r.opt.ctx != nil {
+		r.ctx = r.opt.ctx
 	}
 	env := map[string]string{}
 	for k, v := range r.opt.env {

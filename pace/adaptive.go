@@ -157,16 +157,17 @@ func NewAdaptive(cfg AutoConfig) *Adaptive {
 // Wait blocks until the shared rate allows one more attempt, or ctx ends,
 // or stop is closed (ErrStopped; a nil stop never is): a pause of every
 // call (a Retry-After most answers carry) or a turn far off holds no stop.
+// A turn there at once is taken whether stop is closed or not.
 func (a *Adaptive) Wait(ctx context.Context, stop <-chan struct{}) error {
 	for {
+		d, paused, rebuilt := a.reserve()
+		if d <= 0 {
+			return ctx.Err()
+		}
 		select {
 		case <-stop:
 			return ErrStopped
 		default:
-		}
-		d, paused, rebuilt := a.reserve()
-		if d <= 0 {
-			return ctx.Err()
 		}
 		t := time.NewTimer(d)
 		select {

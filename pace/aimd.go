@@ -59,14 +59,11 @@ func NewAIMD(configured float64, now func() time.Time) *AIMD {
 var ErrStopped = errors.New("stopped while waiting for the rate")
 
 // wait blocks until the shared rate allows one more HTTP attempt, or ctx
-// ends, or stop is closed (ErrStopped). A turn taken and not used (ctx,
-// stop) is given back to the bucket, as rate.Limiter's Wait does.
+// ends, or stop is closed (ErrStopped): a turn there at once is taken
+// whether stop is closed or not, and none is waited for once it is. A
+// turn taken and not used (ctx, stop) is given back to the bucket, as
+// rate.Limiter's Wait does.
 func (r *AIMD) wait(ctx context.Context, stop <-chan struct{}) error {
-	select {
-	case <-stop:
-		return ErrStopped
-	default:
-	}
 	r.mu.Lock()
 	now := r.now()
 	r.observeLocked(now)
@@ -84,6 +81,12 @@ func (r *AIMD) wait(ctx context.Context, stop <-chan struct{}) error {
 	d := res.DelayFrom(t0)
 	if d <= 0 {
 		return nil
+	}
+	select {
+	case <-stop:
+		res.Cancel()
+		return ErrStopped
+	default:
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -129,3 +129,36 @@ func TestWaitWithStopAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitTakesATurnThereAtOnceAfterTheStop: a closed stop ends only a
+// wait. A turn there at once is taken (the submitLead of a row whose
+// createLead was on the wire at the stop completes it: nothing holds the
+// stop for it); the next, which would wait, is not.
+func TestWaitTakesATurnThereAtOnceAfterTheStop(t *testing.T) {
+	stop := make(chan struct{})
+	close(stop)
+	open, _ := newTestAdaptive(AutoConfig{})
+	held, _ := newTestAdaptive(AutoConfig{Start: 100})
+	for _, tc := range []struct {
+		name string
+		lim  waiter
+		next bool // a second turn would wait
+	}{
+		{"AIMD, no rate", NewAIMD(0, time.Now), false},
+		{"AIMD, 1 call/s", NewAIMD(1, time.Now), true},
+		{"Adaptive, open", open, false},
+		{"Adaptive, 100 calls/s", held, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.lim.Wait(context.Background(), stop); err != nil {
+				t.Fatalf("Wait for a turn there at once, after the stop = %v, want it taken", err)
+			}
+			if !tc.next {
+				return
+			}
+			if err := tc.lim.Wait(context.Background(), stop); !errors.Is(err, ErrStopped) {
+				t.Errorf("Wait for a turn that would wait, after the stop = %v, want ErrStopped", err)
+			}
+		})
+	}
+}

@@ -63,7 +63,8 @@ type callOutcome struct {
 // would take the call's waits past MaxRetryWait is not waited: the call
 // ends with a *DeferredError (deferred). The run's stop (StopWaiting) ends
 // a wait between attempts at once, and sends no createLead that had not
-// gone out (ErrStopped). Retries are the attempts made after the first.
+// gone out, nor a submitLead that would wait for its turn at the rate
+// (ErrStopped). Retries are the attempts made after the first.
 func (c *Client) retry(ctx context.Context, spec callSpec, req *graphql.Request) callOutcome {
 	var out callOutcome
 	fail := func(err error) callOutcome {
@@ -327,9 +328,9 @@ func unattempted(op string, out callOutcome, ctx context.Context, err error) err
 
 // ErrStopped is the cause (CallError.Err) of a call that the run's stop
 // (StopWaiting) found waiting between its attempts, out of a backoff or a
-// Retry-After, or a createLead still waiting for its turn at the rate or
-// its place in flight: an interrupted call (IsInterrupted) whose next
-// attempt was never sent. When Ambiguous, an earlier attempt may have
+// Retry-After, a createLead still waiting for its turn at the rate or its
+// place in flight, or a submitLead waiting for its turn at the rate: an
+// interrupted call (IsInterrupted) whose next attempt was never sent. When Ambiguous, an earlier attempt may have
 // reached the service.
 var ErrStopped = errors.New("the run stopped while the call waited to retry")
 

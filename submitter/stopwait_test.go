@@ -60,8 +60,8 @@ func TestSimStopEndsTheWaitToRetry(t *testing.T) {
 				t.Errorf("the log said %d times that calls wait out a Retry-After of 5 minutes, want once:\n%s", n, waiting)
 			}
 			// The run has stopped: a createLead is not sent now, a
-			// submitLead is (it settles a lead that exists), and is not
-			// retried.
+			// submitLead whose turn at the rate is there at once is (it
+			// completes a row whose lead exists), and is not retried.
 			if _, call, err := env.c.Create(context.Background(), simLead(2, true), nil); !errors.Is(err, ErrStopped) || !IsInterrupted(err) || call.Attempts != 0 {
 				t.Errorf("Create after the stop = %v after %d attempts, want ErrStopped, interrupted, unsent", err, call.Attempts)
 			}

@@ -68,8 +68,9 @@ func (c *Client) newCaller() *caller {
 // latencies and the outage gate's count of attempts on the wire learn. It
 // returns an error when no attempt was made: the run waits out an outage
 // (errParked: the attempt got its place while the gate was down), the
-// run stopped a createLead before it went out (errStopping: while it
-// waited for its turn at the rate, or it got its place after the stop),
+// run stopped a createLead before it went out (errStopping: at the
+// stop, while it waited for its turn at the rate, or it got its place
+// after the stop) or a submitLead that would wait for its turn,
 // ctx ended while the attempt waited for its turn or place, or there was
 // no token (a *tokenError).
 func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Request) (verdict, error) {
@@ -80,13 +81,23 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 		ticket    int64
 		rateStart time.Time
 	)
-	// A createLead's turn at the rate ends at the run's stop (the gate's
-	// quit): the row is not on the wire, and a pause of every call (a
-	// Retry-After most answers carry) or a low rate would hold the stop
-	// for its length. A submitLead or a lead read waits its turn: it
-	// settles a lead that exists. A nil channel never ends a wait.
+	// At the run's stop (the gate's quit) a row's call does not wait for
+	// its turn at the rate: it is not on the wire, and a pause of every
+	// call (a Retry-After most answers carry) or a low rate would hold the
+	// stop for its length. A createLead is not sent at all once the run
+	// stops (its row is not sent). A submitLead whose turn is there at
+	// once still goes: it completes a row whose createLead was on the
+	// wire at the stop; one that would wait leaves, its row created with
+	// its lead's id (--resume submits it). A lead read (the own-lead
+	// check) waits its turn: a nil channel never ends a wait.
 	var stop <-chan struct{}
-	if spec.op == "createLead" {
+	switch spec.op {
+	case "createLead":
+		if c.gate.quitting.Load() {
+			return verdict{}, errStopping
+		}
+		stop = c.gate.quit
+	case "submitLead":
 		stop = c.gate.quit
 	}
 	for {
@@ -128,8 +139,8 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 	if spec.op == "createLead" && c.gate.quitting.Load() {
 		// The run is stopping: a row that was waiting for its turn or
 		// its place is not on the wire, and starts nothing new now (a
-		// submitLead or a lead read still goes: it settles a lead that
-		// exists).
+		// submitLead that has its place goes: it completes a row whose
+		// lead exists).
 		c.conc.Release(ticket, pace.Outcome{}, false)
 		return verdict{}, errStopping
 	}
@@ -230,8 +241,9 @@ type TokenSource interface {
 var errParked = errors.New("parked: the service is away")
 
 // errStopping is attempt's answer when the run's stop (StopWaiting) found
-// a createLead attempt waiting for its turn at the rate, or it got its
-// place after the stop: it was not sent.
+// a createLead or a submitLead attempt waiting for its turn at the rate,
+// or a createLead's came after the stop or got its place after it: it was
+// not sent.
 var errStopping = errors.New("not sent: the run is stopping")
 
 // exchange sends one attempt of operation op through the library and the
