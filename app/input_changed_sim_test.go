@@ -52,6 +52,7 @@ func TestUploadInputChangedDuringRun(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a simulator and a folder of its own
 			s := startSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond}})
 			dir := t.TempDir()
 			input := filepath.Join(dir, "export.csv")

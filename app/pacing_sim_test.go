@@ -30,7 +30,7 @@ func TestUploadRateAutoSettles(t *testing.T) {
 	// are this test's own. (It was serial, "on a CPU of its own": 10 s of
 	// the serial part, while it settles at 4-6 calls/s against 15.)
 	t.Parallel()
-	s := startSim(t, leadsim.Options{RateLimit: 15, RateBurst: 1})
+	s := startSim(t, leadsim.Options{RateLimit: 15, RateBurst: 1, RateLimitRetryAfter: "0.05"})
 	res, rows, summaryPath := uploadSample(t, s, func(j *UploadJob) {
 		j.Up.Rate = Rate{Auto: true}
 		j.Up.Concurrency = Concurrency{N: 4}
@@ -131,8 +131,8 @@ func TestConcurrencyAutoFindsCapacity(t *testing.T) {
 		opts leadsim.Options
 		rows int
 	}{
-		{"far above the start", leadsim.Options{Capacity: 48, QueueLimit: 48, CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}}, 400},
-		{"small capacity", leadsim.Options{Capacity: 2, QueueLimit: 4, CreateLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}}, 200},
+		{"far above the start", leadsim.Options{Capacity: 48, QueueLimit: 48, CreateLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 40 * time.Millisecond}}, 200},
+		{"small capacity", leadsim.Options{Capacity: 2, QueueLimit: 4, CreateLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 20 * time.Millisecond}}, 100},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,7 +183,7 @@ func checkAutoSummary(t *testing.T, res runResult, sum summary.Summary) {
 func TestConcurrencyFixedBound(t *testing.T) {
 	// Not parallel: what bound the run comes from the time calls waited.
 	s := startSim(t, leadsim.Options{CreateLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}, SubmitLatency: leadsim.Latency{Fixed: 10 * time.Millisecond}})
-	res, _, sum := uploadAuto(t, s, 200, func(j *UploadJob) { j.Up.Concurrency = Concurrency{N: 2} })
+	res, _, sum := uploadAuto(t, s, 100, func(j *UploadJob) { j.Up.Concurrency = Concurrency{N: 2} })
 	if res.code != ExitOK {
 		t.Fatalf("upload exit = %d\nstderr:\n%s", res.code, res.stderr)
 	}
@@ -241,7 +241,7 @@ func TestConcurrencyAutoRandomShapes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := startSim(t, tc.opts)
-			res, rows, sum := uploadAuto(t, s, 400, tc.change)
+			res, rows, sum := uploadAuto(t, s, 200, tc.change)
 			if res.code != ExitOK {
 				t.Fatalf("upload exit = %d, want %d\nstderr:\n%s", res.code, ExitOK, res.stderr)
 			}
