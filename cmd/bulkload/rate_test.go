@@ -38,7 +38,7 @@ func TestRateAutoIsTheDefault(t *testing.T) {
 // from one run to the next.
 func TestResumeStartsFromTheEarlierPacing(t *testing.T) {
 	t.Parallel()
-	s := startTestSim(t, leadsim.Options{RateLimit: 10, RateBurst: 3, CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond}})
+	s := startTestSim(t, leadsim.Options{RateLimit: 10, RateBurst: 3, RateLimitRetryAfter: "0.05", CreateLatency: leadsim.Latency{Fixed: 5 * time.Millisecond}})
 	dir := t.TempDir()
 	input := filepath.Join(dir, "leads.csv")
 	opts := synth.Defaults()
