@@ -13,6 +13,9 @@ import (
 // and Retry-After; the counters say so, and the one that waited is served
 // once a place is free.
 func TestCapacityQueueAndShed(t *testing.T) {
+	// Parallel: a simulator of its own; its requests wait 2 s (the
+	// states it checks hold that long), not on the CPU.
+	t.Parallel()
 	s := newSim(t, Options{Capacity: 2, QueueLimit: 1, ReadLatency: Latency{Fixed: 2 * time.Second}})
 	tok := s.defaultToken(t)
 	type answer struct {

@@ -323,6 +323,8 @@ func TestTokenFault503(t *testing.T) {
 }
 
 func TestBodyTooLarge(t *testing.T) {
+	// Parallel: a simulator of its own.
+	t.Parallel()
 	s := newSim(t, Options{MaxBodyBytes: 512})
 	tok := s.defaultToken(t)
 	in := applicant("big", "")

@@ -220,6 +220,8 @@ func TestHangUnread(t *testing.T) {
 // all the same), one still waiting gets it on Heal, and later requests are
 // answered at once.
 func TestHangAfter(t *testing.T) {
+	// Parallel: a simulator of its own.
+	t.Parallel()
 	s := newSim(t, Options{HangAfter: 1})
 	tok := s.defaultToken(t)
 	s.create(t, tok, applicant("first", "123456789"))

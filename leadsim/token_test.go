@@ -136,6 +136,8 @@ func TestTokenWrongTenant(t *testing.T) {
 }
 
 func TestUnauthenticated(t *testing.T) {
+	// Parallel: a simulator of its own.
+	t.Parallel()
 	s := newSim(t, Options{TokenLifetime: 10 * time.Second})
 	valid := s.defaultToken(t)
 	expired := s.defaultToken(t)
@@ -192,6 +194,8 @@ func TestUnauthenticated(t *testing.T) {
 }
 
 func TestRotateKeyRoute(t *testing.T) {
+	// Parallel: a simulator of its own.
+	t.Parallel()
 	s := newSim(t, Options{})
 	tok := s.defaultToken(t)
 	resp, err := http.Post(s.URL+"/_sim/rotate-key", "", nil)
@@ -208,6 +212,8 @@ func TestRotateKeyRoute(t *testing.T) {
 }
 
 func TestRotateKeyEvery(t *testing.T) {
+	// Parallel: a simulator of its own.
+	t.Parallel()
 	s := newSim(t, Options{RotateKeyEvery: 50 * time.Millisecond})
 	tok := s.defaultToken(t)
 	deadline := time.Now().Add(5 * time.Second)
