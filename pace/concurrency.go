@@ -861,12 +861,19 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		if l.ok > 0 {
 			got = l.sum / float64(l.ok)
 		}
+		fell := got < was*(1-concTolerance)
 		if b.ok >= concBaseAnswers {
 			// The calls sent last before the cut, as late as those
-			// after it: their queue was the limit's whole queue.
-			was = max(was, b.sum/float64(b.ok))
+			// after it: their queue was the limit's whole queue. They
+			// tell whether the cut helped; whether the service got
+			// slower is told against the round that made the cut, sent
+			// before them: when the capacity halved just after the cut,
+			// they waited in the new queue as long as the calls after
+			// it, and against them alone those were flat, not slower,
+			// twice, and the cut was undone (bench/conc.sh's halve64,
+			// one run of four).
+			fell = got < max(was, b.sum/float64(b.ok))*(1-concTolerance)
 		}
-		fell := got < was*(1-concTolerance)
 		prev := was
 		if c.check.last > 0 {
 			prev = c.check.last
