@@ -273,7 +273,7 @@ func TestReportInBrowser(t *testing.T) {
 	// service's limit of 60 calls/s: --rate auto settles near 16 calls/s
 	// from its first 429s, 18 s of the test's 23 (the screenshot's run
 	// keeps auto).
-	outage, rows, drop, rate := 3*time.Second, 200, 0.06, "50"
+	outage, rows, drop, rate := time.Second, 200, 0.06, "50"
 	readme := os.Getenv("BULKLOAD_REPORT_SCREENSHOT")
 	if readme != "" {
 		outage, rows, drop, rate = 20*time.Second, 3000, 0.006, "auto"
