@@ -41,26 +41,26 @@ func TestUploadAmbiguousAnswers(t *testing.T) {
 			return jsonReply(500, `{"errors":[{"message":"Internal server error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`), 0
 		}},
 		{"524 after processing", func(_ string, r reply) (reply, time.Duration) {
-			return reply{status: 524, header: http.Header{"Content-Type": {"text/html"}}, body: []byte("<html>A timeout occurred</html>")}, 0
+			return reply{Status: 524, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<html>A timeout occurred</html>")}, 0
 		}},
 		{"200 over the size limit", func(_ string, r reply) (reply, time.Duration) {
 			pad := strings.Repeat(" ", 2<<20)
-			return jsonReply(200, string(bytes.TrimSuffix(r.body, []byte("}")))+`,"pad":"`+pad+`"}`), 0
+			return jsonReply(200, string(bytes.TrimSuffix(r.Body, []byte("}")))+`,"pad":"`+pad+`"}`), 0
 		}},
 		{"resultCode as a string", func(_ string, r reply) (reply, time.Duration) {
-			return jsonReply(200, string(resultCodeAs(t, r.body, func(c int) string { return `"` + strconv.Itoa(c) + `"` }))), 0
+			return jsonReply(200, string(resultCodeAs(t, r.Body, func(c int) string { return `"` + strconv.Itoa(c) + `"` }))), 0
 		}},
 		{"resultCode as 1.013e22", func(_ string, r reply) (reply, time.Duration) {
-			return jsonReply(200, string(resultCodeAs(t, r.body, func(int) string { return "1.013e22" }))), 0
+			return jsonReply(200, string(resultCodeAs(t, r.Body, func(int) string { return "1.013e22" }))), 0
 		}},
 		{"HTML 200", func(_ string, r reply) (reply, time.Duration) {
-			return reply{status: 200, header: http.Header{"Content-Type": {"text/html"}}, body: []byte("<html><body>Thank you</body></html>")}, 0
+			return reply{Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<html><body>Thank you</body></html>")}, 0
 		}},
 		{"truncated JSON", func(_ string, r reply) (reply, time.Duration) {
-			return jsonReply(200, string(r.body[:len(r.body)/2])), 0
+			return jsonReply(200, string(r.Body[:len(r.Body)/2])), 0
 		}},
 		{"200 with data and errors", func(_ string, r reply) (reply, time.Duration) {
-			return jsonReply(200, string(bytes.TrimSuffix(bytes.TrimSpace(r.body), []byte("}")))+`,"errors":[{"message":"audit log write failed","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`), 0
+			return jsonReply(200, string(bytes.TrimSuffix(bytes.TrimSpace(r.Body), []byte("}")))+`,"errors":[{"message":"audit log write failed","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`), 0
 		}},
 		{"createLead null with an error after the commit", func(_ string, r reply) (reply, time.Duration) {
 			return jsonReply(200, `{"errors":[{"message":"notification failed after commit","path":["createLead"]}],"data":{"createLead":null}}`), 0
@@ -98,7 +98,7 @@ func TestUploadAmbiguousAnswers(t *testing.T) {
 				t.Fatal("the service created no lead: the test tests nothing")
 			}
 
-			s.on.Store(false)
+			s.On.Store(false)
 			res = runUpload(t, s.Server, job(true))
 			if res.code != ExitOK {
 				t.Errorf("--resume exit = %d, want 0\n%s", res.code, res.stderr)
@@ -125,9 +125,7 @@ func TestUploadAmbiguousRetry(t *testing.T) {
 	const n = 3
 	var s *alteringSim
 	s = startAlteringSim(t, leadsim.Options{}, func(leadID string, r reply) (reply, time.Duration) {
-		s.mu.Lock()
-		first := s.seen[leadID] == 1
-		s.mu.Unlock()
+		first := s.Seen(leadID) == 1
 		if first {
 			return jsonReply(500, `{"errors":[{"message":"Internal server error"}]}`), 5 * time.Second
 		}
@@ -201,7 +199,7 @@ func TestUploadNullResultCode(t *testing.T) {
 	t.Parallel()
 	const n = 3
 	nullCode := func(_ string, r reply) (reply, time.Duration) {
-		return jsonReply(200, string(withField(t, r.body, "resultCode", "null"))), 0
+		return jsonReply(200, string(withField(t, r.Body, "resultCode", "null"))), 0
 	}
 	// upload runs the job of n qualifying rows against s, and returns the
 	// run, the job again with --resume, the results file and the summary
@@ -252,7 +250,7 @@ func TestUploadNullResultCode(t *testing.T) {
 		if err := s.GrantRoles(leadsim.DefaultClientID, leadsim.RoleWrite, leadsim.RoleRead); err != nil {
 			t.Fatal(err)
 		}
-		s.on.Store(false)
+		s.On.Store(false)
 		res = runUpload(t, s.Server, resume())
 		if res.code != ExitOK {
 			t.Errorf("--resume exit = %d, want 0\n%s", res.code, res.stderr)
@@ -269,7 +267,7 @@ func TestUploadNullResultCode(t *testing.T) {
 
 	t.Run("qualified without a lead id", func(t *testing.T) {
 		s := startAlteringSim(t, leadsim.Options{}, func(_ string, r reply) (reply, time.Duration) {
-			return jsonReply(200, string(withField(t, r.body, "id", "null"))), 0
+			return jsonReply(200, string(withField(t, r.Body, "id", "null"))), 0
 		})
 		res, _, results, summary := upload(t, s)
 		if res.code != ExitRowsFailed {

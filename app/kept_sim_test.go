@@ -79,7 +79,7 @@ func editCell(t *testing.T, path string, row int, column, value string) {
 func keptSetup(t *testing.T, n int, summary string) (s *alteringSim, input, results string, job func(input string, resume bool) *UploadJob, ids map[int]string) {
 	t.Helper()
 	s = startAlteringSim(t, leadsim.Options{}, nil)
-	s.on.Store(false)
+	s.On.Store(false)
 	dir := t.TempDir()
 	input = qualifyingRows(t, dir, n)
 	results = filepath.Join(dir, "results.csv")
@@ -95,9 +95,9 @@ func keptSetup(t *testing.T, n int, summary string) (s *alteringSim, input, resu
 		})
 	}
 
-	s.refuseSubmit.Store(true)
+	s.RefuseSubmit.Store(true)
 	res := runUpload(t, s.Server, job(input, false))
-	s.refuseSubmit.Store(false)
+	s.RefuseSubmit.Store(false)
 	if res.code != ExitRowsFailed {
 		t.Fatalf("first run exit = %d, want %d\n%s", res.code, ExitRowsFailed, res.stderr)
 	}
@@ -217,7 +217,7 @@ func TestUploadEditedAmbiguousRowKeepsLead(t *testing.T) {
 			t.Fatalf("row %d ended %s, note %q; want failed and ambiguous", row, r["status"], r["note"])
 		}
 	}
-	s.on.Store(false)
+	s.On.Store(false)
 	editCell(t, input, edited, "zipCode", "3215")
 
 	res = runUpload(t, s.Server, job(true))

@@ -41,8 +41,8 @@ func sha12(t *testing.T, path string) string {
 // checks the rows of the results file.
 func submitRefused(t *testing.T, s *alteringSim, now time.Time, results string, rows []int, j *UploadJob) {
 	t.Helper()
-	s.refuseSubmit.Store(true)
-	defer s.refuseSubmit.Store(false)
+	s.RefuseSubmit.Store(true)
+	defer s.RefuseSubmit.Store(false)
 	res := runUpload(t, s.Server, j, at(now))
 	if res.code != ExitRowsFailed {
 		t.Fatalf("first run exit = %d, want %d (submissions refused)\n%s", res.code, ExitRowsFailed, res.stderr)
@@ -70,7 +70,7 @@ func TestResumeAfterMidnight(t *testing.T) {
 	t.Parallel()
 	const n = 4
 	s := startAlteringSim(t, leadsim.Options{}, nil)
-	s.on.Store(false)
+	s.On.Store(false)
 	dir := t.TempDir()
 	input := qualifyingRows(t, dir, n)
 	pattern := filepath.Join(dir, "{name}-{date}-{sha}")
@@ -126,7 +126,7 @@ func TestResumeShardCountChanged(t *testing.T) {
 	t.Parallel()
 	const n = 6
 	s := startAlteringSim(t, leadsim.Options{}, nil)
-	s.on.Store(false)
+	s.On.Store(false)
 	dir := t.TempDir()
 	input := qualifyingRows(t, dir, n)
 	pattern := filepath.Join(dir, "{name}-{date}-{shard}.results.csv")
@@ -144,9 +144,9 @@ func TestResumeShardCountChanged(t *testing.T) {
 	taken := 0
 	for k := range 2 {
 		shardResults[k] = filepath.Join(dir, "qualified-2026-11-22-"+strconv.Itoa(k)+"-of-2.results.csv")
-		s.refuseSubmit.Store(true)
+		s.RefuseSubmit.Store(true)
 		res := runUpload(t, s.Server, job(strconv.Itoa(k)+"/2"), at(day))
-		s.refuseSubmit.Store(false)
+		s.RefuseSubmit.Store(false)
 		if res.code != ExitRowsFailed {
 			t.Fatalf("shard %d/2: exit %d, want %d\n%s", k, res.code, ExitRowsFailed, res.stderr)
 		}

@@ -344,7 +344,7 @@ func TestUploadRefusalDuringPartialOutage(t *testing.T) {
 		if answered.Add(1) == 5 {
 			clock.Add(time.Hour) // into the outage window
 		}
-		if leadID == refused && r.status == http.StatusOK {
+		if leadID == refused && r.Status == http.StatusOK {
 			return jsonReply(http.StatusOK, refusal), 0
 		}
 		return r, 0

@@ -34,9 +34,9 @@ func failedFirst(t *testing.T, s *alteringSim, n int) ([]string, string) {
 	results := filepath.Join(dir, "results.csv")
 	args := append([]string{"upload"}, s.args()...)
 	args = append(args, "--results", results, "--rate", "0", "--progress", "off", "--max-attempts", "1", "--max-consecutive-failures", "0", input)
-	s.refuse.Store(true)
+	s.Refuse.Store(true)
 	res := runCLI(t, secretEnv(), args...)
-	s.refuse.Store(false)
+	s.Refuse.Store(false)
 	if res.code != app.ExitRowsFailed {
 		t.Fatalf("first run exit = %d, want %d\n%s", res.code, app.ExitRowsFailed, res.stderr)
 	}
@@ -55,7 +55,7 @@ func failedFirst(t *testing.T, s *alteringSim, n int) ([]string, string) {
 // row's own lead submitted, once.
 func resumeSubmitsAll(t *testing.T, s *alteringSim, args []string, results string, n int) {
 	t.Helper()
-	s.on.Store(false)
+	s.On.Store(false)
 	input := args[len(args)-1]
 	res := runCLI(t, secretEnv(), append(args[:len(args)-1:len(args)-1], "--resume", input)...)
 	if res.code != app.ExitOK {
@@ -82,10 +82,10 @@ func TestUploadResumeKilledMidCall(t *testing.T) {
 	s := startAlteringSim(t, leadsim.Options{}, func(_ string, r reply) (reply, time.Duration) {
 		return r, 10 * time.Minute // processed; the answer never comes
 	})
-	s.on.Store(false)
+	s.On.Store(false)
 	args, results := failedFirst(t, s, n)
 
-	s.on.Store(true)
+	s.On.Store(true)
 	input := args[len(args)-1]
 	cmd, out := subprocess(t, append(args[:len(args)-1:len(args)-1], "--resume", input)...)
 	deadline := time.Now().Add(60 * time.Second)
@@ -109,7 +109,7 @@ func TestUploadResumeFullDisk(t *testing.T) {
 	t.Parallel()
 	const n = 3
 	s := startAlteringSim(t, leadsim.Options{}, nil)
-	s.on.Store(false)
+	s.On.Store(false)
 	args, results := failedFirst(t, s, n)
 	fi, err := os.Stat(results)
 	if err != nil {
