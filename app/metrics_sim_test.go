@@ -11,57 +11,17 @@ import (
 	"sync"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
+	"github.com/bulkload/bulkload/internal/resultstest"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
 // The metrics an upload writes and pushes. Moved from cmd/bulkload's
 // metrics_test.go (argv turned into options; a wrong secret as
-// runOpts.secret, not BULKLOAD_CLIENT_SECRET); cmd/bulkload keeps
-// parseMetrics for its end-to-end tests.
+// runOpts.secret, not BULKLOAD_CLIENT_SECRET).
 
-// parseMetrics reads a --metrics-file as node_exporter's textfile
-// collector does and returns each series' value by name and labels
-// ("bulkload_rows_total{status=submitted}"), job_name left out.
+// parseMetrics reads a --metrics-file (resultstest.ReadMetrics).
 func parseMetrics(t *testing.T, path string) (map[string]float64, map[string]bool) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	mfs, err := p.TextToMetricFamilies(f)
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	vals, jobs := map[string]float64{}, map[string]bool{}
-	for name, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			var labels []string
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "job_name" {
-					jobs[l.GetValue()] = true
-					continue
-				}
-				labels = append(labels, l.GetName()+"="+l.GetValue())
-			}
-			key := name
-			if len(labels) > 0 {
-				key += "{" + strings.Join(labels, ",") + "}"
-			}
-			switch mf.GetType() {
-			case dto.MetricType_COUNTER:
-				vals[key] = m.GetCounter().GetValue()
-			case dto.MetricType_GAUGE:
-				vals[key] = m.GetGauge().GetValue()
-			}
-		}
-	}
-	return vals, jobs
+	return resultstest.ReadMetrics(t, path)
 }
 
 // sensitiveValues returns every SSN and date of birth of a sample CSV, as

@@ -234,6 +234,9 @@ func countStatus(rows map[int]resultRow) map[string]int { return resultstest.Cou
 func readSummaryJSON(t *testing.T, path string) map[string]any {
 	return resultstest.ReadSummaryJSON(t, path)
 }
+func parseMetrics(t *testing.T, path string) (map[string]float64, map[string]bool) {
+	return resultstest.ReadMetrics(t, path)
+}
 
 // sensitiveValues returns every SSN and date of birth of a sample CSV, as
 // written and in the normalised forms the mapper sends.

@@ -1,8 +1,9 @@
 // Package resultstest reads what an upload wrote, for the end-to-end tests
 // of app and cmd/bulkload: a CSV results file line by line (independently
 // of report, so that a fault in report's reader cannot hide one in its
-// writer), its final line per row, the summary JSON, and the expected
-// outcomes of samples/leads.csv. Both test packages had a copy of each.
+// writer), its final line per row, the summary JSON, a --metrics-file,
+// and the expected outcomes of samples/leads.csv. Both test packages had a
+// copy of each.
 package resultstest
 
 import (
@@ -12,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Row is one line of a results file, read independently of report.
@@ -140,4 +145,46 @@ func ReadSummaryJSON(t *testing.T, path string) map[string]any {
 		t.Fatalf("summary json: %v", err)
 	}
 	return m
+}
+
+// ReadMetrics reads a --metrics-file as node_exporter's textfile
+// collector does and returns each series' value by name and labels
+// ("bulkload_rows_total{status=submitted}"), job_name left out, and the
+// job names it carried.
+func ReadMetrics(t *testing.T, path string) (map[string]float64, map[string]bool) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	vals, jobs := map[string]float64{}, map[string]bool{}
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "job_name" {
+					jobs[l.GetValue()] = true
+					continue
+				}
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			key := name
+			if len(labels) > 0 {
+				key += "{" + strings.Join(labels, ",") + "}"
+			}
+			switch mf.GetType() {
+			case dto.MetricType_COUNTER:
+				vals[key] = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				vals[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return vals, jobs
 }
