@@ -1,13 +1,11 @@
 package app
 
 import (
-	"encoding/csv"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/bulkload/bulkload/internal/alterproxy"
+	"github.com/bulkload/bulkload/internal/resultstest"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/leadsim/simtest"
 )
@@ -40,29 +38,9 @@ func startAlteringSim(t *testing.T, opts leadsim.Options, alter alterFunc) *alte
 }
 
 // qualifyingRows writes the first n rows of samples/leads.csv that qualify
-// to a file of their own, and returns its path.
+// to a file of their own, and returns its path (resultstest.WriteQualifying).
 func qualifyingRows(t *testing.T, dir string, n int) string {
-	t.Helper()
-	recs := readCSVFile(t, filepath.Join(samples, "leads.csv"))
-	exp := readExpected(t)
-	out := [][]string{recs[0]}
-	for i, rec := range recs[1:] {
-		if exp[i+1].Submitted && len(out) <= n {
-			out = append(out, rec)
-		}
-	}
-	path := filepath.Join(dir, "qualified.csv")
-	w, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := csv.NewWriter(w).WriteAll(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return resultstest.WriteQualifying(t, samples, dir, n)
 }
 
 // jsonReply is an answer of status with a JSON body.

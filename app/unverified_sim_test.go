@@ -1,12 +1,11 @@
 package app
 
 import (
-	"encoding/csv"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bulkload/bulkload/internal/resultstest"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/leadsim/simtest"
 )
@@ -15,32 +14,13 @@ import (
 // checked against its own lead on --resume, or left unverified without
 // Lead.Read. Moved from cmd/bulkload's unverified_test.go (argv turned
 // into options; resumeUntilSubmitted reruns a job, not an argv); the
-// killed run's test stays there, with its own qualifyingInput.
+// killed run's test stays there.
 
 // qualifyingInput writes the rows of samples/leads.csv that qualify (30 of
-// 50) to a file of their own, and returns its path.
+// 50) to a file of their own, and returns its path
+// (resultstest.WriteQualifying).
 func qualifyingInput(t *testing.T, dir string) string {
-	t.Helper()
-	recs := readCSVFile(t, filepath.Join(samples, "leads.csv"))
-	exp := readExpected(t)
-	out := [][]string{recs[0]}
-	for i, rec := range recs[1:] {
-		if exp[i+1].Submitted {
-			out = append(out, rec)
-		}
-	}
-	path := filepath.Join(dir, "qualified.csv")
-	w, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := csv.NewWriter(w).WriteAll(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return resultstest.WriteQualifying(t, samples, dir, -1)
 }
 
 // TestUploadResumeChecksLostAnswers is issue 7's repro: with half the

@@ -1,40 +1,20 @@
 package main
 
 import (
-	"encoding/csv"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/bulkload/bulkload/app"
+	"github.com/bulkload/bulkload/internal/resultstest"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
 // qualifyingInput writes the rows of samples/leads.csv that qualify (30 of
-// 50) to a file of their own, and returns its path.
+// 50) to a file of their own, and returns its path
+// (resultstest.WriteQualifying).
 func qualifyingInput(t *testing.T, dir string) string {
-	t.Helper()
-	recs := readCSVFile(t, filepath.Join(samples, "leads.csv"))
-	exp := readExpected(t)
-	out := [][]string{recs[0]}
-	for i, rec := range recs[1:] {
-		if exp[i+1].Submitted {
-			out = append(out, rec)
-		}
-	}
-	path := filepath.Join(dir, "qualified.csv")
-	w, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := csv.NewWriter(w).WriteAll(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return resultstest.WriteQualifying(t, samples, dir, -1)
 }
 
 // TestUploadKilledMidRetryThenResumed: half the answers are lost, and the

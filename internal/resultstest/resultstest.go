@@ -2,14 +2,16 @@
 // of app and cmd/bulkload: a CSV results file line by line (independently
 // of report, so that a fault in report's reader cannot hide one in its
 // writer), its final line per row, the summary JSON, a --metrics-file,
-// and the expected outcomes of samples/leads.csv. Both test packages had a
-// copy of each.
+// and the expected outcomes of samples/leads.csv; and it writes the rows
+// of the sample that qualify, an input of the tests of lost and altered
+// answers. Both test packages had a copy of each.
 package resultstest
 
 import (
 	"encoding/csv"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -187,4 +189,31 @@ func ReadMetrics(t *testing.T, path string) (map[string]float64, map[string]bool
 		}
 	}
 	return vals, jobs
+}
+
+// WriteQualifying writes the rows of samples/leads.csv (in the folder
+// samples) that qualify, the first n of them or every one (30 of 50) when
+// n < 0, to dir/qualified.csv, and returns its path.
+func WriteQualifying(t *testing.T, samples, dir string, n int) string {
+	t.Helper()
+	recs := ReadCSVFile(t, filepath.Join(samples, "leads.csv"))
+	exp := ReadExpected(t, filepath.Join(samples, "leads.expected.csv"))
+	out := [][]string{recs[0]}
+	for i, rec := range recs[1:] {
+		if exp[i+1].Submitted && (n < 0 || len(out) <= n) {
+			out = append(out, rec)
+		}
+	}
+	path := filepath.Join(dir, "qualified.csv")
+	w, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := csv.NewWriter(w).WriteAll(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
