@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/internal/resultstest"
 	"github.com/bulkload/bulkload/leadsim"
 	"github.com/bulkload/bulkload/leadsim/simtest"
 )
@@ -31,18 +32,8 @@ func sampleRecords(t *testing.T) [][]string {
 	return recs
 }
 
-// writeCSV writes records to path.
-func writeCSV(t *testing.T, path string, recs [][]string) {
-	t.Helper()
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	if err := w.WriteAll(recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
+// writeCSV writes records to path (resultstest.WriteCSV).
+func writeCSV(t *testing.T, path string, recs [][]string) { resultstest.WriteCSV(t, path, recs) }
 
 // totalCreates is how many createLead calls the simulator answered.
 func totalCreates(s *simtest.Server) int {

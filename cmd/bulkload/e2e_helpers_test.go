@@ -238,38 +238,12 @@ func parseMetrics(t *testing.T, path string) (map[string]float64, map[string]boo
 	return resultstest.ReadMetrics(t, path)
 }
 
-// sensitiveValues returns every SSN and date of birth of a sample CSV, as
-// written and in the normalised forms the mapper sends.
+// sensitiveValues and assertNoSensitive are resultstest's.
 func sensitiveValues(t *testing.T, path string) []string {
-	t.Helper()
-	recs := readCSVFile(t, path)
-	var vals []string
-	for i, h := range recs[0] {
-		if h != "socialSecurityNumber" && h != "dateOfBirth" {
-			continue
-		}
-		for _, rec := range recs[1:] {
-			v := strings.TrimSpace(rec[i])
-			if v == "" {
-				continue
-			}
-			vals = append(vals, v, strings.ReplaceAll(v, "-", ""))
-		}
-	}
-	if len(vals) == 0 {
-		t.Fatalf("%s has no SSN or dateOfBirth values to look for", path)
-	}
-	return vals
+	return resultstest.SensitiveValues(t, path)
 }
-
 func assertNoSensitive(t *testing.T, what, text string, values []string) {
-	t.Helper()
-	for _, v := range values {
-		if strings.Contains(text, v) {
-			t.Errorf("%s contains a sensitive input value (SSN or date of birth)", what)
-			return
-		}
-	}
+	resultstest.AssertNoSensitive(t, what, text, values)
 }
 
 // TestSubprocessStateIsTheTests: a bulkload started as a process with this

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bulkload/bulkload/app"
+	"github.com/bulkload/bulkload/internal/resultstest"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -24,18 +25,8 @@ func sampleRecords(t *testing.T) [][]string {
 	return recs
 }
 
-// writeCSV writes records to path.
-func writeCSV(t *testing.T, path string, recs [][]string) {
-	t.Helper()
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	if err := w.WriteAll(recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
+// writeCSV writes records to path (resultstest.WriteCSV).
+func writeCSV(t *testing.T, path string, recs [][]string) { resultstest.WriteCSV(t, path, recs) }
 
 func totalCreates(s *sim) int {
 	n := 0

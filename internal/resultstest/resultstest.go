@@ -1,13 +1,15 @@
 // Package resultstest reads what an upload wrote, for the end-to-end tests
 // of app and cmd/bulkload: a CSV results file line by line (independently
 // of report, so that a fault in report's reader cannot hide one in its
-// writer), its final line per row, the summary JSON, a --metrics-file,
+// writer), its final line per row, the summary JSON, a --metrics-file
+// (and whether a text holds an input's SSNs or dates of birth),
 // and the expected outcomes of samples/leads.csv; and it writes the rows
 // of the sample that qualify, an input of the tests of lost and altered
 // answers. Both test packages had a copy of each.
 package resultstest
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"os"
@@ -216,4 +218,53 @@ func WriteQualifying(t *testing.T, samples, dir string, n int) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// SensitiveValues returns every SSN and date of birth of a CSV input, as
+// written and in the normalised forms the mapper sends.
+func SensitiveValues(t *testing.T, path string) []string {
+	t.Helper()
+	recs := ReadCSVFile(t, path)
+	var vals []string
+	for i, h := range recs[0] {
+		if h != "socialSecurityNumber" && h != "dateOfBirth" {
+			continue
+		}
+		for _, rec := range recs[1:] {
+			v := strings.TrimSpace(rec[i])
+			if v == "" {
+				continue
+			}
+			vals = append(vals, v, strings.ReplaceAll(v, "-", ""))
+		}
+	}
+	if len(vals) == 0 {
+		t.Fatalf("%s has no SSN or dateOfBirth values to look for", path)
+	}
+	return vals
+}
+
+// AssertNoSensitive fails t when text (what names it) holds one of
+// values.
+func AssertNoSensitive(t *testing.T, what, text string, values []string) {
+	t.Helper()
+	for _, v := range values {
+		if strings.Contains(text, v) {
+			t.Errorf("%s contains a sensitive input value (SSN or date of birth)", what)
+			return
+		}
+	}
+}
+
+// WriteCSV writes records to path, a test's input.
+func WriteCSV(t *testing.T, path string, recs [][]string) {
+	t.Helper()
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	if err := w.WriteAll(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
