@@ -56,6 +56,7 @@ const (
 	autoAcceptedUse    = 0.5                    // a bucket counts towards it if the window's answers used this share of the rate
 	autoOpening        = 8                      // while open, the opening round: calls sent at once before the others wait for their answers
 	autoOpeningMax     = time.Second            // the opening lasts this long at most
+	autoOpeningLast    = 32                     // the rounds double up to this many calls; then every call goes at once
 )
 
 // AutoConfig configures an Adaptive rate. Zero values take the defaults.
@@ -127,9 +128,16 @@ type Adaptive struct {
 	accepted    float64 // 2xx answers a second, a moving average over about 5 s
 	// The episode: answers to calls sent since the last cut.
 	epOK, ep429 int
-	probeFrom   float64 // the rate held before the probe
-	// The opening round, while open: the calls sent in it and their
-	// answers, when the first went; opened once it is over.
+	// The dry point: when the call the first 429 refused was sent (the
+	// service's bucket was empty then), the 2xx answers to calls sent
+	// since, and when the rate was last lowered from them (see dryLocked).
+	dryAt, dryLowered time.Time
+	dryOK             int
+	probeFrom         float64 // the rate held before the probe
+	// The opening rounds, while open: the round's size (0: the first,
+	// autoOpening), the calls sent in it and their answers, when the
+	// first went; opened once the last is over.
+	openRound              int
 	openSent, openAnswered int
 	openFrom               time.Time
 	opened                 bool
@@ -211,19 +219,23 @@ func (a *Adaptive) reserve() (d time.Duration, paused bool, rebuilt <-chan struc
 	return a.lim.ReserveN(now, 1).DelayFrom(now), false, a.rebuilt
 }
 
-// openingLocked takes a call's turn in the opening round while open: the
+// openingLocked takes a call's turn in the opening rounds while open: the
 // first autoOpening calls go at once, and the others wait (the duration
 // returned: the opening's end at the latest; rebuilt closes earlier) until
-// those have been answered, or autoOpeningMax after the first; then every
-// call goes at once until a 429. A 429 among the round's answers sets the
-// rate (closeLocked), and the calls waiting take their turns at it. A
-// fixed --concurrency 32 against a service that shows its limit only by
-// refusing would otherwise send 32 calls before the first answer could
-// set a rate (bench/rate.sh's r50s, a bucket of 5: 27 refused at once).
-// The round is as many calls as --concurrency auto starts with; the bound
+// those have been answered; then a round twice as large, and so on up to
+// a round of autoOpeningLast, or until autoOpeningMax after the first
+// call; then every call goes at once until a 429. A 429 among a round's
+// answers sets the rate (closeLocked), and the calls waiting take their
+// turns at it. A fixed --concurrency 32 against a service that shows its
+// limit only by refusing would otherwise send 32 calls before the first
+// answer could set a rate (bench/rate.sh's r50s, a bucket of 5: 27
+// refused at once), and against a full bucket of 50 (r50b) it would have
+// 32 calls in flight when the bucket ran dry, all refused: the rounds of
+// 8, 16 and 32 refuse 6. The rounds grow as --concurrency auto's slow
+// start does, never fewer than 8 calls in flight at their start; the bound
 // keeps a call that never comes back (no token, cancelled) from holding
-// the others, and what the opening costs a service with no limit is one
-// latency of the round.
+// the others, and what the opening costs a service with no limit is about
+// one latency of half the workers (rounds of 8 and 16 where 32 could go).
 func (a *Adaptive) openingLocked(now time.Time) time.Duration {
 	if a.phase != phaseOpen || a.opened {
 		return 0
@@ -236,7 +248,7 @@ func (a *Adaptive) openingLocked(now time.Time) time.Duration {
 		a.opened = true
 		return 0
 	}
-	if a.openSent < autoOpening {
+	if a.openSent < a.openRoundLocked() {
 		a.openSent++
 		return 0
 	}
@@ -244,17 +256,30 @@ func (a *Adaptive) openingLocked(now time.Time) time.Duration {
 }
 
 // openAnsweredLocked counts an answer in the opening round: once the
-// round is answered the opening is over, and the calls waiting for it go.
+// round is answered the next, twice as large, begins (or, after the last,
+// the opening is over), and the calls waiting for it go.
 func (a *Adaptive) openAnsweredLocked() {
 	if a.phase != phaseOpen || a.opened || a.openFrom.IsZero() {
 		return
 	}
-	if a.openAnswered++; a.openAnswered < autoOpening {
+	round := a.openRoundLocked()
+	if a.openAnswered++; a.openAnswered < round {
 		return
 	}
-	a.opened = true
+	if 2*round > autoOpeningLast {
+		a.opened = true
+	}
+	a.openRound, a.openSent, a.openAnswered = 2*round, 0, 0
 	close(a.rebuilt)
 	a.rebuilt = make(chan struct{})
+}
+
+// openRoundLocked is the size of the opening's round now.
+func (a *Adaptive) openRoundLocked() int {
+	if a.openRound == 0 {
+		return autoOpening
+	}
+	return a.openRound
 }
 
 // Rate is the rate in calls per second now; 0 while open (no limit).
@@ -310,6 +335,9 @@ func (a *Adaptive) Observe(o Outcome) (float64, bool) {
 		if o.Start.After(a.lastCut) {
 			a.epOK++
 		}
+		if !a.dryAt.IsZero() && o.Start.After(a.dryAt) {
+			a.dryOK++
+		}
 		if o.Op == "preflight" {
 			// The query before the first row is answered at once: as
 			// the base it would make every lead's latency look risen.
@@ -331,6 +359,7 @@ func (a *Adaptive) Observe(o Outcome) (float64, bool) {
 			a.ep429++
 		}
 		if a.phase == phaseOpen {
+			a.dryAt, a.dryOK = o.Start, 0
 			return a.closeLocked(now)
 		}
 		return a.cutLocked(now, o.Start)
@@ -368,7 +397,9 @@ func (a *Adaptive) retryAfterLocked(now time.Time, d time.Duration) {
 // service accepted when many were refused, and from there a climb (×1.4 a
 // second) to the next 429, which finds the limit. A burst at once, with a
 // full bucket on the service's side, says little of its limit: the
-// first 429 of a climb from under it says it to within a step.
+// first 429 of a climb from under it says it to within a step, and until
+// the first cut the 429s of calls sent after this one bring the rate down
+// to what the bucket accepts once dry (dryLocked).
 func (a *Adaptive) closeLocked(now time.Time) (float64, bool) {
 	peak := a.sentRateLocked(now)
 	ok, throttled, span := a.answersLocked(now)
@@ -407,7 +438,7 @@ func (a *Adaptive) cutLocked(now, start time.Time) (float64, bool) {
 		// after the cut too; at a millisecond's latency, ten answers in
 		// five milliseconds measured an "accepted rate" of half the
 		// limit, and the rate fell to it.)
-		return a.r, false
+		return a.dryLocked(now, start)
 	}
 	limit := peak
 	switch {
@@ -444,6 +475,41 @@ func (a *Adaptive) cutLocked(now, start time.Time) (float64, bool) {
 	a.phaseAt = now
 	a.lastCut = now
 	a.epOK, a.ep429 = 0, 0
+	return a.r, true
+}
+
+// dryLocked answers a 429 of a call sent at start that came too soon
+// after the first 429 for a cut (cutLocked waits for an episode's
+// answers): the first rate (closeLocked) was set from a burst that the
+// service's bucket, full at the start, let through, and can be far above
+// what the service accepts once the bucket is dry (bench/rate.sh's r50b:
+// a bucket of 50 let 56 calls through in 3 ms, and the first rate was
+// 157-286/s against a limit of 50). The first 429 marks the dry point:
+// the bucket held less than one call then, so every call it accepted
+// since was earned at its sustained rate R, and a 429 now of a call sent
+// d after it, with k calls sent since accepted, says R < (k+1)/d (it
+// held less than one again) and R >= (k-1)/d. While that bound is under
+// the rate, the rate falls to it, and by at least autoCutClimb (the
+// bound is loose while k is small) but never under the lower bound; each
+// fall counts once, for calls sent after it, and the next call waits its
+// turn, as the bucket is dry. The burst itself is never taken for the
+// rate. Only in the climb after the first 429: after a cut the episode's
+// count (cutLocked) does this. (The bound holds while the calls kept the
+// bucket dry; calls that waited longer than the bucket takes to fill
+// make it low, and the climb undoes that.)
+func (a *Adaptive) dryLocked(now, start time.Time) (float64, bool) {
+	d := start.Sub(a.dryAt).Seconds()
+	if a.phase != phaseClimb || a.dryAt.IsZero() || d <= 0 || !start.After(a.dryLowered) {
+		return a.r, false
+	}
+	k := float64(a.dryOK)
+	r := max(min((k+1)/d, autoCutClimb*a.r), (k-1)/d)
+	if r >= a.r {
+		return a.r, false
+	}
+	a.setLocked(r)
+	a.lim.ReserveN(now, 1) // the bucket is dry: the next call waits its turn
+	a.dryLowered = now
 	return a.r, true
 }
 

@@ -105,11 +105,13 @@ func TestAIMDStopGivesTheTurnBack(t *testing.T) {
 // 27 item 7: the client's CPU per call).
 func TestWaitWithStopAllocatesNothing(t *testing.T) {
 	open, _ := newTestAdaptive(AutoConfig{})
-	for range autoOpening + 1 { // the opening round, answered
-		if err := open.Wait(context.Background(), nil); err != nil {
-			t.Fatal(err)
+	for n := autoOpening; n <= autoOpeningLast; n *= 2 { // the opening rounds, answered
+		for range n {
+			if err := open.Wait(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			open.Observe(Outcome{Start: autoEpoch, Status: 200, Latency: time.Millisecond})
 		}
-		open.Observe(Outcome{Start: autoEpoch, Status: 200, Latency: time.Millisecond})
 	}
 	stop := make(chan struct{})
 	for _, tc := range []struct {
