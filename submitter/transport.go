@@ -183,7 +183,14 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 		ro.Latency = v.latency
 	}
 	if rate, lowered := c.rate.Observe(ro); lowered {
-		c.log.Info("lowering the shared rate", "status", ro.Status, "rate", rate)
+		// --rate auto's lowerings before its first cut follow what the
+		// service accepts and find no limit yet; from the first cut on
+		// the line says the limit found.
+		if f, ok := c.rate.(interface{ Limit() float64 }); ok && f.Limit() > 0 {
+			c.log.Info("lowering the shared rate", "status", ro.Status, "rate", rate, "limit", f.Limit())
+		} else {
+			c.log.Info("lowering the shared rate", "status", ro.Status, "rate", rate)
+		}
 	}
 	return v, nil
 }
