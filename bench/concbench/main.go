@@ -33,11 +33,9 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -46,6 +44,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/bulkload/bulkload/bench/internal/simproc"
 )
 
 func main() {
@@ -269,8 +269,7 @@ func runParallel(ctx context.Context, names []string, known map[string]scenario,
 func measure(ctx context.Context, sc scenario, bin, input string, port int, outDir string) (result, error) {
 	res := result{sc: sc}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	base := "http://" + addr
-	simArgs := []string{"sim", "--addr", addr, "--log-level", "warn"}
+	var simArgs []string
 	if sc.lat > 0 {
 		fixed := sc.lat - sc.jit/2
 		simArgs = append(simArgs, "--create-latency", fixed.String(), "--submit-latency", fixed.String())
@@ -296,35 +295,11 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 	if sc.retryAfter != "" {
 		simArgs = append(simArgs, "--fail-503-retry-after", sc.retryAfter)
 	}
-	if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-		conn.Close()
-		return res, fmt.Errorf("port %d is already in use: stop what listens there or pass -port", port)
-	}
-	simLog, err := os.Create(filepath.Join(outDir, "conc-"+sc.name+".sim.log"))
+	sim, err := simproc.Start(ctx, bin, addr, simArgs, filepath.Join(outDir, "conc-"+sc.name+".sim.log"))
 	if err != nil {
 		return res, err
 	}
-	defer simLog.Close()
-	sim := exec.CommandContext(ctx, bin, simArgs...)
-	sim.Stdout, sim.Stderr = simLog, simLog
-	if err := sim.Start(); err != nil {
-		return res, fmt.Errorf("start simulator: %w", err)
-	}
-	simStart := time.Now()
-	defer func() {
-		_ = sim.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = sim.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = sim.Process.Kill()
-			<-done
-		}
-	}()
-	if err := waitPort(addr, 10*time.Second); err != nil {
-		return res, err
-	}
+	defer sim.Stop()
 
 	results := filepath.Join(outDir, "conc-"+sc.name+".results.csv")
 	summary := filepath.Join(outDir, "conc-"+sc.name+".summary.json")
@@ -334,14 +309,14 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 		return res, err
 	}
 	defer upLog.Close()
-	upArgs := []string{"upload", "--endpoint", base + "/graphql", "--auth-url", base,
-		"--tenant-id", "sim-tenant", "--client-id", "bulkload-sim-client", "--app-id", "sim-debt-core",
-		"--progress", "off", "--drain-timeout", "10s", "--overwrite", "--results", results, "--summary-json", summary}
+	base := sim.Base
+	upArgs := append(simproc.UploadArgs(base),
+		"--progress", "off", "--drain-timeout", "10s", "--overwrite", "--results", results, "--summary-json", summary)
 	upArgs = append(append(upArgs, sc.upload...), input)
 	up := exec.CommandContext(ctx, bin, upArgs...)
 	// No ledger (issue 29): every run sends every row, and runs side by
 	// side do not share one (a build without the ledger ignores it).
-	up.Env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret", "BULKLOAD_LEDGER=off")
+	up.Env = simproc.Env("BULKLOAD_LEDGER=off")
 	up.Stdout, up.Stderr = upLog, upLog
 	if err := up.Start(); err != nil {
 		return res, fmt.Errorf("start upload: %w", err)
@@ -352,7 +327,7 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 
 	// The simulator's clock of --capacity-change starts with its process;
 	// the figures count from the upload's start.
-	offset := start.Sub(simStart)
+	offset := start.Sub(sim.Started)
 	client := &http.Client{Timeout: 2 * time.Second}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -381,7 +356,7 @@ loop:
 		// The input ran out (a service faster than the input is long) or
 		// the upload stopped: say which, from its exit status.
 		return res, fmt.Errorf("upload ended after %v, before the scenario's %v did (exit %d; an exit 0 is the input used up: a longer -input): see %s",
-			time.Since(start).Round(100*time.Millisecond), sc.duration, exitCode(<-upDone), upLog.Name())
+			time.Since(start).Round(100*time.Millisecond), sc.duration, simproc.ExitCode(<-upDone), upLog.Name())
 	}
 	if !ended {
 		if sc.complete {
@@ -398,7 +373,7 @@ loop:
 		waitErr = <-upDone
 	}
 	res.wall = time.Since(start)
-	res.exit = exitCode(waitErr)
+	res.exit = simproc.ExitCode(waitErr)
 	if ru, ok := up.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		res.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		res.rssMiB = float64(ru.Maxrss) / 1024 // KiB on Linux
@@ -643,28 +618,4 @@ func poll(c *http.Client, base string) (sample, error) {
 	}
 	s.admitted, s.waitSeconds, s.inFlight = st.Capacity.Admitted, st.Capacity.QueueWaitSeconds, st.Capacity.InFlight
 	return s, nil
-}
-
-func waitPort(addr string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			conn.Close()
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("simulator did not listen on %s within %v", addr, limit)
-}
-
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		return ee.ExitCode()
-	default:
-		return -1
-	}
 }

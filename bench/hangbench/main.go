@@ -32,15 +32,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/bulkload/bulkload/bench/internal/simproc"
 )
 
 func main() {
@@ -127,37 +127,15 @@ func (r result) ok(c config) bool {
 func measure(ctx context.Context, c config, mode string) (result, error) {
 	res := result{mode: mode}
 	addr := fmt.Sprintf("127.0.0.1:%d", c.port)
-	base := "http://" + addr
-	if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-		conn.Close()
-		return res, fmt.Errorf("port %d is already in use: stop what listens there or pass -port", c.port)
-	}
-	simLog, err := os.Create(filepath.Join(c.outDir, "hang-"+mode+".sim.log"))
+	sim, err := simproc.Start(ctx, c.bin, addr, []string{
+		"--create-latency", c.latency.String(), "--submit-latency", c.latency.String(),
+		"--hang-after", fmt.Sprint(c.hangAfter), "--hang-mode", mode,
+	}, filepath.Join(c.outDir, "hang-"+mode+".sim.log"))
 	if err != nil {
 		return res, err
 	}
-	defer simLog.Close()
-	sim := exec.CommandContext(ctx, c.bin, "sim", "--addr", addr, "--log-level", "warn",
-		"--create-latency", c.latency.String(), "--submit-latency", c.latency.String(),
-		"--hang-after", fmt.Sprint(c.hangAfter), "--hang-mode", mode)
-	sim.Stdout, sim.Stderr = simLog, simLog
-	if err := sim.Start(); err != nil {
-		return res, fmt.Errorf("start simulator: %w", err)
-	}
-	defer func() {
-		_ = sim.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = sim.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = sim.Process.Kill()
-			<-done
-		}
-	}()
-	if err := waitPort(addr, 10*time.Second); err != nil {
-		return res, err
-	}
+	defer sim.Stop()
+	base := sim.Base
 	rows, err := countRows(c.input)
 	if err != nil {
 		return res, err
@@ -177,11 +155,10 @@ func measure(ctx context.Context, c config, mode string) (result, error) {
 		return res, err
 	}
 	defer os.RemoveAll(state)
-	c.env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret", "XDG_STATE_HOME="+state)
-	upArgs := []string{"upload", "--endpoint", base + "/graphql", "--auth-url", base,
-		"--tenant-id", "sim-tenant", "--client-id", "bulkload-sim-client", "--app-id", "sim-debt-core",
+	c.env = simproc.Env("XDG_STATE_HOME=" + state)
+	upArgs := append(simproc.UploadArgs(base),
 		"--progress", "off", "--timeout", c.timeout.String(), "--outage-wait", c.wait.String(),
-		"--results", results, "--summary-json", summary}
+		"--results", results, "--summary-json", summary)
 
 	// The first run, and when the hang began.
 	client := &http.Client{Timeout: 2 * time.Second}
@@ -366,18 +343,6 @@ func countRows(path string) (int, error) {
 		return 0, err
 	}
 	return max(0, bytes.Count(b, []byte("\n"))-1), nil
-}
-
-func waitPort(addr string, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			conn.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("the simulator did not listen on %s within %v", addr, within)
 }
 
 func printTable(w io.Writer, c config, rs []result) {

@@ -27,20 +27,19 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/bulkload/bulkload/bench/internal/simproc"
 )
 
 func main() {
@@ -139,8 +138,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func measure(ctx context.Context, sc scenario, bin, input string, port int, outDir string) (result, error) {
 	res := result{sc: sc}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	base := "http://" + addr
-	simArgs := []string{"sim", "--addr", addr, "--log-level", "warn"}
+	var simArgs []string
 	if sc.limit > 0 {
 		simArgs = append(simArgs, "--rate-limit", fmt.Sprint(sc.limit))
 	}
@@ -153,35 +151,11 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 	if sc.latency > 0 {
 		simArgs = append(simArgs, "--create-latency", sc.latency.String(), "--submit-latency", sc.latency.String())
 	}
-	if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-		conn.Close()
-		return res, fmt.Errorf("port %d is already in use: stop what listens there or pass -port", port)
-	}
-	simLog, err := os.Create(filepath.Join(outDir, "rate-"+sc.name+".sim.log"))
+	sim, err := simproc.Start(ctx, bin, addr, simArgs, filepath.Join(outDir, "rate-"+sc.name+".sim.log"))
 	if err != nil {
 		return res, err
 	}
-	defer simLog.Close()
-	sim := exec.CommandContext(ctx, bin, simArgs...)
-	sim.Stdout, sim.Stderr = simLog, simLog
-	if err := sim.Start(); err != nil {
-		return res, fmt.Errorf("start simulator: %w", err)
-	}
-	simStart := time.Now()
-	defer func() {
-		_ = sim.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = sim.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = sim.Process.Kill()
-			<-done
-		}
-	}()
-	if err := waitPort(addr, 10*time.Second); err != nil {
-		return res, err
-	}
+	defer sim.Stop()
 
 	results := filepath.Join(outDir, "rate-"+sc.name+".results.csv")
 	summary := filepath.Join(outDir, "rate-"+sc.name+".summary.json")
@@ -191,13 +165,13 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 		return res, err
 	}
 	defer upLog.Close()
-	up := exec.CommandContext(ctx, bin, "upload", "--endpoint", base+"/graphql", "--auth-url", base,
-		"--tenant-id", "sim-tenant", "--client-id", "bulkload-sim-client", "--app-id", "sim-debt-core",
+	base := sim.Base
+	up := exec.CommandContext(ctx, bin, append(simproc.UploadArgs(base),
 		"--rate", "auto", "--concurrency", strconv.Itoa(sc.conc), "--progress", "off", "--drain-timeout", "5s",
-		"--overwrite", "--results", results, "--summary-json", summary, input)
+		"--overwrite", "--results", results, "--summary-json", summary, input)...)
 	// No ledger (issue 29): every run sends every row, and runs side by
 	// side do not share one (a build without the ledger ignores it).
-	up.Env = append(os.Environ(), "BULKLOAD_CLIENT_SECRET=bulkload-sim-secret", "BULKLOAD_LEDGER=off")
+	up.Env = simproc.Env("BULKLOAD_LEDGER=off")
 	up.Stdout, up.Stderr = upLog, upLog
 	if err := up.Start(); err != nil {
 		return res, fmt.Errorf("start upload: %w", err)
@@ -208,7 +182,7 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 	// The simulator's clock of --rate-limit-change starts with its
 	// process; the figures count from the upload's start.
 	start := time.Now()
-	offset := start.Sub(simStart)
+	offset := start.Sub(sim.Started)
 	client := &http.Client{Timeout: 2 * time.Second}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -238,10 +212,10 @@ loop:
 	}
 	select {
 	case err := <-upDone:
-		res.uploadExit = exitCode(err)
+		res.uploadExit = simproc.ExitCode(err)
 	case <-time.After(30 * time.Second):
 		_ = up.Process.Kill()
-		res.uploadExit = exitCode(<-upDone)
+		res.uploadExit = simproc.ExitCode(<-upDone)
 	}
 	if stopped {
 		return res, fmt.Errorf("upload ended before the scenario did (exit %d): see %s", res.uploadExit, upLog.Name())
@@ -407,28 +381,4 @@ func poll(c *http.Client, base string) (sample, error) {
 		}
 	}
 	return s, nil
-}
-
-func waitPort(addr string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			conn.Close()
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("simulator did not listen on %s within %v", addr, limit)
-}
-
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		return ee.ExitCode()
-	default:
-		return -1
-	}
 }
