@@ -33,27 +33,17 @@
 # stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
-
-OUT=bench/out
-mkdir -p "$OUT"
-BIN=${1:-}
-if [[ -z "$BIN" ]]; then
-  echo "== build $OUT/bulkload" >&2
-  go build -o "$OUT/bulkload" ./cmd/bulkload
-  BIN="$OUT/bulkload"
-fi
-go build -o "$OUT/concbench" ./bench/concbench
-go build -o "$OUT/gen" ./bench/gen
+. bench/lib.sh
+bench_setup concbench "${1:-}"
 
 # 40,000 valid leads (about 60,000 calls): more than any timed scenario
 # sends (cap8 and mem512 send about 12,000-15,000).
 IN="$OUT/conc-leads-40000.csv"
-[[ -s "$IN" ]] || "$OUT/gen" -q -n 40000 -seed 1601 -invalid 0 -prefix CONC- -o "$IN"
+bench_input "$IN" 40000 1601 CONC-
 FAST="$OUT/conc-fast-10000.csv"
-[[ -s "$FAST" ]] || "$OUT/gen" -q -n 10000 -seed 1602 -invalid 0 -prefix FAST- -o "$FAST"
+bench_input "$FAST" 10000 1602 FAST-
 
-echo "== bench/conc.sh on $(nproc 2>/dev/null || echo ?) CPUs shared by client and simulator, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?), $(date -u +%FT%TZ)" >&2
+echo "== bench/conc.sh on $(bench_cpus) CPUs shared by client and simulator, load $(bench_load), $(date -u +%FT%TZ)" >&2
 "$OUT/concbench" -bulkload "$BIN" -input "$IN" -fast-input "$FAST" -out "$OUT" -port "${PORT:-18897}" \
   ${SCENARIOS:+-scenarios "$SCENARIOS"}
-echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)" >&2
+echo "== load after: $(bench_load)" >&2

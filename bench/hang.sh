@@ -18,23 +18,13 @@
 # results and summaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
-
-OUT=bench/out
-mkdir -p "$OUT"
-BIN=${1:-}
-if [[ -z "$BIN" ]]; then
-  echo "== build $OUT/bulkload" >&2
-  go build -o "$OUT/bulkload" ./cmd/bulkload
-  BIN="$OUT/bulkload"
-fi
-go build -o "$OUT/hangbench" ./bench/hangbench
-go build -o "$OUT/gen" ./bench/gen
+. bench/lib.sh
+bench_setup hangbench "${1:-}"
 
 # 1,000 valid leads: the hang after 150 requests comes in the first
 # seconds, with most rows still to send.
 IN="$OUT/hang-leads-1000.csv"
-[[ -s "$IN" ]] || "$OUT/gen" -q -n 1000 -seed 2705 -invalid 0 -prefix HANG- -o "$IN"
+bench_input "$IN" 1000 2705 HANG-
 
-echo "== bench/hang.sh on $(nproc 2>/dev/null || echo ?) CPUs shared by client and simulator, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?), $(date -u +%FT%TZ)" >&2
+echo "== bench/hang.sh on $(bench_cpus) CPUs shared by client and simulator, load $(bench_load), $(date -u +%FT%TZ)" >&2
 "$OUT/hangbench" -bulkload "$BIN" -input "$IN" -out "$OUT" -port "${PORT:-18911}" -modes "${MODES:-held,unread}"

@@ -18,24 +18,14 @@
 # results and summaries. Every process is bounded in time and stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
-
-OUT=bench/out
-mkdir -p "$OUT"
-BIN=${1:-}
-if [[ -z "$BIN" ]]; then
-  echo "== build $OUT/bulkload" >&2
-  go build -o "$OUT/bulkload" ./cmd/bulkload
-  BIN="$OUT/bulkload"
-fi
-go build -o "$OUT/ratebench" ./bench/ratebench
-go build -o "$OUT/gen" ./bench/gen
+. bench/lib.sh
+bench_setup ratebench "${1:-}"
 
 # 150,000 valid leads (about 225,000 calls): more than 2000 calls/s for
 # the longest scenario uses.
 IN="$OUT/rate-leads-150000.csv"
-[[ -s "$IN" ]] || "$OUT/gen" -q -n 150000 -seed 301 -invalid 0 -prefix RATE- -o "$IN"
+bench_input "$IN" 150000 301 RATE-
 
-echo "== bench/rate.sh on $(nproc 2>/dev/null || echo ?) CPUs shared by client and simulator, $(date -u +%FT%TZ)" >&2
+echo "== bench/rate.sh on $(bench_cpus) CPUs shared by client and simulator, $(date -u +%FT%TZ)" >&2
 "$OUT/ratebench" -bulkload "$BIN" -input "$IN" -out "$OUT" -port "${PORT:-18797}" \
   -duration "${DURATION:-40s}" ${SCENARIOS:+-scenarios "$SCENARIOS"}
