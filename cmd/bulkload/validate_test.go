@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -20,47 +19,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-func TestValidateCleanSample(t *testing.T) {
-	t.Parallel()
-	for _, name := range []string{"leads.csv", "leads.jsonl"} {
-		t.Run(name, func(t *testing.T) {
-			results := filepath.Join(t.TempDir(), "r.csv")
-			res := runCLI(t, nil, "validate", "--results", results, filepath.Join(samples, name))
-			if res.code != app.ExitOK {
-				t.Fatalf("validate %s exit = %d, want 0\n%s", name, res.code, res.stderr)
-			}
-			exp := readExpected(t)
-			rows := finalByRowStatus(t, results, len(exp), "valid")
-			for row, e := range exp {
-				if rows[row]["leadId"] != e.LeadID {
-					t.Errorf("row %d leadId = %q, want %q", row, rows[row]["leadId"], e.LeadID)
-				}
-			}
-			if !strings.Contains(res.stderr, "OK") {
-				t.Errorf("summary lacks the accounting check:\n%s", res.stderr)
-			}
-		})
-	}
-}
-
-// finalByRowStatus reads a validate results file: one line per row, in
-// order, each with the given status.
-func finalByRowStatus(t *testing.T, path string, n int, status string) map[int]resultRow {
-	t.Helper()
-	rows := readResults(t, path)
-	if len(rows) != n {
-		t.Fatalf("results has %d rows, want %d", len(rows), n)
-	}
-	out := map[int]resultRow{}
-	for i, r := range rows {
-		if r["status"] != status {
-			t.Errorf("row %s status = %q, want %q (error %q)", r["row"], r["status"], status, r["error"])
-		}
-		out[i+1] = r
-	}
-	return out
-}
 
 // TestValidateMessySamples checks every real-world problem of the messy
 // samples end to end against golden results files (go test -update).
@@ -128,33 +86,6 @@ func TestValidateMessySamples(t *testing.T) {
 			assertNoSensitive(t, "stderr", res.stderr, vals)
 			assertNoSensitive(t, "results", string(got), vals)
 		})
-	}
-}
-
-// TestValidateRejectsFeedBack proves a rejects file is a valid input with
-// the same settings: every row in it is read again and fails again.
-func TestValidateRejectsFeedBack(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	rejects := filepath.Join(dir, "rejects.csv")
-	res := runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r1.csv"), "--rejects", rejects, filepath.Join(samples, "messy.csv"))
-	if res.code != app.ExitRowsFailed {
-		t.Fatalf("validate messy exit = %d, want 1\n%s", res.code, res.stderr)
-	}
-	first := readResults(t, filepath.Join(dir, "r1.csv"))
-	invalid := 0
-	for _, r := range first {
-		if r["status"] == "invalid" {
-			invalid++
-		}
-	}
-	res = runCLI(t, nil, "validate", "--results", filepath.Join(dir, "r2.csv"), rejects)
-	if res.code != app.ExitRowsFailed {
-		t.Fatalf("validate rejects exit = %d, want 1\n%s", res.code, res.stderr)
-	}
-	again := readResults(t, filepath.Join(dir, "r2.csv"))
-	if len(again) != invalid {
-		t.Errorf("rejects file has %d rows, want the %d invalid rows", len(again), invalid)
 	}
 }
 
@@ -347,26 +278,6 @@ func TestSummaryHashesWholeInput(t *testing.T) {
 	}
 	if got := readSummaryJSON(t, summary)["inputSha256"]; got != want {
 		t.Errorf("interrupted run: summary inputSha256 = %v, want %s", got, want)
-	}
-}
-
-// TestUnknownColumnsReportedOnce checks the messy sample's unknown column
-// is named on stderr exactly once, however many rows carry it.
-func TestUnknownColumnsReportedOnce(t *testing.T) {
-	t.Parallel()
-	res := runCLI(t, nil, "validate", "--results", filepath.Join(t.TempDir(), "r.csv"), filepath.Join(samples, "messy.csv"))
-	if res.code != app.ExitRowsFailed {
-		t.Fatalf("exit = %d\n%s", res.code, res.stderr)
-	}
-	// Once in a warning, once in the summary's column list.
-	if n := strings.Count(res.stderr, "Sales Rep"); n != 2 {
-		t.Errorf("unknown column \"Sales Rep\" named %d times on stderr, want once in a warning and once in the summary:\n%s", n, res.stderr)
-	}
-	if !regexp.MustCompile(`(?m)^  unknown columns +.*Sales Rep`).MatchString(res.stderr) {
-		t.Errorf("the summary does not list the unknown column:\n%s", res.stderr)
-	}
-	if !strings.Contains(res.stderr, "level=WARN") {
-		t.Errorf("unknown columns are not a warning:\n%s", res.stderr)
 	}
 }
 
