@@ -309,8 +309,7 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 		return res, err
 	}
 	defer upLog.Close()
-	base := sim.Base
-	upArgs := append(simproc.UploadArgs(base),
+	upArgs := append(simproc.UploadArgs(sim.Base),
 		"--progress", "off", "--drain-timeout", "10s", "--overwrite", "--results", results, "--summary-json", summary)
 	upArgs = append(append(upArgs, sc.upload...), input)
 	up := exec.CommandContext(ctx, bin, upArgs...)
@@ -337,7 +336,7 @@ loop:
 	for {
 		select {
 		case <-tick.C:
-			s, err := poll(client, base)
+			s, err := poll(client, sim)
 			if err != nil {
 				continue // a slow answer under load: the next one will do
 			}
@@ -378,7 +377,7 @@ loop:
 		res.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		res.rssMiB = float64(ru.Maxrss) / 1024 // KiB on Linux
 	}
-	if s, err := poll(client, base); err == nil {
+	if s, err := poll(client, sim); err == nil {
 		s.t = time.Since(start)
 		res.samples = append(res.samples, s)
 	}
@@ -581,41 +580,12 @@ func printTable(w io.Writer, rs []result) {
 }
 
 // poll reads the simulator's answers so far and its capacity gate.
-func poll(c *http.Client, base string) (sample, error) {
-	var s sample
-	resp, err := c.Get(base + "/_sim/stats?requests")
+func poll(c *http.Client, sim *simproc.Sim) (sample, error) {
+	st, err := sim.Stats(c)
 	if err != nil {
-		return s, err
+		return sample{}, err
 	}
-	defer resp.Body.Close()
-	var st struct {
-		Requests map[string]map[string]int `json:"requests"`
-		Capacity struct {
-			Admitted         int64   `json:"admitted"`
-			QueueWaitSeconds float64 `json:"queueWaitSeconds"`
-			InFlight         int     `json:"inFlight"`
-		} `json:"capacity"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return s, err
-	}
-	for op, byStatus := range st.Requests {
-		if op == "token" {
-			continue
-		}
-		for status, n := range byStatus {
-			switch {
-			case status == "429":
-				s.r429 += n
-			case status == "503":
-				s.r503 += n
-			case strings.HasPrefix(status, "2"):
-				s.ok += n
-			default:
-				s.oth += n
-			}
-		}
-	}
-	s.admitted, s.waitSeconds, s.inFlight = st.Capacity.Admitted, st.Capacity.QueueWaitSeconds, st.Capacity.InFlight
-	return s, nil
+	a := st.Answers()
+	return sample{ok: a.OK, r429: a.Throttled, r503: a.Shed, oth: a.Other,
+		admitted: st.Capacity.Admitted, waitSeconds: st.Capacity.QueueWaitSeconds, inFlight: st.Capacity.InFlight}, nil
 }

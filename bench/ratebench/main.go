@@ -165,8 +165,7 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 		return res, err
 	}
 	defer upLog.Close()
-	base := sim.Base
-	up := exec.CommandContext(ctx, bin, append(simproc.UploadArgs(base),
+	up := exec.CommandContext(ctx, bin, append(simproc.UploadArgs(sim.Base),
 		"--rate", "auto", "--concurrency", strconv.Itoa(sc.conc), "--progress", "off", "--drain-timeout", "5s",
 		"--overwrite", "--results", results, "--summary-json", summary, input)...)
 	// No ledger (issue 29): every run sends every row, and runs side by
@@ -192,7 +191,7 @@ loop:
 	for {
 		select {
 		case <-tick.C:
-			s, err := poll(client, base)
+			s, err := poll(client, sim)
 			if err != nil {
 				continue // a slow answer under load: the next one will do
 			}
@@ -352,33 +351,11 @@ func printTable(w io.Writer, rs []result) {
 }
 
 // poll reads the simulator's GraphQL answers so far.
-func poll(c *http.Client, base string) (sample, error) {
-	var s sample
-	resp, err := c.Get(base + "/_sim/stats?requests")
+func poll(c *http.Client, sim *simproc.Sim) (sample, error) {
+	st, err := sim.Stats(c)
 	if err != nil {
-		return s, err
+		return sample{}, err
 	}
-	defer resp.Body.Close()
-	var st struct {
-		Requests map[string]map[string]int `json:"requests"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return s, err
-	}
-	for op, byStatus := range st.Requests {
-		if op == "token" {
-			continue
-		}
-		for status, n := range byStatus {
-			switch {
-			case status == "429":
-				s.throttled += n
-			case strings.HasPrefix(status, "2"):
-				s.ok += n
-			default:
-				s.other += n
-			}
-		}
-	}
-	return s, nil
+	a := st.Answers()
+	return sample{ok: a.OK, throttled: a.Throttled, other: a.Shed + a.Other}, nil
 }

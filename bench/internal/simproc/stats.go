@@ -1,0 +1,65 @@
+package simproc
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// Stats is what the drivers read of the simulator's counters (GET
+// /_sim/stats?requests).
+type Stats struct {
+	// Requests are the answers so far by operation and status.
+	Requests map[string]map[string]int `json:"requests"`
+	// Capacity is the capacity gate's: calls admitted, their time in its
+	// queue, calls in flight.
+	Capacity struct {
+		Admitted         int64   `json:"admitted"`
+		QueueWaitSeconds float64 `json:"queueWaitSeconds"`
+		InFlight         int     `json:"inFlight"`
+	} `json:"capacity"`
+}
+
+// Answers are the simulator's GraphQL answers so far (every operation but
+// the token's) by class.
+type Answers struct {
+	OK        int // 2xx
+	Throttled int // 429
+	Shed      int // 503
+	Other     int // any other status
+}
+
+// Stats reads the simulator's counters.
+func (s *Sim) Stats(c *http.Client) (Stats, error) {
+	var st Stats
+	resp, err := c.Get(s.Base + "/_sim/stats?requests")
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	return st, err
+}
+
+// Answers counts st's GraphQL answers by class.
+func (st Stats) Answers() Answers {
+	var a Answers
+	for op, byStatus := range st.Requests {
+		if op == "token" {
+			continue
+		}
+		for status, n := range byStatus {
+			switch {
+			case status == "429":
+				a.Throttled += n
+			case status == "503":
+				a.Shed += n
+			case strings.HasPrefix(status, "2"):
+				a.OK += n
+			default:
+				a.Other += n
+			}
+		}
+	}
+	return a
+}
