@@ -328,29 +328,12 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 	// the figures count from the upload's start.
 	offset := start.Sub(sim.Started)
 	client := &http.Client{Timeout: 2 * time.Second}
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(sc.duration)
-	ended := false
-loop:
-	for {
-		select {
-		case <-tick.C:
-			s, err := poll(client, sim)
-			if err != nil {
-				continue // a slow answer under load: the next one will do
-			}
-			s.t = time.Since(start)
-			res.samples = append(res.samples, s)
-			res.peakSimInFlight = max(res.peakSimInFlight, s.inFlight)
-		case <-deadline:
-			break loop
-		case err := <-upDone:
-			upDone <- err
-			ended = true
-			break loop
-		}
-	}
+	ended := sim.Watch(client, start, sc.duration, upDone, func(st simproc.Stats, t time.Duration) {
+		s := sampleOf(st)
+		s.t = t
+		res.samples = append(res.samples, s)
+		res.peakSimInFlight = max(res.peakSimInFlight, s.inFlight)
+	})
 	if ended && !sc.complete {
 		// The input ran out (a service faster than the input is long) or
 		// the upload stopped: say which, from its exit status.
@@ -377,7 +360,8 @@ loop:
 		res.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		res.rssMiB = float64(ru.Maxrss) / 1024 // KiB on Linux
 	}
-	if s, err := poll(client, sim); err == nil {
+	if st, err := sim.Stats(client); err == nil {
+		s := sampleOf(st)
 		s.t = time.Since(start)
 		res.samples = append(res.samples, s)
 	}
@@ -579,13 +563,9 @@ func printTable(w io.Writer, rs []result) {
 	}
 }
 
-// poll reads the simulator's answers so far and its capacity gate.
-func poll(c *http.Client, sim *simproc.Sim) (sample, error) {
-	st, err := sim.Stats(c)
-	if err != nil {
-		return sample{}, err
-	}
+// sampleOf is the simulator's answers so far and its capacity gate.
+func sampleOf(st simproc.Stats) sample {
 	a := st.Answers()
 	return sample{ok: a.OK, r429: a.Throttled, r503: a.Shed, oth: a.Other,
-		admitted: st.Capacity.Admitted, waitSeconds: st.Capacity.QueueWaitSeconds, inFlight: st.Capacity.InFlight}, nil
+		admitted: st.Capacity.Admitted, waitSeconds: st.Capacity.QueueWaitSeconds, inFlight: st.Capacity.InFlight}
 }

@@ -183,28 +183,11 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 	start := time.Now()
 	offset := start.Sub(sim.Started)
 	client := &http.Client{Timeout: 2 * time.Second}
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(sc.duration)
-	stopped := false
-loop:
-	for {
-		select {
-		case <-tick.C:
-			s, err := poll(client, sim)
-			if err != nil {
-				continue // a slow answer under load: the next one will do
-			}
-			s.t = time.Since(start)
-			res.samples = append(res.samples, s)
-		case <-deadline:
-			break loop
-		case err := <-upDone:
-			upDone <- err
-			stopped = true
-			break loop
-		}
-	}
+	stopped := sim.Watch(client, start, sc.duration, upDone, func(st simproc.Stats, t time.Duration) {
+		s := sampleOf(st)
+		s.t = t
+		res.samples = append(res.samples, s)
+	})
 	res.elapsedAtStop = time.Since(start)
 	if !stopped {
 		_ = up.Process.Signal(os.Interrupt)
@@ -350,12 +333,9 @@ func printTable(w io.Writer, rs []result) {
 	_ = tw.Flush()
 }
 
-// poll reads the simulator's GraphQL answers so far.
-func poll(c *http.Client, sim *simproc.Sim) (sample, error) {
-	st, err := sim.Stats(c)
-	if err != nil {
-		return sample{}, err
-	}
+// sampleOf is the simulator's GraphQL answers so far (a 503 is one of
+// the other answers).
+func sampleOf(st simproc.Stats) sample {
 	a := st.Answers()
-	return sample{ok: a.OK, throttled: a.Throttled, other: a.Shed + a.Other}, nil
+	return sample{ok: a.OK, throttled: a.Throttled, other: a.Shed + a.Other}
 }

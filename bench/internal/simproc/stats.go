@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Stats is what the drivers read of the simulator's counters (GET
@@ -62,4 +63,31 @@ func (st Stats) Answers() Answers {
 		}
 	}
 	return a
+}
+
+// Watch reads the simulator's counters (Stats) every 250 ms and hands
+// each to f with the time since start, until d has passed or the upload
+// has ended: upDone receives the error of the upload's Wait, and Watch
+// puts back what it takes from it. A read that fails (a slow answer under
+// load) is skipped: the next one will do. Watch reports whether the upload
+// ended first.
+func (s *Sim) Watch(c *http.Client, start time.Time, d time.Duration, upDone chan error, f func(st Stats, t time.Duration)) (ended bool) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(d)
+	for {
+		select {
+		case <-tick.C:
+			st, err := s.Stats(c)
+			if err != nil {
+				continue
+			}
+			f(st, time.Since(start))
+		case <-deadline:
+			return false
+		case err := <-upDone:
+			upDone <- err
+			return true
+		}
+	}
 }

@@ -1,9 +1,13 @@
 package simproc
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestStatsAndAnswers(t *testing.T) {
@@ -39,5 +43,59 @@ func TestStatsRefusesWhatIsNotJSON(t *testing.T) {
 	defer srv.Close()
 	if _, err := (&Sim{Base: srv.URL}).Stats(srv.Client()); err == nil {
 		t.Error("Stats of an HTML page: no error")
+	}
+}
+
+// TestWatchUntilTheUploadEnds: the upload ends at the simulator's second
+// read; Watch hands on every read, reports the end and puts the upload's
+// error back.
+func TestWatchUntilTheUploadEnds(t *testing.T) {
+	upDone := make(chan error, 1)
+	exit3 := errors.New("exit status 3")
+	var reads atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := reads.Add(1)
+		if n == 2 {
+			upDone <- exit3
+		}
+		fmt.Fprintf(w, `{"requests": {"createLead": {"200": %d}}}`, 10*n)
+	}))
+	defer srv.Close()
+	var got []int
+	var last time.Duration
+	start := time.Now()
+	ended := (&Sim{Base: srv.URL}).Watch(srv.Client(), start, time.Hour, upDone, func(st Stats, at time.Duration) {
+		if at < last {
+			t.Errorf("read at %v after one at %v", at, last)
+		}
+		last = at
+		got = append(got, st.Answers().OK)
+	})
+	if !ended {
+		t.Error("Watch: the upload did not end first, want it did")
+	}
+	if len(got) < 2 || got[0] != 10 || got[1] != 20 {
+		t.Errorf("Watch handed on %v, want 10, 20 and maybe more", got)
+	}
+	select {
+	case err := <-upDone:
+		if err != exit3 {
+			t.Errorf("upDone holds %v, want %v", err, exit3)
+		}
+	default:
+		t.Error("Watch did not put the upload's error back")
+	}
+}
+
+// TestWatchUntilItsTime: an upload that does not end, a simulator that
+// does not answer: Watch returns at its time, having handed nothing on.
+func TestWatchUntilItsTime(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	ended := (&Sim{Base: srv.URL}).Watch(srv.Client(), time.Now(), 600*time.Millisecond, make(chan error, 1), func(Stats, time.Duration) {
+		t.Error("Watch handed on a read that failed")
+	})
+	if ended {
+		t.Error("Watch: the upload ended first, want its time ran out")
 	}
 }
