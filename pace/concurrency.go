@@ -895,11 +895,16 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		case l.ok == 0:
 		case fell:
 			c.check = cutCheck{}
-		case c.check.median == 0 && got > prev*(1+concTolerance/2):
+		case c.check.median == 0 && got > prev*(1+concTolerance/2)+c.noiseLocked(l.ok, l.variance()):
 			// Judged against the cut's latency, the answers behind a
 			// capacity that halved just after the cut were no quicker,
 			// twice, and the cut was undone into the new queue (K 64 ->
-			// 32, queue 64: 3 draws of 8, queue wait 516-728 ms).
+			// 32, queue 64: 3 draws of 8, queue wait 516-728 ms). Slower
+			// by more than chance (the window's noise): a window of 8
+			// answers at ±0.2 s around 1.5 s is 4% over the last by
+			// chance about one time in six, and each such one cut again
+			// while the check of a service slower by itself ran (K 32,
+			// L 1 -> 1.5 s, draw 36 of 48: 32 -> 19 -> 12, undone at 42 s).
 			c.check.mean, c.check.misses, c.check.last, rose = got, 0, got, true
 			c.check.round, c.check.before = 0, [2]latencySum{}
 		case c.check.misses+1 >= concCutMisses:
