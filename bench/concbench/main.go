@@ -38,7 +38,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -304,31 +303,22 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 	results := filepath.Join(outDir, "conc-"+sc.name+".results.csv")
 	summary := filepath.Join(outDir, "conc-"+sc.name+".summary.json")
 	_ = os.Remove(summary)
-	upLog, err := os.Create(filepath.Join(outDir, "conc-"+sc.name+".upload.log"))
-	if err != nil {
-		return res, err
-	}
-	defer upLog.Close()
 	upArgs := append(simproc.UploadArgs(sim.Base),
 		"--progress", "off", "--drain-timeout", "10s", "--overwrite", "--results", results, "--summary-json", summary)
 	upArgs = append(append(upArgs, sc.upload...), input)
-	up := exec.CommandContext(ctx, bin, upArgs...)
 	// No ledger (issue 29): every run sends every row, and runs side by
 	// side do not share one (a build without the ledger ignores it).
-	up.Env = simproc.Env("BULKLOAD_LEDGER=off")
-	up.Stdout, up.Stderr = upLog, upLog
-	if err := up.Start(); err != nil {
-		return res, fmt.Errorf("start upload: %w", err)
+	up, err := simproc.StartUpload(ctx, bin, upArgs, simproc.Env("BULKLOAD_LEDGER=off"), filepath.Join(outDir, "conc-"+sc.name+".upload.log"))
+	if err != nil {
+		return res, err
 	}
-	start := time.Now()
-	upDone := make(chan error, 1)
-	go func() { upDone <- up.Wait() }()
+	start := up.Started
 
 	// The simulator's clock of --capacity-change starts with its process;
 	// the figures count from the upload's start.
 	offset := start.Sub(sim.Started)
 	client := &http.Client{Timeout: 2 * time.Second}
-	ended := sim.Watch(client, start, sc.duration, upDone, func(st simproc.Stats, t time.Duration) {
+	ended := sim.Watch(client, up, sc.duration, func(st simproc.Stats, t time.Duration) {
 		s := sampleOf(st)
 		s.t = t
 		res.samples = append(res.samples, s)
@@ -338,25 +328,18 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 		// The input ran out (a service faster than the input is long) or
 		// the upload stopped: say which, from its exit status.
 		return res, fmt.Errorf("upload ended after %v, before the scenario's %v did (exit %d; an exit 0 is the input used up: a longer -input): see %s",
-			time.Since(start).Round(100*time.Millisecond), sc.duration, simproc.ExitCode(<-upDone), upLog.Name())
+			time.Since(start).Round(100*time.Millisecond), sc.duration, simproc.ExitCode(<-up.Done), up.Log)
 	}
 	if !ended {
 		if sc.complete {
-			_ = up.Process.Kill()
+			up.Kill()
 			return res, fmt.Errorf("upload did not finish within %v", sc.duration)
 		}
-		_ = up.Process.Signal(os.Interrupt)
+		up.Interrupt()
 	}
-	var waitErr error
-	select {
-	case waitErr = <-upDone:
-	case <-time.After(30 * time.Second):
-		_ = up.Process.Kill()
-		waitErr = <-upDone
-	}
+	res.exit = up.Wait(30 * time.Second)
 	res.wall = time.Since(start)
-	res.exit = simproc.ExitCode(waitErr)
-	if ru, ok := up.ProcessState.SysUsage().(*syscall.Rusage); ok {
+	if ru, ok := up.State().SysUsage().(*syscall.Rusage); ok {
 		res.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		res.rssMiB = float64(ru.Maxrss) / 1024 // KiB on Linux
 	}

@@ -32,7 +32,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -160,47 +159,33 @@ func measure(ctx context.Context, sc scenario, bin, input string, port int, outD
 	results := filepath.Join(outDir, "rate-"+sc.name+".results.csv")
 	summary := filepath.Join(outDir, "rate-"+sc.name+".summary.json")
 	_ = os.Remove(summary)
-	upLog, err := os.Create(filepath.Join(outDir, "rate-"+sc.name+".upload.log"))
+	// No ledger (issue 29): every run sends every row, and runs side by
+	// side do not share one (a build without the ledger ignores it).
+	up, err := simproc.StartUpload(ctx, bin, append(simproc.UploadArgs(sim.Base),
+		"--rate", "auto", "--concurrency", strconv.Itoa(sc.conc), "--progress", "off", "--drain-timeout", "5s",
+		"--overwrite", "--results", results, "--summary-json", summary, input), simproc.Env("BULKLOAD_LEDGER=off"),
+		filepath.Join(outDir, "rate-"+sc.name+".upload.log"))
 	if err != nil {
 		return res, err
 	}
-	defer upLog.Close()
-	up := exec.CommandContext(ctx, bin, append(simproc.UploadArgs(sim.Base),
-		"--rate", "auto", "--concurrency", strconv.Itoa(sc.conc), "--progress", "off", "--drain-timeout", "5s",
-		"--overwrite", "--results", results, "--summary-json", summary, input)...)
-	// No ledger (issue 29): every run sends every row, and runs side by
-	// side do not share one (a build without the ledger ignores it).
-	up.Env = simproc.Env("BULKLOAD_LEDGER=off")
-	up.Stdout, up.Stderr = upLog, upLog
-	if err := up.Start(); err != nil {
-		return res, fmt.Errorf("start upload: %w", err)
-	}
-	upDone := make(chan error, 1)
-	go func() { upDone <- up.Wait() }()
 
 	// The simulator's clock of --rate-limit-change starts with its
 	// process; the figures count from the upload's start.
-	start := time.Now()
+	start := up.Started
 	offset := start.Sub(sim.Started)
 	client := &http.Client{Timeout: 2 * time.Second}
-	stopped := sim.Watch(client, start, sc.duration, upDone, func(st simproc.Stats, t time.Duration) {
+	stopped := sim.Watch(client, up, sc.duration, func(st simproc.Stats, t time.Duration) {
 		s := sampleOf(st)
 		s.t = t
 		res.samples = append(res.samples, s)
 	})
 	res.elapsedAtStop = time.Since(start)
 	if !stopped {
-		_ = up.Process.Signal(os.Interrupt)
+		up.Interrupt()
 	}
-	select {
-	case err := <-upDone:
-		res.uploadExit = simproc.ExitCode(err)
-	case <-time.After(30 * time.Second):
-		_ = up.Process.Kill()
-		res.uploadExit = simproc.ExitCode(<-upDone)
-	}
+	res.uploadExit = up.Wait(30 * time.Second)
 	if stopped {
-		return res, fmt.Errorf("upload ended before the scenario did (exit %d): see %s", res.uploadExit, upLog.Name())
+		return res, fmt.Errorf("upload ended before the scenario did (exit %d): see %s", res.uploadExit, up.Log)
 	}
 	if b, err := os.ReadFile(summary); err == nil {
 		var sum struct {

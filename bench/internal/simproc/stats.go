@@ -66,12 +66,11 @@ func (st Stats) Answers() Answers {
 }
 
 // Watch reads the simulator's counters (Stats) every 250 ms and hands
-// each to f with the time since start, until d has passed or the upload
-// has ended: upDone receives the error of the upload's Wait, and Watch
-// puts back what it takes from it. A read that fails (a slow answer under
-// load) is skipped: the next one will do. Watch reports whether the upload
-// ended first.
-func (s *Sim) Watch(c *http.Client, start time.Time, d time.Duration, upDone chan error, f func(st Stats, t time.Duration)) (ended bool) {
+// each to f with the time since the upload started, until d has passed or
+// the upload has ended (up.Done, where Watch puts back what it takes). A
+// read that fails (a slow answer under load) is skipped: the next one will
+// do. Watch reports whether the upload ended first.
+func (s *Sim) Watch(c *http.Client, up *Upload, d time.Duration, f func(st Stats, t time.Duration)) (ended bool) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(d)
@@ -82,11 +81,11 @@ func (s *Sim) Watch(c *http.Client, start time.Time, d time.Duration, upDone cha
 			if err != nil {
 				continue
 			}
-			f(st, time.Since(start))
+			f(st, time.Since(up.Started))
 		case <-deadline:
 			return false
-		case err := <-upDone:
-			upDone <- err
+		case err := <-up.Done:
+			up.Done <- err
 			return true
 		}
 	}

@@ -63,8 +63,8 @@ func TestWatchUntilTheUploadEnds(t *testing.T) {
 	defer srv.Close()
 	var got []int
 	var last time.Duration
-	start := time.Now()
-	ended := (&Sim{Base: srv.URL}).Watch(srv.Client(), start, time.Hour, upDone, func(st Stats, at time.Duration) {
+	up := &Upload{Started: time.Now(), Done: upDone}
+	ended := (&Sim{Base: srv.URL}).Watch(srv.Client(), up, time.Hour, func(st Stats, at time.Duration) {
 		if at < last {
 			t.Errorf("read at %v after one at %v", at, last)
 		}
@@ -92,7 +92,7 @@ func TestWatchUntilTheUploadEnds(t *testing.T) {
 func TestWatchUntilItsTime(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	ended := (&Sim{Base: srv.URL}).Watch(srv.Client(), time.Now(), 600*time.Millisecond, make(chan error, 1), func(Stats, time.Duration) {
+	ended := (&Sim{Base: srv.URL}).Watch(srv.Client(), &Upload{Started: time.Now(), Done: make(chan error, 1)}, 600*time.Millisecond, func(Stats, time.Duration) {
 		t.Error("Watch handed on a read that failed")
 	})
 	if ended {
