@@ -54,6 +54,7 @@ const (
 	concHeavy       = 0.5                    // a spread of one answer past this share of the base: a round past the threshold by less than concEarly waits for the next to confirm it
 	concUsualPrior  = 0.1                    // the usual share of overload answers before any round: one in ten answers
 	concCutMisses   = 2                      // rounds after a latency cut whose latency did not fall: the cut was not for a queue, undo it
+	concStartStep   = 0.5                    // share of slow start's doubling taken at once: the rest comes one place per answer
 )
 
 // NoLimit is the fixed limit of a Concurrency that sets none: the
@@ -157,6 +158,10 @@ type Concurrency struct {
 	// opLat sums the latencies of every 2xx answer of the run (not only
 	// the rounds'): createLead's, the others'.
 	opLat [2]latencySum
+	// ramp is where slow start's doubling goes: the limit takes
+	// concStartStep of the step at once and grows to ramp by one place
+	// per 2xx answer (0: none). See Release.
+	ramp float64
 }
 
 // concRound is what one round said, for the base.
@@ -533,6 +538,17 @@ func (c *Concurrency) Release(ticket int64, o Outcome, learn bool) {
 		}
 		c.check.before[k].add(min(o.Latency.Seconds(), concClip*c.check.base))
 	}
+	if learn && c.slowStart && c.limit < c.ramp && o.Status >= 200 && o.Status < 300 && o.Op != "preflight" {
+		// The rest of slow start's doubling, one place per answer (as
+		// TCP's slow start opens its window by one segment per ACK):
+		// the whole step at once sent 64 calls together into a service
+		// that had room for 32 (K 64, queue 32: 64 -> 128 in flight),
+		// and it shed the other 32 and 9 more before the first 503s
+		// cut the limit (conc.sh's halve: 1.9-2.1% of its calls). One
+		// at a time, the first calls past its queue are shed at once
+		// and stop the climb after a few.
+		c.setLimitLocked(min(c.limit+1, c.ramp))
+	}
 	if learn && ticket != 0 && ticket == -c.round && isOverload(o) && o.Op != "preflight" {
 		c.outHard++
 	}
@@ -550,7 +566,22 @@ func (c *Concurrency) Release(ticket int64, o Outcome, learn bool) {
 		// of 503s that does not grow with the calls in flight (one bad
 		// backend) takes nothing: its calls are retried, and the limit
 		// is not what it answers.
-		c.setLimitLocked(c.limit - 1)
+		if c.slowStart && c.ramp > 0 {
+			// In slow start's doubling: the service is full at the
+			// calls in flight now. Slow start ends there (a cut for
+			// back pressure), and the round starts again: its calls,
+			// sent as the queue was filling, would make the latency cut
+			// that comes next land above the capacity (the mean of such
+			// a round was 1.36 bases against 1.5 at a full queue: K 64,
+			// queue 32, a cut to 67 where one from a full round is 60).
+			now := c.now()
+			c.pressureCuts++
+			c.pressurePast = c.capLocked()
+			c.cutLocked(now, min(c.limit-1, float64(c.inFlight)))
+			c.startRoundLocked(now)
+		} else {
+			c.setLimitLocked(c.limit - 1)
+		}
 	}
 	if inRound {
 		c.answerLocked(ticket)
@@ -1004,14 +1035,17 @@ func (c *Concurrency) endRoundLocked(unanswered int) {
 		// Like HyStart: latency begins to rise, so the limit is near the
 		// capacity: no more doubling, which would overshoot it by up
 		// to twice.
-		c.slowStart = false
+		c.slowStart, c.ramp = false, 0
 		c.setLimitLocked(c.limit)
 	case c.bound && !c.check.on:
 		// (Not while a cut is checked: its rounds measure the limit it
 		// cut to.)
-		step := c.limit // slow start: double
+		step := c.limit // slow start: double, concStartStep of it now, the rest as answers come (Release)
 		if !c.slowStart {
 			step = max(0.25, c.limit*concGrowth*(1+float64(c.sinceCut)/8))
+		} else {
+			c.ramp = c.limit + step
+			step *= concStartStep
 		}
 		c.setLimitLocked(c.limit + step)
 	}
@@ -1141,7 +1175,7 @@ func (c *Concurrency) firstCutLocked(now time.Time, r concRound, first []float64
 }
 
 func (c *Concurrency) cutLocked(now time.Time, to float64) {
-	c.slowStart = false
+	c.slowStart, c.ramp = false, 0
 	c.sinceCut = 0
 	c.lastCut = now
 	c.setLimitLocked(to)

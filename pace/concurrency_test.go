@@ -369,7 +369,16 @@ func TestConcurrencyModelChanges(t *testing.T) {
 			after := run.meanWait(30*time.Second, 45*time.Second)
 			steady := run.throughput(30*time.Second, 45*time.Second)
 			shed, ok := run.shedIn(25*time.Second, 45*time.Second), run.throughput(25*time.Second, 45*time.Second)*20
-			t.Logf("seed %d: wait 30-45 s %v, steady %.1f/s, shed after the halving %d of %.0f, limits %v", seed, after, steady, shed, ok, run.limits)
+			all := len(run.answered) + run.shed
+			t.Logf("seed %d: wait 30-45 s %v, steady %.1f/s, shed after the halving %d of %.0f, in the first 10 s %d, in all %d of %d, limits %v", seed, after, steady, shed, ok, run.shedIn(0, 10*time.Second), run.shed, all, run.limits)
+			// bench/conc.sh's halve aims at 2% shed over the run. Slow
+			// start's doubling at once, 64 -> 128 in flight against K
+			// 64 and a queue of 32, shed 41 calls in every draw (2.0-2.7%
+			// of the run with those after the halving, 0-13); one place
+			// an answer past half the step, 6-11 (0.3-1.1%).
+			if float64(run.shed) > 0.015*float64(all) {
+				t.Errorf("seed %d: %d calls shed over the run (%d in the first 10 s), of %d: want at most 1.5%%", seed, run.shed, run.shedIn(0, 10*time.Second), all)
+			}
 			if after > 100*time.Millisecond {
 				t.Errorf("seed %d: mean queue wait from 5 s after the halving %v, want at most 10%% of L", seed, after)
 			}
