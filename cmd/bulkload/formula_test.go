@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/bulkload/bulkload/app"
+	"github.com/bulkload/bulkload/internal/resultstest"
 	"github.com/bulkload/bulkload/lead"
 	"github.com/bulkload/bulkload/leadsim"
 )
@@ -71,7 +72,7 @@ func TestOutputsNeutraliseFormulas(t *testing.T) {
 	recs[3][col["lastName"]] = `'s-Hertogenbosch`
 	recs[3][col["address1"]] = `+1+1`
 	input := filepath.Join(dir, "export.csv")
-	writeCSVFile(t, input, recs)
+	resultstest.WriteCSV(t, input, recs)
 	results := filepath.Join(dir, "export.results.csv")
 	rejects := filepath.Join(dir, "export.rejects.csv")
 
@@ -154,17 +155,5 @@ func assertNoFormulaCell(t *testing.T, path string) {
 				t.Errorf("%s line %d has the cell %q, which a spreadsheet runs as a formula", filepath.Base(path), line, c)
 			}
 		}
-	}
-}
-
-func writeCSVFile(t *testing.T, path string, recs [][]string) {
-	t.Helper()
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	if err := w.WriteAll(recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
 	}
 }
