@@ -276,7 +276,10 @@ func stats(client *http.Client, base string) (simStats, error) {
 		return st, err
 	}
 	defer resp.Body.Close()
-	return st, json.NewDecoder(resp.Body).Decode(&st)
+	// Decode before st is read: in "return st, f(&st)" the order of the
+	// read and the call is not fixed by the language.
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	return st, err
 }
 
 func readJSON(path string, v any) error {
