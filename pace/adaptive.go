@@ -128,8 +128,8 @@ type Adaptive struct {
 	accepted    float64 // 2xx answers a second, a moving average over about 5 s
 	// The episode: answers to calls sent since the last cut.
 	epOK, ep429 int
-	// The dry point: when the call the first 429 refused was sent (the
-	// service's bucket was empty then), the 2xx answers to calls sent
+	// The dry point: when the first 429 was answered (the service's
+	// bucket was empty a moment before), the 2xx answers to calls sent
 	// since, and when the rate was last lowered from them (see dryLocked).
 	dryAt, dryLowered time.Time
 	dryOK             int
@@ -359,7 +359,7 @@ func (a *Adaptive) Observe(o Outcome) (float64, bool) {
 			a.ep429++
 		}
 		if a.phase == phaseOpen {
-			a.dryAt, a.dryOK = o.Start, 0
+			a.dryAt, a.dryOK = now, 0
 			return a.closeLocked(now)
 		}
 		return a.cutLocked(now, o.Start)
@@ -470,6 +470,7 @@ func (a *Adaptive) cutLocked(now, start time.Time) (float64, bool) {
 	}
 	a.limit = limit
 	a.setLocked(min(share*peak, autoSettleShare*limit))
+	a.lim.ReserveN(now, 1) // the service's bucket is dry: the next call waits its turn
 	a.from = a.r
 	a.phase = phaseRecover
 	a.phaseAt = now
@@ -484,16 +485,21 @@ func (a *Adaptive) cutLocked(now, start time.Time) (float64, bool) {
 // service's bucket, full at the start, let through, and can be far above
 // what the service accepts once the bucket is dry (bench/rate.sh's r50b:
 // a bucket of 50 let 56 calls through in 3 ms, and the first rate was
-// 157-286/s against a limit of 50). The first 429 marks the dry point:
-// the bucket held less than one call then, so every call it accepted
-// since was earned at its sustained rate R, and a 429 now of a call sent
-// d after it, with k calls sent since accepted, says R < (k+1)/d (it
-// held less than one again) and R >= (k-1)/d. While that bound is under
-// the rate, the rate falls to it, and by at least autoCutClimb (the
-// bound is loose while k is small) but never under the lower bound; each
-// fall counts once, for calls sent after it, and the next call waits its
-// turn, as the bucket is dry. The burst itself is never taken for the
-// rate. Only in the climb after the first 429: after a cut the episode's
+// 157-291/s against a limit of 50). The first 429's answer marks the dry
+// point: its call found the bucket holding less than one call, so
+// whatever the bucket holds now it earned since, at its sustained rate R,
+// and a 429 of a call sent d after the dry point, with k calls sent since
+// accepted, says R < (k+1)/d (it held less than one again). While that
+// bound is under the rate, the rate falls to it, or to autoCutClimb of
+// the rate where that is lower (the bound is loose while k is small);
+// each fall counts once, for calls sent after it, and the next call waits
+// its turn, as the bucket is dry. The burst itself is never taken for the
+// rate. The dry point is the answer, not the refused call's sending: the
+// calls of a round go at once and reach the service in any order, and
+// those sent after the refused one but accepted before it made k, and a
+// lower bound (k-1)/d tried beside the upper one, far too high (a fall
+// from 241 to 222/s, eight falls, 16 refusals in ratebench's r50b at load
+// 7). Only in the climb after the first 429: after a cut the episode's
 // count (cutLocked) does this. (The bound holds while the calls kept the
 // bucket dry; calls that waited longer than the bucket takes to fill
 // make it low, and the climb undoes that.)
@@ -502,8 +508,7 @@ func (a *Adaptive) dryLocked(now, start time.Time) (float64, bool) {
 	if a.phase != phaseClimb || a.dryAt.IsZero() || d <= 0 || !start.After(a.dryLowered) {
 		return a.r, false
 	}
-	k := float64(a.dryOK)
-	r := max(min((k+1)/d, autoCutClimb*a.r), (k-1)/d)
+	r := min(float64(a.dryOK+1)/d, autoCutClimb*a.r)
 	if r >= a.r {
 		return a.r, false
 	}

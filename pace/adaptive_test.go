@@ -260,6 +260,23 @@ func TestAdaptiveClimbsSlowlyWhileLatencyRises(t *testing.T) {
 	}
 }
 
+// TestAdaptiveCutWaitsATurn: a cut answers a 429, so the service's bucket
+// is dry: the first call after it waits its turn at the new rate. The
+// fresh bucket a cut makes held a turn for a call at once, and on
+// loopback every probe's 429 drew a second one a millisecond later
+// (bench/rate.sh's r50b: 5 cuts, 10 refusals after the opening).
+func TestAdaptiveCutWaitsATurn(t *testing.T) {
+	a, clk := newTestAdaptive(AutoConfig{Start: 100})
+	a.Observe(Outcome{Start: clk.Now(), Status: 429})
+	if got := a.Rate(); !near(got, 70) {
+		t.Fatalf("Rate() after the first 429 = %v, want 70", got)
+	}
+	d, paused, _ := a.reserve()
+	if paused || d < 10*time.Millisecond {
+		t.Errorf("first reserve after a cut to 70/s = %v (paused %v), want a turn about 1/70 s away (14 ms)", d, paused)
+	}
+}
+
 func TestAdaptiveCuts(t *testing.T) {
 	type step struct {
 		name    string
