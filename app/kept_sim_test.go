@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,15 +17,6 @@ import (
 // keptSetup returns the job to run again, not an argv);
 // TestSummaryOfValidateOutput, of the summary command, stays there.
 
-// createsAtService counts the createLead calls the service processed.
-func createsAtService(s *alteringSim) int {
-	n := 0
-	for _, c := range s.Stats().ResultCodes {
-		n += c
-	}
-	return n
-}
-
 // editColumn rewrites one column of every row of a CSV file.
 func editColumn(t *testing.T, path, column, value string) {
 	t.Helper()
@@ -38,16 +28,7 @@ func editColumn(t *testing.T, path, column, value string) {
 	for _, rec := range recs[1:] {
 		rec[i] = value
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := csv.NewWriter(f).WriteAll(recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeCSV(t, path, recs)
 }
 
 // editCell rewrites one cell of a CSV file: column of data row row (1-based).
@@ -59,16 +40,7 @@ func editCell(t *testing.T, path string, row int, column, value string) {
 		t.Fatalf("%s has no column %s or no row %d", path, column, row)
 	}
 	recs[row][i] = value
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := csv.NewWriter(f).WriteAll(recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeCSV(t, path, recs)
 }
 
 // keptSetup runs a first upload of n qualifying rows whose submissions
@@ -143,7 +115,7 @@ func TestUploadEditedCellKeepsLead(t *testing.T) {
 		}
 		os.Remove(summary)
 	}
-	if got := createsAtService(s); got != n {
+	if got := s.Stats().CreatesAnswered(); got != n {
 		t.Errorf("the service processed %d createLead calls, want %d (none again)", got, n)
 	}
 	if got := s.Stats().Submissions; got != n {
@@ -173,7 +145,7 @@ func TestUploadEditedCellKeepsLeadFromStdin(t *testing.T) {
 			t.Errorf("row %d ended %s with id %q, error %q; want submitted with its lead %s", row, r["status"], r["id"], r["error"], ids[row])
 		}
 	}
-	if got := createsAtService(s); got != n {
+	if got := s.Stats().CreatesAnswered(); got != n {
 		t.Errorf("the service processed %d createLead calls, want %d (none again)", got, n)
 	}
 }

@@ -1,8 +1,6 @@
 package app
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bulkload/bulkload/internal/resultstest"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
@@ -23,17 +22,8 @@ import (
 // at are the run options of a run at now: its clock stands there.
 func at(now time.Time) runOpts { return runOpts{now: func() time.Time { return now }} }
 
-// sha12 is {sha} of the file at path: the first 12 hex digits of its
-// SHA-256.
-func sha12(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])[:12]
-}
+// sha12 is {sha} of the file at path (resultstest.SHA12).
+func sha12(t *testing.T, path string) string { return resultstest.SHA12(t, path) }
 
 // submitRefused runs the upload j at now against s with every submitLead
 // refused (503 from the service): each row it takes ends submit_failed,
@@ -86,14 +76,14 @@ func TestResumeAfterMidnight(t *testing.T) {
 	night := time.Date(2026, 11, 22, 23, 50, 0, 0, time.UTC)
 	results := filepath.Join(dir, "qualified-2026-11-22-"+sha12(t, input)+".results.csv")
 	submitRefused(t, s, night, results, []int{1, 2, 3, 4}, job(true))
-	created := createsAtService(s)
+	created := s.Stats().CreatesAnswered()
 
 	after := night.Add(20 * time.Minute)
 	res := runUpload(t, s.Server, job(false), at(after))
 	if res.code != ExitUsage || !strings.Contains(res.stderr, results) || !strings.Contains(res.stderr, "--resume") {
 		t.Errorf("rerun after midnight without --resume: exit %d, want %d naming %s and --resume\n%s", res.code, ExitUsage, results, res.stderr)
 	}
-	if got := createsAtService(s); got != created {
+	if got := s.Stats().CreatesAnswered(); got != created {
 		t.Errorf("the refused rerun sent %d createLead calls, want none", got-created)
 	}
 
@@ -106,7 +96,7 @@ func TestResumeAfterMidnight(t *testing.T) {
 			t.Errorf("row %d ended %s: %q; want its lead (made before midnight) submitted", row, r["status"], r["note"])
 		}
 	}
-	if got := createsAtService(s); got != created {
+	if got := s.Stats().CreatesAnswered(); got != created {
 		t.Errorf("--resume after midnight sent %d createLead calls, want none (every lead exists)", got-created)
 	}
 	if got := s.Stats().Submissions; got != n {
@@ -160,14 +150,14 @@ func TestResumeShardCountChanged(t *testing.T) {
 	if taken != n {
 		t.Fatalf("the two shards took %d rows, want %d", taken, n)
 	}
-	created := createsAtService(s)
+	created := s.Stats().CreatesAnswered()
 
 	for _, shard := range []string{"0/3", "2/3", ""} {
 		res := runUpload(t, s.Server, job(shard), at(day.Add(time.Hour)))
 		if res.code != ExitUsage || !strings.Contains(res.stderr, "another --shard count") || !strings.Contains(res.stderr, shardResults[0]) || !strings.Contains(res.stderr, shardResults[1]) {
 			t.Errorf("--resume --shard %q after a 2-shard run: exit %d, want %d naming both shards' results files\n%s", shard, res.code, ExitUsage, res.stderr)
 		}
-		if got := createsAtService(s); got != created {
+		if got := s.Stats().CreatesAnswered(); got != created {
 			t.Errorf("--resume --shard %q sent %d createLead calls, want none", shard, got-created)
 		}
 	}
@@ -182,7 +172,7 @@ func TestResumeShardCountChanged(t *testing.T) {
 			t.Errorf("shard 1/2 the next day: row %s ended %s, want its lead submitted", r["row"], r["status"])
 		}
 	}
-	if got := createsAtService(s); got != created {
+	if got := s.Stats().CreatesAnswered(); got != created {
 		t.Errorf("shard 1/2 the next day sent %d createLead calls, want none", got-created)
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "qualified-2026-11-23-*")); len(m) != 0 {

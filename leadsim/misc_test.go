@@ -71,3 +71,20 @@ func TestQueryCacheEvicts(t *testing.T) {
 		})
 	}
 }
+
+// TestStatsCreatesAnswered: the createLead calls answered are the sum of
+// the result codes' counts, whatever the codes.
+func TestStatsCreatesAnswered(t *testing.T) {
+	for _, tc := range []struct {
+		codes map[int]int
+		want  int
+	}{
+		{nil, 0},
+		{map[int]int{1013: 2}, 2},
+		{map[int]int{1013: 2, 1020: 5, 1017: 1}, 8},
+	} {
+		if got := (Stats{ResultCodes: tc.codes}).CreatesAnswered(); got != tc.want {
+			t.Errorf("CreatesAnswered of %v = %d, want %d", tc.codes, got, tc.want)
+		}
+	}
+}

@@ -65,6 +65,16 @@ type Stats struct {
 	Capacity CapacityStats `json:"capacity"`
 }
 
+// CreatesAnswered is the number of createLead calls the service processed
+// and answered with a result code: the sum of ResultCodes.
+func (s Stats) CreatesAnswered() int {
+	n := 0
+	for _, c := range s.ResultCodes {
+		n += c
+	}
+	return n
+}
+
 // counters holds Stats behind its own mutex, apart from the lead store, so
 // that counting a request never waits on the workflow.
 type counters struct {

@@ -1,28 +1,17 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/bulkload/bulkload/app"
+	"github.com/bulkload/bulkload/internal/resultstest"
 	"github.com/bulkload/bulkload/leadsim"
 )
 
-// sha12 is {sha} of the file at path: the first 12 hex digits of its
-// SHA-256.
-func sha12(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])[:12]
-}
+// sha12 is {sha} of the file at path (resultstest.SHA12).
+func sha12(t *testing.T, path string) string { return resultstest.SHA12(t, path) }
 
 // TestResumeAfterMidnightKilled is issue 28 item 4 as the issue tells it:
 // the README's {name}-{date}-{sha} run is killed (SIGKILL) with rows

@@ -14,15 +14,6 @@ import (
 	"github.com/bulkload/bulkload/leadsim"
 )
 
-// createsAtService counts the createLead calls the service processed.
-func createsAtService(s *alteringSim) int {
-	n := 0
-	for _, c := range s.Stats().ResultCodes {
-		n += c
-	}
-	return n
-}
-
 // failedFirst runs an upload whose every createLead is answered 503 before
 // the service sees it: each row ends failed, a plain failure (not
 // ambiguous). It returns the arguments (the input last) and the results
@@ -45,7 +36,7 @@ func failedFirst(t *testing.T, s *alteringSim, n int) ([]string, string) {
 			t.Fatalf("row %d ended %s, note %q; want failed, a plain failure", row, r["status"], r["note"])
 		}
 	}
-	if got := createsAtService(s); got != 0 {
+	if got := s.Stats().CreatesAnswered(); got != 0 {
 		t.Fatalf("the service processed %d createLead calls in the first run, want none", got)
 	}
 	return args, results
@@ -89,12 +80,12 @@ func TestUploadResumeKilledMidCall(t *testing.T) {
 	input := args[len(args)-1]
 	cmd, out := subprocess(t, append(args[:len(args)-1:len(args)-1], "--resume", input)...)
 	deadline := time.Now().Add(60 * time.Second)
-	for createsAtService(s) < n && time.Now().Before(deadline) {
+	for s.Stats().CreatesAnswered() < n && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	if got := createsAtService(s); got != n {
+	if got := s.Stats().CreatesAnswered(); got != n {
 		t.Fatalf("the service processed %d createLead calls in the killed run, want %d\n%s", got, n, out)
 	}
 	resumeSubmitsAll(t, s, args, results, n)
@@ -124,7 +115,7 @@ func TestUploadResumeFullDisk(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the run with a full disk exited 0\n%s", out)
 	}
-	if got := createsAtService(s); got == 0 {
+	if got := s.Stats().CreatesAnswered(); got == 0 {
 		t.Fatalf("the service processed no createLead in the run with a full disk: the test tests nothing\n%s", out)
 	}
 	resumeSubmitsAll(t, s, args, results, n)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -52,11 +53,7 @@ func TestUploadStopLeavesRowsWaitingToRetry(t *testing.T) {
 					t.Fatalf("the four rows in flight were not answered\n%s", out)
 				}
 			}
-			cmd.Process.Signal(syscall.SIGTERM)
-			cmd.Wait()
-			if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
-				t.Fatalf("exit = %d, want %d\n%s", code, app.ExitInterrupted, out)
-			}
+			stopInterrupted(t, cmd, out)
 			if strings.Contains(out.String(), "drain timeout") {
 				t.Errorf("the run waited for its drain timeout:\n%s", out)
 			}
@@ -109,11 +106,7 @@ func TestUploadStopLeavesRowsQueuedForAPlace(t *testing.T) {
 			t.Fatalf("no createLead reached the simulator\n%s", out)
 		}
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
-		t.Fatalf("exit = %d, want %d\n%s", code, app.ExitInterrupted, out)
-	}
+	stopInterrupted(t, cmd, out)
 	sent := len(s.Stats().CreateCalls)
 	sj := readSummaryJSON(t, summaryPath)
 	rows := readResults(t, results)
@@ -191,11 +184,7 @@ func TestUploadStopLeavesRowsWaitingForTheRate(t *testing.T) {
 				cmd.Process.Kill()
 				t.Fatalf("every row's createLead was answered: none waits for the rate\n%s", out)
 			}
-			cmd.Process.Signal(syscall.SIGTERM)
-			cmd.Wait()
-			if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
-				t.Fatalf("exit = %d, want %d\n%s", code, app.ExitInterrupted, out)
-			}
+			stopInterrupted(t, cmd, out)
 			if strings.Contains(out.String(), "drain timeout") {
 				t.Errorf("the run waited for its drain timeout:\n%s", out)
 			}
@@ -233,4 +222,15 @@ func (w *longRetryAfter) WriteHeader(code int) {
 		w.Header().Set("Retry-After", "99999")
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// stopInterrupted sends the upload cmd SIGTERM, waits for it and wants
+// the exit status of an interrupted run; out is its output.
+func stopInterrupted(t *testing.T, cmd *exec.Cmd, out *syncBuffer) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != app.ExitInterrupted {
+		t.Fatalf("exit = %d, want %d\n%s", code, app.ExitInterrupted, out)
+	}
 }

@@ -10,7 +10,9 @@ package resultstest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -267,4 +269,16 @@ func WriteCSV(t *testing.T, path string, recs [][]string) {
 	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// SHA12 is the {sha} of the file at path that the results names and
+// summaries use: the first 12 hex digits of its SHA-256.
+func SHA12(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:12]
 }
