@@ -330,8 +330,8 @@ func unattempted(op string, out callOutcome, ctx context.Context, err error) err
 // (StopWaiting) found waiting between its attempts, out of a backoff or a
 // Retry-After, a createLead still waiting for its turn at the rate or its
 // place in flight, or a submitLead waiting for its turn at the rate: an
-// interrupted call (IsInterrupted) whose next attempt was never sent. When Ambiguous, an earlier attempt may have
-// reached the service.
+// interrupted call (IsInterrupted) whose next attempt was never sent.
+// When Ambiguous, an earlier attempt may have reached the service.
 var ErrStopped = errors.New("the run stopped while the call waited to retry")
 
 // stoppedWaiting is the error of a call the run's stop found waiting to

@@ -186,11 +186,11 @@ func (c *Client) attempt(ctx context.Context, spec callSpec, req *graphql.Reques
 		// --rate auto's lowerings before its first cut follow what the
 		// service accepts and find no limit yet; from the first cut on
 		// the line says the limit found.
+		args := []any{"status", ro.Status, "rate", rate}
 		if f, ok := c.rate.(interface{ Limit() float64 }); ok && f.Limit() > 0 {
-			c.log.Info("lowering the shared rate", "status", ro.Status, "rate", rate, "limit", f.Limit())
-		} else {
-			c.log.Info("lowering the shared rate", "status", ro.Status, "rate", rate)
+			args = append(args, "limit", f.Limit())
 		}
+		c.log.Info("lowering the shared rate", args...)
 	}
 	return v, nil
 }
